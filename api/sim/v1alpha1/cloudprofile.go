@@ -1,0 +1,119 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// CloudProfile describes the simulated cloud: its region and zones, how it
+// behaves (aws, gcp or azure style), finite capacity, prices, reservations
+// and scripted events. It is a file format (flag --cloud-profile), not a
+// CRD. Offsets (launchLatency, event "at", reservation start and end) are
+// durations from the cloud's start.
+type CloudProfile struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	Metadata metav1.ObjectMeta `json:"metadata,omitzero"`
+	Spec     CloudProfileSpec  `json:"spec"`
+}
+
+// CloudStyle selects whose spot semantics the simulated cloud follows.
+type CloudStyle string
+
+// Cloud styles (seed 000).
+const (
+	CloudStyleAWS   = CloudStyle("aws")
+	CloudStyleGCP   = CloudStyle("gcp")
+	CloudStyleAzure = CloudStyle("azure")
+)
+
+// CloudProfileSpec is the simulated cloud's configuration.
+type CloudProfileSpec struct {
+	Region string     `json:"region"`
+	Zones  []string   `json:"zones"`
+	Style  CloudStyle `json:"style"`
+	// LaunchLatency is how long an instance takes to register its Node.
+	// +optional
+	LaunchLatency metav1.Duration `json:"launchLatency,omitzero"`
+	// Capacity makes pools finite; pools not listed are unlimited.
+	// +optional
+	Capacity []CapacityPool `json:"capacity,omitempty"`
+	// SpotPrices override the default per-family spot discount.
+	// +optional
+	SpotPrices []SpotPrice `json:"spotPrices,omitempty"`
+	// Reservations are the account's capacity reservations.
+	// +optional
+	Reservations []Reservation `json:"reservations,omitempty"`
+	// Events happen at offsets from the start.
+	// +optional
+	Events []CloudEvent `json:"events,omitempty"`
+}
+
+// CapacityPool is the number of instances of a type a zone can still
+// launch with a capacity type.
+type CapacityPool struct {
+	InstanceType string `json:"instanceType"`
+	Zone         string `json:"zone"`
+	CapacityType string `json:"capacityType"`
+	Count        int    `json:"count"`
+}
+
+// SpotPrice is a spot price override; zone "*" means every zone.
+type SpotPrice struct {
+	InstanceType string `json:"instanceType"`
+	Zone         string `json:"zone"`
+	Price        string `json:"price"`
+}
+
+// Reservation is a capacity reservation in the simulated account.
+type Reservation struct {
+	ID           string            `json:"id"`
+	InstanceType string            `json:"instanceType"`
+	Zone         string            `json:"zone"`
+	Count        int               `json:"count"`
+	Type         ReservationType   `json:"type"`
+	OwnerID      string            `json:"ownerID"`
+	Tags         map[string]string `json:"tags,omitempty"`
+	// +optional
+	StartTime *metav1.Duration `json:"startTime,omitempty"`
+	// +optional
+	EndTime *metav1.Duration `json:"endTime,omitempty"`
+}
+
+// CloudEventType is a scripted change in the simulated cloud.
+type CloudEventType string
+
+// Cloud event types.
+const (
+	EventSpotInterruption              = CloudEventType("SpotInterruption")
+	EventRebalanceRecommendation       = CloudEventType("RebalanceRecommendation")
+	EventScheduledChange               = CloudEventType("ScheduledChange")
+	EventInstanceStopping              = CloudEventType("InstanceStopping")
+	EventInstanceTerminating           = CloudEventType("InstanceTerminating")
+	EventCapacityChange                = CloudEventType("CapacityChange")
+	EventSpotPriceChange               = CloudEventType("SpotPriceChange")
+	EventReservationExpired            = CloudEventType("ReservationExpired")
+	EventReservationConsumedExternally = CloudEventType("ReservationConsumedExternally")
+	EventScale                         = CloudEventType("Scale")
+)
+
+// CloudEvent is one scripted event. Which fields matter depends on Type:
+// interruptions pick instances by type and zone (or InstanceID), capacity
+// and price changes name a pool, reservation events a ReservationID, and
+// Scale a workload's Replicas.
+type CloudEvent struct {
+	At           metav1.Duration `json:"at"`
+	Type         CloudEventType  `json:"type"`
+	InstanceType string          `json:"instanceType,omitempty"`
+	Zone         string          `json:"zone,omitempty"`
+	CapacityType string          `json:"capacityType,omitempty"`
+	InstanceID   string          `json:"instanceID,omitempty"`
+	// +optional
+	Count *int `json:"count,omitempty"`
+	// +optional
+	Price         string `json:"price,omitempty"`
+	ReservationID string `json:"reservationID,omitempty"`
+	// Workload names a Deployment (namespace/name) for Scale.
+	Workload string `json:"workload,omitempty"`
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+}

@@ -1,0 +1,20 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Group is the API group of the simulated cloud.
+const Group = "sim.capstan.dev"
+
+// SchemeGroupVersion is the group and version of the types in this package.
+var SchemeGroupVersion = schema.GroupVersion{Group: Group, Version: "v1alpha1"}
+
+// AddToScheme registers SimNodeClass with a scheme.
+func AddToScheme(s *runtime.Scheme) error {
+	s.AddKnownTypes(SchemeGroupVersion, &SimNodeClass{}, &SimNodeClassList{})
+	metav1.AddToGroupVersion(s, SchemeGroupVersion)
+	return nil
+}

@@ -1,0 +1,71 @@
+package v1
+
+// Labels Capstan sets on Nodes and NodeClaims, or reads from users.
+const (
+	NodePoolLabelKey        = Group + "/nodepool"
+	CapacityTypeLabelKey    = Group + "/capacity-type"
+	NodeRegisteredLabelKey  = Group + "/registered"
+	NodeInitializedLabelKey = Group + "/initialized"
+	DoNotSyncTaintsLabelKey = Group + "/do-not-sync-taints"
+
+	// InterruptibleLabelKey marks spot nodes the way Cluster API does, so
+	// existing termination handlers find them (decision 7).
+	InterruptibleLabelKey = "cluster.x-k8s.io/interruptible"
+	// ControlPlaneLabelKey marks control-plane nodes; such nodes never run
+	// on spot (decision 8).
+	ControlPlaneLabelKey = "node-role.kubernetes.io/control-plane"
+)
+
+// Capacity types, in the order a NodeClaim tries them.
+const (
+	CapacityTypeReserved = "reserved"
+	CapacityTypeSpot     = "spot"
+	CapacityTypeOnDemand = "on-demand"
+)
+
+// Well-known Kubernetes node labels.
+const (
+	LabelHostname     = "kubernetes.io/hostname"
+	LabelArch         = "kubernetes.io/arch"
+	LabelOS           = "kubernetes.io/os"
+	LabelInstanceType = "node.kubernetes.io/instance-type"
+	LabelZone         = "topology.kubernetes.io/zone"
+	LabelRegion       = "topology.kubernetes.io/region"
+)
+
+// Instance labels under the AWS provider's domain that workloads (and the
+// llmaz flavors of seed 001) select on.
+const (
+	awsGroup                     = "karpenter.k8s.aws"
+	LabelInstanceCategory        = awsGroup + "/instance-category"
+	LabelInstanceFamily          = awsGroup + "/instance-family"
+	LabelInstanceGeneration      = awsGroup + "/instance-generation"
+	LabelInstanceSize            = awsGroup + "/instance-size"
+	LabelInstanceCPU             = awsGroup + "/instance-cpu"
+	LabelInstanceMemory          = awsGroup + "/instance-memory"
+	LabelInstanceGPUName         = awsGroup + "/instance-gpu-name"
+	LabelInstanceGPUCount        = awsGroup + "/instance-gpu-count"
+	LabelInstanceGPUManufacturer = awsGroup + "/instance-gpu-manufacturer"
+	LabelInstanceGPUMemory       = awsGroup + "/instance-gpu-memory"
+	LabelCapacityReservationID   = awsGroup + "/capacity-reservation-id"
+	LabelZoneID                  = "topology.k8s.aws/zone-id"
+)
+
+// Annotations.
+const (
+	DoNotDisruptAnnotationKey                = Group + "/do-not-disrupt"
+	NodePoolHashAnnotationKey                = Group + "/nodepool-hash"
+	NodePoolHashVersionAnnotationKey         = Group + "/nodepool-hash-version"
+	NodeClaimTerminationTimestampAnnotationKey = Group + "/nodeclaim-termination-timestamp"
+
+	// BudgetTimeZoneAnnotationKey is Capstan's extension naming the IANA time
+	// zone of a NodePool's budget schedules (decision 14); default UTC.
+	BudgetTimeZoneAnnotationKey = "capstan.dev/budget-timezone"
+)
+
+// Taint keys and the finalizer.
+const (
+	DisruptedTaintKey    = Group + "/disrupted"
+	UnregisteredTaintKey = Group + "/unregistered"
+	TerminationFinalizer = Group + "/termination"
+)

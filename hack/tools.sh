@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Builds the control-plane binaries and dev tools into bin/, keyed by version,
+# skipping whatever is already there, so only a fresh machine pays the build.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+bin="$root/bin"
+tools="$root/hack/tools"
+
+K8S_VERSION=$(awk '$1=="k8s.io/kubernetes"{print $2}' "$tools/go.mod")
+ETCD_VERSION=$(awk '$1=="go.etcd.io/etcd/server/v3"{print $2}' "$tools/go.mod")
+KWOK_VERSION=v0.8.0
+CONTROLLER_GEN_VERSION=v0.23.0
+GOLANGCI_LINT_VERSION=v2.15.0
+
+k8s_dir="$bin/k8s-$K8S_VERSION"
+mkdir -p "$k8s_dir"
+
+build() { # dir, name, package
+	if [ ! -x "$1/$2" ]; then
+		echo "building $2 ($3)"
+		(cd "$tools" && CGO_ENABLED=0 go build -trimpath -o "$1/$2.tmp" "$3")
+		mv "$1/$2.tmp" "$1/$2"
+	fi
+}
+install() { # dir, name, package@version
+	if [ ! -x "$1/$2" ]; then
+		echo "installing $3"
+		GOBIN="$1" CGO_ENABLED=0 go install "$3"
+	fi
+}
+
+build "$k8s_dir" etcd go.etcd.io/etcd/server/v3
+build "$k8s_dir" kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
+build "$k8s_dir" kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler
+build "$k8s_dir" kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager
+
+kwok_dir="$bin/kwok-$KWOK_VERSION"
+install "$kwok_dir" kwok "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+if [ ! -d "$kwok_dir/stage" ]; then
+	src=$(go env GOMODCACHE)/sigs.k8s.io/kwok@$KWOK_VERSION/kustomize/stage
+	mkdir -p "$kwok_dir/stage.tmp"
+	cp -r "$src"/. "$kwok_dir/stage.tmp"/
+	chmod -R u+w "$kwok_dir/stage.tmp"
+	mv "$kwok_dir/stage.tmp" "$kwok_dir/stage"
+fi
+
+install "$bin/controller-gen-$CONTROLLER_GEN_VERSION" controller-gen "sigs.k8s.io/controller-tools/cmd/controller-gen@$CONTROLLER_GEN_VERSION"
+install "$bin/golangci-lint-$GOLANGCI_LINT_VERSION" golangci-lint "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$GOLANGCI_LINT_VERSION"
+
+# Stable names for the Makefile, tests and people.
+ln -sfn "k8s-$K8S_VERSION" "$bin/k8s"
+ln -sfn "kwok-$KWOK_VERSION" "$bin/kwok"
+ln -sfn "controller-gen-$CONTROLLER_GEN_VERSION/controller-gen" "$bin/controller-gen"
+ln -sfn "golangci-lint-$GOLANGCI_LINT_VERSION/golangci-lint" "$bin/golangci-lint"
