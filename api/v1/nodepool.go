@@ -99,6 +99,8 @@ type NodeClaimTemplateSpec struct {
 	// capacity type, architecture …). An empty list allows every capacity
 	// type, tried reserved, then spot, then on-demand.
 	// +kubebuilder:validation:MaxItems=100
+	// +kubebuilder:validation:XValidation:message="label domain \"karpenter.sh\" is restricted: only karpenter.sh/capacity-type may be required",rule="self.all(r, !r.key.startsWith('karpenter.sh/') || r.key == 'karpenter.sh/capacity-type')"
+	// +kubebuilder:validation:XValidation:message="label \"kubernetes.io/hostname\" is restricted: a NodePool cannot choose node names",rule="self.all(r, r.key != 'kubernetes.io/hostname')"
 	// +required
 	Requirements []NodeSelectorRequirementWithMinValues `json:"requirements"`
 	// NodeClassRef names the provider-specific NodeClass.

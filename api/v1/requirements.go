@@ -10,8 +10,6 @@ import corev1 "k8s.io/api/core/v1"
 // +kubebuilder:validation:XValidation:message="requirements operator 'Gt', 'Lt', 'Gte' or 'Lte' must have a single non-negative integer value",rule="(self.operator in ['Gt', 'Lt', 'Gte', 'Lte']) ? (size(self.values) == 1 && self.values[0].matches('^[0-9]+$')) : true"
 // +kubebuilder:validation:XValidation:message="requirements with 'minValues' must have at least that many values specified in the 'values' field",rule="(self.operator == 'In' && has(self.minValues)) ? size(self.values) >= self.minValues : true"
 // +kubebuilder:validation:XValidation:message="requirements with operator 'Exists' or 'DoesNotExist' must not have values",rule="(self.operator in ['Exists', 'DoesNotExist']) ? size(self.values) == 0 : true"
-// +kubebuilder:validation:XValidation:message="label domain \"karpenter.sh\" is restricted: only karpenter.sh/capacity-type may be required",rule="!self.key.startsWith('karpenter.sh/') || self.key == 'karpenter.sh/capacity-type'"
-// +kubebuilder:validation:XValidation:message="label \"kubernetes.io/hostname\" is restricted: a NodePool cannot choose node names",rule="self.key != 'kubernetes.io/hostname'"
 type NodeSelectorRequirementWithMinValues struct {
 	// Key is the label key the requirement applies to.
 	// +kubebuilder:validation:MaxLength=316

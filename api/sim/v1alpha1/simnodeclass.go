@@ -17,6 +17,7 @@ type SimNodeClass struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// +kubebuilder:default={}
 	// +optional
 	Spec SimNodeClassSpec `json:"spec,omitzero"`
 	// +optional
