@@ -39,9 +39,9 @@ kwok_dir="$bin/kwok-$KWOK_VERSION"
 install "$kwok_dir" kwok "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
 if [ ! -d "$kwok_dir/stage" ]; then
 	src=$(go env GOMODCACHE)/sigs.k8s.io/kwok@$KWOK_VERSION/kustomize/stage
-	mkdir -p "$kwok_dir/stage.tmp"
-	cp -r "$src"/. "$kwok_dir/stage.tmp"/
-	chmod -R u+w "$kwok_dir/stage.tmp"
+	rm -rf "$kwok_dir/stage.tmp"
+	# Only the stage YAML: the module's Go test files would join ./... here.
+	(cd "$src" && find . -name '*.yaml' -exec install -D -m 0644 {} "$kwok_dir/stage.tmp/{}" \;)
 	mv "$kwok_dir/stage.tmp" "$kwok_dir/stage"
 fi
 

@@ -53,9 +53,9 @@ const (
 
 // Annotations.
 const (
-	DoNotDisruptAnnotationKey                = Group + "/do-not-disrupt"
-	NodePoolHashAnnotationKey                = Group + "/nodepool-hash"
-	NodePoolHashVersionAnnotationKey         = Group + "/nodepool-hash-version"
+	DoNotDisruptAnnotationKey                  = Group + "/do-not-disrupt"
+	NodePoolHashAnnotationKey                  = Group + "/nodepool-hash"
+	NodePoolHashVersionAnnotationKey           = Group + "/nodepool-hash-version"
 	NodeClaimTerminationTimestampAnnotationKey = Group + "/nodeclaim-termination-timestamp"
 
 	// BudgetTimeZoneAnnotationKey is Capstan's extension naming the IANA time

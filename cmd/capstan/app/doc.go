@@ -1,0 +1,3 @@
+// Package app builds capstan's cobra command tree; main only executes it,
+// so the commands are testable in-process.
+package app

@@ -1,0 +1,17 @@
+// Command capstan is the Capstan node autoscaler: `capstan controller` runs
+// it against a cluster; `capstan version` prints the build.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/capstan-dev/capstan/cmd/capstan/app"
+)
+
+func main() {
+	if err := app.NewCommand().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
