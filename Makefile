@@ -10,7 +10,7 @@ export KUBEBUILDER_ASSETS := $(BIN)/k8s
 TEST_TIMEOUT ?= 10m
 E2E_TIMEOUT ?= 15m
 
-.PHONY: all build generate verify tools test unit e2e bench demo clean
+.PHONY: all build generate verify tools test unit e2e bench demo cluster clean
 
 all: build
 
@@ -41,8 +41,10 @@ test: unit e2e ## Everything CI runs.
 bench: ## Scheduling benchmarks.
 	go test -run '^$$' -bench . -benchmem -timeout 30m ./pkg/...
 
-demo: tools build ## Start the local cluster with Capstan and an example workload.
-	@echo "make demo arrives with the controller (issue: running autoscaler I)"; exit 1
+demo: cluster ## For now the local cluster; the controller joins it with `capstan controller`.
+
+cluster: tools ## Start the local cluster (prints export KUBECONFIG=...) until Ctrl-C.
+	go run ./hack/devcluster
 
 clean:
 	rm -rf $(BIN)

@@ -78,6 +78,10 @@ func ModuleRoot() (string, error) {
 // StartEnvironment starts etcd and kube-apiserver and installs the CRDs.
 // Call Stop when done, also when tests fail (TestMain does).
 func StartEnvironment() (*Environment, error) {
+	return startEnvironment(func(*envtest.Environment) {})
+}
+
+func startEnvironment(configure func(*envtest.Environment)) (*Environment, error) {
 	dir, err := BinaryDir()
 	if err != nil {
 		return nil, err
@@ -96,6 +100,7 @@ func StartEnvironment() (*Environment, error) {
 		ErrorIfCRDPathMissing: true,
 		Scheme:                scheme,
 	}
+	configure(env)
 	cfg, err := env.Start()
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("starting control plane, %w", err), env.Stop())

@@ -9,6 +9,15 @@ import (
 // Group is the API group of the simulated cloud.
 const Group = "sim.capstan.dev"
 
+// Labels the simulated cloud sets on the Nodes its instances register.
+const (
+	// LabelKubelet names what runs the node's kubelet; "kwok" nodes are
+	// kept Ready and run their pods by kwok in the local cluster, so a test
+	// can stop one node's heartbeat by dropping the label.
+	LabelKubelet = Group + "/kubelet"
+	KubeletKwok  = "kwok"
+)
+
 // SchemeGroupVersion is the group and version of the types in this package.
 var SchemeGroupVersion = schema.GroupVersion{Group: Group, Version: "v1alpha1"}
 
