@@ -27,6 +27,7 @@ generate: tools ## Regenerate CRDs and deepcopy.
 
 verify: tools ## Regenerate, vet and lint; fail if anything generated was stale.
 	./hack/verify-generated.sh
+	go run ./hack/catalog -check
 	go vet -tags e2e ./...
 	$(GOLANGCI_LINT) run ./...
 
