@@ -1,0 +1,25 @@
+package scheduling
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/klog/v2"
+)
+
+// Tolerates returns nil if the tolerations tolerate every NoSchedule and
+// NoExecute taint (PreferNoSchedule never blocks), as kube-scheduler's
+// TaintToleration filter decides; otherwise an error naming the first
+// untolerated taint.
+func Tolerates(tolerations []corev1.Toleration, taints []corev1.Taint) error {
+	taint, untolerated := corev1helpers.FindMatchingUntoleratedTaint(klog.Background(), taints, tolerations, blocksScheduling, true)
+	if untolerated {
+		return fmt.Errorf("taint %s=%s:%s not tolerated", taint.Key, taint.Value, taint.Effect)
+	}
+	return nil
+}
+
+func blocksScheduling(t *corev1.Taint) bool {
+	return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
+}
