@@ -1,0 +1,160 @@
+package cloudprovider
+
+import (
+	"math"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/scheduling"
+)
+
+// Unlimited is the available count of ordinary spot and on-demand
+// offerings: the cloud does not say how many it has.
+const Unlimited = math.MaxInt
+
+// InstanceType is a machine shape a NodePool may launch, with the labels
+// its nodes carry, its resources and where and how it can be bought.
+type InstanceType struct {
+	Name string
+	// Requirements are the labels a node of this type carries; zone and
+	// capacity type cover every offering.
+	Requirements scheduling.Requirements
+	// Capacity is the machine's resources before overhead.
+	Capacity corev1.ResourceList
+	Overhead Overhead
+	// Offerings are the zone × capacity type (× reservation) purchase
+	// options.
+	Offerings Offerings
+}
+
+// Overhead is what a node reserves for itself, subtracted from capacity.
+type Overhead struct {
+	KubeReserved      corev1.ResourceList
+	SystemReserved    corev1.ResourceList
+	EvictionThreshold corev1.ResourceList
+}
+
+// Total is the sum of all reservations.
+func (o Overhead) Total() corev1.ResourceList {
+	total := corev1.ResourceList{}
+	for _, rl := range []corev1.ResourceList{o.KubeReserved, o.SystemReserved, o.EvictionThreshold} {
+		for name, q := range rl {
+			sum := total[name]
+			sum.Add(q)
+			total[name] = sum
+		}
+	}
+	return total
+}
+
+// Allocatable is capacity less overhead, what pods can request.
+func (it *InstanceType) Allocatable() corev1.ResourceList {
+	alloc := corev1.ResourceList{}
+	overhead := it.Overhead.Total()
+	for name, q := range it.Capacity {
+		a := q.DeepCopy()
+		if o, ok := overhead[name]; ok {
+			a.Sub(o)
+		}
+		if a.Sign() < 0 {
+			a = resource.Quantity{}
+		}
+		alloc[name] = a
+	}
+	return alloc
+}
+
+// Offering is one way to buy an instance type: a zone, a capacity type and,
+// for reserved capacity, the reservation.
+type Offering struct {
+	Zone          string
+	CapacityType  string
+	ReservationID string
+	// Price is per hour. Reserved offerings cost on-demand / 10^7 so any
+	// reservation beats any other offering (decision 15).
+	Price float64
+	// Available is how many more instances can be had: Unlimited, 0 when
+	// unavailable, or a reservation's free slots.
+	Available int
+}
+
+// Requirements are the labels a node bought through this offering carries.
+func (o *Offering) Requirements() scheduling.Requirements {
+	reqs := scheduling.NewRequirements(
+		scheduling.NewRequirement(v1.LabelZone, corev1.NodeSelectorOpIn, o.Zone),
+		scheduling.NewRequirement(v1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, o.CapacityType),
+	)
+	if o.ReservationID != "" {
+		reqs.Add(scheduling.NewRequirement(v1.LabelCapacityReservationID, corev1.NodeSelectorOpIn, o.ReservationID))
+	}
+	return reqs
+}
+
+// IsAvailable reports whether at least one instance can be bought.
+func (o *Offering) IsAvailable() bool { return o.Available > 0 }
+
+// Offerings is a list of offerings.
+type Offerings []*Offering
+
+// Available keeps the offerings with capacity left.
+func (ofs Offerings) Available() Offerings {
+	return slices.DeleteFunc(slices.Clone(ofs), func(o *Offering) bool { return !o.IsAvailable() })
+}
+
+// Compatible keeps the offerings whose zone, capacity type and reservation
+// the requirements allow.
+func (ofs Offerings) Compatible(reqs scheduling.Requirements) Offerings {
+	var out Offerings
+	for _, o := range ofs {
+		if o.CompatibleWith(reqs) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// CompatibleWith reports whether reqs allow this offering, without
+// allocating: the hot path of the solver.
+func (o *Offering) CompatibleWith(reqs scheduling.Requirements) bool {
+	if r, ok := reqs[v1.LabelZone]; ok && !r.Has(o.Zone) {
+		return false
+	}
+	if r, ok := reqs[v1.CapacityTypeLabelKey]; ok && !r.Has(o.CapacityType) {
+		return false
+	}
+	if r, ok := reqs[v1.LabelCapacityReservationID]; ok {
+		if o.ReservationID == "" {
+			return r.AllowsAbsent()
+		}
+		return r.Has(o.ReservationID)
+	}
+	return true
+}
+
+// Cheapest is the lowest-priced offering, nil for none.
+func (ofs Offerings) Cheapest() *Offering {
+	var best *Offering
+	for _, o := range ofs {
+		if best == nil || o.Price < best.Price {
+			best = o
+		}
+	}
+	return best
+}
+
+// String names the offering as logs and errors show it.
+func (o *Offering) String() string {
+	var b strings.Builder
+	b.WriteString(o.CapacityType)
+	b.WriteByte('/')
+	b.WriteString(o.Zone)
+	if o.ReservationID != "" {
+		b.WriteByte('/')
+		b.WriteString(o.ReservationID)
+	}
+	return b.String()
+}

@@ -1,0 +1,253 @@
+package checker_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/provisioning"
+	"github.com/capstan-dev/capstan/pkg/provisioning/checker"
+	"github.com/capstan-dev/capstan/pkg/test"
+)
+
+// randomInput is a small random cluster: instance types in two families
+// and architectures, spot and on-demand in three zones, a reservation or
+// two, NodePools with random requirements, taints and limits, existing
+// nodes, daemonsets, and pods with selectors, terms, tolerations and host
+// ports.
+func randomInput(rng *rand.Rand) provisioning.Input {
+	zones := []string{"zone-a", "zone-b", "zone-c"}
+	var its []*cloudprovider.InstanceType
+	for i := range 4 + rng.IntN(8) {
+		arch := []string{"amd64", "arm64"}[rng.IntN(2)]
+		cpu := int64(1 << rng.IntN(5))
+		var offerings cloudprovider.Offerings
+		price := 0.05 * float64(cpu)
+		for _, z := range zones {
+			if rng.IntN(4) == 0 {
+				continue
+			}
+			offerings = append(offerings,
+				&cloudprovider.Offering{Zone: z, CapacityType: v1.CapacityTypeOnDemand, Price: price, Available: avail(rng)},
+				&cloudprovider.Offering{Zone: z, CapacityType: v1.CapacityTypeSpot, Price: price * (0.2 + rng.Float64()), Available: avail(rng)},
+			)
+		}
+		if rng.IntN(4) == 0 {
+			offerings = append(offerings, &cloudprovider.Offering{Zone: zones[rng.IntN(3)], CapacityType: v1.CapacityTypeReserved,
+				ReservationID: fmt.Sprintf("cr-%d", i), Price: price / 1e7, Available: rng.IntN(3)})
+		}
+		if len(offerings) == 0 {
+			continue
+		}
+		its = append(its, test.InstanceType(test.InstanceTypeOptions{
+			Name: fmt.Sprintf("%s.%d", map[string]string{"amd64": "m", "arm64": "g"}[arch], i), CPU: cpu, Memory: 4 * cpu, Arch: arch,
+			Pods: int64(4 + rng.IntN(30)), Offerings: offerings,
+			Extended: map[bool]corev1.ResourceList{true: {"nvidia.com/gpu": resource.MustParse("1")}}[rng.IntN(5) == 0],
+		}))
+	}
+	var pools []*v1.NodePool
+	types := map[string][]*cloudprovider.InstanceType{}
+	for i := range 1 + rng.IntN(3) {
+		np := test.NodePool(func(np *v1.NodePool) {
+			np.Name = fmt.Sprintf("pool-%d", i)
+			if rng.IntN(2) == 0 {
+				np.Spec.Template.Spec.Requirements = append(np.Spec.Template.Spec.Requirements, v1.NodeSelectorRequirementWithMinValues{
+					Key: v1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: pick(rng, []string{v1.CapacityTypeReserved, v1.CapacityTypeSpot, v1.CapacityTypeOnDemand})})
+			}
+			if rng.IntN(3) == 0 {
+				np.Spec.Template.Spec.Requirements = append(np.Spec.Template.Spec.Requirements, v1.NodeSelectorRequirementWithMinValues{
+					Key: v1.LabelZone, Operator: corev1.NodeSelectorOpIn, Values: pick(rng, zones)})
+			}
+			if rng.IntN(3) == 0 {
+				np.Spec.Template.Spec.Taints = []corev1.Taint{{Key: "team", Value: "a", Effect: corev1.TaintEffectNoSchedule}}
+			}
+			if rng.IntN(3) == 0 {
+				np.Spec.Limits = v1.Limits{corev1.ResourceCPU: *resource.NewQuantity(int64(8+rng.IntN(40)), resource.DecimalSI)}
+			}
+			if rng.IntN(4) == 0 {
+				np.Spec.Limits = v1.Limits{"nodes": *resource.NewQuantity(int64(1+rng.IntN(4)), resource.DecimalSI)}
+			}
+			np.Spec.Template.ObjectMeta.Labels = map[string]string{"pool": np.Name}
+		})
+		pools = append(pools, np)
+		types[np.Name] = its
+	}
+	var nodes []*provisioning.Node
+	for i := range rng.IntN(4) {
+		cpu := fmt.Sprint(1 + rng.IntN(8))
+		nodes = append(nodes, &provisioning.Node{
+			Name: fmt.Sprintf("node-%d", i), NodePool: pools[0].Name, InFlight: rng.IntN(3) == 0, Deleting: rng.IntN(5) == 0,
+			Labels:      map[string]string{v1.LabelZone: zones[rng.IntN(3)], v1.LabelArch: "amd64", "pool": pools[0].Name},
+			Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("8Gi"), corev1.ResourcePods: resource.MustParse("20")},
+			Capacity:    corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)},
+		})
+	}
+	var pods []*corev1.Pod
+	for i := range 1 + rng.IntN(40) {
+		pods = append(pods, randomPod(rng, fmt.Sprintf("p%d", i), zones))
+	}
+	var daemons []*corev1.Pod
+	if rng.IntN(2) == 0 {
+		daemons = append(daemons, randomPod(rng, "daemon", zones))
+	}
+	return provisioning.Input{Pods: pods, Nodes: nodes, NodePools: pools, InstanceTypes: types, DaemonSetPods: daemons,
+		Options: provisioning.Options{MaxInstanceTypes: 1 + rng.IntN(6)}}
+}
+
+func avail(rng *rand.Rand) int {
+	if rng.IntN(5) == 0 {
+		return 0
+	}
+	return cloudprovider.Unlimited
+}
+
+func pick(rng *rand.Rand, from []string) []string {
+	var out []string
+	for _, v := range from {
+		if rng.IntN(2) == 0 {
+			out = append(out, v)
+		}
+	}
+	if len(out) == 0 {
+		out = from[:1]
+	}
+	return out
+}
+
+func randomPod(rng *rand.Rand, name string, zones []string) *corev1.Pod {
+	return test.Pod("default", func(p *corev1.Pod) {
+		p.Name = name
+		p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{
+			corev1.ResourceCPU:    *resource.NewMilliQuantity(int64(50+rng.IntN(4000)), resource.DecimalSI),
+			corev1.ResourceMemory: *resource.NewQuantity(int64(1+rng.IntN(8000))<<20, resource.BinarySI),
+		}
+		if rng.IntN(8) == 0 {
+			p.Spec.Containers[0].Resources.Requests["nvidia.com/gpu"] = resource.MustParse("1")
+		}
+		if rng.IntN(4) == 0 {
+			p.Spec.NodeSelector = map[string]string{v1.LabelArch: []string{"amd64", "arm64"}[rng.IntN(2)]}
+		}
+		if rng.IntN(4) == 0 {
+			var terms []corev1.NodeSelectorTerm
+			for range 1 + rng.IntN(2) {
+				terms = append(terms, corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{
+					Key: v1.LabelZone, Operator: []corev1.NodeSelectorOperator{corev1.NodeSelectorOpIn, corev1.NodeSelectorOpNotIn}[rng.IntN(2)], Values: pick(rng, zones)}}})
+			}
+			p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: terms}}}
+		}
+		if rng.IntN(3) == 0 {
+			p.Spec.Tolerations = []corev1.Toleration{{Key: "team", Operator: corev1.TolerationOpExists}}
+		}
+		if rng.IntN(6) == 0 {
+			p.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 80, HostPort: 80}}
+		}
+		if rng.IntN(6) == 0 {
+			p.Spec.InitContainers = []corev1.Container{{Name: "init", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: *resource.NewMilliQuantity(int64(rng.IntN(6000)), resource.DecimalSI)}}}}
+		}
+	})
+}
+
+// The solver's results on random workloads pass the independent checker,
+// in both reservation modes.
+func TestRandomWorkloadsAreSound(t *testing.T) {
+	placed := 0
+	for seed := range uint64(400) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		in := randomInput(rng)
+		if seed%4 == 0 {
+			in.Options.ReservationMode = provisioning.ReservationFallback
+		}
+		r := provisioning.Solve(in)
+		if err := checker.Check(in, r); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		placed += len(in.Pods) - len(r.Unplaced)
+	}
+	if placed < 1000 {
+		t.Errorf("only %d pods placed over all seeds; the workloads are too hard to test anything", placed)
+	}
+}
+
+// The checker fires on results broken on purpose.
+func TestCheckerCatchesBrokenResults(t *testing.T) {
+	small := test.InstanceType(test.InstanceTypeOptions{Name: "m.large", CPU: 2, Memory: 8})
+	reserved := test.InstanceType(test.InstanceTypeOptions{Name: "r.large", CPU: 2, Memory: 8, Offerings: cloudprovider.Offerings{
+		{Zone: "zone-a", CapacityType: v1.CapacityTypeReserved, ReservationID: "cr-1", Price: 1e-8, Available: 1},
+	}})
+	base := func() provisioning.Input {
+		return provisioning.Input{
+			Pods:          []*corev1.Pod{randomPodNamed("a", "1"), randomPodNamed("b", "500m")},
+			NodePools:     []*v1.NodePool{test.NodePool(func(np *v1.NodePool) { np.Name = "default" })},
+			InstanceTypes: map[string][]*cloudprovider.InstanceType{"default": {small, reserved}},
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		breakIt func(*provisioning.Input, *provisioning.Result)
+		want    string
+	}{
+		{"over-committed claim", func(in *provisioning.Input, r *provisioning.Result) {
+			big := randomPodNamed("big", "3")
+			in.Pods = append(in.Pods, big)
+			r.NewNodeClaims[0].Pods = append(r.NewNodeClaims[0].Pods, big)
+		}, "over-committed"},
+		{"requirement violated", func(in *provisioning.Input, r *provisioning.Result) {
+			r.NewNodeClaims[0].Pods[0].Spec.NodeSelector = map[string]string{v1.LabelArch: "arm64"}
+		}, "does not match"},
+		{"taint violated", func(in *provisioning.Input, r *provisioning.Result) {
+			r.NewNodeClaims[0].Taints = []corev1.Taint{{Key: "gpu", Effect: corev1.TaintEffectNoSchedule}}
+		}, "does not tolerate"},
+		{"reservation over-booked", func(in *provisioning.Input, r *provisioning.Result) {
+			for range 2 {
+				c := *r.NewNodeClaims[0]
+				c.ReservationID = "cr-1"
+				c.InstanceTypes = []*cloudprovider.InstanceType{reserved}
+				c.Requirements = c.Requirements.Clone()
+				delete(c.Requirements, v1.LabelInstanceType)
+				delete(c.Requirements, v1.CapacityTypeLabelKey)
+				c.Pods = nil
+				r.NewNodeClaims = append(r.NewNodeClaims, &c)
+			}
+		}, "over-booked"},
+		{"pod placed twice", func(in *provisioning.Input, r *provisioning.Result) {
+			r.Nominations = append(r.Nominations, provisioning.Nomination{Pod: in.Pods[0], NodeName: "node-x"})
+		}, "accounted 2 times"},
+		{"limit exceeded", func(in *provisioning.Input, r *provisioning.Result) {
+			in.NodePools[0].Spec.Limits = v1.Limits{corev1.ResourceCPU: resource.MustParse("1")}
+		}, "exceeds the limit"},
+		{"host port twice", func(in *provisioning.Input, r *provisioning.Result) {
+			for _, p := range r.NewNodeClaims[0].Pods {
+				p.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 80, HostPort: 80}}
+			}
+		}, "host port 80/TCP taken twice"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := base()
+			r := provisioning.Solve(in)
+			if err := checker.Check(in, r); err != nil {
+				t.Fatalf("unbroken result rejected: %v", err)
+			}
+			if len(r.NewNodeClaims) != 1 || len(r.NewNodeClaims[0].Pods) != 2 {
+				t.Fatalf("want one claim with both pods, got %+v", r)
+			}
+			tc.breakIt(&in, &r)
+			err := checker.Check(in, r)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("checker said %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func randomPodNamed(name, cpu string) *corev1.Pod {
+	return test.Pod("default", func(p *corev1.Pod) {
+		p.Name = name
+		p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("1Gi")}
+	})
+}

@@ -1,0 +1,180 @@
+package provisioning
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/scheduling"
+)
+
+// claim is a NodeClaim being planned in this solve.
+type claim struct {
+	pool     *poolData
+	reqs     scheduling.Requirements
+	requests scheduling.Resources
+	// options are the instance types that can still host every pod, in
+	// the NodePool's price order.
+	options []*itData
+	// maxAlloc is the componentwise maximum allocatable over options: a
+	// pod that does not fit it is rejected without filtering.
+	maxAlloc scheduling.Resources
+	// committed is charged to the NodePool's limits: the largest capacity
+	// any option could launch.
+	committed scheduling.Resources
+	pods      []*podData
+	hostPorts []scheduling.HostPort
+	// reservation is the reservation the claim is booked into, if any.
+	reservation string
+}
+
+// filterResult is why filtering found no instance type, when it did not.
+type filterResult struct {
+	options []*itData
+	reason  Reason
+}
+
+// filter keeps the instance types that fit requests and whose labels and
+// offerings reqs allow; reservation restricts offerings to one
+// reservation. slots says how many free slots a reservation has left.
+func filter(its []*itData, reqs scheduling.Requirements, requests scheduling.Resources, reservation string, slots map[string]int) filterResult {
+	var out []*itData
+	reason := ReasonIncompatibleRequirements
+	for _, it := range its {
+		if it.it.Requirements.Intersects(reqs) != nil {
+			continue
+		}
+		if !requests.Fits(it.alloc) {
+			reason = maxReason(reason, ReasonNoInstanceTypeFits)
+			continue
+		}
+		if !hasOffering(it.it, reqs, reservation, slots) {
+			reason = ReasonAllOfferingsUnavailable
+			continue
+		}
+		out = append(out, it)
+	}
+	if len(out) > 0 {
+		return filterResult{options: out}
+	}
+	return filterResult{reason: reason}
+}
+
+func maxReason(a, b Reason) Reason {
+	if b.specificity() > a.specificity() {
+		return b
+	}
+	return a
+}
+
+// hasOffering reports whether the instance type has an offering reqs
+// allow with capacity left.
+func hasOffering(it *cloudprovider.InstanceType, reqs scheduling.Requirements, reservation string, slots map[string]int) bool {
+	for _, o := range it.Offerings {
+		if o.CompatibleWith(reqs) && offeringAvailable(o, reservation, slots) {
+			return true
+		}
+	}
+	return false
+}
+
+// offeringAvailable: a claim booked into a reservation may use only that
+// reservation's offering, whose slot it already holds; otherwise reserved
+// offerings are limited by the solve's own slot accounting, which starts
+// from Available and goes down as claims book them. Nil slots defer the
+// reservation question (bookCapacity answers it, with its own reason).
+func offeringAvailable(o *cloudprovider.Offering, booked string, slots map[string]int) bool {
+	switch {
+	case booked != "":
+		return o.ReservationID == booked
+	case o.ReservationID != "" && slots == nil:
+		return true
+	case o.ReservationID != "":
+		return slots[o.ReservationID] > 0
+	}
+	return o.IsAvailable()
+}
+
+// capacityStats are the componentwise maxima over options.
+func capacityStats(options []*itData) (maxAlloc, maxCapacity scheduling.Resources) {
+	for i, it := range options {
+		if i == 0 {
+			maxAlloc, maxCapacity = it.alloc, it.capacity
+			continue
+		}
+		maxAlloc = maxAlloc.Max(it.alloc)
+		maxCapacity = maxCapacity.Max(it.capacity)
+	}
+	return maxAlloc, maxCapacity
+}
+
+// minValuesMet reports whether the options cover every requirement's
+// minValues with distinct label values.
+func minValuesMet(reqs scheduling.Requirements, options []*itData) bool {
+	for key, r := range reqs {
+		min := r.MinValues()
+		if min == 0 {
+			continue
+		}
+		seen := map[string]struct{}{}
+		for _, it := range options {
+			if v := it.it.Requirements.Get(key); v.Len() == 1 {
+				seen[v.Any()] = struct{}{}
+			} else {
+				for _, val := range v.Values() {
+					if r.Has(val) {
+						seen[val] = struct{}{}
+					}
+				}
+			}
+			if len(seen) >= min {
+				break
+			}
+		}
+		if len(seen) < min {
+			return false
+		}
+	}
+	return true
+}
+
+// toNodeClaim renders the planned claim, its options ordered and truncated.
+func (c *claim) toNodeClaim(maxTypes int, slots map[string]int) *NodeClaim {
+	options := orderOptions(c, slots)
+	options = truncate(c.reqs, options, maxTypes)
+	its := make([]*cloudprovider.InstanceType, len(options))
+	names := make([]string, len(options))
+	for i, o := range options {
+		its[i] = o.it
+		names[i] = o.it.Name
+	}
+	reqs := c.reqs.Clone()
+	reqs.Add(scheduling.NewRequirementWithMinValues(v1.LabelInstanceType, corev1.NodeSelectorOpIn, minValuesOf(c.reqs, v1.LabelInstanceType), names...))
+	pods := make([]*corev1.Pod, len(c.pods))
+	for i, p := range c.pods {
+		pods[i] = p.pod
+	}
+	labels := make(map[string]string, len(c.pool.labels))
+	for k, v := range c.pool.labels {
+		labels[k] = v
+	}
+	return &NodeClaim{
+		NodePool:      c.pool.name,
+		Requirements:  reqs,
+		InstanceTypes: its,
+		Pods:          pods,
+		Requests:      c.requests.ResourceList(),
+		ReservationID: c.reservation,
+		Labels:        labels,
+		Taints:        c.pool.np.Spec.Template.Spec.Taints,
+		StartupTaints: c.pool.np.Spec.Template.Spec.StartupTaints,
+	}
+}
+
+func minValuesOf(reqs scheduling.Requirements, key string) *int {
+	if r, ok := reqs[key]; ok && r.MinValues() > 0 {
+		m := r.MinValues()
+		return &m
+	}
+	return nil
+}

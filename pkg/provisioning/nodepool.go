@@ -1,0 +1,184 @@
+package provisioning
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/scheduling"
+)
+
+// itData is an instance type with its resources precomputed.
+type itData struct {
+	it       *cloudprovider.InstanceType
+	alloc    scheduling.Resources
+	capacity scheduling.Resources
+}
+
+// poolData is a NodePool prepared for the solve.
+type poolData struct {
+	np   *v1.NodePool
+	name string
+	// reqs are the template's requirements, its labels and the NodePool
+	// label.
+	reqs   scheduling.Requirements
+	labels map[string]string
+	taints []corev1.Taint
+	// daemon is what the daemonsets a node of this NodePool runs request.
+	daemon scheduling.Resources
+	// its are the instance types, cheapest available offering first.
+	its []*itData
+	// limit is what the NodePool may still add: its limits less existing,
+	// in-flight and planned nodes (math.MaxInt64 where unlimited).
+	limit      scheduling.Resources
+	limitNodes int64
+	// limited names the extended resources the limits list.
+	limited sets.Set[corev1.ResourceName]
+}
+
+func newPoolData(np *v1.NodePool, its []*cloudprovider.InstanceType, daemons []*podData) *poolData {
+	p := &poolData{np: np, name: np.Name, taints: np.Spec.Template.Spec.Taints}
+	p.reqs = scheduling.NewNodeSelectorRequirementsWithMinValues(np.Spec.Template.Spec.Requirements...)
+	p.reqs.Add(selectorRequirements(scheduling.NewLabelRequirements(np.Spec.Template.ObjectMeta.Labels))...)
+	p.reqs.Add(scheduling.NewRequirement(v1.NodePoolLabelKey, corev1.NodeSelectorOpIn, np.Name))
+	p.labels = map[string]string{v1.NodePoolLabelKey: np.Name}
+	for k, v := range np.Spec.Template.ObjectMeta.Labels {
+		p.labels[k] = v
+	}
+	for _, d := range daemons {
+		if p.runsDaemon(d) {
+			p.daemon = p.daemon.Add(d.requests)
+		}
+	}
+	for _, it := range its {
+		p.its = append(p.its, &itData{it: it, alloc: scheduling.NewResources(it.Allocatable()), capacity: scheduling.NewResources(it.Capacity)})
+	}
+	slices.SortStableFunc(p.its, func(a, b *itData) int {
+		return cmp.Or(cmp.Compare(cheapestAvailable(a.it), cheapestAvailable(b.it)), cmp.Compare(a.it.Name, b.it.Name))
+	})
+	p.limit, p.limitNodes, p.limited = limitsOf(np.Spec.Limits)
+	return p
+}
+
+func cheapestAvailable(it *cloudprovider.InstanceType) float64 {
+	if o := it.Offerings.Available().Cheapest(); o != nil {
+		return o.Price
+	}
+	return math.Inf(1)
+}
+
+// runsDaemon reports whether a daemonset's pod would run on this
+// NodePool's nodes: it tolerates the taints (startup taints included, as
+// daemonsets usually must) and its affinity fits the template.
+func (p *poolData) runsDaemon(d *podData) bool {
+	if scheduling.Tolerates(d.pod.Spec.Tolerations, p.taints) != nil {
+		return false
+	}
+	if scheduling.Tolerates(d.pod.Spec.Tolerations, p.np.Spec.Template.Spec.StartupTaints) != nil {
+		return false
+	}
+	for _, v := range d.variants {
+		if p.reqs.Compatible(v, scheduling.WellKnownLabels()) == nil {
+			return true
+		}
+	}
+	return false
+}
+
+func limitsOf(limits v1.Limits) (scheduling.Resources, int64, sets.Set[corev1.ResourceName]) {
+	r := scheduling.Resources{CPU: math.MaxInt64, Memory: math.MaxInt64, Storage: math.MaxInt64, Pods: math.MaxInt64}
+	nodes := int64(math.MaxInt64)
+	limited := sets.New[corev1.ResourceName]()
+	for name, q := range limits {
+		switch name {
+		case corev1.ResourceCPU:
+			r.CPU = q.MilliValue()
+		case corev1.ResourceMemory:
+			r.Memory = q.Value()
+		case corev1.ResourceEphemeralStorage:
+			r.Storage = q.Value()
+		case corev1.ResourcePods:
+			r.Pods = q.Value()
+		case "nodes":
+			nodes = q.Value()
+		default:
+			limited.Insert(name)
+			r.Extended = append(r.Extended, scheduling.Extended{Name: name, Value: q.Value()})
+		}
+	}
+	slices.SortFunc(r.Extended, func(a, b scheduling.Extended) int { return cmp.Compare(a.Name, b.Name) })
+	return r, nodes, limited
+}
+
+// consume charges capacity (of an existing or planned node) to the limits.
+func (p *poolData) consume(capacity scheduling.Resources, nodes int64) {
+	p.limit = subLimited(p.limit, capacity, p.limited)
+	if p.limitNodes != math.MaxInt64 {
+		p.limitNodes -= nodes
+	}
+}
+
+// release returns capacity to the limits.
+func (p *poolData) release(capacity scheduling.Resources, nodes int64) {
+	neg := scheduling.Resources{}.Sub(capacity)
+	p.consume(neg, -nodes)
+}
+
+// withinLimits reports whether a node of this capacity fits the limits
+// left.
+func (p *poolData) withinLimits(capacity scheduling.Resources) bool {
+	if p.limitNodes < 1 {
+		return false
+	}
+	l := p.limit
+	if capacity.CPU > l.CPU || capacity.Memory > l.Memory || capacity.Storage > l.Storage || capacity.Pods > l.Pods {
+		return false
+	}
+	for _, e := range l.Extended {
+		if capacity.Get(e.Name) > e.Value {
+			return false
+		}
+	}
+	return true
+}
+
+// subLimited subtracts only where a limit is set, so unlimited stays
+// math.MaxInt64.
+func subLimited(limit, capacity scheduling.Resources, limited sets.Set[corev1.ResourceName]) scheduling.Resources {
+	sub := func(l, c int64) int64 {
+		if l == math.MaxInt64 {
+			return l
+		}
+		return l - c
+	}
+	out := scheduling.Resources{
+		CPU: sub(limit.CPU, capacity.CPU), Memory: sub(limit.Memory, capacity.Memory),
+		Storage: sub(limit.Storage, capacity.Storage), Pods: sub(limit.Pods, capacity.Pods),
+	}
+	for _, e := range limit.Extended {
+		if limited.Has(e.Name) {
+			e.Value -= capacity.Get(e.Name)
+		}
+		out.Extended = append(out.Extended, e)
+	}
+	return out
+}
+
+// orderPools sorts NodePools by weight, highest first, then name.
+func orderPools(pools []*poolData) {
+	slices.SortStableFunc(pools, func(a, b *poolData) int {
+		wa, wb := int32(0), int32(0)
+		if a.np.Spec.Weight != nil {
+			wa = *a.np.Spec.Weight
+		}
+		if b.np.Spec.Weight != nil {
+			wb = *b.np.Spec.Weight
+		}
+		return cmp.Or(cmp.Compare(wb, wa), cmp.Compare(a.name, b.name))
+	})
+}

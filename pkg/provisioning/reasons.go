@@ -1,0 +1,60 @@
+package provisioning
+
+// Reason says why a pod could not be placed. Each is documented for users
+// in docs/reasons.md; `capstan explain` and pod events show them.
+type Reason string
+
+// Reasons, from the least to the most specific: when NodePools disagree,
+// the pod reports the most specific reason any NodePool reached.
+const (
+	// NoNodePool: there is no NodePool at all.
+	ReasonNoNodePool Reason = "NoNodePool"
+	// TaintNotTolerated: every NodePool taints its nodes with a taint the
+	// pod does not tolerate.
+	ReasonTaintNotTolerated Reason = "TaintNotTolerated"
+	// IncompatibleRequirements: the pod's node selector or affinity
+	// contradicts every NodePool's requirements.
+	ReasonIncompatibleRequirements Reason = "IncompatibleRequirements"
+	// HostPortConflict: the pod's host ports are taken where it could go.
+	ReasonHostPortConflict Reason = "HostPortConflict"
+	// NoInstanceTypeFits: no instance type the pod's requirements allow
+	// has room for it (with the node's daemonsets).
+	ReasonNoInstanceTypeFits Reason = "NoInstanceTypeFits"
+	// AllOfferingsUnavailable: instance types fit, but every compatible
+	// offering is out of capacity for now.
+	ReasonAllOfferingsUnavailable Reason = "AllOfferingsUnavailable"
+	// MinValuesUnsatisfiable: the instance types left cannot cover a
+	// requirement's minValues.
+	ReasonMinValuesUnsatisfiable Reason = "MinValuesUnsatisfiable"
+	// NodePoolLimitExceeded: a node that fits would exceed the NodePool's
+	// limits.
+	ReasonNodePoolLimitExceeded Reason = "NodePoolLimitExceeded"
+	// ReservationExhausted: the pod may only use capacity reservations and
+	// every compatible one is full.
+	ReasonReservationExhausted Reason = "ReservationExhausted"
+)
+
+// specificity orders reasons for choosing the one to report.
+func (r Reason) specificity() int {
+	switch r {
+	case ReasonNoNodePool:
+		return 0
+	case ReasonTaintNotTolerated:
+		return 1
+	case ReasonIncompatibleRequirements:
+		return 2
+	case ReasonHostPortConflict:
+		return 3
+	case ReasonNoInstanceTypeFits:
+		return 4
+	case ReasonAllOfferingsUnavailable:
+		return 5
+	case ReasonMinValuesUnsatisfiable:
+		return 6
+	case ReasonNodePoolLimitExceeded:
+		return 7
+	case ReasonReservationExhausted:
+		return 8
+	}
+	return -1
+}

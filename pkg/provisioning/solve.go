@@ -1,0 +1,259 @@
+package provisioning
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/scheduling"
+)
+
+// solver holds one solve's state.
+type solver struct {
+	opts      Options
+	pools     []*poolData
+	nodes     []*nodeData
+	claims    []*claim
+	slots     map[string]int
+	wellKnown sets.Set[string]
+	result    Result
+}
+
+// Solve places the input's pods: on existing nodes first, then in-flight
+// NodeClaims, then NodeClaims planned in this solve, then new ones, for
+// each of the pod's requirement variants in turn (see podData.variants).
+// Pods are taken largest first (first-fit decreasing). It never modifies
+// the input.
+func Solve(in Input) Result {
+	s := newSolver(in)
+	pods := make([]*podData, len(in.Pods))
+	for i, p := range in.Pods {
+		pods[i] = newPodData(p)
+	}
+	slices.SortStableFunc(pods, byResourcesDescending)
+	for _, p := range pods {
+		s.place(p)
+	}
+	for _, c := range s.claims {
+		s.result.NewNodeClaims = append(s.result.NewNodeClaims, c.toNodeClaim(s.opts.MaxInstanceTypes, s.slots))
+	}
+	return s.result
+}
+
+func newSolver(in Input) *solver {
+	s := &solver{opts: in.Options, slots: map[string]int{}, wellKnown: scheduling.WellKnownLabels()}
+	if s.opts.MaxInstanceTypes <= 0 {
+		s.opts.MaxInstanceTypes = DefaultMaxInstanceTypes
+	}
+	daemons := make([]*podData, len(in.DaemonSetPods))
+	for i, d := range in.DaemonSetPods {
+		daemons[i] = newPodData(d)
+	}
+	byName := map[string]*poolData{}
+	for _, np := range in.NodePools {
+		p := newPoolData(np, in.InstanceTypes[np.Name], daemons)
+		s.pools = append(s.pools, p)
+		byName[np.Name] = p
+		for _, it := range in.InstanceTypes[np.Name] {
+			for _, o := range it.Offerings {
+				if o.ReservationID != "" {
+					s.slots[o.ReservationID] = max(s.slots[o.ReservationID], o.Available)
+				}
+			}
+		}
+	}
+	orderPools(s.pools)
+	for _, n := range in.Nodes {
+		if p, ok := byName[n.NodePool]; ok {
+			p.consume(scheduling.NewResources(n.Capacity), 1)
+		}
+	}
+	// Existing nodes first, then in-flight NodeClaims.
+	for _, inFlight := range []bool{false, true} {
+		for _, n := range in.Nodes {
+			if n.InFlight == inFlight {
+				s.nodes = append(s.nodes, newNodeData(n))
+			}
+		}
+	}
+	return s
+}
+
+// attempt is the most specific failure seen while placing one pod.
+type attempt struct {
+	reason  Reason
+	details []string
+}
+
+func (a *attempt) record(reason Reason, detail string) {
+	switch {
+	case reason.specificity() > a.reason.specificity():
+		a.reason, a.details = reason, []string{detail}
+	case reason == a.reason && !slices.Contains(a.details, detail):
+		a.details = append(a.details, detail)
+	}
+}
+
+func (s *solver) place(p *podData) {
+	failure := &attempt{reason: ReasonNoNodePool}
+	if len(s.pools) == 0 {
+		failure.details = []string{"no NodePool exists"}
+	}
+	for _, reqs := range p.variants {
+		if s.placeOnNode(p, reqs) || s.placeOnClaim(p, reqs) || s.newClaim(p, reqs, failure) {
+			return
+		}
+	}
+	s.result.Unplaced = append(s.result.Unplaced, Unplaced{
+		Pod: p.pod, Reason: failure.reason, Message: strings.Join(failure.details, "; "),
+	})
+}
+
+func (s *solver) placeOnNode(p *podData, reqs scheduling.Requirements) bool {
+	for _, n := range s.nodes {
+		if n.fits(p, reqs) {
+			n.add(p)
+			s.result.Nominations = append(s.result.Nominations, Nomination{Pod: p.pod, NodeName: n.node.Name})
+			return true
+		}
+	}
+	return false
+}
+
+func (s *solver) placeOnClaim(p *podData, reqs scheduling.Requirements) bool {
+	for _, c := range s.claims {
+		if s.addToClaim(c, p, reqs) {
+			return true
+		}
+	}
+	return false
+}
+
+// addToClaim adds the pod to a planned claim if the claim can still be
+// launched with it: taints tolerated, requirements compatible, host ports
+// free and some instance type fitting everything.
+func (s *solver) addToClaim(c *claim, p *podData, reqs scheduling.Requirements) bool {
+	requests := c.requests.Add(p.requests)
+	if !requests.Fits(c.maxAlloc) {
+		return false
+	}
+	if c.reqs.Compatible(reqs, s.wellKnown) != nil || scheduling.PortsConflict(c.hostPorts, p.hostPorts) {
+		return false
+	}
+	if scheduling.Tolerates(p.pod.Spec.Tolerations, c.pool.taints) != nil {
+		return false
+	}
+	merged := c.reqs.Intersection(reqs)
+	f := filter(c.options, merged, requests, c.reservation, s.slots)
+	if len(f.options) == 0 || !minValuesMet(merged, f.options) {
+		return false
+	}
+	c.pool.release(c.committed, 0)
+	c.reqs, c.requests, c.options = merged, requests, f.options
+	c.maxAlloc, c.committed = capacityStats(f.options)
+	c.pool.consume(c.committed, 0)
+	c.pods = append(c.pods, p)
+	c.hostPorts = append(c.hostPorts, p.hostPorts...)
+	return true
+}
+
+// newClaim plans a new NodeClaim for the pod from the first NodePool (by
+// weight, then name) that can launch one.
+func (s *solver) newClaim(p *podData, reqs scheduling.Requirements, failure *attempt) bool {
+	for _, pool := range s.pools {
+		c, reason, detail := s.claimFor(pool, p, reqs)
+		if c != nil {
+			s.claims = append(s.claims, c)
+			return true
+		}
+		failure.record(reason, fmt.Sprintf("nodepool %s: %s", pool.name, detail))
+	}
+	return false
+}
+
+func (s *solver) claimFor(pool *poolData, p *podData, reqs scheduling.Requirements) (*claim, Reason, string) {
+	if err := scheduling.Tolerates(p.pod.Spec.Tolerations, pool.taints); err != nil {
+		return nil, ReasonTaintNotTolerated, err.Error()
+	}
+	if err := pool.reqs.Compatible(reqs, s.wellKnown); err != nil {
+		return nil, ReasonIncompatibleRequirements, err.Error()
+	}
+	merged := pool.reqs.Intersection(reqs)
+	requests := pool.daemon.Add(p.requests)
+	f := filter(pool.its, merged, requests, "", nil)
+	if len(f.options) == 0 {
+		return nil, f.reason, describe(f.reason, requests)
+	}
+	if !minValuesMet(merged, f.options) {
+		return nil, ReasonMinValuesUnsatisfiable, fmt.Sprintf("%d instance types fit, too few to satisfy minValues", len(f.options))
+	}
+	options := slices.DeleteFunc(slices.Clone(f.options), func(it *itData) bool { return !pool.withinLimits(it.capacity) })
+	if len(options) == 0 {
+		return nil, ReasonNodePoolLimitExceeded, "launching any instance type that fits would exceed the NodePool's limits"
+	}
+	if !minValuesMet(merged, options) {
+		return nil, ReasonNodePoolLimitExceeded, "the instance types within the NodePool's limits cannot satisfy minValues"
+	}
+	c := &claim{pool: pool, reqs: merged, requests: requests, pods: []*podData{p}, hostPorts: slices.Clone(p.hostPorts)}
+	if !s.bookCapacity(c, options) {
+		return nil, ReasonReservationExhausted, "every capacity reservation the pod may use is full and the NodePool allows no other capacity type"
+	}
+	c.maxAlloc, c.committed = capacityStats(c.options)
+	pool.consume(c.committed, 1)
+	return c, "", ""
+}
+
+// bookCapacity decides the claim's capacity type. A free slot in a
+// reservation beats everything: the claim is booked into the cheapest one
+// it fits. Otherwise it launches as spot or on-demand and must not fall
+// into a reservation it has not booked.
+func (s *solver) bookCapacity(c *claim, options []*itData) bool {
+	best, bestPrice := "", 0.0
+	for _, it := range options {
+		for _, o := range it.it.Offerings {
+			if o.ReservationID == "" || !o.CompatibleWith(c.reqs) || s.slots[o.ReservationID] <= 0 {
+				continue
+			}
+			if best == "" || o.Price < bestPrice {
+				best, bestPrice = o.ReservationID, o.Price
+			}
+		}
+	}
+	if best != "" {
+		c.reservation = best
+		s.slots[best]--
+		c.reqs = c.reqs.Intersection(scheduling.NewRequirements(
+			scheduling.NewRequirement(v1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, v1.CapacityTypeReserved),
+			scheduling.NewRequirement(v1.LabelCapacityReservationID, corev1.NodeSelectorOpIn, best),
+		))
+		c.options = filter(options, c.reqs, c.requests, best, s.slots).options
+		return true
+	}
+	withoutReserved := c.reqs.Intersection(scheduling.NewRequirements(
+		scheduling.NewRequirement(v1.CapacityTypeLabelKey, corev1.NodeSelectorOpNotIn, v1.CapacityTypeReserved),
+	))
+	if f := filter(options, withoutReserved, c.requests, "", s.slots); len(f.options) > 0 && minValuesMet(withoutReserved, f.options) {
+		c.reqs, c.options = withoutReserved, f.options
+		return true
+	}
+	if s.opts.ReservationMode == ReservationFallback {
+		c.options = options
+		return true
+	}
+	return false
+}
+
+func describe(reason Reason, requests scheduling.Resources) string {
+	switch reason {
+	case ReasonAllOfferingsUnavailable:
+		return "instance types fit, but every offering the pod may use is unavailable"
+	case ReasonIncompatibleRequirements:
+		return "no instance type matches the pod's requirements (zone, architecture, capacity type, instance labels)"
+	default:
+		return fmt.Sprintf("no instance type has room for cpu %dm, memory %d bytes and %d pods (daemonsets included)", requests.CPU, requests.Memory, requests.Pods)
+	}
+}

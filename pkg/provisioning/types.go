@@ -1,0 +1,117 @@
+package provisioning
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/scheduling"
+)
+
+// DefaultMaxInstanceTypes is how many instance-type options a NodeClaim
+// keeps: enough flexibility for the cloud to find capacity, bounded so the
+// launch request stays small.
+const DefaultMaxInstanceTypes = 60
+
+// ReservationMode says what to do when a pod needs a capacity reservation
+// and every compatible one is full.
+type ReservationMode int
+
+const (
+	// ReservationStrict never books more NodeClaims into a reservation than
+	// it has free slots; a pod its NodePools allow only into reservations
+	// then waits (ReservationExhausted). Provisioning uses it.
+	ReservationStrict ReservationMode = iota
+	// ReservationFallback lets such a pod be planned on the same instance
+	// types bought on demand, so a what-if (consolidation, simulate) can
+	// still ask where pods would go; the plan is never launched as is.
+	ReservationFallback
+)
+
+// Options tune a solve.
+type Options struct {
+	// MaxInstanceTypes caps each NodeClaim's options (0 means the default).
+	MaxInstanceTypes int
+	ReservationMode  ReservationMode
+}
+
+// Input is everything a solve reads. Nothing in it is modified.
+type Input struct {
+	// Pods to place.
+	Pods []*corev1.Pod
+	// Nodes are existing nodes and in-flight NodeClaims, with the pods
+	// bound or nominated to them.
+	Nodes []*Node
+	// NodePools are tried by weight (highest first), then name.
+	NodePools []*v1.NodePool
+	// InstanceTypes are each NodePool's options, by NodePool name. A
+	// reserved offering's Available is its reservation's free slots, net
+	// of every instance already launched or booked into it.
+	InstanceTypes map[string][]*cloudprovider.InstanceType
+	// DaemonSetPods are one pod per DaemonSet (its template); those a new
+	// node would run count against its capacity.
+	DaemonSetPods []*corev1.Pod
+	Options       Options
+}
+
+// Node is an existing node, or an in-flight NodeClaim not yet registered,
+// as the solver sees it.
+type Node struct {
+	Name string
+	// NodePool owns the node; empty for nodes Capstan does not manage.
+	NodePool string
+	// Labels are the node's labels; for an in-flight NodeClaim those its
+	// requirements fix to a single value.
+	Labels      map[string]string
+	Taints      []corev1.Taint
+	Allocatable corev1.ResourceList
+	// Capacity counts against the NodePool's limits.
+	Capacity corev1.ResourceList
+	// Pods are bound (or nominated) to the node, daemonset pods included.
+	Pods []*corev1.Pod
+	// InFlight is set for a NodeClaim that has not registered a node yet.
+	InFlight bool
+	// Deleting nodes take no new pods.
+	Deleting bool
+}
+
+// Result is a solve's decision.
+type Result struct {
+	NewNodeClaims []*NodeClaim
+	// Nominations place pods on existing nodes and in-flight NodeClaims.
+	Nominations []Nomination
+	// Unplaced lists every pod that could not be placed, with why.
+	Unplaced []Unplaced
+}
+
+// Nomination places a pod on an existing node or in-flight NodeClaim.
+type Nomination struct {
+	Pod      *corev1.Pod
+	NodeName string
+}
+
+// NodeClaim is a node to launch.
+type NodeClaim struct {
+	NodePool string
+	// Requirements the instance must satisfy: the NodePool's template, the
+	// pods', the chosen instance types and capacity types.
+	Requirements scheduling.Requirements
+	// InstanceTypes are the options, cheapest first.
+	InstanceTypes []*cloudprovider.InstanceType
+	// Pods planned onto the node.
+	Pods []*corev1.Pod
+	// Requests sums the pods and the daemonsets the node will run.
+	Requests corev1.ResourceList
+	// ReservationID is set when the claim is booked into a reservation.
+	ReservationID string
+	Labels        map[string]string
+	Taints        []corev1.Taint
+	StartupTaints []corev1.Taint
+}
+
+// Unplaced is a pod the solve could not place.
+type Unplaced struct {
+	Pod     *corev1.Pod
+	Reason  Reason
+	Message string
+}
