@@ -26,7 +26,13 @@ type claim struct {
 	hostPorts []scheduling.HostPort
 	// reservation is the reservation the claim is booked into, if any.
 	reservation string
+	// hostname is the claim's own hostname domain until a node registers.
+	hostname string
 }
+
+// domain is the claim's topology domain for key: its hostname, or the one
+// value its requirements allow; not fixed while several remain.
+func (c *claim) domain(key string) (string, bool) { return claimDomain(c.hostname, c.reqs, key) }
 
 // filterResult is why filtering found no instance type, when it did not.
 type filterResult struct {

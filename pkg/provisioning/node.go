@@ -1,6 +1,8 @@
 package provisioning
 
 import (
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/capstan-dev/capstan/pkg/scheduling"
 )
 
@@ -31,6 +33,18 @@ func (n *nodeData) fits(p *podData, reqs scheduling.Requirements) bool {
 		return false
 	}
 	return scheduling.Tolerates(p.pod.Spec.Tolerations, n.node.Taints) == nil
+}
+
+// domain is the node's topology domain for key, its label's value; a
+// node without the label is in no domain of that key.
+func (n *nodeData) domain(key string) (string, bool) {
+	if v, ok := n.node.Labels[key]; ok {
+		return v, true
+	}
+	if key == corev1.LabelHostname {
+		return n.node.Name, true
+	}
+	return "", false
 }
 
 func (n *nodeData) add(p *podData) {

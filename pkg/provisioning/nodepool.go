@@ -83,7 +83,7 @@ func (p *poolData) runsDaemon(d *podData) bool {
 		return false
 	}
 	for _, v := range d.variants {
-		if p.reqs.Compatible(v, scheduling.WellKnownLabels()) == nil {
+		if p.reqs.Compatible(v.reqs, scheduling.WellKnownLabels()) == nil {
 			return true
 		}
 	}

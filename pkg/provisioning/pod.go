@@ -14,20 +14,45 @@ type podData struct {
 	pod       *corev1.Pod
 	requests  scheduling.Resources
 	hostPorts []scheduling.HostPort
-	// variants are the requirement sets to try, in order: for each
-	// required node-selector term (in listed order), the term with every
-	// preferred term, then relaxing the preferences one at a time, lowest
-	// weight first.
-	variants []scheduling.Requirements
+	// variants are what to try, in order: for each required node-selector
+	// term (in listed order), the term with every preference, then with
+	// fewer (see preferenceSubsets).
+	variants []variant
+	// matched are the counters whose selector matches the pod: placing it
+	// changes their counts. inverse are the anti-affinity terms of other
+	// pods whose selector matches it.
+	matched []*counter
+	inverse []*counter
+	// owned are the pod's own required anti-affinity terms, recorded as
+	// owners once it is placed.
+	owned []*counter
+	// terms are the pod's required node-affinity terms (with its
+	// nodeSelector): a spread's eligible domains are those any term allows.
+	terms []scheduling.Requirements
 }
 
-func newPodData(pod *corev1.Pod) *podData {
+// variant is one way to place a pod: node requirements and the topology
+// constraints that must hold.
+type variant struct {
+	reqs        scheduling.Requirements
+	constraints []*constraint
+}
+
+// newPodData precomputes a pod. volumeReqs (from its volumes' topology)
+// are AND'd into every term.
+func newPodData(pod *corev1.Pod, topo *topology, namespaces map[string]map[string]string, volumeReqs scheduling.Requirements) (*podData, error) {
+	hard, soft, err := topo.constraints(pod, namespaces)
+	if err != nil {
+		return nil, err
+	}
 	return &podData{
 		pod:       pod,
 		requests:  scheduling.PodRequests(pod),
 		hostPorts: scheduling.PodHostPorts(pod),
-		variants:  requirementVariants(pod),
-	}
+		variants:  variants(pod, volumeReqs, hard, soft),
+		owned:     topo.addInverse(pod, namespaces),
+		terms:     requiredTerms(pod),
+	}, nil
 }
 
 // requiredTerms are the pod's node-selector terms, each AND'd with its
@@ -56,22 +81,26 @@ func selectorRequirements(r scheduling.Requirements) []*scheduling.Requirement {
 	return out
 }
 
-// preference is one preferred node-affinity term.
+// preference is one soft constraint: a preferred node-affinity term
+// (reqs) or a preferred pod (anti-)affinity term or ScheduleAnyway spread
+// (topo).
 type preference struct {
 	weight int32
 	reqs   scheduling.Requirements
+	topo   *constraint
 }
 
-// preferredTerms are the pod's preferred node-affinity terms, heaviest
-// first (stable for equal weights).
-func preferredTerms(pod *corev1.Pod) []preference {
-	aff := pod.Spec.Affinity
-	if aff == nil || aff.NodeAffinity == nil {
-		return nil
+// preferences are the pod's soft constraints, heaviest first (stable for
+// equal weights).
+func preferences(pod *corev1.Pod, soft []*constraint) []preference {
+	var out []preference
+	if aff := pod.Spec.Affinity; aff != nil && aff.NodeAffinity != nil {
+		for _, p := range aff.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
+			out = append(out, preference{weight: p.Weight, reqs: scheduling.NewNodeSelectorRequirements(p.Preference.MatchExpressions...)})
+		}
 	}
-	out := make([]preference, 0, len(aff.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution))
-	for _, p := range aff.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
-		out = append(out, preference{weight: p.Weight, reqs: scheduling.NewNodeSelectorRequirements(p.Preference.MatchExpressions...)})
+	for _, c := range soft {
+		out = append(out, preference{weight: c.weight, topo: c})
 	}
 	slices.SortStableFunc(out, func(a, b preference) int { return cmp.Compare(b.weight, a.weight) })
 	return out
@@ -118,31 +147,37 @@ func preferenceSubsets(prefs []preference) [][]preference {
 	return out
 }
 
-func requirementVariants(pod *corev1.Pod) []scheduling.Requirements {
+func variants(pod *corev1.Pod, volumeReqs scheduling.Requirements, hard, soft []*constraint) []variant {
 	terms := requiredTerms(pod)
-	prefs := preferredTerms(pod)
-	if len(prefs) == 0 {
-		return terms
-	}
-	subsets := preferenceSubsets(prefs)
-	var variants []scheduling.Requirements
+	subsets := preferenceSubsets(preferences(pod, soft))
+	var out []variant
 	for _, term := range terms {
+		if len(volumeReqs) > 0 {
+			if term.Intersects(volumeReqs) != nil {
+				continue
+			}
+			term = term.Intersection(volumeReqs)
+		}
 		for _, subset := range subsets {
-			v := term
+			v := variant{reqs: term, constraints: hard}
 			ok := true
 			for _, p := range subset {
-				if v.Intersects(p.reqs) != nil {
+				if p.topo != nil {
+					v.constraints = append(slices.Clip(v.constraints), p.topo)
+					continue
+				}
+				if v.reqs.Intersects(p.reqs) != nil {
 					ok = false
 					break
 				}
-				v = v.Intersection(p.reqs)
+				v.reqs = v.reqs.Intersection(p.reqs)
 			}
 			if ok {
-				variants = append(variants, v)
+				out = append(out, v)
 			}
 		}
 	}
-	return variants
+	return out
 }
 
 // byResourcesDescending is first-fit-decreasing order: larger pods first,

@@ -9,6 +9,14 @@ type Reason string
 const (
 	// NoNodePool: there is no NodePool at all.
 	ReasonNoNodePool Reason = "NoNodePool"
+	// VolumeNotFound: a volume the pod mounts (claim or bound volume) does
+	// not exist, so no node can be chosen for it.
+	ReasonVolumeNotFound Reason = "VolumeNotFound"
+	// InvalidPod: a selector in the pod's affinity or spread is invalid.
+	ReasonInvalidPod Reason = "InvalidPod"
+	// TopologyUnsatisfiable: pod affinity, anti-affinity or topology spread
+	// leave no domain the pod may use.
+	ReasonTopologyUnsatisfiable Reason = "TopologyUnsatisfiable"
 	// TaintNotTolerated: every NodePool taints its nodes with a taint the
 	// pod does not tolerate.
 	ReasonTaintNotTolerated Reason = "TaintNotTolerated"
@@ -39,11 +47,13 @@ func (r Reason) specificity() int {
 	switch r {
 	case ReasonNoNodePool:
 		return 0
+	case ReasonInvalidPod, ReasonVolumeNotFound:
+		return 10
 	case ReasonTaintNotTolerated:
 		return 1
 	case ReasonIncompatibleRequirements:
 		return 2
-	case ReasonHostPortConflict:
+	case ReasonHostPortConflict, ReasonTopologyUnsatisfiable:
 		return 3
 	case ReasonNoInstanceTypeFits:
 		return 4

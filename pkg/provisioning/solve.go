@@ -20,6 +20,7 @@ type solver struct {
 	claims    []*claim
 	slots     map[string]int
 	wellKnown sets.Set[string]
+	topo      *topology
 	result    Result
 }
 
@@ -30,10 +31,22 @@ type solver struct {
 // the input.
 func Solve(in Input) Result {
 	s := newSolver(in)
-	pods := make([]*podData, len(in.Pods))
-	for i, p := range in.Pods {
-		pods[i] = newPodData(p)
+	pods := make([]*podData, 0, len(in.Pods))
+	for _, p := range in.Pods {
+		volumeReqs, err := volumeRequirements(p, in.Volumes)
+		if err != nil {
+			s.unplace(p, ReasonVolumeNotFound, err.Error())
+			continue
+		}
+		pd, err := newPodData(p, s.topo, in.Namespaces, volumeReqs)
+		if err != nil {
+			s.unplace(p, ReasonInvalidPod, err.Error())
+			continue
+		}
+		pods = append(pods, pd)
 	}
+	s.countExisting(in.Namespaces)
+	s.matchCounters(pods)
 	slices.SortStableFunc(pods, byResourcesDescending)
 	for _, p := range pods {
 		s.place(p)
@@ -45,13 +58,17 @@ func Solve(in Input) Result {
 }
 
 func newSolver(in Input) *solver {
-	s := &solver{opts: in.Options, slots: map[string]int{}, wellKnown: scheduling.WellKnownLabels()}
+	s := &solver{opts: in.Options, slots: map[string]int{}, wellKnown: scheduling.WellKnownLabels(), topo: newTopology()}
 	if s.opts.MaxInstanceTypes <= 0 {
 		s.opts.MaxInstanceTypes = DefaultMaxInstanceTypes
 	}
-	daemons := make([]*podData, len(in.DaemonSetPods))
-	for i, d := range in.DaemonSetPods {
-		daemons[i] = newPodData(d)
+	// Daemonsets only add overhead; their own topology terms do not
+	// constrain pending pods, so they get a topology of their own.
+	daemons := make([]*podData, 0, len(in.DaemonSetPods))
+	for _, d := range in.DaemonSetPods {
+		if pd, err := newPodData(d, newTopology(), in.Namespaces, nil); err == nil {
+			daemons = append(daemons, pd)
+		}
 	}
 	byName := map[string]*poolData{}
 	for _, np := range in.NodePools {
@@ -98,25 +115,30 @@ func (a *attempt) record(reason Reason, detail string) {
 	}
 }
 
+func (s *solver) unplace(pod *corev1.Pod, reason Reason, message string) {
+	s.result.Unplaced = append(s.result.Unplaced, Unplaced{Pod: pod, Reason: reason, Message: message})
+}
+
 func (s *solver) place(p *podData) {
 	failure := &attempt{reason: ReasonNoNodePool}
 	if len(s.pools) == 0 {
 		failure.details = []string{"no NodePool exists"}
 	}
-	for _, reqs := range p.variants {
-		if s.placeOnNode(p, reqs) || s.placeOnClaim(p, reqs) || s.newClaim(p, reqs, failure) {
+	for i := range p.variants {
+		v := &p.variants[i]
+		mins := s.topo.minCounts(p, v, s)
+		if s.placeOnNode(p, v, mins) || s.placeOnClaim(p, v, mins) || s.newClaim(p, v, mins, failure) {
 			return
 		}
 	}
-	s.result.Unplaced = append(s.result.Unplaced, Unplaced{
-		Pod: p.pod, Reason: failure.reason, Message: strings.Join(failure.details, "; "),
-	})
+	s.unplace(p.pod, failure.reason, strings.Join(failure.details, "; "))
 }
 
-func (s *solver) placeOnNode(p *podData, reqs scheduling.Requirements) bool {
+func (s *solver) placeOnNode(p *podData, v *variant, mins []int32) bool {
 	for _, n := range s.nodes {
-		if n.fits(p, reqs) {
+		if n.fits(p, v.reqs) && s.topo.admitNode(p, v, mins, n) {
 			n.add(p)
+			s.topo.record(p, n.domain)
 			s.result.Nominations = append(s.result.Nominations, Nomination{Pod: p.pod, NodeName: n.node.Name})
 			return true
 		}
@@ -124,9 +146,9 @@ func (s *solver) placeOnNode(p *podData, reqs scheduling.Requirements) bool {
 	return false
 }
 
-func (s *solver) placeOnClaim(p *podData, reqs scheduling.Requirements) bool {
+func (s *solver) placeOnClaim(p *podData, v *variant, mins []int32) bool {
 	for _, c := range s.claims {
-		if s.addToClaim(c, p, reqs) {
+		if s.addToClaim(c, p, v, mins) {
 			return true
 		}
 	}
@@ -135,39 +157,50 @@ func (s *solver) placeOnClaim(p *podData, reqs scheduling.Requirements) bool {
 
 // addToClaim adds the pod to a planned claim if the claim can still be
 // launched with it: taints tolerated, requirements compatible, host ports
-// free and some instance type fitting everything.
-func (s *solver) addToClaim(c *claim, p *podData, reqs scheduling.Requirements) bool {
+// free, topology allowed and some instance type fitting everything.
+func (s *solver) addToClaim(c *claim, p *podData, v *variant, mins []int32) bool {
 	requests := c.requests.Add(p.requests)
 	if !requests.Fits(c.maxAlloc) {
 		return false
 	}
-	if c.reqs.Compatible(reqs, s.wellKnown) != nil || scheduling.PortsConflict(c.hostPorts, p.hostPorts) {
+	if c.reqs.Compatible(v.reqs, s.wellKnown) != nil || scheduling.PortsConflict(c.hostPorts, p.hostPorts) {
 		return false
 	}
 	if scheduling.Tolerates(p.pod.Spec.Tolerations, c.pool.taints) != nil {
 		return false
 	}
-	merged := c.reqs.Intersection(reqs)
-	f := filter(c.options, merged, requests, c.reservation, s.slots)
-	if len(f.options) == 0 || !minValuesMet(merged, f.options) {
+	pins, ok := s.topo.admitClaim(p, v, mins, c, c.reqs, s)
+	if !ok {
 		return false
 	}
+	merged := c.reqs.Intersection(v.reqs)
+	f := filter(c.options, merged, requests, c.reservation, s.slots)
+	if len(f.options) == 0 {
+		return false
+	}
+	merged, options, ok := s.applyPins(pins, merged, f.options, c.reservation)
+	if !ok || !minValuesMet(merged, options) {
+		return false
+	}
+	f.options = options
 	c.pool.release(c.committed, 0)
 	c.reqs, c.requests, c.options = merged, requests, f.options
 	c.maxAlloc, c.committed = capacityStats(f.options)
 	c.pool.consume(c.committed, 0)
 	c.pods = append(c.pods, p)
 	c.hostPorts = append(c.hostPorts, p.hostPorts...)
+	s.topo.record(p, c.domain)
 	return true
 }
 
 // newClaim plans a new NodeClaim for the pod from the first NodePool (by
 // weight, then name) that can launch one.
-func (s *solver) newClaim(p *podData, reqs scheduling.Requirements, failure *attempt) bool {
+func (s *solver) newClaim(p *podData, v *variant, mins []int32, failure *attempt) bool {
 	for _, pool := range s.pools {
-		c, reason, detail := s.claimFor(pool, p, reqs)
+		c, reason, detail := s.claimFor(pool, p, v, mins)
 		if c != nil {
 			s.claims = append(s.claims, c)
+			s.topo.record(p, c.domain)
 			return true
 		}
 		failure.record(reason, fmt.Sprintf("nodepool %s: %s", pool.name, detail))
@@ -175,18 +208,27 @@ func (s *solver) newClaim(p *podData, reqs scheduling.Requirements, failure *att
 	return false
 }
 
-func (s *solver) claimFor(pool *poolData, p *podData, reqs scheduling.Requirements) (*claim, Reason, string) {
+func (s *solver) claimFor(pool *poolData, p *podData, v *variant, mins []int32) (*claim, Reason, string) {
 	if err := scheduling.Tolerates(p.pod.Spec.Tolerations, pool.taints); err != nil {
 		return nil, ReasonTaintNotTolerated, err.Error()
 	}
-	if err := pool.reqs.Compatible(reqs, s.wellKnown); err != nil {
+	if err := pool.reqs.Compatible(v.reqs, s.wellKnown); err != nil {
 		return nil, ReasonIncompatibleRequirements, err.Error()
 	}
-	merged := pool.reqs.Intersection(reqs)
+	merged := pool.reqs.Intersection(v.reqs)
+	c := &claim{pool: pool, hostname: fmt.Sprintf("nodeclaim-%d", len(s.claims))}
+	pins, ok := s.topo.admitClaim(p, v, mins, c, merged, s)
+	if !ok {
+		return nil, ReasonTopologyUnsatisfiable, "pod affinity, anti-affinity or topology spread leaves no domain this NodePool can launch into"
+	}
 	requests := pool.daemon.Add(p.requests)
 	f := filter(pool.its, merged, requests, "", nil)
 	if len(f.options) == 0 {
 		return nil, f.reason, describe(f.reason, requests)
+	}
+	merged, f.options, ok = s.applyPins(pins, merged, f.options, "")
+	if !ok {
+		return nil, ReasonTopologyUnsatisfiable, "no instance type can launch into a topology domain the pod may use"
 	}
 	if !minValuesMet(merged, f.options) {
 		return nil, ReasonMinValuesUnsatisfiable, fmt.Sprintf("%d instance types fit, too few to satisfy minValues", len(f.options))
@@ -198,7 +240,7 @@ func (s *solver) claimFor(pool *poolData, p *podData, reqs scheduling.Requiremen
 	if !minValuesMet(merged, options) {
 		return nil, ReasonNodePoolLimitExceeded, "the instance types within the NodePool's limits cannot satisfy minValues"
 	}
-	c := &claim{pool: pool, reqs: merged, requests: requests, pods: []*podData{p}, hostPorts: slices.Clone(p.hostPorts)}
+	c.reqs, c.requests, c.pods, c.hostPorts = merged, requests, []*podData{p}, slices.Clone(p.hostPorts)
 	if !s.bookCapacity(c, options) {
 		return nil, ReasonReservationExhausted, "every capacity reservation the pod may use is full and the NodePool allows no other capacity type"
 	}

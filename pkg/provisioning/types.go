@@ -51,7 +51,12 @@ type Input struct {
 	// DaemonSetPods are one pod per DaemonSet (its template); those a new
 	// node would run count against its capacity.
 	DaemonSetPods []*corev1.Pod
-	Options       Options
+	// Namespaces maps namespace names to their labels, for pod-affinity
+	// namespaceSelectors.
+	Namespaces map[string]map[string]string
+	// Volumes are the claims, volumes and classes pods refer to.
+	Volumes Volumes
+	Options Options
 }
 
 // Node is an existing node, or an in-flight NodeClaim not yet registered,

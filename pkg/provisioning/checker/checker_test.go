@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
@@ -147,10 +148,37 @@ func randomPod(rng *rand.Rand, name string, zones []string) *corev1.Pod {
 		if rng.IntN(6) == 0 {
 			p.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 80, HostPort: 80}}
 		}
+		app := map[string]string{"app": []string{"a", "b", "c"}[rng.IntN(3)]}
+		p.Labels = app
+		keys := []string{corev1.LabelHostname, v1.LabelZone}
+		switch rng.IntN(8) {
+		case 0:
+			p.Spec.Affinity = withPodAffinity(p.Spec.Affinity, false, keys[rng.IntN(2)], app)
+		case 1:
+			p.Spec.Affinity = withPodAffinity(p.Spec.Affinity, true, v1.LabelZone, app)
+		case 2, 3:
+			p.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{
+				TopologyKey: keys[rng.IntN(2)], MaxSkew: int32(1 + rng.IntN(2)), WhenUnsatisfiable: corev1.DoNotSchedule,
+				LabelSelector: &metav1.LabelSelector{MatchLabels: app},
+			}}
+		}
 		if rng.IntN(6) == 0 {
 			p.Spec.InitContainers = []corev1.Container{{Name: "init", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: *resource.NewMilliQuantity(int64(rng.IntN(6000)), resource.DecimalSI)}}}}
 		}
 	})
+}
+
+func withPodAffinity(a *corev1.Affinity, affine bool, key string, l map[string]string) *corev1.Affinity {
+	if a == nil {
+		a = &corev1.Affinity{}
+	}
+	t := []corev1.PodAffinityTerm{{TopologyKey: key, LabelSelector: &metav1.LabelSelector{MatchLabels: l}}}
+	if affine {
+		a.PodAffinity = &corev1.PodAffinity{RequiredDuringSchedulingIgnoredDuringExecution: t}
+	} else {
+		a.PodAntiAffinity = &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: t}
+	}
+	return a
 }
 
 // The solver's results on random workloads pass the independent checker,
@@ -221,6 +249,32 @@ func TestCheckerCatchesBrokenResults(t *testing.T) {
 		{"limit exceeded", func(in *provisioning.Input, r *provisioning.Result) {
 			in.NodePools[0].Spec.Limits = v1.Limits{corev1.ResourceCPU: resource.MustParse("1")}
 		}, "exceeds the limit"},
+		{"anti-affinity violated", func(in *provisioning.Input, r *provisioning.Result) {
+			for _, p := range r.NewNodeClaims[0].Pods {
+				p.Labels = map[string]string{"app": "x"}
+				p.Spec.Affinity = withPodAffinity(nil, false, corev1.LabelHostname, p.Labels)
+			}
+		}, "despite anti-affinity"},
+		{"affinity violated", func(in *provisioning.Input, r *provisioning.Result) {
+			r.NewNodeClaims[0].Pods[0].Spec.Affinity = withPodAffinity(nil, true, corev1.LabelHostname, map[string]string{"app": "elsewhere"})
+		}, "affinity on kubernetes.io/hostname is not satisfied"},
+		{"spread violated", func(in *provisioning.Input, r *provisioning.Result) {
+			for _, p := range r.NewNodeClaims[0].Pods {
+				p.Labels = map[string]string{"app": "x"}
+				p.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{TopologyKey: corev1.LabelHostname, MaxSkew: 1,
+					WhenUnsatisfiable: corev1.DoNotSchedule, LabelSelector: &metav1.LabelSelector{MatchLabels: p.Labels}}}
+			}
+		}, "spread on kubernetes.io/hostname"},
+		{"zone undecided", func(in *provisioning.Input, r *provisioning.Result) {
+			c := r.NewNodeClaims[0]
+			c.InstanceTypes, c.ReservationID = []*cloudprovider.InstanceType{small}, ""
+			c.Requirements = c.Requirements.Clone()
+			for _, k := range []string{v1.LabelZone, v1.CapacityTypeLabelKey, v1.LabelCapacityReservationID, v1.LabelInstanceType} {
+				delete(c.Requirements, k)
+			}
+			r.NewNodeClaims[0].Pods[0].Spec.Affinity = withPodAffinity(nil, false, v1.LabelZone, map[string]string{"app": "x"})
+			r.NewNodeClaims[0].Pods[1].Labels = map[string]string{"app": "x"}
+		}, "is not decided"},
 		{"host port twice", func(in *provisioning.Input, r *provisioning.Result) {
 			for _, p := range r.NewNodeClaims[0].Pods {
 				p.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 80, HostPort: 80}}

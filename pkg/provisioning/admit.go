@@ -1,0 +1,270 @@
+package provisioning
+
+import (
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/capstan-dev/capstan/pkg/scheduling"
+)
+
+// pin is a topology key a claim must be narrowed on before it takes a
+// pod, with the domains allowed, best first.
+type pin struct {
+	key     string
+	domains []string
+}
+
+// countExisting records the pods already running (or nominated) on nodes
+// into the counters, and their anti-affinity terms as inverse owners.
+func (s *solver) countExisting(namespaces map[string]map[string]string) {
+	for _, n := range s.nodes {
+		for _, pod := range n.node.Pods {
+			for _, inv := range s.topo.addInverse(pod, namespaces) {
+				if d, ok := n.domain(inv.key); ok {
+					inv.record(d)
+				}
+			}
+			for _, c := range s.topo.counters {
+				if d, ok := n.domain(c.key); ok && c.matches(pod) {
+					c.record(d)
+				}
+			}
+		}
+	}
+}
+
+// matchCounters precomputes, per pod, which counters its placement moves
+// and which inverse anti-affinity terms apply to it. Every counter exists
+// by now: all pods were prepared first.
+func (s *solver) matchCounters(pods []*podData) {
+	for _, p := range pods {
+		for _, c := range s.topo.counters {
+			if c.matches(p.pod) {
+				p.matched = append(p.matched, c)
+			}
+		}
+		for _, c := range s.topo.inverse {
+			if c.matches(p.pod) {
+				p.inverse = append(p.inverse, c)
+			}
+		}
+		slices.SortFunc(p.matched, func(a, b *counter) int { return compareStrings(a.key, b.key) })
+		slices.SortFunc(p.inverse, func(a, b *counter) int { return compareStrings(a.key, b.key) })
+	}
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// record counts a placed pod in its domains.
+func (t *topology) record(p *podData, domain func(string) (string, bool)) {
+	for _, c := range p.matched {
+		if d, ok := domain(c.key); ok {
+			c.record(d)
+		}
+	}
+	for _, c := range p.owned {
+		if d, ok := domain(c.key); ok {
+			c.record(d)
+		}
+	}
+}
+
+// domains is every domain of key a pod could land in: existing nodes'
+// values and what NodePools can launch (their requirements' values, or
+// their instance types' — zones come from offerings). Hostnames are
+// unbounded (every new node is a new one) and not listed.
+func (t *topology) domains(key string, nodes []*nodeData, pools []*poolData) []string {
+	if d, ok := t.universe[key]; ok {
+		return d
+	}
+	set := sets.New[string]()
+	for _, n := range nodes {
+		if v, ok := n.domain(key); ok {
+			set.Insert(v)
+		}
+	}
+	for _, p := range pools {
+		r := p.reqs.Get(key)
+		if r.Operator() == corev1.NodeSelectorOpIn {
+			set.Insert(r.Values()...)
+			continue
+		}
+		for _, it := range p.its {
+			itr, ok := it.it.Requirements[key]
+			if !ok || itr.Operator() != corev1.NodeSelectorOpIn {
+				continue
+			}
+			for _, v := range itr.Values() {
+				if r.Has(v) {
+					set.Insert(v)
+				}
+			}
+		}
+	}
+	d := sets.List(set)
+	t.universe[key] = d
+	return d
+}
+
+// minCounts computes, for a variant's constraints, the global minimum
+// each spread compares against: over the domains the pod's required node
+// affinity allows (nodeAffinityPolicy Honor, the default) — any of its
+// terms, not only the variant's, as kube-scheduler filters nodes.
+func (t *topology) minCounts(p *podData, v *variant, s *solver) []int32 {
+	if len(v.constraints) == 0 {
+		return nil
+	}
+	mins := make([]int32, len(v.constraints))
+	for i, c := range v.constraints {
+		if c.kind != kindSpread || c.counter.key == corev1.LabelHostname {
+			continue
+		}
+		all := t.domains(c.counter.key, s.nodes, s.pools)
+		eligible := all
+		if !c.ignoreAffine {
+			eligible = make([]string, 0, len(all))
+			for _, d := range all {
+				for _, term := range p.terms {
+					if term.Get(c.counter.key).Has(d) {
+						eligible = append(eligible, d)
+						break
+					}
+				}
+			}
+		}
+		mins[i] = c.minCount(eligible)
+	}
+	return mins
+}
+
+// admitNode checks a pod's topology on an existing node or in-flight
+// claim, whose domains are fixed.
+func (t *topology) admitNode(p *podData, v *variant, mins []int32, n *nodeData) bool {
+	for i, c := range v.constraints {
+		d, ok := n.domain(c.counter.key)
+		if !ok {
+			if c.kind == kindAntiAffinity {
+				continue
+			}
+			return false
+		}
+		if !c.allows(d, mins[i]) {
+			return false
+		}
+	}
+	for _, inv := range p.inverse {
+		if d, ok := n.domain(inv.key); ok && inv.counts[d] > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// admitClaim checks a pod's topology on a planned claim with requirements
+// reqs. Keys the claim has not fixed yet (a zone among several) come back
+// as pins: the domains the pod may use, best first; the claim must be
+// narrowed to one of them. Keys of counters the pod moves are pinned too,
+// so every count lands in a known domain.
+func (t *topology) admitClaim(p *podData, v *variant, mins []int32, c *claim, reqs scheduling.Requirements, s *solver) ([]pin, bool) {
+	var pins []pin
+	pinFor := func(key string) *pin {
+		for i := range pins {
+			if pins[i].key == key {
+				return &pins[i]
+			}
+		}
+		var domains []string
+		rc, rp := reqs.Get(key), v.reqs.Get(key)
+		for _, d := range t.domains(key, s.nodes, s.pools) {
+			if rc.Has(d) && rp.Has(d) {
+				domains = append(domains, d)
+			}
+		}
+		pins = append(pins, pin{key: key, domains: domains})
+		return &pins[len(pins)-1]
+	}
+	for i, con := range v.constraints {
+		key := con.counter.key
+		if d, fixed := claimDomain(c.hostname, reqs, key); fixed {
+			if !con.allows(d, mins[i]) {
+				return nil, false
+			}
+			continue
+		}
+		pn := pinFor(key)
+		pn.domains = slices.DeleteFunc(pn.domains, func(d string) bool { return !con.allows(d, mins[i]) })
+		if con.kind != kindAntiAffinity {
+			slices.SortStableFunc(pn.domains, con.rank)
+		}
+		if len(pn.domains) == 0 {
+			return nil, false
+		}
+	}
+	for _, inv := range p.inverse {
+		if d, fixed := claimDomain(c.hostname, reqs, inv.key); fixed {
+			if inv.counts[d] > 0 {
+				return nil, false
+			}
+			continue
+		}
+		pn := pinFor(inv.key)
+		pn.domains = slices.DeleteFunc(pn.domains, func(d string) bool { return inv.counts[d] > 0 })
+		if len(pn.domains) == 0 {
+			return nil, false
+		}
+	}
+	for _, m := range append(p.matched, p.owned...) {
+		if _, fixed := claimDomain(c.hostname, reqs, m.key); !fixed {
+			if pn := pinFor(m.key); len(pn.domains) == 0 {
+				return nil, false
+			}
+		}
+	}
+	return pins, true
+}
+
+// claimDomain is claim.domain for requirements not yet stored on it.
+func claimDomain(hostname string, reqs scheduling.Requirements, key string) (string, bool) {
+	if key == corev1.LabelHostname {
+		return hostname, true
+	}
+	if r, ok := reqs[key]; ok && r.Len() == 1 && !r.AllowsAbsent() {
+		return r.Any(), true
+	}
+	return "", false
+}
+
+// applyPins narrows requirements and options to one domain per pin, the
+// first (best) domain that leaves an instance type with an offering.
+func (s *solver) applyPins(pins []pin, reqs scheduling.Requirements, options []*itData, reservation string) (scheduling.Requirements, []*itData, bool) {
+	for _, pn := range pins {
+		found := false
+		for _, d := range pn.domains {
+			narrowed := reqs.Intersection(scheduling.NewRequirements(scheduling.NewRequirement(pn.key, corev1.NodeSelectorOpIn, d)))
+			var kept []*itData
+			for _, it := range options {
+				if it.it.Requirements.Intersects(narrowed) == nil && hasOffering(it.it, narrowed, reservation, nil) {
+					kept = append(kept, it)
+				}
+			}
+			if len(kept) > 0 {
+				reqs, options, found = narrowed, kept, true
+				break
+			}
+		}
+		if !found {
+			return nil, nil, false
+		}
+	}
+	return reqs, options, true
+}
