@@ -11,12 +11,16 @@ type HostPort struct {
 	Protocol corev1.Protocol
 }
 
-// PodHostPorts lists the host ports of a pod's containers and init
-// containers.
+// PodHostPorts lists the host ports of a pod's sidecar (restartable) init
+// containers and containers. Like kube-scheduler, it leaves out the ports
+// of regular init containers: they have exited before the pod runs.
 func PodHostPorts(pod *corev1.Pod) []HostPort {
 	var ports []HostPort
-	add := func(containers []corev1.Container) {
+	add := func(containers []corev1.Container, sidecarsOnly bool) {
 		for _, c := range containers {
+			if sidecarsOnly && (c.RestartPolicy == nil || *c.RestartPolicy != corev1.ContainerRestartPolicyAlways) {
+				continue
+			}
 			for _, p := range c.Ports {
 				if p.HostPort <= 0 {
 					continue
@@ -33,8 +37,8 @@ func PodHostPorts(pod *corev1.Pod) []HostPort {
 			}
 		}
 	}
-	add(pod.Spec.InitContainers)
-	add(pod.Spec.Containers)
+	add(pod.Spec.InitContainers, true)
+	add(pod.Spec.Containers, false)
 	return ports
 }
 

@@ -121,11 +121,11 @@ func sortedSet(values []string) []string {
 // Key returns the label key.
 func (r *Requirement) Key() string { return r.key }
 
-// MinValues returns the minimum number of distinct values a launch must
-// keep open for the key, 0 when unset.
 // AllowsAbsent reports whether a node without the label satisfies r.
 func (r *Requirement) AllowsAbsent() bool { return r.absent }
 
+// MinValues returns the minimum number of distinct values a launch must
+// keep open for the key, 0 when unset.
 func (r *Requirement) MinValues() int { return r.minValues }
 
 // Operator returns the canonical operator: the one NodeSelectorRequirement

@@ -145,7 +145,9 @@ func (r Resources) Max(o Resources) Resources {
 	return out
 }
 
-// Exceeded names the resources of r above capacity, for reasons.
+// Exceeded names the resources of r above capacity, for reasons: exactly
+// those that make Fits false, so zero or negative extended amounts in r are
+// never named.
 func (r Resources) Exceeded(capacity Resources) []corev1.ResourceName {
 	var names []corev1.ResourceName
 	if r.CPU > capacity.CPU {
@@ -161,7 +163,7 @@ func (r Resources) Exceeded(capacity Resources) []corev1.ResourceName {
 		names = append(names, corev1.ResourcePods)
 	}
 	for _, e := range r.Extended {
-		if e.Value > capacity.Get(e.Name) {
+		if e.Value > 0 && e.Value > capacity.Get(e.Name) {
 			names = append(names, e.Name)
 		}
 	}

@@ -27,11 +27,30 @@ const ownerFile = "owner.pid"
 func ProcessesOf(root string) []int {
 	var pids []int
 	for pid, cmdline := range processCommandLines() {
-		if strings.Contains(cmdline, root) {
+		if references(cmdline, root) {
 			pids = append(pids, pid)
 		}
 	}
 	return pids
+}
+
+// references reports whether cmdline mentions root itself rather than only
+// as the start of a longer cluster root: cluster roots differ only in their
+// number, so capstan-cluster-12 must not match capstan-cluster-123.
+func references(cmdline, root string) bool {
+	if root == "" {
+		return false
+	}
+	for {
+		i := strings.Index(cmdline, root)
+		if i < 0 {
+			return false
+		}
+		cmdline = cmdline[i+len(root):]
+		if cmdline == "" || cmdline[0] < '0' || cmdline[0] > '9' {
+			return true
+		}
+	}
 }
 
 // ReapOrphans kills the processes of local clusters whose owner is gone (a
@@ -75,10 +94,13 @@ func ownerAlive(root string) bool {
 		return false
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	if err != nil {
+	// kill(0) and kill(-1) would probe process groups, not a process.
+	if err != nil || pid <= 0 {
 		return false
 	}
-	return syscall.Kill(pid, 0) == nil
+	// EPERM: the owner lives but belongs to another user.
+	err = syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // waitGone waits until no process references root.

@@ -3,6 +3,7 @@ package checker
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -172,7 +173,15 @@ func checkPorts(pods []*corev1.Pod, where string) []error {
 	var used []port
 	var errs []error
 	for _, p := range pods {
-		for _, c := range append(append([]corev1.Container{}, p.Spec.InitContainers...), p.Spec.Containers...) {
+		// Regular init containers have exited before the pod runs; only
+		// sidecars (restartable init containers) hold their ports.
+		containers := slices.Clone(p.Spec.Containers)
+		for _, c := range p.Spec.InitContainers {
+			if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+				containers = append(containers, c)
+			}
+		}
+		for _, c := range containers {
 			for _, cp := range c.Ports {
 				if cp.HostPort == 0 {
 					continue
