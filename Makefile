@@ -39,8 +39,9 @@ e2e: tools build ## End-to-end tests on the local control plane.
 
 test: unit e2e ## Everything CI runs.
 
-bench: ## Scheduling benchmarks.
+bench: ## Scheduling benchmarks (pods/s, nodes, cost/h, lowerbound/h, B/op, allocs/op) and peak RSS.
 	go test -run '^$$' -bench . -benchmem -timeout 30m ./pkg/...
+	go run ./hack/peakrss
 
 demo: cluster ## For now the local cluster; the controller joins it with `capstan controller`.
 

@@ -170,6 +170,23 @@ func (t *topology) admitNode(p *podData, v *variant, mins []int32, n *nodeData) 
 	return true
 }
 
+// admitFixed is the part of admitClaim that needs no allocation: the
+// constraints on keys the claim has already fixed (its hostname, a pinned
+// zone). It lets the solver skip most claims cheaply.
+func (t *topology) admitFixed(p *podData, v *variant, mins []int32, c *claim) bool {
+	for i, con := range v.constraints {
+		if d, fixed := c.domain(con.counter.key); fixed && !con.allows(d, mins[i]) {
+			return false
+		}
+	}
+	for _, inv := range p.inverse {
+		if d, fixed := c.domain(inv.key); fixed && inv.counts[d] > 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // admitClaim checks a pod's topology on a planned claim with requirements
 // reqs. Keys the claim has not fixed yet (a zone among several) come back
 // as pins: the domains the pod may use, best first; the claim must be

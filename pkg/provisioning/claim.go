@@ -22,6 +22,9 @@ type claim struct {
 	// committed is charged to the NodePool's limits: the largest capacity
 	// any option could launch.
 	committed scheduling.Resources
+	// slack is what the cheapest option has left: a pod within it adds
+	// nothing to the claim's price.
+	slack     scheduling.Resources
 	pods      []*podData
 	hostPorts []scheduling.HostPort
 	// reservation is the reservation the claim is booked into, if any.
@@ -44,7 +47,13 @@ type filterResult struct {
 // offerings reqs allow; reservation restricts offerings to one
 // reservation. slots says how many free slots a reservation has left.
 func filter(its []*itData, reqs scheduling.Requirements, requests scheduling.Resources, reservation string, slots map[string]int) filterResult {
-	var out []*itData
+	return filterInto(nil, its, reqs, requests, reservation, slots)
+}
+
+// filterInto is filter appending to buf[:0], so a caller that usually
+// rejects the result can reuse one buffer and copy only what it keeps.
+func filterInto(buf, its []*itData, reqs scheduling.Requirements, requests scheduling.Resources, reservation string, slots map[string]int) filterResult {
+	out := buf[:0]
 	reason := ReasonIncompatibleRequirements
 	for _, it := range its {
 		if it.it.Requirements.Intersects(reqs) != nil {
@@ -63,7 +72,7 @@ func filter(its []*itData, reqs scheduling.Requirements, requests scheduling.Res
 	if len(out) > 0 {
 		return filterResult{options: out}
 	}
-	return filterResult{reason: reason}
+	return filterResult{options: out, reason: reason}
 }
 
 func maxReason(a, b Reason) Reason {
@@ -99,6 +108,16 @@ func offeringAvailable(o *cloudprovider.Offering, booked string, slots map[strin
 		return slots[o.ReservationID] > 0
 	}
 	return o.IsAvailable()
+}
+
+func slackOf(c *claim) scheduling.Resources {
+	cheapest := c.options[0]
+	for _, it := range c.options[1:] {
+		if it.price < cheapest.price {
+			cheapest = it
+		}
+	}
+	return cheapest.alloc.Sub(c.requests)
 }
 
 // capacityStats are the componentwise maxima over options.

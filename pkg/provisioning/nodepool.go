@@ -18,6 +18,8 @@ type itData struct {
 	it       *cloudprovider.InstanceType
 	alloc    scheduling.Resources
 	capacity scheduling.Resources
+	// price is the cheapest available offering's, +Inf if none.
+	price float64
 }
 
 // poolData is a NodePool prepared for the solve.
@@ -56,20 +58,23 @@ func newPoolData(np *v1.NodePool, its []*cloudprovider.InstanceType, daemons []*
 		}
 	}
 	for _, it := range its {
-		p.its = append(p.its, &itData{it: it, alloc: scheduling.NewResources(it.Allocatable()), capacity: scheduling.NewResources(it.Capacity)})
+		p.its = append(p.its, &itData{it: it, alloc: scheduling.NewResources(it.Allocatable()), capacity: scheduling.NewResources(it.Capacity), price: cheapestAvailable(it)})
 	}
 	slices.SortStableFunc(p.its, func(a, b *itData) int {
-		return cmp.Or(cmp.Compare(cheapestAvailable(a.it), cheapestAvailable(b.it)), cmp.Compare(a.it.Name, b.it.Name))
+		return cmp.Or(cmp.Compare(a.price, b.price), cmp.Compare(a.it.Name, b.it.Name))
 	})
 	p.limit, p.limitNodes, p.limited = limitsOf(np.Spec.Limits)
 	return p
 }
 
 func cheapestAvailable(it *cloudprovider.InstanceType) float64 {
-	if o := it.Offerings.Available().Cheapest(); o != nil {
-		return o.Price
+	best := math.Inf(1)
+	for _, o := range it.Offerings {
+		if o.IsAvailable() && o.Price < best {
+			best = o.Price
+		}
 	}
-	return math.Inf(1)
+	return best
 }
 
 // runsDaemon reports whether a daemonset's pod would run on this

@@ -181,10 +181,9 @@ func variants(pod *corev1.Pod, volumeReqs scheduling.Requirements, hard, soft []
 }
 
 // byResourcesDescending is first-fit-decreasing order: larger pods first,
-// so small ones fill the gaps; ties keep the input order.
+// so small ones fill the gaps; ties keep the input order. Size is cores
+// plus GiB/2 (instance types' usual memory per core), so CPU-heavy and
+// memory-heavy pods interleave and nodes stay balanced.
 func byResourcesDescending(a, b *podData) int {
-	if c := cmp.Compare(b.requests.CPU, a.requests.CPU); c != 0 {
-		return c
-	}
-	return cmp.Compare(b.requests.Memory, a.requests.Memory)
+	return cmp.Compare(leftover(b.requests, scheduling.Resources{}), leftover(a.requests, scheduling.Resources{}))
 }

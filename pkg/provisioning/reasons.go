@@ -23,8 +23,6 @@ const (
 	// IncompatibleRequirements: the pod's node selector or affinity
 	// contradicts every NodePool's requirements.
 	ReasonIncompatibleRequirements Reason = "IncompatibleRequirements"
-	// HostPortConflict: the pod's host ports are taken where it could go.
-	ReasonHostPortConflict Reason = "HostPortConflict"
 	// NoInstanceTypeFits: no instance type the pod's requirements allow
 	// has room for it (with the node's daemonsets).
 	ReasonNoInstanceTypeFits Reason = "NoInstanceTypeFits"
@@ -53,7 +51,7 @@ func (r Reason) specificity() int {
 		return 1
 	case ReasonIncompatibleRequirements:
 		return 2
-	case ReasonHostPortConflict, ReasonTopologyUnsatisfiable:
+	case ReasonTopologyUnsatisfiable:
 		return 3
 	case ReasonNoInstanceTypeFits:
 		return 4

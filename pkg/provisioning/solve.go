@@ -1,6 +1,7 @@
 package provisioning
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -22,6 +23,10 @@ type solver struct {
 	wellKnown sets.Set[string]
 	topo      *topology
 	result    Result
+	// candidates and scratch are reused across placements to avoid
+	// allocating.
+	candidates []candidate
+	scratch    []*itData
 }
 
 // Solve places the input's pods: on existing nodes first, then in-flight
@@ -146,13 +151,42 @@ func (s *solver) placeOnNode(p *podData, v *variant, mins []int32) bool {
 	return false
 }
 
+// placeOnClaim first fills slack: a claim whose cheapest option already
+// has room for the pod takes it at no extra cost. Only then does a claim
+// grow into a larger instance type (first fit).
 func (s *solver) placeOnClaim(p *podData, v *variant, mins []int32) bool {
+	// Best fit on slack: the claim the pod leaves least room in, so larger
+	// gaps stay open for larger pods.
+	s.candidates = s.candidates[:0]
 	for _, c := range s.claims {
-		if s.addToClaim(c, p, v, mins) {
+		if p.requests.Fits(c.slack) && s.topo.admitFixed(p, v, mins, c) {
+			s.candidates = append(s.candidates, candidate{c, leftover(c.slack, p.requests)})
+		}
+	}
+	slices.SortStableFunc(s.candidates, func(a, b candidate) int { return cmp.Compare(a.score, b.score) })
+	for _, cand := range s.candidates {
+		if s.addToClaim(cand.claim, p, v, mins) {
+			return true
+		}
+	}
+	for _, c := range s.claims {
+		if !p.requests.Fits(c.slack) && s.topo.admitFixed(p, v, mins, c) && s.addToClaim(c, p, v, mins) {
 			return true
 		}
 	}
 	return false
+}
+
+// candidate is a claim with room for a pod, scored by what room it leaves.
+type candidate struct {
+	claim *claim
+	score float64
+}
+
+// leftover weighs the room a pod leaves in a claim's slack, in cores
+// (a GiB of memory weighs half a core, the usual ratio of instance types).
+func leftover(slack, requests scheduling.Resources) float64 {
+	return float64(slack.CPU-requests.CPU)/1000 + float64(slack.Memory-requests.Memory)/(2<<30)
 }
 
 // addToClaim adds the pod to a planned claim if the claim can still be
@@ -174,7 +208,8 @@ func (s *solver) addToClaim(c *claim, p *podData, v *variant, mins []int32) bool
 		return false
 	}
 	merged := c.reqs.Intersection(v.reqs)
-	f := filter(c.options, merged, requests, c.reservation, s.slots)
+	f := filterInto(s.scratch, c.options, merged, requests, c.reservation, s.slots)
+	s.scratch = f.options
 	if len(f.options) == 0 {
 		return false
 	}
@@ -182,10 +217,11 @@ func (s *solver) addToClaim(c *claim, p *podData, v *variant, mins []int32) bool
 	if !ok || !minValuesMet(merged, options) {
 		return false
 	}
-	f.options = options
+	f.options = slices.Clone(options)
 	c.pool.release(c.committed, 0)
 	c.reqs, c.requests, c.options = merged, requests, f.options
 	c.maxAlloc, c.committed = capacityStats(f.options)
+	c.slack = slackOf(c)
 	c.pool.consume(c.committed, 0)
 	c.pods = append(c.pods, p)
 	c.hostPorts = append(c.hostPorts, p.hostPorts...)
@@ -245,6 +281,7 @@ func (s *solver) claimFor(pool *poolData, p *podData, v *variant, mins []int32) 
 		return nil, ReasonReservationExhausted, "every capacity reservation the pod may use is full and the NodePool allows no other capacity type"
 	}
 	c.maxAlloc, c.committed = capacityStats(c.options)
+	c.slack = slackOf(c)
 	pool.consume(c.committed, 1)
 	return c, "", ""
 }

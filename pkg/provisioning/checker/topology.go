@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -282,14 +283,14 @@ func checkSpread(in provisioning.Input, all []placed) []error {
 	for i, p := range in.Pods {
 		order[p] = i
 	}
+	// The solver's order: cores plus GiB/2, largest first.
+	size := func(p *corev1.Pod) float64 {
+		r := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{})
+		return float64(r.Cpu().MilliValue())/1000 + float64(r.Memory().Value())/(2<<30)
+	}
 	slices.SortStableFunc(fresh, func(a, b placed) int {
-		ra := resourcehelper.PodRequests(a.pod, resourcehelper.PodResourcesOptions{})
-		rb := resourcehelper.PodRequests(b.pod, resourcehelper.PodResourcesOptions{})
-		if c := rb.Cpu().Cmp(*ra.Cpu()); c != 0 {
-			return c
-		}
-		if c := rb.Memory().Cmp(*ra.Memory()); c != 0 {
-			return c
+		if sa, sb := size(a.pod), size(b.pod); sa != sb {
+			return cmp.Compare(sb, sa)
 		}
 		return order[a.pod] - order[b.pod]
 	})
