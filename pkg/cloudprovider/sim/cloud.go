@@ -1,0 +1,163 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/clock"
+
+	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider/catalog"
+)
+
+// Name is the simulated cloud's provider name.
+const Name = "sim"
+
+// NodeClasses looks up SimNodeClasses: the controller reads them from the
+// API server, `capstan simulate` from its manifests.
+type NodeClasses interface {
+	SimNodeClass(ctx context.Context, name string) (*simv1alpha1.SimNodeClass, error)
+}
+
+// Options configure a simulated cloud.
+type Options struct {
+	Profile *simv1alpha1.CloudProfile
+	Catalog []catalog.InstanceType
+	Clock   clock.Clock
+	// StatePath is the inventory file; empty keeps the inventory in memory.
+	StatePath   string
+	NodeClasses NodeClasses
+	// Kubelet registers the Nodes of launched instances.
+	Kubelet Kubelet
+	// Unavailable is the provisioner's unavailable-offerings cache, applied
+	// to the offerings GetInstanceTypes returns.
+	Unavailable *cloudprovider.UnavailableOfferings
+}
+
+// Cloud is the simulated cloud. It is safe for concurrent use.
+type Cloud struct {
+	opts    Options
+	catalog map[string]catalog.InstanceType
+	mu      sync.Mutex
+	state   *State
+}
+
+// New starts a simulated cloud, resuming the inventory in the state file
+// when it exists.
+func New(opts Options) (*Cloud, error) {
+	if opts.Profile == nil || opts.Clock == nil || opts.NodeClasses == nil {
+		return nil, errors.New("sim cloud needs a profile, a clock and node classes")
+	}
+	if opts.Kubelet == nil {
+		opts.Kubelet = NewMemoryKubelet()
+	}
+	c := &Cloud{opts: opts, catalog: map[string]catalog.InstanceType{}}
+	for _, it := range opts.Catalog {
+		c.catalog[it.Name] = it
+	}
+	s, ok, err := load(opts.StatePath)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		s = c.freshState(opts.Clock.Now())
+		if err := s.save(opts.StatePath); err != nil {
+			return nil, err
+		}
+	}
+	c.state = s
+	return c, nil
+}
+
+func (c *Cloud) freshState(now time.Time) *State {
+	s := &State{Start: now, Instances: map[string]*Instance{}, Reservations: map[string]*Reservation{}, Pools: map[string]int{}, SpotPrices: map[string]float64{}}
+	spec := c.opts.Profile.Spec
+	for _, p := range spec.Capacity {
+		s.Pools[poolKey(p.InstanceType, p.Zone, p.CapacityType)] = p.Count
+	}
+	for _, r := range spec.Reservations {
+		res := &Reservation{ID: r.ID, InstanceType: r.InstanceType, Zone: r.Zone, Type: r.Type, OwnerID: r.OwnerID, Tags: r.Tags, Total: r.Count}
+		if r.StartTime != nil {
+			res.Start = now.Add(r.StartTime.Duration)
+		}
+		if r.EndTime != nil {
+			res.End = now.Add(r.EndTime.Duration)
+		}
+		s.Reservations[r.ID] = res
+	}
+	for _, sp := range spec.SpotPrices {
+		var price float64
+		if _, err := fmt.Sscanf(sp.Price, "%g", &price); err != nil {
+			continue
+		}
+		for _, z := range c.zonesFor(sp.Zone) {
+			s.SpotPrices[sp.InstanceType+"/"+z] = price
+		}
+	}
+	return s
+}
+
+func (c *Cloud) zonesFor(zone string) []string {
+	if zone == "*" {
+		return c.opts.Profile.Spec.Zones
+	}
+	return []string{zone}
+}
+
+// Name implements CloudProvider.
+func (c *Cloud) Name() string { return Name }
+
+// GetSupportedNodeClasses implements CloudProvider.
+func (c *Cloud) GetSupportedNodeClasses() []schema.GroupVersionKind {
+	return []schema.GroupVersionKind{simv1alpha1.SchemeGroupVersion.WithKind("SimNodeClass")}
+}
+
+// RepairPolicies implements CloudProvider: a node NotReady or unknown for
+// 30 minutes is replaced.
+func (c *Cloud) RepairPolicies() []cloudprovider.RepairPolicy {
+	return []cloudprovider.RepairPolicy{
+		{ConditionType: corev1.NodeReady, ConditionStatus: corev1.ConditionFalse, TolerationDuration: 30 * time.Minute},
+		{ConditionType: corev1.NodeReady, ConditionStatus: corev1.ConditionUnknown, TolerationDuration: 30 * time.Minute},
+	}
+}
+
+// Snapshot returns a copy of the inventory, for tests and `simulate`.
+func (c *Cloud) Snapshot() State {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.advanceLocked(context.Background())
+	out := *c.state
+	out.Instances = map[string]*Instance{}
+	for id, i := range c.state.Instances {
+		cp := *i
+		out.Instances[id] = &cp
+	}
+	out.Reservations = map[string]*Reservation{}
+	for id, r := range c.state.Reservations {
+		cp := *r
+		out.Reservations[id] = &cp
+	}
+	return out
+}
+
+func (c *Cloud) reservationsLocked() []Reservation {
+	out := make([]Reservation, 0, len(c.state.Reservations))
+	for _, r := range c.state.Reservations {
+		out = append(out, *r)
+	}
+	return out
+}
+
+func (c *Cloud) nodeClass(ctx context.Context, name string) (*simv1alpha1.SimNodeClass, error) {
+	nc, err := c.opts.NodeClasses.SimNodeClass(ctx, name)
+	if err != nil {
+		return nil, cloudprovider.NewNodeClassNotReadyError(name, err)
+	}
+	return nc, nil
+}

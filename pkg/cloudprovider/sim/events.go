@@ -1,0 +1,208 @@
+package sim
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strconv"
+	"time"
+
+	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+)
+
+// Notice lengths by style (seed 000): AWS warns two minutes before it
+// reclaims a spot instance, GCP and Azure thirty seconds. GCP preemptible
+// VMs also end after 24 hours; the notice comes as for an interruption.
+const (
+	AWSSpotNotice          = 2 * time.Minute
+	ShortSpotNotice        = 30 * time.Second
+	PreemptibleMaxLifetime = 24 * time.Hour
+	// ScheduledChangeNotice is how far ahead maintenance is announced.
+	ScheduledChangeNotice = 10 * time.Minute
+)
+
+// advanceLocked applies the profile's events that are due and ends the
+// instances whose notice deadline has passed. Time moves only through the
+// clock, so every public method calls it first; nothing runs in the
+// background.
+func (c *Cloud) advanceLocked(ctx context.Context) {
+	now := c.opts.Clock.Now()
+	events := c.opts.Profile.Spec.Events
+	changed := false
+	for c.state.Events < len(events) {
+		e := events[c.state.Events]
+		at := c.state.Start.Add(e.At.Duration)
+		if at.After(now) {
+			break
+		}
+		c.applyLocked(e, at)
+		c.state.Events++
+		changed = true
+	}
+	for _, id := range slices.Sorted(maps.Keys(c.state.Instances)) {
+		inst := c.state.Instances[id]
+		if inst.State != InstanceRunning {
+			continue
+		}
+		for _, n := range inst.Notices {
+			if n.Ends == "" || n.Deadline.After(now) {
+				continue
+			}
+			changed = true
+			if n.Ends == InstanceStopped {
+				inst.State = InstanceStopped
+				c.opts.Kubelet.Stop(ctx, NodeName(inst))
+			} else {
+				c.terminateLocked(ctx, inst)
+			}
+			break
+		}
+	}
+	if changed {
+		_ = c.state.save(c.opts.StatePath)
+	}
+}
+
+// spotNotice is the style's spot warning length and what the deadline does.
+func (c *Cloud) spotNotice(inst *Instance) (time.Duration, InstanceState, cloudprovider.InterruptionKind) {
+	switch c.opts.Profile.Spec.Style {
+	case simv1alpha1.CloudStyleAzure:
+		ends := InstanceStopped
+		if nc, err := c.opts.NodeClasses.SimNodeClass(context.Background(), inst.NodeClass); err == nil && nc.Spec.EvictionPolicy == simv1alpha1.EvictionPolicyDelete {
+			ends = InstanceTerminated
+		}
+		return ShortSpotNotice, ends, cloudprovider.AzureEviction
+	case simv1alpha1.CloudStyleGCP:
+		return ShortSpotNotice, InstanceTerminated, cloudprovider.SpotInterruption
+	}
+	return AWSSpotNotice, InstanceTerminated, cloudprovider.SpotInterruption
+}
+
+func (c *Cloud) applyLocked(e simv1alpha1.CloudEvent, at time.Time) {
+	matches := func(inst *Instance) bool {
+		if inst.State != InstanceRunning {
+			return false
+		}
+		if e.InstanceID != "" {
+			return inst.ID == e.InstanceID
+		}
+		return (e.InstanceType == "" || inst.InstanceType == e.InstanceType) && (e.Zone == "" || e.Zone == "*" || inst.Zone == e.Zone)
+	}
+	notify := func(spotOnly bool, notice func(*Instance) Notice) {
+		for _, inst := range c.state.Instances {
+			if matches(inst) && (!spotOnly || inst.CapacityType == v1.CapacityTypeSpot) {
+				inst.Notices = append(inst.Notices, notice(inst))
+			}
+		}
+	}
+	switch e.Type {
+	case simv1alpha1.EventSpotInterruption:
+		notify(true, func(inst *Instance) Notice {
+			d, ends, kind := c.spotNotice(inst)
+			return Notice{Kind: string(kind), Deadline: at.Add(d), Message: "spot capacity reclaimed", Ends: ends}
+		})
+	case simv1alpha1.EventRebalanceRecommendation:
+		notify(true, func(*Instance) Notice {
+			return Notice{Kind: string(cloudprovider.RebalanceRecommendation), Message: "elevated risk of spot interruption"}
+		})
+	case simv1alpha1.EventScheduledChange:
+		notify(false, func(*Instance) Notice {
+			return Notice{Kind: string(cloudprovider.ScheduledChange), Deadline: at.Add(ScheduledChangeNotice), Message: "scheduled maintenance", Ends: InstanceTerminated}
+		})
+	case simv1alpha1.EventInstanceStopping:
+		notify(false, func(*Instance) Notice {
+			return Notice{Kind: string(cloudprovider.InstanceStopping), Deadline: at, Message: "instance stopping", Ends: InstanceStopped}
+		})
+	case simv1alpha1.EventInstanceTerminating:
+		notify(false, func(*Instance) Notice {
+			return Notice{Kind: string(cloudprovider.InstanceTerminating), Deadline: at, Message: "instance terminating", Ends: InstanceTerminated}
+		})
+	case simv1alpha1.EventCapacityChange:
+		if e.Count != nil {
+			for _, z := range c.zonesFor(e.Zone) {
+				c.state.Pools[poolKey(e.InstanceType, z, e.CapacityType)] = *e.Count
+			}
+		}
+	case simv1alpha1.EventSpotPriceChange:
+		c.applySpotPriceLocked(e, at)
+	case simv1alpha1.EventReservationExpired:
+		if r := c.state.Reservations[e.ReservationID]; r != nil {
+			r.End = at
+		}
+	case simv1alpha1.EventReservationConsumedExternally:
+		if r := c.state.Reservations[e.ReservationID]; r != nil && e.Count != nil {
+			r.External = min(r.Total, r.External+*e.Count)
+		}
+	}
+}
+
+// applySpotPriceLocked moves a spot price; running spot instances whose
+// NodeClass caps spot below the new price are interrupted (decision 4).
+func (c *Cloud) applySpotPriceLocked(e simv1alpha1.CloudEvent, at time.Time) {
+	price, err := strconv.ParseFloat(e.Price, 64)
+	if err != nil || c.opts.Profile.Spec.Style == simv1alpha1.CloudStyleGCP {
+		return
+	}
+	for _, z := range c.zonesFor(e.Zone) {
+		c.state.SpotPrices[e.InstanceType+"/"+z] = price
+	}
+	for _, inst := range c.state.Instances {
+		if inst.State != InstanceRunning || inst.CapacityType != v1.CapacityTypeSpot || inst.InstanceType != e.InstanceType {
+			continue
+		}
+		if e.Zone != "*" && e.Zone != "" && inst.Zone != e.Zone {
+			continue
+		}
+		ct, ok := c.catalog[inst.InstanceType]
+		nc, err := c.opts.NodeClasses.SimNodeClass(context.Background(), inst.NodeClass)
+		if !ok || err != nil {
+			continue
+		}
+		od, _ := ct.OnDemandPrice(c.opts.Profile.Spec.Region)
+		if price > c.maxSpotPrice(nc, od) {
+			d, ends, _ := c.spotNotice(inst)
+			inst.Notices = append(inst.Notices, Notice{Kind: string(cloudprovider.SpotPriceAboveMax), Deadline: at.Add(d), Message: "spot price rose above the max price", Ends: ends})
+		}
+	}
+}
+
+// Interruptions implements cloudprovider.InterruptionSource: every
+// outstanding notice, repeated until its instance is gone. A GCP
+// preemptible instance's 24-hour limit is reported from 30 seconds before
+// it, like any preemption.
+func (c *Cloud) Interruptions(ctx context.Context) ([]cloudprovider.InterruptionNotice, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.advanceLocked(ctx)
+	now := c.opts.Clock.Now()
+	var out []cloudprovider.InterruptionNotice
+	for _, id := range slices.Sorted(maps.Keys(c.state.Instances)) {
+		inst := c.state.Instances[id]
+		if inst.State != InstanceRunning {
+			continue
+		}
+		for _, n := range inst.Notices {
+			if n.Kind == string(cloudprovider.PreemptibleMaxLifetime) && now.Before(n.Deadline.Add(-ShortSpotNotice)) {
+				continue
+			}
+			out = append(out, cloudprovider.InterruptionNotice{
+				Kind: cloudprovider.InterruptionKind(n.Kind), ProviderID: inst.ProviderID(),
+				InstanceType: inst.InstanceType, Zone: inst.Zone, Deadline: n.Deadline, Message: n.Message,
+			})
+		}
+	}
+	return out, nil
+}
+
+// ScaleEvents are the profile's Scale events, for `capstan simulate`.
+func (c *Cloud) ScaleEvents() []simv1alpha1.CloudEvent {
+	var out []simv1alpha1.CloudEvent
+	for _, e := range c.opts.Profile.Spec.Events {
+		if e.Type == simv1alpha1.EventScale {
+			out = append(out, e)
+		}
+	}
+	return out
+}

@@ -1,0 +1,84 @@
+package sim_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
+)
+
+func TestInterruptionStyles(t *testing.T) {
+	for _, tc := range []struct {
+		style    simv1alpha1.CloudStyle
+		policy   simv1alpha1.EvictionPolicy
+		kind     cloudprovider.InterruptionKind
+		notice   time.Duration
+		endState sim.InstanceState
+	}{
+		{simv1alpha1.CloudStyleAWS, "", cloudprovider.SpotInterruption, 2 * time.Minute, sim.InstanceTerminated},
+		{simv1alpha1.CloudStyleGCP, "", cloudprovider.SpotInterruption, 30 * time.Second, sim.InstanceTerminated},
+		{simv1alpha1.CloudStyleAzure, simv1alpha1.EvictionPolicyDeallocate, cloudprovider.AzureEviction, 30 * time.Second, sim.InstanceStopped},
+		{simv1alpha1.CloudStyleAzure, simv1alpha1.EvictionPolicyDelete, cloudprovider.AzureEviction, 30 * time.Second, sim.InstanceTerminated},
+	} {
+		t.Run(string(tc.style)+string(tc.policy), func(t *testing.T) {
+			f := newFixture(t, profile(tc.style, func(s *simv1alpha1.CloudProfileSpec) {
+				s.Events = []simv1alpha1.CloudEvent{{At: metav1.Duration{Duration: 10 * time.Minute}, Type: simv1alpha1.EventSpotInterruption, InstanceType: "c5.xlarge", Zone: "us-west-2a"}}
+			}))
+			f.classes["default"].Spec.EvictionPolicy = tc.policy
+			ctx := context.Background()
+			nc, err := f.cloud.Create(ctx, claim("nc", in(v1.LabelInstanceType, "c5.xlarge"), in(v1.LabelZone, "us-west-2a"), in(v1.CapacityTypeLabelKey, v1.CapacityTypeSpot)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.clock.Step(10 * time.Minute)
+			notices, _ := f.cloud.Interruptions(ctx)
+			if len(notices) != 1 || notices[0].Kind != tc.kind || notices[0].ProviderID != nc.Status.ProviderID || notices[0].Deadline.Sub(f.clock.Now()) != tc.notice {
+				t.Fatalf("notices %+v", notices)
+			}
+			f.clock.Step(tc.notice)
+			s := f.cloud.Snapshot()
+			for _, inst := range s.Instances {
+				if inst.State != tc.endState {
+					t.Errorf("instance %s after the deadline, want %s", inst.State, tc.endState)
+				}
+			}
+			if notices, _ := f.cloud.Interruptions(ctx); len(notices) != 0 {
+				t.Errorf("notices outlive the instance: %+v", notices)
+			}
+		})
+	}
+}
+
+func TestGCPPreemptibleLimitAndSpotPriceAboveMax(t *testing.T) {
+	f := newFixture(t, profile(simv1alpha1.CloudStyleGCP))
+	ctx := context.Background()
+	if _, err := f.cloud.Create(ctx, claim("nc", in(v1.LabelInstanceType, "c5.xlarge"), in(v1.CapacityTypeLabelKey, v1.CapacityTypeSpot))); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := f.cloud.Interruptions(ctx); len(n) != 0 {
+		t.Errorf("notice too early: %+v", n)
+	}
+	f.clock.Step(24*time.Hour - 30*time.Second)
+	n, _ := f.cloud.Interruptions(ctx)
+	if len(n) != 1 || n[0].Kind != cloudprovider.PreemptibleMaxLifetime {
+		t.Errorf("want the 24h-limit notice 30s ahead, got %+v", n)
+	}
+
+	a := newFixture(t, profile(simv1alpha1.CloudStyleAWS, func(s *simv1alpha1.CloudProfileSpec) {
+		s.Events = []simv1alpha1.CloudEvent{{At: metav1.Duration{Duration: time.Minute}, Type: simv1alpha1.EventSpotPriceChange, InstanceType: "c5.xlarge", Zone: "*", Price: "9.99"}}
+	}))
+	if _, err := a.cloud.Create(ctx, claim("nc", in(v1.LabelInstanceType, "c5.xlarge"), in(v1.CapacityTypeLabelKey, v1.CapacityTypeSpot))); err != nil {
+		t.Fatal(err)
+	}
+	a.clock.Step(time.Minute)
+	n, _ = a.cloud.Interruptions(ctx)
+	if len(n) != 1 || n[0].Kind != cloudprovider.SpotPriceAboveMax {
+		t.Errorf("want a price interruption, got %+v", n)
+	}
+}

@@ -1,0 +1,163 @@
+package sim
+
+import (
+	"context"
+	"math"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider/catalog"
+	"github.com/capstan-dev/capstan/pkg/scheduling"
+)
+
+// ReservedPriceDivisor makes a reservation cost on-demand / 10^7: any
+// reservation beats any other offering, and larger reservations still
+// cost more than smaller ones (decision 15).
+const ReservedPriceDivisor = 1e7
+
+// GetInstanceTypes implements CloudProvider: every catalog type, with
+// on-demand and spot offerings in each zone (finite pools are not
+// advertised: the cloud finds out at launch, as real clouds do) and one
+// reserved offering per reservation the NodeClass selects.
+func (c *Cloud) GetInstanceTypes(ctx context.Context, np *v1.NodePool) ([]*cloudprovider.InstanceType, error) {
+	ref := np.Spec.Template.Spec.NodeClassRef
+	if ref == nil {
+		return nil, cloudprovider.NewNodeClassNotReadyError("", nil)
+	}
+	nc, err := c.nodeClass(ctx, ref.Name)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.advanceLocked(ctx)
+	its := c.instanceTypesLocked(nc, c.opts.Clock.Now())
+	c.mu.Unlock()
+	if c.opts.Unavailable != nil {
+		its = c.opts.Unavailable.Apply(its)
+	}
+	return its, nil
+}
+
+func (c *Cloud) instanceTypesLocked(nc *simv1alpha1.SimNodeClass, now time.Time) []*cloudprovider.InstanceType {
+	status := ResolveNodeClass(nc.Spec, c.reservationsLocked(), now)
+	reserved := map[string][]simv1alpha1.CapacityReservation{}
+	for _, r := range status.CapacityReservations {
+		reserved[r.InstanceType] = append(reserved[r.InstanceType], r)
+	}
+	out := make([]*cloudprovider.InstanceType, 0, len(c.opts.Catalog))
+	for _, ct := range c.opts.Catalog {
+		od, ok := ct.OnDemandPrice(c.opts.Profile.Spec.Region)
+		if !ok {
+			continue
+		}
+		it := c.instanceType(ct)
+		capacityTypes := []string{v1.CapacityTypeSpot, v1.CapacityTypeOnDemand}
+		for _, z := range c.opts.Profile.Spec.Zones {
+			it.Offerings = append(it.Offerings,
+				&cloudprovider.Offering{Zone: z, CapacityType: v1.CapacityTypeOnDemand, Price: od, Available: cloudprovider.Unlimited},
+				&cloudprovider.Offering{Zone: z, CapacityType: v1.CapacityTypeSpot, Price: c.spotPriceLocked(ct, z), Available: cloudprovider.Unlimited},
+			)
+		}
+		for _, r := range reserved[ct.Name] {
+			it.Offerings = append(it.Offerings, &cloudprovider.Offering{Zone: r.Zone, CapacityType: v1.CapacityTypeReserved, ReservationID: r.ID, Price: od / ReservedPriceDivisor, Available: r.AvailableInstanceCount})
+		}
+		if len(reserved[ct.Name]) > 0 {
+			capacityTypes = append(capacityTypes, v1.CapacityTypeReserved)
+		}
+		it.Requirements.Add(
+			scheduling.NewRequirement(v1.LabelZone, corev1.NodeSelectorOpIn, c.opts.Profile.Spec.Zones...),
+			scheduling.NewRequirement(v1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, capacityTypes...),
+		)
+		out = append(out, it)
+	}
+	return out
+}
+
+// instanceType converts a catalog entry: its labels as requirements, its
+// resources and the node's overhead.
+func (c *Cloud) instanceType(ct catalog.InstanceType) *cloudprovider.InstanceType {
+	reqs := scheduling.Requirements{}
+	for k, v := range ct.Labels() {
+		reqs.Add(scheduling.NewRequirement(k, corev1.NodeSelectorOpIn, v))
+	}
+	reqs.Add(scheduling.NewRequirement(v1.LabelRegion, corev1.NodeSelectorOpIn, c.opts.Profile.Spec.Region))
+	return &cloudprovider.InstanceType{
+		Name:         ct.Name,
+		Requirements: reqs,
+		Capacity:     capacity(ct),
+		Overhead:     overhead(ct),
+	}
+}
+
+func capacity(ct catalog.InstanceType) corev1.ResourceList {
+	rl := corev1.ResourceList{
+		corev1.ResourceCPU:              *resource.NewQuantity(int64(ct.VCPU), resource.DecimalSI),
+		corev1.ResourceMemory:           *resource.NewQuantity(ct.MemoryMiB<<20, resource.BinarySI),
+		corev1.ResourcePods:             *resource.NewQuantity(int64(ct.MaxPods), resource.DecimalSI),
+		corev1.ResourceEphemeralStorage: resource.MustParse("20Gi"),
+	}
+	if ct.GPUCount > 0 {
+		rl["nvidia.com/gpu"] = *resource.NewQuantity(int64(ct.GPUCount), resource.DecimalSI)
+	}
+	return rl
+}
+
+// overhead follows the common managed-Kubernetes formula: CPU reserved at
+// 6% of the first core, 1% of the second, 0.5% of the next two and 0.25%
+// beyond; memory 11 MiB per pod plus 255 MiB; eviction at 100 MiB free.
+func overhead(ct catalog.InstanceType) cloudprovider.Overhead {
+	milli := 0.0
+	for core := 1; core <= ct.VCPU; core++ {
+		switch {
+		case core == 1:
+			milli += 60
+		case core == 2:
+			milli += 10
+		case core <= 4:
+			milli += 5
+		default:
+			milli += 2.5
+		}
+	}
+	return cloudprovider.Overhead{
+		KubeReserved: corev1.ResourceList{
+			corev1.ResourceCPU:              *resource.NewMilliQuantity(int64(math.Ceil(milli)), resource.DecimalSI),
+			corev1.ResourceMemory:           *resource.NewQuantity(int64(11*ct.MaxPods+255)<<20, resource.BinarySI),
+			corev1.ResourceEphemeralStorage: resource.MustParse("1Gi"),
+		},
+		EvictionThreshold: corev1.ResourceList{
+			corev1.ResourceMemory:           resource.MustParse("100Mi"),
+			corev1.ResourceEphemeralStorage: resource.MustParse("2Gi"),
+		},
+	}
+}
+
+// spotPriceLocked: a profile override (or a SpotPriceChange event), else
+// the family's discount off on-demand.
+func (c *Cloud) spotPriceLocked(ct catalog.InstanceType, zone string) float64 {
+	if p, ok := c.state.SpotPrices[ct.Name+"/"+zone]; ok {
+		return p
+	}
+	p, _ := ct.SpotPrice(c.opts.Profile.Spec.Region)
+	return p
+}
+
+// maxSpotPrice is what a NodeClass pays at most for spot: its spotMaxPrice,
+// else the on-demand price (decision 4). The gcp style has fixed prices
+// and no max price.
+func (c *Cloud) maxSpotPrice(nc *simv1alpha1.SimNodeClass, onDemand float64) float64 {
+	if c.opts.Profile.Spec.Style == simv1alpha1.CloudStyleGCP || nc.Spec.SpotMaxPrice == nil {
+		return onDemand
+	}
+	p, err := strconv.ParseFloat(*nc.Spec.SpotMaxPrice, 64)
+	if err != nil {
+		return onDemand
+	}
+	return p
+}

@@ -1,0 +1,92 @@
+package sim_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/test"
+)
+
+func TestOfferingsAndPrices(t *testing.T) {
+	f := newFixture(t, profile(simv1alpha1.CloudStyleAWS))
+	its, err := f.cloud.GetInstanceTypes(context.Background(), test.NodePool())
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*cloudprovider.InstanceType{}
+	minOther := 1e9
+	for _, it := range its {
+		byName[it.Name] = it
+		for _, o := range it.Offerings {
+			if o.CapacityType != v1.CapacityTypeReserved {
+				minOther = min(minOther, o.Price)
+			}
+		}
+	}
+	var small, big float64
+	for name, p := range map[string]*float64{"m5.large": &small, "m5.2xlarge": &big} {
+		for _, o := range byName[name].Offerings {
+			if o.CapacityType == v1.CapacityTypeReserved {
+				*p = o.Price
+				if o.Available < 1 {
+					t.Errorf("%s reserved offering has %d free", name, o.Available)
+				}
+			}
+		}
+	}
+	if small == 0 || big == 0 || small >= minOther || big >= minOther || small >= big {
+		t.Errorf("reserved prices small %v big %v must be above 0, below every other offering (%v) and grow with size", small, big, minOther)
+	}
+	for _, o := range byName["c5.xlarge"].Offerings {
+		if o.CapacityType == v1.CapacityTypeReserved {
+			t.Errorf("c5.xlarge has a reserved offering without a reservation")
+		}
+	}
+	od, spot := 0.0, 0.0
+	for _, o := range byName["c5.xlarge"].Offerings {
+		if o.Zone == "us-west-2a" && o.CapacityType == v1.CapacityTypeOnDemand {
+			od = o.Price
+		}
+		if o.Zone == "us-west-2a" && o.CapacityType == v1.CapacityTypeSpot {
+			spot = o.Price
+		}
+	}
+	if !(spot > 0 && spot < od) {
+		t.Errorf("spot %v should be a discount off on-demand %v", spot, od)
+	}
+}
+
+func TestReservationExpiryAndExternalUse(t *testing.T) {
+	f := newFixture(t, profile(simv1alpha1.CloudStyleAWS, func(s *simv1alpha1.CloudProfileSpec) {
+		s.Events = []simv1alpha1.CloudEvent{{At: metav1.Duration{Duration: time.Minute}, Type: simv1alpha1.EventReservationConsumedExternally, ReservationID: "cr-big", Count: ptr.To(1)}}
+	}))
+	reserved := func() int {
+		its, _ := f.cloud.GetInstanceTypes(context.Background(), test.NodePool())
+		for _, it := range its {
+			for _, o := range it.Offerings {
+				if o.ReservationID == "cr-big" {
+					return o.Available
+				}
+			}
+		}
+		return -1
+	}
+	if got := reserved(); got != 2 {
+		t.Errorf("free slots %d, want 2", got)
+	}
+	f.clock.Step(time.Minute)
+	if got := reserved(); got != 1 {
+		t.Errorf("after another account took one: %d, want 1", got)
+	}
+	f.clock.Step(time.Hour)
+	if got := reserved(); got != -1 {
+		t.Errorf("after the end time the reservation is still offered (%d)", got)
+	}
+}

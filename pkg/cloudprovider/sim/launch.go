@@ -1,0 +1,363 @@
+package sim
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/scheduling"
+)
+
+// DriftReservationDeselected: the instance runs in a reservation its
+// NodeClass no longer selects.
+const DriftReservationDeselected cloudprovider.DriftReason = "CapacityReservationDeselected"
+
+// candidate is an offering a launch may try.
+type candidate struct {
+	it *cloudprovider.InstanceType
+	o  *cloudprovider.Offering
+	// onDemand is the type's on-demand price, the default spot cap.
+	onDemand float64
+}
+
+// Create implements CloudProvider. Within the first capacity type the
+// NodeClaim allows that has an offering, it tries offerings in order
+// (reserved and on-demand by price; spot price-capacity-optimized: by
+// price, larger pools first) and launches into the first with capacity;
+// when none has any it returns an InsufficientCapacityError naming every
+// offering tried with the cloud's error code. It never falls through to
+// the next capacity type: the provisioner marks the offerings and plans
+// again, which is how fallback stays visible and fast.
+func (c *Cloud) Create(ctx context.Context, nc *v1.NodeClaim) (*v1.NodeClaim, error) {
+	if nc.Spec.NodeClassRef == nil {
+		return nil, cloudprovider.NewNodeClassNotReadyError("", errors.New("nodeclaim has no nodeClassRef"))
+	}
+	nodeClass, err := c.nodeClass(ctx, nc.Spec.NodeClassRef.Name)
+	if err != nil {
+		return nil, err
+	}
+	reqs := scheduling.NewNodeSelectorRequirementsWithMinValues(nc.Spec.Requirements...)
+	requests := scheduling.NewResources(nc.Spec.Resources.Requests)
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.advanceLocked(ctx)
+	now := c.opts.Clock.Now()
+	its := c.instanceTypesLocked(nodeClass, now)
+	if c.opts.Unavailable != nil {
+		its = c.opts.Unavailable.Apply(its)
+	}
+	var fits []*cloudprovider.InstanceType
+	for _, it := range its {
+		if it.Requirements.Intersects(reqs) == nil && requests.Fits(scheduling.NewResources(it.Allocatable())) {
+			fits = append(fits, it)
+		}
+	}
+	capacityType := reqs.Get(v1.CapacityTypeLabelKey)
+	for _, ct := range []string{v1.CapacityTypeReserved, v1.CapacityTypeSpot, v1.CapacityTypeOnDemand} {
+		if !capacityType.Has(ct) {
+			continue
+		}
+		cands := candidates(fits, reqs, ct)
+		if len(cands) == 0 {
+			continue
+		}
+		return c.launchLocked(ctx, nc, nodeClass, cands, now)
+	}
+	// Nothing available: name the compatible offerings that are out (full
+	// reservations, offerings already marked) so the caller marks them.
+	ice := cloudprovider.NewInsufficientCapacityError(fmt.Errorf("no available offering satisfies nodeclaim %s", nc.Name))
+	for _, it := range fits {
+		for _, o := range it.Offerings {
+			if !o.CompatibleWith(reqs) || !capacityType.Has(o.CapacityType) {
+				continue
+			}
+			code := cloudprovider.CodeInsufficientInstanceCapacity
+			if o.ReservationID != "" {
+				code = cloudprovider.CodeReservationCapacityExceeded
+			}
+			ice.Add(o.Key(it.Name), string(code))
+		}
+	}
+	return nil, ice
+}
+
+// candidates are the available offerings of capacity type ct that reqs
+// allow, in the order a launch tries them. Spot dearer than the cheapest
+// compatible on-demand offering is left out.
+func candidates(its []*cloudprovider.InstanceType, reqs scheduling.Requirements, ct string) []candidate {
+	odMin := math.Inf(1)
+	var out []candidate
+	for _, it := range its {
+		od := math.Inf(1)
+		for _, o := range it.Offerings {
+			if o.CapacityType == v1.CapacityTypeOnDemand && o.Price < od {
+				od = o.Price
+			}
+			if o.CapacityType == v1.CapacityTypeOnDemand && o.IsAvailable() && o.CompatibleWith(withoutCapacityType(reqs)) {
+				odMin = min(odMin, o.Price)
+			}
+		}
+		for _, o := range it.Offerings {
+			if o.CapacityType == ct && o.IsAvailable() && o.CompatibleWith(reqs) {
+				out = append(out, candidate{it: it, o: o, onDemand: od})
+			}
+		}
+	}
+	if ct == v1.CapacityTypeSpot {
+		out = slices.DeleteFunc(out, func(c candidate) bool { return c.o.Price > odMin })
+	}
+	slices.SortStableFunc(out, func(a, b candidate) int {
+		return cmp.Or(cmp.Compare(a.o.Price, b.o.Price), cmp.Compare(a.it.Name, b.it.Name), cmp.Compare(a.o.Zone, b.o.Zone))
+	})
+	return out
+}
+
+func withoutCapacityType(reqs scheduling.Requirements) scheduling.Requirements {
+	if _, ok := reqs[v1.CapacityTypeLabelKey]; !ok {
+		return reqs
+	}
+	out := reqs.Clone()
+	delete(out, v1.CapacityTypeLabelKey)
+	delete(out, v1.LabelCapacityReservationID)
+	return out
+}
+
+func (c *Cloud) launchLocked(ctx context.Context, nc *v1.NodeClaim, nodeClass *simv1alpha1.SimNodeClass, cands []candidate, now time.Time) (*v1.NodeClaim, error) {
+	if cands[0].o.CapacityType == v1.CapacityTypeSpot {
+		// Price-capacity-optimized: among equal prices, the deepest pool.
+		slices.SortStableFunc(cands, func(a, b candidate) int {
+			if p := cmp.Compare(a.o.Price, b.o.Price); p != 0 {
+				return p
+			}
+			return cmp.Compare(c.poolDepthLocked(b), c.poolDepthLocked(a))
+		})
+	}
+	ice := cloudprovider.NewInsufficientCapacityError(nil)
+	for _, cand := range cands {
+		key := cand.o.Key(cand.it.Name)
+		switch {
+		case cand.o.CapacityType == v1.CapacityTypeSpot && cand.o.Price > c.maxSpotPrice(nodeClass, cand.onDemand):
+			ice.Add(key, string(cloudprovider.CodeSpotMaxPriceTooLow))
+			continue
+		case cand.o.ReservationID != "":
+			r := c.state.Reservations[cand.o.ReservationID]
+			if r == nil || r.Available() <= 0 || !r.Active(now) {
+				ice.Add(key, string(cloudprovider.CodeReservationCapacityExceeded))
+				continue
+			}
+		default:
+			if c.poolDepthLocked(cand) == 0 {
+				ice.Add(key, string(cloudprovider.CodeInsufficientInstanceCapacity))
+				continue
+			}
+		}
+		return c.runLocked(ctx, nc, nodeClass, cand, now)
+	}
+	ice.Err = fmt.Errorf("launching nodeclaim %s: no %s offering has capacity", nc.Name, cands[0].o.CapacityType)
+	return nil, ice
+}
+
+// poolDepthLocked is a pool's remaining count, MaxInt when unlimited.
+func (c *Cloud) poolDepthLocked(cand candidate) int {
+	if n, ok := c.state.Pools[poolKey(cand.it.Name, cand.o.Zone, cand.o.CapacityType)]; ok {
+		return n
+	}
+	return math.MaxInt
+}
+
+func (c *Cloud) runLocked(ctx context.Context, nc *v1.NodeClaim, nodeClass *simv1alpha1.SimNodeClass, cand candidate, now time.Time) (*v1.NodeClaim, error) {
+	key := poolKey(cand.it.Name, cand.o.Zone, cand.o.CapacityType)
+	if n, ok := c.state.Pools[key]; ok {
+		c.state.Pools[key] = n - 1
+	}
+	if cand.o.ReservationID != "" {
+		c.state.Reservations[cand.o.ReservationID].Used++
+	}
+	c.state.NextID++
+	inst := &Instance{
+		ID: fmt.Sprintf("i-%012x", c.state.NextID), InstanceType: cand.it.Name, Zone: cand.o.Zone,
+		CapacityType: cand.o.CapacityType, ReservationID: cand.o.ReservationID, Price: cand.o.Price,
+		NodeClaim: nc.Name, NodeClass: nodeClass.Name, LaunchTime: now, State: InstanceRunning,
+	}
+	inst.Labels = c.instanceLabels(cand, inst)
+	if c.opts.Profile.Spec.Style == simv1alpha1.CloudStyleGCP && inst.CapacityType == v1.CapacityTypeSpot {
+		// Preemptible VMs live at most 24 hours.
+		inst.Notices = append(inst.Notices, Notice{Kind: string(cloudprovider.PreemptibleMaxLifetime), Deadline: now.Add(PreemptibleMaxLifetime), Message: "preemptible instance reaches its 24h limit", Ends: InstanceTerminated})
+	}
+	c.state.Instances[inst.ID] = inst
+	// The inventory is durable before the caller hears of the instance: a
+	// crash from here on leaks an instance garbage collection can find.
+	if err := c.state.save(c.opts.StatePath); err != nil {
+		delete(c.state.Instances, inst.ID)
+		return nil, cloudprovider.NewCreateError("StateWriteFailed", err)
+	}
+	out := c.toNodeClaim(inst, cand.it)
+	out.Name, out.Spec = nc.Name, nc.Spec
+	out.Labels = maps.Clone(nc.Labels)
+	if out.Labels == nil {
+		out.Labels = map[string]string{}
+	}
+	maps.Copy(out.Labels, inst.Labels)
+	c.opts.Kubelet.Launch(ctx, c.node(inst, nc, cand.it), now.Add(c.opts.Profile.Spec.LaunchLatency.Duration))
+	return out, nil
+}
+
+func (c *Cloud) instanceLabels(cand candidate, inst *Instance) map[string]string {
+	labels := cand.it.Requirements.Labels()
+	labels[v1.LabelZone] = inst.Zone
+	labels[v1.CapacityTypeLabelKey] = inst.CapacityType
+	labels[v1.LabelRegion] = c.opts.Profile.Spec.Region
+	labels[v1.LabelInstanceType] = inst.InstanceType
+	if inst.ReservationID != "" {
+		labels[v1.LabelCapacityReservationID] = inst.ReservationID
+	}
+	if inst.CapacityType == v1.CapacityTypeSpot {
+		labels[v1.InterruptibleLabelKey] = "true"
+	}
+	return labels
+}
+
+func (c *Cloud) toNodeClaim(inst *Instance, it *cloudprovider.InstanceType) *v1.NodeClaim {
+	nc := &v1.NodeClaim{}
+	nc.Name = inst.NodeClaim
+	nc.Labels = maps.Clone(inst.Labels)
+	nc.Status.ProviderID = inst.ProviderID()
+	nc.Status.ImageID = "sim-image-1"
+	if it != nil {
+		nc.Status.Capacity = it.Capacity
+		nc.Status.Allocatable = it.Allocatable()
+	}
+	return nc
+}
+
+// node is the Node the instance's kubelet registers: the instance's and
+// NodeClaim's labels, the NodeClaim's taints and startup taints, and the
+// unregistered taint Capstan removes once it has synced the node.
+func (c *Cloud) node(inst *Instance, nc *v1.NodeClaim, it *cloudprovider.InstanceType) *corev1.Node {
+	n := &corev1.Node{}
+	n.Name = NodeName(inst)
+	n.Labels = maps.Clone(nc.Labels)
+	if n.Labels == nil {
+		n.Labels = map[string]string{}
+	}
+	maps.Copy(n.Labels, inst.Labels)
+	n.Labels[corev1.LabelHostname] = n.Name
+	n.Labels[simv1alpha1.LabelKubelet] = simv1alpha1.KubeletKwok
+	n.Spec.ProviderID = inst.ProviderID()
+	n.Spec.Taints = append(slices.Clone(nc.Spec.Taints), nc.Spec.StartupTaints...)
+	n.Spec.Taints = append(n.Spec.Taints, v1.UnregisteredNoExecuteTaint())
+	n.Status.Capacity = it.Capacity
+	n.Status.Allocatable = it.Allocatable()
+	return n
+}
+
+// NodeName is the name of an instance's Node.
+func NodeName(inst *Instance) string { return "sim-" + inst.ID[2:] }
+
+// Delete implements CloudProvider.
+func (c *Cloud) Delete(ctx context.Context, nc *v1.NodeClaim) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.advanceLocked(ctx)
+	inst := c.byProviderIDLocked(nc.Status.ProviderID)
+	if inst == nil || inst.State == InstanceTerminated {
+		return cloudprovider.NewNodeClaimNotFoundError(nc.Status.ProviderID, nil)
+	}
+	c.terminateLocked(ctx, inst)
+	return c.state.save(c.opts.StatePath)
+}
+
+func (c *Cloud) terminateLocked(ctx context.Context, inst *Instance) {
+	if inst.State == InstanceRunning || inst.State == InstanceStopped {
+		key := poolKey(inst.InstanceType, inst.Zone, inst.CapacityType)
+		if n, ok := c.state.Pools[key]; ok {
+			c.state.Pools[key] = n + 1
+		}
+		if r := c.state.Reservations[inst.ReservationID]; r != nil && r.Used > 0 {
+			r.Used--
+		}
+	}
+	inst.State = InstanceTerminated
+	inst.Notices = nil
+	c.opts.Kubelet.Stop(ctx, NodeName(inst))
+}
+
+func (c *Cloud) byProviderIDLocked(providerID string) *Instance {
+	for _, inst := range c.state.Instances {
+		if inst.ProviderID() == providerID {
+			return inst
+		}
+	}
+	return nil
+}
+
+// Get implements CloudProvider.
+func (c *Cloud) Get(ctx context.Context, providerID string) (*v1.NodeClaim, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.advanceLocked(ctx)
+	inst := c.byProviderIDLocked(providerID)
+	if inst == nil || inst.State == InstanceTerminated {
+		return nil, cloudprovider.NewNodeClaimNotFoundError(providerID, nil)
+	}
+	return c.toNodeClaim(inst, c.typeLocked(inst.InstanceType)), nil
+}
+
+// List implements CloudProvider: running and stopped (still billed)
+// instances.
+func (c *Cloud) List(ctx context.Context) ([]*v1.NodeClaim, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.advanceLocked(ctx)
+	var out []*v1.NodeClaim
+	for _, id := range slices.Sorted(maps.Keys(c.state.Instances)) {
+		inst := c.state.Instances[id]
+		if inst.State != InstanceTerminated {
+			out = append(out, c.toNodeClaim(inst, c.typeLocked(inst.InstanceType)))
+		}
+	}
+	return out, nil
+}
+
+func (c *Cloud) typeLocked(name string) *cloudprovider.InstanceType {
+	ct, ok := c.catalog[name]
+	if !ok {
+		return nil
+	}
+	return c.instanceType(ct)
+}
+
+// IsDrifted implements CloudProvider: an instance in a reservation its
+// NodeClass no longer selects has drifted.
+func (c *Cloud) IsDrifted(ctx context.Context, nc *v1.NodeClaim) (cloudprovider.DriftReason, error) {
+	c.mu.Lock()
+	inst := c.byProviderIDLocked(nc.Status.ProviderID)
+	c.mu.Unlock()
+	if inst == nil || inst.ReservationID == "" {
+		return "", nil
+	}
+	nodeClass, err := c.nodeClass(ctx, inst.NodeClass)
+	if err != nil {
+		return "", err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	status := ResolveNodeClass(nodeClass.Spec, c.reservationsLocked(), c.opts.Clock.Now())
+	for _, r := range status.CapacityReservations {
+		if r.ID == inst.ReservationID {
+			return "", nil
+		}
+	}
+	return DriftReservationDeselected, nil
+}

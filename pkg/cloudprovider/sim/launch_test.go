@@ -1,0 +1,90 @@
+package sim_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider/catalog"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
+)
+
+func TestLaunchPrefersReservedThenSpotAndNeverOverbooks(t *testing.T) {
+	f := newFixture(t, profile(simv1alpha1.CloudStyleAWS))
+	ctx := context.Background()
+	var got []string
+	for i := range 3 {
+		nc, err := f.cloud.Create(ctx, claim(fmt.Sprintf("nc-%d", i), in(v1.LabelInstanceType, "m5.large")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, nc.Labels[v1.CapacityTypeLabelKey]+"/"+nc.Labels[v1.LabelCapacityReservationID])
+	}
+	if diff := cmp.Diff([]string{"reserved/cr-small", "spot/", "spot/"}, got); diff != "" {
+		t.Errorf("launches (-want +got):\n%s", diff)
+	}
+	// A NodeClaim that insists on the full reservation fails with the
+	// cloud's error code.
+	_, err := f.cloud.Create(ctx, claim("nc-r", in(v1.LabelInstanceType, "m5.large"), in(v1.CapacityTypeLabelKey, v1.CapacityTypeReserved)))
+	ice, ok := cloudprovider.AsInsufficientCapacityError(err)
+	if !ok {
+		t.Fatalf("want insufficient capacity, got %v", err)
+	}
+	if diff := cmp.Diff(map[cloudprovider.OfferingKey]string{{CapacityType: "reserved", InstanceType: "m5.large", Zone: "us-west-2a", ReservationID: "cr-small"}: "ReservationCapacityExceeded"}, ice.Reasons); diff != "" {
+		t.Errorf("reasons (-want +got):\n%s", diff)
+	}
+	if s := f.cloud.Snapshot(); s.Reservations["cr-small"].Used != 1 {
+		t.Errorf("reservation used %d, want 1", s.Reservations["cr-small"].Used)
+	}
+}
+
+func TestSpotShortageNamesEveryOffering(t *testing.T) {
+	f := newFixture(t, profile(simv1alpha1.CloudStyleAWS, func(s *simv1alpha1.CloudProfileSpec) {
+		s.Capacity = []simv1alpha1.CapacityPool{
+			{InstanceType: "c4.xlarge", Zone: "us-west-2a", CapacityType: v1.CapacityTypeSpot, Count: 0},
+			{InstanceType: "c4.xlarge", Zone: "us-west-2b", CapacityType: v1.CapacityTypeSpot, Count: 0},
+		}
+	}))
+	_, err := f.cloud.Create(context.Background(), claim("nc", in(v1.LabelInstanceType, "c4.xlarge"), in(v1.CapacityTypeLabelKey, v1.CapacityTypeSpot, v1.CapacityTypeOnDemand)))
+	ice, ok := cloudprovider.AsInsufficientCapacityError(err)
+	if !ok || len(ice.Offerings) != 2 {
+		t.Fatalf("want both spot offerings named, got %v", err)
+	}
+	for _, k := range ice.Offerings {
+		if ice.Reasons[k] != string(cloudprovider.CodeInsufficientInstanceCapacity) || k.CapacityType != v1.CapacityTypeSpot {
+			t.Errorf("offering %s: %s", k, ice.Reasons[k])
+		}
+	}
+	// Once marked, the retry goes on-demand.
+	u := cloudprovider.NewUnavailableOfferings(f.clock, 0)
+	u.MarkFromError(err)
+	cat, _ := catalog.Load()
+	cloud, _ := sim.New(sim.Options{Profile: f.profile, Catalog: cat, Clock: f.clock, NodeClasses: f.classes, Unavailable: u})
+	nc, err := cloud.Create(context.Background(), claim("nc", in(v1.LabelInstanceType, "c4.xlarge"), in(v1.CapacityTypeLabelKey, v1.CapacityTypeSpot, v1.CapacityTypeOnDemand)))
+	if err != nil || nc.Labels[v1.CapacityTypeLabelKey] != v1.CapacityTypeOnDemand {
+		t.Errorf("retry: %v %v", nc, err)
+	}
+}
+
+func TestSpotMaxPrice(t *testing.T) {
+	low := &simv1alpha1.SimNodeClass{ObjectMeta: metav1.ObjectMeta{Name: "low"}, Spec: simv1alpha1.SimNodeClassSpec{SpotMaxPrice: ptr.To("0.001")}}
+	f := newFixture(t, profile(simv1alpha1.CloudStyleAWS), low)
+	nc := claim("nc", in(v1.LabelInstanceType, "c4.xlarge"), in(v1.CapacityTypeLabelKey, v1.CapacityTypeSpot))
+	nc.Spec.NodeClassRef.Name = "low"
+	_, err := f.cloud.Create(context.Background(), nc)
+	ice, ok := cloudprovider.AsInsufficientCapacityError(err)
+	if !ok || ice.Reasons[ice.Offerings[0]] != string(cloudprovider.CodeSpotMaxPriceTooLow) {
+		t.Fatalf("want SpotMaxPriceTooLow, got %v", err)
+	}
+	// Unset, the on-demand price caps spot: the launch succeeds.
+	if _, err := f.cloud.Create(context.Background(), claim("ok", in(v1.LabelInstanceType, "c4.xlarge"), in(v1.CapacityTypeLabelKey, v1.CapacityTypeSpot))); err != nil {
+		t.Errorf("default max price: %v", err)
+	}
+}
