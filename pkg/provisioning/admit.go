@@ -87,6 +87,31 @@ func (t *topology) domains(key string, nodes []*nodeData, pools []*poolData) []s
 	if d, ok := t.universe[key]; ok {
 		return d
 	}
+	d := collectDomains(key, nodes, pools)
+	t.universe[key] = d
+	return d
+}
+
+// toleratedDomains are the domains of the nodes and NodePools whose taints
+// the pod tolerates: a spread's eligible domains under nodeTaintsPolicy
+// Honor.
+func toleratedDomains(key string, pod *corev1.Pod, nodes []*nodeData, pools []*poolData) []string {
+	var ns []*nodeData
+	for _, n := range nodes {
+		if scheduling.Tolerates(pod.Spec.Tolerations, n.node.Taints) == nil {
+			ns = append(ns, n)
+		}
+	}
+	var ps []*poolData
+	for _, p := range pools {
+		if scheduling.Tolerates(pod.Spec.Tolerations, p.taints) == nil {
+			ps = append(ps, p)
+		}
+	}
+	return collectDomains(key, ns, ps)
+}
+
+func collectDomains(key string, nodes []*nodeData, pools []*poolData) []string {
 	set := sets.New[string]()
 	for _, n := range nodes {
 		if v, ok := n.domain(key); ok {
@@ -111,9 +136,7 @@ func (t *topology) domains(key string, nodes []*nodeData, pools []*poolData) []s
 			}
 		}
 	}
-	d := sets.List(set)
-	t.universe[key] = d
-	return d
+	return sets.List(set)
 }
 
 // minCounts computes, for a variant's constraints, the global minimum
@@ -130,6 +153,9 @@ func (t *topology) minCounts(p *podData, v *variant, s *solver) []int32 {
 			continue
 		}
 		all := t.domains(c.counter.key, s.nodes, s.pools)
+		if c.honorTaints {
+			all = toleratedDomains(c.counter.key, p.pod, s.nodes, s.pools)
+		}
 		eligible := all
 		if !c.ignoreAffine {
 			eligible = make([]string, 0, len(all))

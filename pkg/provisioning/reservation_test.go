@@ -32,11 +32,12 @@ func countUnplaced(r provisioning.Result) map[provisioning.Reason]int {
 	return out
 }
 
-// Ten pods that cannot share a node (one host port) against a one-slot
-// reservation: one reserved claim, the rest on spot or on-demand.
+// Ten hostname-anti-affine pods against a one-slot reservation: one
+// reserved claim, the rest on spot or on-demand.
 func TestOneSlotReservationThenFallback(t *testing.T) {
+	web := map[string]string{"app": "web"}
 	in := provisioning.Input{
-		Pods:          pods(10, "3", "1Gi", withHostPort(80)),
+		Pods:          pods(10, "3", "1Gi", labelled(web), antiAffinity(corev1.LabelHostname, web)),
 		NodePools:     []*v1.NodePool{nodePool("default")},
 		InstanceTypes: map[string][]*cloudprovider.InstanceType{"default": reservedTypes(1)},
 	}
@@ -59,8 +60,9 @@ func TestOneSlotReservationThenFallback(t *testing.T) {
 }
 
 func TestReservedOnlyNodePoolWaitsWhenExhausted(t *testing.T) {
+	web := map[string]string{"app": "web"}
 	in := provisioning.Input{
-		Pods:          pods(10, "3", "1Gi", withHostPort(80)),
+		Pods:          pods(10, "3", "1Gi", labelled(web), antiAffinity(corev1.LabelHostname, web)),
 		NodePools:     []*v1.NodePool{nodePool("default", requireCapacityTypes(v1.CapacityTypeReserved))},
 		InstanceTypes: map[string][]*cloudprovider.InstanceType{"default": reservedTypes(1)},
 	}

@@ -54,7 +54,11 @@ type constraint struct {
 	maxSkew   int32
 	// minDomains below the number of eligible domains makes the global
 	// minimum 0, as kube-scheduler does.
-	minDomains   int32
+	minDomains int32
+	// honorTaints (nodeTaintsPolicy Honor) leaves out domains only nodes or
+	// NodePools with untolerated taints reach; ignoreAffine
+	// (nodeAffinityPolicy Ignore) keeps domains the pod's node affinity
+	// excludes.
 	honorTaints  bool
 	ignoreAffine bool
 	weight       int32

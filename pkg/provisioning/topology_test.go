@@ -248,6 +248,30 @@ func TestTopologySpread(t *testing.T) {
 			t.Errorf("zones (-want +got):\n%s", diff)
 		}
 	})
+	t.Run("nodeTaintsPolicy Honor leaves out a tainted NodePool's zone", func(t *testing.T) {
+		tainted := nodePool("tainted", func(np *v1.NodePool) {
+			np.Spec.Template.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{{Key: v1.LabelZone, Operator: corev1.NodeSelectorOpIn, Values: []string{"zone-c"}}}
+			np.Spec.Template.Spec.Taints = []corev1.Taint{{Key: "dedicated", Effect: corev1.TaintEffectNoSchedule}}
+		})
+		honor := corev1.NodeInclusionPolicyHonor
+		in := provisioning.Input{
+			Pods:          pods(4, "1", "1Gi", labelled(web), spread(v1.LabelZone, 1, web, func(c *corev1.TopologySpreadConstraint) { c.NodeTaintsPolicy = &honor })),
+			NodePools:     []*v1.NodePool{zonePool("zone-a", "zone-b"), tainted},
+			InstanceTypes: map[string][]*cloudprovider.InstanceType{"default": threeZones(), "tainted": threeZones()},
+		}
+		r := provisioning.Solve(in)
+		if diff := cmp.Diff(map[string]int{"zone-a": 2, "zone-b": 2}, zonesOf(r)); diff != "" {
+			t.Errorf("Honor: zones (-want +got):\n%s", diff)
+		}
+		ignore := corev1.NodeInclusionPolicyIgnore
+		for _, p := range in.Pods {
+			p.Spec.TopologySpreadConstraints[0].NodeTaintsPolicy = &ignore
+		}
+		r = provisioning.Solve(in)
+		if len(r.Unplaced) != 2 {
+			t.Errorf("Ignore: zone-c counts as an empty domain, so only 2 pods fit; %d unplaced", len(r.Unplaced))
+		}
+	})
 	t.Run("hostname spread: one per node at maxSkew 1", func(t *testing.T) {
 		r := solveChecked(t, provisioning.Input{Pods: pods(3, "100m", "100Mi", labelled(web), spread(corev1.LabelHostname, 1, web)),
 			NodePools: []*v1.NodePool{zonePool()}, InstanceTypes: map[string][]*cloudprovider.InstanceType{"default": threeZones()}})
