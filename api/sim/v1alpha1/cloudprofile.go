@@ -34,6 +34,11 @@ type CloudProfileSpec struct {
 	// LaunchLatency is how long an instance takes to register its Node.
 	// +optional
 	LaunchLatency metav1.Duration `json:"launchLatency,omitzero"`
+	// MaxSpotInstances caps the account's running spot instances (0:
+	// no cap); a launch past it fails with MaxSpotInstanceCountExceeded,
+	// which marks spot unavailable account-wide.
+	// +optional
+	MaxSpotInstances int `json:"maxSpotInstances,omitempty"`
 	// Capacity makes pools finite; pools not listed are unlimited.
 	// +optional
 	Capacity []CapacityPool `json:"capacity,omitempty"`

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
@@ -80,5 +81,68 @@ func TestGCPPreemptibleLimitAndSpotPriceAboveMax(t *testing.T) {
 	n, _ = a.cloud.Interruptions(ctx)
 	if len(n) != 1 || n[0].Kind != cloudprovider.SpotPriceAboveMax {
 		t.Errorf("want a price interruption, got %+v", n)
+	}
+}
+
+func TestNoticeKinds(t *testing.T) {
+	for _, tc := range []struct {
+		event    simv1alpha1.CloudEventType
+		kind     cloudprovider.InterruptionKind
+		deadline time.Duration
+		end      sim.InstanceState
+	}{
+		{simv1alpha1.EventRebalanceRecommendation, cloudprovider.RebalanceRecommendation, 0, sim.InstanceRunning},
+		{simv1alpha1.EventScheduledChange, cloudprovider.ScheduledChange, sim.ScheduledChangeNotice, sim.InstanceTerminated},
+		{simv1alpha1.EventInstanceStopping, cloudprovider.InstanceStopping, 0, sim.InstanceStopped},
+		{simv1alpha1.EventInstanceTerminating, cloudprovider.InstanceTerminating, 0, sim.InstanceTerminated},
+	} {
+		t.Run(string(tc.event), func(t *testing.T) {
+			f := newFixture(t, profile(simv1alpha1.CloudStyleAWS, func(s *simv1alpha1.CloudProfileSpec) {
+				s.Events = []simv1alpha1.CloudEvent{{At: metav1.Duration{Duration: time.Minute}, Type: tc.event, InstanceType: "c5.xlarge", Zone: "*"}}
+			}))
+			ctx := context.Background()
+			if _, err := f.cloud.Create(ctx, claim("nc", in(v1.LabelInstanceType, "c5.xlarge"), in(v1.CapacityTypeLabelKey, v1.CapacityTypeSpot))); err != nil {
+				t.Fatal(err)
+			}
+			f.clock.Step(time.Minute - time.Nanosecond)
+			if n, _ := f.cloud.Interruptions(ctx); len(n) != 0 {
+				t.Fatalf("notice before the event: %+v", n)
+			}
+			f.clock.Step(time.Nanosecond)
+			n, _ := f.cloud.Interruptions(ctx)
+			if tc.deadline == 0 && tc.end == sim.InstanceRunning {
+				if len(n) != 1 || n[0].Kind != tc.kind || !n[0].Deadline.IsZero() {
+					t.Fatalf("notices %+v", n)
+				}
+				return
+			}
+			if tc.deadline > 0 && (len(n) != 1 || n[0].Kind != tc.kind || n[0].Deadline.Sub(f.clock.Now()) != tc.deadline) {
+				t.Fatalf("notices %+v", n)
+			}
+			f.clock.Step(tc.deadline)
+			for _, inst := range f.cloud.Snapshot().Instances {
+				if inst.State != tc.end {
+					t.Errorf("instance %s, want %s", inst.State, tc.end)
+				}
+			}
+		})
+	}
+}
+
+func TestCapacityChangeEvent(t *testing.T) {
+	f := newFixture(t, profile(simv1alpha1.CloudStyleAWS, func(s *simv1alpha1.CloudProfileSpec) {
+		s.Events = []simv1alpha1.CloudEvent{{At: metav1.Duration{Duration: time.Minute}, Type: simv1alpha1.EventCapacityChange, InstanceType: "c5.xlarge", Zone: "*", CapacityType: v1.CapacityTypeSpot, Count: ptr.To(0)}}
+	}))
+	ctx := context.Background()
+	launch := func() error {
+		_, err := f.cloud.Create(ctx, claim("nc", in(v1.LabelInstanceType, "c5.xlarge"), in(v1.CapacityTypeLabelKey, v1.CapacityTypeSpot)))
+		return err
+	}
+	if err := launch(); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Step(time.Minute)
+	if err := launch(); !cloudprovider.IsInsufficientCapacityError(err) {
+		t.Errorf("after the pool emptied: %v", err)
 	}
 }

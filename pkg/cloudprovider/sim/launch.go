@@ -144,6 +144,13 @@ func (c *Cloud) launchLocked(ctx context.Context, nc *v1.NodeClaim, nodeClass *s
 		})
 	}
 	ice := cloudprovider.NewInsufficientCapacityError(nil)
+	if limit := c.opts.Profile.Spec.MaxSpotInstances; limit > 0 && cands[0].o.CapacityType == v1.CapacityTypeSpot && c.runningSpotLocked() >= limit {
+		for _, cand := range cands {
+			ice.Add(cand.o.Key(cand.it.Name), string(cloudprovider.CodeMaxSpotInstanceCountExceeded))
+		}
+		ice.Err = fmt.Errorf("launching nodeclaim %s: the account runs its maximum of %d spot instances", nc.Name, limit)
+		return nil, ice
+	}
 	for _, cand := range cands {
 		key := cand.o.Key(cand.it.Name)
 		switch {
@@ -166,6 +173,16 @@ func (c *Cloud) launchLocked(ctx context.Context, nc *v1.NodeClaim, nodeClass *s
 	}
 	ice.Err = fmt.Errorf("launching nodeclaim %s: no %s offering has capacity", nc.Name, cands[0].o.CapacityType)
 	return nil, ice
+}
+
+func (c *Cloud) runningSpotLocked() int {
+	n := 0
+	for _, inst := range c.state.Instances {
+		if inst.State == InstanceRunning && inst.CapacityType == v1.CapacityTypeSpot {
+			n++
+		}
+	}
+	return n
 }
 
 // poolDepthLocked is a pool's remaining count, MaxInt when unlimited.

@@ -88,3 +88,24 @@ func TestSpotMaxPrice(t *testing.T) {
 		t.Errorf("default max price: %v", err)
 	}
 }
+
+func TestMaxSpotInstanceCount(t *testing.T) {
+	f := newFixture(t, profile(simv1alpha1.CloudStyleAWS, func(s *simv1alpha1.CloudProfileSpec) { s.MaxSpotInstances = 1 }))
+	ctx := context.Background()
+	spot := func(name string) error {
+		_, err := f.cloud.Create(ctx, claim(name, in(v1.LabelInstanceType, "c5.xlarge"), in(v1.CapacityTypeLabelKey, v1.CapacityTypeSpot)))
+		return err
+	}
+	if err := spot("a"); err != nil {
+		t.Fatal(err)
+	}
+	ice, ok := cloudprovider.AsInsufficientCapacityError(spot("b"))
+	if !ok || ice.Reasons[ice.Offerings[0]] != string(cloudprovider.CodeMaxSpotInstanceCountExceeded) {
+		t.Fatalf("want MaxSpotInstanceCountExceeded, got %v", ice)
+	}
+	u := cloudprovider.NewUnavailableOfferings(f.clock, 0)
+	u.MarkFromError(ice)
+	if !u.IsUnavailable(cloudprovider.OfferingKey{CapacityType: v1.CapacityTypeSpot, InstanceType: "m5.large", Zone: "us-west-2b"}) {
+		t.Errorf("the account-wide spot limit must mark every spot offering")
+	}
+}
