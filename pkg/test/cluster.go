@@ -186,6 +186,19 @@ func (c *Cluster) Stop() error {
 	return errors.Join(errs...)
 }
 
+// StartProcess runs another process against the cluster (Capstan's
+// controller, in e2e tests): in its own process group, logging to Logs,
+// killed by Stop. Its arguments should reference Root (a state file there,
+// say) so the reaper can find it should the test binary crash.
+func (c *Cluster) StartProcess(name, path string, env []string, args ...string) error {
+	p, err := startProcessEnv(c.Logs(), name, path, env, args...)
+	if err != nil {
+		return err
+	}
+	c.procs = append(c.procs, p)
+	return nil
+}
+
 // Logs is the directory of the components' logs.
 func (c *Cluster) Logs() string { return filepath.Join(c.Root, "logs") }
 

@@ -7,13 +7,11 @@ import (
 	"path/filepath"
 
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
-	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/api"
 	"github.com/capstan-dev/capstan/config/crd"
 )
 
@@ -27,15 +25,7 @@ type Environment struct {
 }
 
 // NewScheme returns a scheme with the Kubernetes types and Capstan's API.
-func NewScheme() (*runtime.Scheme, error) {
-	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1.AddToScheme, simv1alpha1.AddToScheme} {
-		if err := add(s); err != nil {
-			return nil, fmt.Errorf("building scheme, %w", err)
-		}
-	}
-	return s, nil
-}
+func NewScheme() (*runtime.Scheme, error) { return api.NewScheme() }
 
 // BinaryDir is where `make tools` puts etcd and kube-apiserver:
 // $KUBEBUILDER_ASSETS, else bin/k8s at the module root.

@@ -22,12 +22,18 @@ type process struct {
 }
 
 func startProcess(logDir, name, path string, args ...string) (*process, error) {
+	return startProcessEnv(logDir, name, path, nil, args...)
+}
+
+// startProcessEnv is startProcess with extra environment variables.
+func startProcessEnv(logDir, name, path string, env []string, args ...string) (*process, error) {
 	logPath := filepath.Join(logDir, name+".log")
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		return nil, fmt.Errorf("creating log for %s, %w", name, err)
 	}
 	cmd := exec.Command(path, args...)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}

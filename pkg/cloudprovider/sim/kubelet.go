@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -41,13 +42,17 @@ func (k *APIKubelet) Launch(ctx context.Context, node *corev1.Node, registerAt t
 			case <-k.Clock.After(d):
 			}
 		}
+		ctx := context.WithoutCancel(ctx)
 		status := node.Status
-		if err := k.Client.Create(context.WithoutCancel(ctx), node); err != nil && !errors.IsAlreadyExists(err) {
+		if err := k.Client.Create(ctx, node); err != nil && !errors.IsAlreadyExists(err) {
 			log.FromContext(ctx).Error(err, "registering node", "node", node.Name)
 			return
 		}
-		node.Status = status
-		if err := k.Client.Status().Update(context.WithoutCancel(ctx), node); err != nil {
+		// A merge patch, not an update: kwok writes the node's conditions
+		// at the same time.
+		base := node.DeepCopy()
+		node.Status.Capacity, node.Status.Allocatable = status.Capacity, status.Allocatable
+		if err := k.Client.Status().Patch(ctx, node, client.MergeFrom(base)); err != nil {
 			log.FromContext(ctx).Error(err, "reporting node capacity", "node", node.Name)
 		}
 	}()
@@ -119,4 +124,18 @@ func (k *MemoryKubelet) Stopped(nodeName string) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.stopped[nodeName]
+}
+
+// ClientNodeClasses reads SimNodeClasses through a (cache-backed) client.
+type ClientNodeClasses struct {
+	Client client.Reader
+}
+
+// SimNodeClass implements NodeClasses.
+func (n ClientNodeClasses) SimNodeClass(ctx context.Context, name string) (*simv1alpha1.SimNodeClass, error) {
+	nc := &simv1alpha1.SimNodeClass{}
+	if err := n.Client.Get(ctx, client.ObjectKey{Name: name}, nc); err != nil {
+		return nil, fmt.Errorf("getting simnodeclass %s, %w", name, err)
+	}
+	return nc, nil
 }

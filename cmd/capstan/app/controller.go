@@ -1,0 +1,151 @@
+package app
+
+import (
+	"context"
+	"errors"
+	goflag "flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/capstan-dev/capstan/api"
+	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider/catalog"
+	cpmetrics "github.com/capstan-dev/capstan/pkg/cloudprovider/metrics"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
+	"github.com/capstan-dev/capstan/pkg/controllers/nodeclaim"
+	"github.com/capstan-dev/capstan/pkg/controllers/provisioner"
+	"github.com/capstan-dev/capstan/pkg/state"
+)
+
+// Options are everything `capstan controller` is configured with; parsed
+// once from flags and passed down explicitly.
+type Options struct {
+	CloudProvider    string
+	CloudProfile     string
+	SimState         string
+	BatchIdle        time.Duration
+	BatchMax         time.Duration
+	UnavailableTTL   time.Duration
+	RegistrationTTL  time.Duration
+	SchedulerNames   []string
+	MaxInstanceTypes int
+	MetricsAddr      string
+	HealthAddr       string
+	LeaderElect      bool
+	LeaderNamespace  string
+	Zap              zap.Options
+}
+
+func newControllerCommand() *cobra.Command {
+	opts := Options{}
+	cmd := &cobra.Command{
+		Use:   "controller",
+		Short: "Run the autoscaler against the cluster in KUBECONFIG (or in-cluster)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runController(ctx, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.CloudProvider, "cloud-provider", "sim", "cloud provider: sim (the embedded simulated cloud)")
+	f.StringVar(&opts.CloudProfile, "cloud-profile", "", "simulated cloud profile file (default: the embedded profile)")
+	f.StringVar(&opts.SimState, "sim-state", "capstan-sim-state.json", "file the simulated cloud keeps its inventory in")
+	f.DurationVar(&opts.BatchIdle, "batch-idle-duration", time.Second, "close a batch of pending pods after this long without a new one")
+	f.DurationVar(&opts.BatchMax, "batch-max-duration", 10*time.Second, "close a batch of pending pods at most this long after it opened")
+	f.DurationVar(&opts.UnavailableTTL, "unavailable-offerings-ttl", cloudprovider.DefaultUnavailableOfferingsTTL, "how long an offering that ran out of capacity is not tried")
+	f.DurationVar(&opts.RegistrationTTL, "registration-ttl", nodeclaim.DefaultRegistrationTTL, "delete a NodeClaim whose node has not registered this long after launch")
+	f.StringSliceVar(&opts.SchedulerNames, "scheduler-names", []string{corev1.DefaultSchedulerName}, "provision for pending pods of these schedulers")
+	f.IntVar(&opts.MaxInstanceTypes, "max-instance-types", 60, "instance-type options per NodeClaim")
+	f.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":8080", "Prometheus metrics address (0 disables)")
+	f.StringVar(&opts.HealthAddr, "health-probe-bind-address", ":8081", "health and readiness probe address")
+	f.BoolVar(&opts.LeaderElect, "leader-elect", true, "elect a leader with a Lease so only one replica acts")
+	f.StringVar(&opts.LeaderNamespace, "leader-election-namespace", "kube-system", "namespace of the leader-election Lease")
+	logFlags := goflag.NewFlagSet("log", goflag.ContinueOnError)
+	opts.Zap.BindFlags(logFlags)
+	f.AddGoFlagSet(logFlags)
+	return cmd
+}
+
+func runController(ctx context.Context, opts Options) error {
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts.Zap)))
+	if opts.CloudProvider != "sim" {
+		return fmt.Errorf("unknown cloud provider %q (supported: sim)", opts.CloudProvider)
+	}
+	scheme, err := api.NewScheme()
+	if err != nil {
+		return err
+	}
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("loading kubeconfig, %w", err)
+	}
+	mgr, err := ctrl.NewManager(cfg, manager.Options{
+		Scheme:                  scheme,
+		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsAddr},
+		HealthProbeBindAddress:  opts.HealthAddr,
+		LeaderElection:          opts.LeaderElect,
+		LeaderElectionID:        "capstan-controller",
+		LeaderElectionNamespace: opts.LeaderNamespace,
+	})
+	if err != nil {
+		return fmt.Errorf("creating manager, %w", err)
+	}
+	if err := errors.Join(mgr.AddHealthzCheck("healthz", healthz.Ping), mgr.AddReadyzCheck("readyz", healthz.Ping)); err != nil {
+		return fmt.Errorf("adding probes, %w", err)
+	}
+	clk := clock.RealClock{}
+	profile, err := loadProfile(opts.CloudProfile)
+	if err != nil {
+		return err
+	}
+	types, err := catalog.Load()
+	if err != nil {
+		return err
+	}
+	unavailable := cloudprovider.NewUnavailableOfferings(clk, opts.UnavailableTTL)
+	cloud, err := sim.New(sim.Options{
+		Profile: profile, Catalog: types, Clock: clk, StatePath: opts.SimState,
+		NodeClasses: sim.ClientNodeClasses{Client: mgr.GetClient()},
+		Kubelet:     &sim.APIKubelet{Client: mgr.GetClient(), Clock: clk},
+		Unavailable: unavailable,
+	})
+	if err != nil {
+		return fmt.Errorf("starting the simulated cloud, %w", err)
+	}
+	cp := cpmetrics.Decorate(cloud, ctrlmetrics.Registry)
+	cluster := &state.Cluster{Client: mgr.GetClient(), Cloud: cp, SchedulerNames: opts.SchedulerNames}
+	prov := provisioner.New(mgr.GetClient(), cluster, mgr.GetEventRecorder("capstan"), clk, provisioner.Options{
+		Window: provisioner.Window{Idle: opts.BatchIdle, Max: opts.BatchMax}, SchedulerNames: opts.SchedulerNames, MaxInstanceTypes: opts.MaxInstanceTypes,
+	})
+	lifecycle := nodeclaim.New(mgr.GetClient(), cp, unavailable, prov, mgr.GetEventRecorder("capstan"), clk, opts.RegistrationTTL)
+	if err := errors.Join(prov.Register(mgr), lifecycle.Register(ctx, mgr)); err != nil {
+		return fmt.Errorf("registering controllers, %w", err)
+	}
+	if err := mgr.Start(ctx); err != nil {
+		return fmt.Errorf("running manager, %w", err)
+	}
+	return nil
+}
+
+func loadProfile(path string) (*simv1alpha1.CloudProfile, error) {
+	if path == "" {
+		return sim.DefaultProfile()
+	}
+	return sim.LoadProfile(path)
+}

@@ -1,0 +1,157 @@
+package provisioner
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/provisioning"
+	"github.com/capstan-dev/capstan/pkg/state"
+)
+
+// Options tune the provisioner.
+type Options struct {
+	Window         Window
+	SchedulerNames []string
+	// MaxInstanceTypes caps each NodeClaim's instance-type options.
+	MaxInstanceTypes int
+}
+
+// singleton is the one request the provisioner reconciles: it always
+// solves for every pending pod at once.
+func singleton() reconcile.Request {
+	return reconcile.Request{NamespacedName: types.NamespacedName{Name: "provisioner"}}
+}
+
+// Provisioner batches pending pods and launches NodeClaims for them.
+type Provisioner struct {
+	client   client.Client
+	cluster  *state.Cluster
+	recorder events.EventRecorder
+	clock    clock.Clock
+	opts     Options
+
+	mu          sync.Mutex
+	first, last time.Time
+	immediate   bool
+	trigger     chan event.GenericEvent
+}
+
+// New builds a provisioner.
+func New(c client.Client, cluster *state.Cluster, recorder events.EventRecorder, clk clock.Clock, opts Options) *Provisioner {
+	return &Provisioner{client: c, cluster: cluster, recorder: recorder, clock: clk, opts: opts, trigger: make(chan event.GenericEvent, 1)}
+}
+
+// Trigger asks for a solve: after the batch windows, or at once (a launch
+// failed and its pods must find other capacity now, not a window later).
+func (p *Provisioner) Trigger(immediate bool) {
+	p.mu.Lock()
+	now := p.clock.Now()
+	if p.first.IsZero() {
+		p.first = now
+	}
+	p.last = now
+	p.immediate = p.immediate || immediate
+	p.mu.Unlock()
+	select {
+	case p.trigger <- event.GenericEvent{Object: &corev1.Pod{}}:
+	default:
+	}
+}
+
+// Reconcile solves once the batch is due.
+func (p *Provisioner) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
+	p.mu.Lock()
+	due, wait := p.opts.Window.Decide(p.first, p.last, p.clock.Now())
+	if p.immediate && !p.first.IsZero() {
+		due = true
+	}
+	if !due {
+		p.mu.Unlock()
+		if wait > 0 {
+			return reconcile.Result{RequeueAfter: wait}, nil
+		}
+		return reconcile.Result{}, nil
+	}
+	p.first, p.last, p.immediate = time.Time{}, time.Time{}, false
+	p.mu.Unlock()
+	if err := p.provision(ctx); err != nil {
+		// Pods are still pending: try again after another batch.
+		p.Trigger(false)
+		return reconcile.Result{}, err
+	}
+	return reconcile.Result{}, nil
+}
+
+func (p *Provisioner) provision(ctx context.Context) error {
+	snapshot, err := p.cluster.Snapshot(ctx)
+	if err != nil {
+		return fmt.Errorf("snapshotting the cluster, %w", err)
+	}
+	if len(snapshot.Input.Pods) == 0 {
+		return nil
+	}
+	snapshot.Input.Options.MaxInstanceTypes = p.opts.MaxInstanceTypes
+	start := p.clock.Now()
+	result := provisioning.Solve(snapshot.Input)
+	log.FromContext(ctx).Info("solved", "pods", len(snapshot.Input.Pods), "nodeclaims", len(result.NewNodeClaims),
+		"nominations", len(result.Nominations), "unplaced", len(result.Unplaced), "duration", p.clock.Since(start).String())
+	for _, c := range result.NewNodeClaims {
+		np := snapshot.NodePools[c.NodePool]
+		nc := NewNodeClaim(np, c)
+		if err := p.client.Create(ctx, nc); err != nil {
+			return fmt.Errorf("creating nodeclaim for nodepool %s, %w", np.Name, err)
+		}
+		for _, pod := range c.Pods {
+			p.recorder.Eventf(pod, nc, corev1.EventTypeNormal, "Nominated", "Provision", "pod should schedule on nodeclaim %s", nc.Name)
+		}
+	}
+	for _, n := range result.Nominations {
+		p.recorder.Eventf(n.Pod, nil, corev1.EventTypeNormal, "Nominated", "Provision", "pod should schedule on node %s", n.NodeName)
+	}
+	for _, u := range result.Unplaced {
+		p.recorder.Eventf(u.Pod, nil, corev1.EventTypeWarning, string(u.Reason), "Provision", "%s", u.Message)
+	}
+	return nil
+}
+
+// Register watches pending pods (and deleting nodes, whose pods must go
+// elsewhere) and adds the provisioner to the manager.
+func (p *Provisioner) Register(mgr manager.Manager) error {
+	toSingleton := func(context.Context, client.Object) []reconcile.Request { return []reconcile.Request{singleton()} }
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("provisioner").
+		WatchesRawSource(source.Channel(p.trigger, handler.EnqueueRequestsFromMapFunc(toSingleton))).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+			if pod, ok := o.(*corev1.Pod); ok && state.IsProvisionable(pod, p.opts.SchedulerNames) {
+				p.Trigger(false)
+			}
+			return nil
+		})).
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+			if o.GetDeletionTimestamp() != nil {
+				p.Trigger(false)
+			}
+			return nil
+		})).
+		Watches(&v1.NodePool{}, handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
+			p.Trigger(false)
+			return nil
+		})).
+		Complete(p)
+}

@@ -1,0 +1,213 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/provisioning"
+	"github.com/capstan-dev/capstan/pkg/scheduling"
+)
+
+// Objects are the API objects a snapshot is built from.
+type Objects struct {
+	Pods           []corev1.Pod
+	Nodes          []corev1.Node
+	NodeClaims     []v1.NodeClaim
+	NodePools      []v1.NodePool
+	DaemonSets     []appsv1.DaemonSet
+	Namespaces     []corev1.Namespace
+	Claims         []corev1.PersistentVolumeClaim
+	Volumes        []corev1.PersistentVolume
+	StorageClasses []storagev1.StorageClass
+}
+
+// Snapshot is the provisioner's view of the cluster at one moment.
+type Snapshot struct {
+	Input provisioning.Input
+	// NodePools by name, for building NodeClaims from the result.
+	NodePools map[string]*v1.NodePool
+}
+
+// Build turns objects into a solver input: the pending pods Capstan serves,
+// existing nodes (with their NodeClaims' expected taints until they are
+// initialized, so the unregistered and startup taints don't send pods
+// elsewhere) and in-flight NodeClaims with the capacity they were sized
+// for. It is pure.
+func Build(objs Objects, instanceTypes map[string][]*cloudprovider.InstanceType, schedulerNames []string) Snapshot {
+	s := Snapshot{NodePools: map[string]*v1.NodePool{}}
+	in := &s.Input
+	in.InstanceTypes = instanceTypes
+	for i := range objs.NodePools {
+		np := &objs.NodePools[i]
+		if np.DeletionTimestamp != nil {
+			continue
+		}
+		s.NodePools[np.Name] = np
+		in.NodePools = append(in.NodePools, np)
+	}
+	podsByNode := map[string][]*corev1.Pod{}
+	for i := range objs.Pods {
+		p := &objs.Pods[i]
+		switch {
+		case p.Spec.NodeName != "" && !IsTerminal(p):
+			podsByNode[p.Spec.NodeName] = append(podsByNode[p.Spec.NodeName], p)
+		case IsProvisionable(p, schedulerNames):
+			in.Pods = append(in.Pods, p)
+		}
+	}
+	claimsByProviderID := map[string]*v1.NodeClaim{}
+	for i := range objs.NodeClaims {
+		nc := &objs.NodeClaims[i]
+		if nc.Status.ProviderID != "" {
+			claimsByProviderID[nc.Status.ProviderID] = nc
+		}
+	}
+	registered := map[string]bool{}
+	for i := range objs.Nodes {
+		n := &objs.Nodes[i]
+		nc := claimsByProviderID[n.Spec.ProviderID]
+		if nc != nil {
+			registered[nc.Name] = true
+		}
+		in.Nodes = append(in.Nodes, existingNode(n, nc, podsByNode[n.Name]))
+	}
+	for i := range objs.NodeClaims {
+		nc := &objs.NodeClaims[i]
+		if !registered[nc.Name] {
+			in.Nodes = append(in.Nodes, inFlightNode(nc))
+		}
+	}
+	for i := range objs.DaemonSets {
+		ds := &objs.DaemonSets[i]
+		in.DaemonSetPods = append(in.DaemonSetPods, &corev1.Pod{ObjectMeta: ds.Spec.Template.ObjectMeta, Spec: ds.Spec.Template.Spec})
+	}
+	in.Namespaces = map[string]map[string]string{}
+	for _, ns := range objs.Namespaces {
+		in.Namespaces[ns.Name] = ns.Labels
+	}
+	in.Volumes = provisioning.Volumes{Claims: map[string]*corev1.PersistentVolumeClaim{}, PersistentVolumes: map[string]*corev1.PersistentVolume{}, StorageClasses: map[string]*storagev1.StorageClass{}}
+	for i := range objs.Claims {
+		in.Volumes.Claims[objs.Claims[i].Namespace+"/"+objs.Claims[i].Name] = &objs.Claims[i]
+	}
+	for i := range objs.Volumes {
+		in.Volumes.PersistentVolumes[objs.Volumes[i].Name] = &objs.Volumes[i]
+	}
+	for i := range objs.StorageClasses {
+		in.Volumes.StorageClasses[objs.StorageClasses[i].Name] = &objs.StorageClasses[i]
+	}
+	return s
+}
+
+func existingNode(n *corev1.Node, nc *v1.NodeClaim, pods []*corev1.Pod) *provisioning.Node {
+	out := &provisioning.Node{
+		Name: n.Name, NodePool: n.Labels[v1.NodePoolLabelKey], Labels: n.Labels, Taints: n.Spec.Taints,
+		Allocatable: n.Status.Allocatable, Capacity: n.Status.Capacity, Pods: pods,
+		Deleting: n.DeletionTimestamp != nil,
+	}
+	if nc != nil {
+		out.Deleting = out.Deleting || nc.DeletionTimestamp != nil
+		if !meta.IsStatusConditionTrue(nc.Status.Conditions, v1.ConditionTypeInitialized) {
+			out.Taints = expectedTaints(n.Spec.Taints, nc)
+		}
+	}
+	return out
+}
+
+// expectedTaints are the taints a node will keep once Capstan has
+// initialized it: its NodeClaim's taints plus any taint someone else put
+// on the node that is not transient (unregistered, startup, not-ready).
+func expectedTaints(current []corev1.Taint, nc *v1.NodeClaim) []corev1.Taint {
+	out := append([]corev1.Taint{}, nc.Spec.Taints...)
+	for _, t := range current {
+		if transient(t, nc) {
+			continue
+		}
+		known := false
+		for _, e := range out {
+			known = known || e.MatchTaint(&t)
+		}
+		if !known {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func transient(t corev1.Taint, nc *v1.NodeClaim) bool {
+	switch t.Key {
+	case v1.UnregisteredTaintKey, corev1.TaintNodeNotReady, corev1.TaintNodeUnreachable:
+		return true
+	}
+	for _, s := range nc.Spec.StartupTaints {
+		if s.MatchTaint(&t) {
+			return true
+		}
+	}
+	return false
+}
+
+// inFlightNode is a NodeClaim without a node yet: its labels and those its
+// requirements fix, its taints, and once launched the instance's capacity;
+// before that, what it was sized for.
+func inFlightNode(nc *v1.NodeClaim) *provisioning.Node {
+	labels := scheduling.NewNodeSelectorRequirementsWithMinValues(nc.Spec.Requirements...).Labels()
+	maps.Copy(labels, nc.Labels)
+	allocatable, capacity := nc.Status.Allocatable, nc.Status.Capacity
+	if len(allocatable) == 0 {
+		allocatable, capacity = nc.Spec.Resources.Requests, nc.Spec.Resources.Requests
+	}
+	return &provisioning.Node{
+		Name: nc.Name, NodePool: nc.Labels[v1.NodePoolLabelKey], Labels: labels, Taints: nc.Spec.Taints,
+		Allocatable: allocatable, Capacity: capacity, InFlight: true, Deleting: nc.DeletionTimestamp != nil,
+	}
+}
+
+// Cluster builds snapshots from a (cache-backed) client and the cloud.
+type Cluster struct {
+	Client         client.Reader
+	Cloud          cloudprovider.CloudProvider
+	SchedulerNames []string
+}
+
+// Snapshot lists the objects and asks the cloud for each NodePool's
+// instance types. A NodePool whose NodeClass is not ready is left out (its
+// pods report why); other errors fail the snapshot.
+func (c *Cluster) Snapshot(ctx context.Context) (Snapshot, error) {
+	pods, nodes, ncs, nps := &corev1.PodList{}, &corev1.NodeList{}, &v1.NodeClaimList{}, &v1.NodePoolList{}
+	dss, nss := &appsv1.DaemonSetList{}, &corev1.NamespaceList{}
+	pvcs, pvs, scs := &corev1.PersistentVolumeClaimList{}, &corev1.PersistentVolumeList{}, &storagev1.StorageClassList{}
+	for _, l := range []client.ObjectList{pods, nodes, ncs, nps, dss, nss, pvcs, pvs, scs} {
+		if err := c.Client.List(ctx, l); err != nil {
+			return Snapshot{}, fmt.Errorf("listing %T, %w", l, err)
+		}
+	}
+	objs := Objects{
+		Pods: pods.Items, Nodes: nodes.Items, NodeClaims: ncs.Items, NodePools: nps.Items, DaemonSets: dss.Items,
+		Namespaces: nss.Items, Claims: pvcs.Items, Volumes: pvs.Items, StorageClasses: scs.Items,
+	}
+	its := map[string][]*cloudprovider.InstanceType{}
+	var usable []v1.NodePool
+	for _, np := range objs.NodePools {
+		types, err := c.Cloud.GetInstanceTypes(ctx, &np)
+		if err != nil {
+			if cloudprovider.IsNodeClassNotReadyError(err) {
+				continue
+			}
+			return Snapshot{}, errors.Join(fmt.Errorf("getting instance types for nodepool %s", np.Name), err)
+		}
+		its[np.Name] = types
+		usable = append(usable, np)
+	}
+	objs.NodePools = usable
+	return Build(objs, its, c.SchedulerNames), nil
+}

@@ -1,0 +1,64 @@
+package state
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/test"
+)
+
+func TestBuild(t *testing.T) {
+	unschedulable := corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}}
+	requests := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}
+	launched := test.NodeClaim(func(nc *v1.NodeClaim) {
+		nc.Name = "launched"
+		nc.Labels = map[string]string{v1.NodePoolLabelKey: "default"}
+		nc.Spec.Taints = []corev1.Taint{{Key: "team", Effect: corev1.TaintEffectNoSchedule}}
+		nc.Spec.StartupTaints = []corev1.Taint{{Key: "cni", Effect: corev1.TaintEffectNoSchedule}}
+		nc.Status.ProviderID = "sim://a/i-1"
+	})
+	planned := test.NodeClaim(func(nc *v1.NodeClaim) {
+		nc.Name = "planned"
+		nc.Labels = map[string]string{v1.NodePoolLabelKey: "default"}
+		nc.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{{Key: v1.LabelZone, Operator: corev1.NodeSelectorOpIn, Values: []string{"zone-a"}}}
+		nc.Spec.Resources.Requests = requests
+	})
+	node := corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: "node-1", Labels: map[string]string{v1.NodePoolLabelKey: "default"}},
+		Spec: corev1.NodeSpec{ProviderID: "sim://a/i-1", Taints: []corev1.Taint{
+			v1.UnregisteredNoExecuteTaint(), {Key: "cni", Effect: corev1.TaintEffectNoSchedule}, {Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule},
+		}},
+	}
+	objs := Objects{
+		Pods: []corev1.Pod{
+			{ObjectMeta: metav1.ObjectMeta{Name: "pending"}, Status: unschedulable},
+			{ObjectMeta: metav1.ObjectMeta{Name: "bound"}, Spec: corev1.PodSpec{NodeName: "node-1"}},
+			{ObjectMeta: metav1.ObjectMeta{Name: "done"}, Spec: corev1.PodSpec{NodeName: "node-1"}, Status: corev1.PodStatus{Phase: corev1.PodSucceeded}},
+		},
+		Nodes:      []corev1.Node{node},
+		NodeClaims: []v1.NodeClaim{*launched, *planned},
+		NodePools:  []v1.NodePool{*test.NodePool(func(np *v1.NodePool) { np.Name = "default" })},
+	}
+	s := Build(objs, nil, []string{corev1.DefaultSchedulerName})
+	if len(s.Input.Pods) != 1 || s.Input.Pods[0].Name != "pending" {
+		t.Errorf("pending pods %v", s.Input.Pods)
+	}
+	if len(s.Input.Nodes) != 2 {
+		t.Fatalf("nodes %+v", s.Input.Nodes)
+	}
+	existing, inFlight := s.Input.Nodes[0], s.Input.Nodes[1]
+	if diff := cmp.Diff([]corev1.Taint{{Key: "team", Effect: corev1.TaintEffectNoSchedule}}, existing.Taints); diff != "" {
+		t.Errorf("an uninitialized node's taints are its NodeClaim's (-want +got):\n%s", diff)
+	}
+	if len(existing.Pods) != 1 || existing.Pods[0].Name != "bound" {
+		t.Errorf("bound pods %v", existing.Pods)
+	}
+	if !inFlight.InFlight || inFlight.Name != "planned" || inFlight.Labels[v1.LabelZone] != "zone-a" || inFlight.Allocatable.Cpu().String() != "2" {
+		t.Errorf("in-flight %+v", inFlight)
+	}
+}
