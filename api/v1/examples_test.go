@@ -16,9 +16,13 @@ import (
 // server's defaults fill what it leaves out.
 func TestExamplesAreAccepted(t *testing.T) {
 	ctx := context.Background()
-	manifests, err := test.ReadManifests("examples/api/*.yaml")
-	if err != nil {
-		t.Fatal(err)
+	var manifests []test.Manifest
+	for _, pattern := range []string{"examples/api/*.yaml", "examples/*/nodepool.yaml"} {
+		m, err := test.ReadManifests(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		manifests = append(manifests, m...)
 	}
 	if len(manifests) < 5 {
 		t.Fatalf("found %d example manifests; want the documented ones", len(manifests))
