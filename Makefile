@@ -43,7 +43,8 @@ bench: ## Scheduling benchmarks (pods/s, nodes, cost/h, lowerbound/h, B/op, allo
 	go test -run '^$$' -bench . -benchmem -timeout 30m ./pkg/...
 	go run ./hack/peakrss
 
-demo: cluster ## For now the local cluster; the controller joins it with `capstan controller`.
+demo: tools build ## The local cluster, capstan controller on the simulated cloud, examples/demo, live summary (Ctrl-C stops).
+	go run ./hack/devcluster -demo
 
 cluster: tools ## Start the local cluster (prints export KUBECONFIG=...) until Ctrl-C.
 	go run ./hack/devcluster

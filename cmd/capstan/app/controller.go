@@ -27,7 +27,9 @@ import (
 	cpmetrics "github.com/capstan-dev/capstan/pkg/cloudprovider/metrics"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
 	"github.com/capstan-dev/capstan/pkg/controllers/nodeclaim"
+	"github.com/capstan-dev/capstan/pkg/controllers/nodepool"
 	"github.com/capstan-dev/capstan/pkg/controllers/provisioner"
+	"github.com/capstan-dev/capstan/pkg/controllers/simnodeclass"
 	"github.com/capstan-dev/capstan/pkg/state"
 )
 
@@ -130,11 +132,20 @@ func runController(ctx context.Context, opts Options) error {
 	}
 	cp := cpmetrics.Decorate(cloud, ctrlmetrics.Registry)
 	cluster := &state.Cluster{Client: mgr.GetClient(), Cloud: cp, SchedulerNames: opts.SchedulerNames}
-	prov := provisioner.New(mgr.GetClient(), cluster, mgr.GetEventRecorder("capstan"), clk, provisioner.Options{
+	metrics, err := provisioner.NewMetrics(ctrlmetrics.Registry)
+	if err != nil {
+		return fmt.Errorf("registering metrics, %w", err)
+	}
+	prov := provisioner.New(mgr.GetClient(), cluster, mgr.GetEventRecorder("capstan"), clk, metrics, provisioner.Options{
 		Window: provisioner.Window{Idle: opts.BatchIdle, Max: opts.BatchMax}, SchedulerNames: opts.SchedulerNames, MaxInstanceTypes: opts.MaxInstanceTypes,
 	})
 	lifecycle := nodeclaim.New(mgr.GetClient(), cp, unavailable, prov, mgr.GetEventRecorder("capstan"), clk, opts.RegistrationTTL)
-	if err := errors.Join(prov.Register(mgr), lifecycle.Register(ctx, mgr)); err != nil {
+	if err := errors.Join(
+		prov.Register(mgr),
+		lifecycle.Register(ctx, mgr),
+		nodepool.New(mgr.GetClient(), clk).Register(mgr),
+		simnodeclass.New(mgr.GetClient(), cloud, clk, simnodeclass.Options{}).Register(mgr),
+	); err != nil {
 		return fmt.Errorf("registering controllers, %w", err)
 	}
 	if err := mgr.Start(ctx); err != nil {

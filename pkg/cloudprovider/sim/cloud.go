@@ -146,6 +146,15 @@ func (c *Cloud) Snapshot() State {
 	return out
 }
 
+// Reservations returns a copy of the reservations at the cloud's now, for
+// the SimNodeClass controller.
+func (c *Cloud) Reservations() []Reservation {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.advanceLocked(context.Background())
+	return c.reservationsLocked()
+}
+
 func (c *Cloud) reservationsLocked() []Reservation {
 	out := make([]Reservation, 0, len(c.state.Reservations))
 	for _, r := range c.state.Reservations {

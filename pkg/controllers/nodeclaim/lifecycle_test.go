@@ -72,7 +72,9 @@ func TestInitialized(t *testing.T) {
 		{"startup taint still there", withStartup, readyNode(func(n *corev1.Node) { n.Spec.Taints = []corev1.Taint{startup} }), false},
 		{"startup taint gone", withStartup, readyNode(), true},
 		{"GPUs not reported yet", gpu, readyNode(), false},
-		{"GPUs reported", gpu, readyNode(func(n *corev1.Node) { n.Status.Allocatable = corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")} }), true},
+		{"GPUs reported", gpu, readyNode(func(n *corev1.Node) {
+			n.Status.Allocatable = corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}
+		}), true},
 	} {
 		if got := Initialized(tc.nc, tc.node); got != tc.want {
 			t.Errorf("%s: Initialized = %v, want %v", tc.name, got, tc.want)

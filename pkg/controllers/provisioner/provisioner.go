@@ -40,6 +40,7 @@ func singleton() reconcile.Request {
 
 // Provisioner batches pending pods and launches NodeClaims for them.
 type Provisioner struct {
+	metrics  *Metrics
 	client   client.Client
 	cluster  *state.Cluster
 	recorder events.EventRecorder
@@ -53,8 +54,8 @@ type Provisioner struct {
 }
 
 // New builds a provisioner.
-func New(c client.Client, cluster *state.Cluster, recorder events.EventRecorder, clk clock.Clock, opts Options) *Provisioner {
-	return &Provisioner{client: c, cluster: cluster, recorder: recorder, clock: clk, opts: opts, trigger: make(chan event.GenericEvent, 1)}
+func New(c client.Client, cluster *state.Cluster, recorder events.EventRecorder, clk clock.Clock, metrics *Metrics, opts Options) *Provisioner {
+	return &Provisioner{client: c, cluster: cluster, recorder: recorder, clock: clk, metrics: metrics, opts: opts, trigger: make(chan event.GenericEvent, 1)}
 }
 
 // Trigger asks for a solve: after the batch windows, or at once (a launch
@@ -103,12 +104,19 @@ func (p *Provisioner) provision(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("snapshotting the cluster, %w", err)
 	}
+	p.metrics.pendingPods.Set(float64(len(snapshot.Input.Pods)))
 	if len(snapshot.Input.Pods) == 0 {
+		p.metrics.unplacedPods.Reset()
 		return nil
 	}
 	snapshot.Input.Options.MaxInstanceTypes = p.opts.MaxInstanceTypes
 	start := p.clock.Now()
 	result := provisioning.Solve(snapshot.Input)
+	p.metrics.schedulingDuration.Observe(p.clock.Since(start).Seconds())
+	p.metrics.unplacedPods.Reset()
+	for _, u := range result.Unplaced {
+		p.metrics.unplacedPods.WithLabelValues(string(u.Reason)).Inc()
+	}
 	log.FromContext(ctx).Info("solved", "pods", len(snapshot.Input.Pods), "nodeclaims", len(result.NewNodeClaims),
 		"nominations", len(result.Nominations), "unplaced", len(result.Unplaced), "duration", p.clock.Since(start).String())
 	for _, c := range result.NewNodeClaims {
@@ -117,6 +125,11 @@ func (p *Provisioner) provision(ctx context.Context) error {
 		if err := p.client.Create(ctx, nc); err != nil {
 			return fmt.Errorf("creating nodeclaim for nodepool %s, %w", np.Name, err)
 		}
+		capacityType := "any"
+		if ct := c.Requirements.Get(v1.CapacityTypeLabelKey); ct.Len() == 1 {
+			capacityType = ct.Any()
+		}
+		p.metrics.nodeClaimsCreated.WithLabelValues(np.Name, capacityType).Inc()
 		for _, pod := range c.Pods {
 			p.recorder.Eventf(pod, nc, corev1.EventTypeNormal, "Nominated", "Provision", "pod should schedule on nodeclaim %s", nc.Name)
 		}

@@ -45,6 +45,7 @@ func run(m *testing.M) int {
 		"--cloud-profile="+profile, "--sim-state="+filepath.Join(c.Root, "sim-state.json"),
 		"--batch-idle-duration=500ms", "--batch-max-duration=2s",
 		"--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0",
+		"--scheduler-names=default-scheduler,"+test.SecondSchedulerName,
 	); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -10,6 +10,7 @@ import (
 	"github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -100,6 +101,33 @@ func TestPendingPodsGetNodes(t *testing.T) {
 		g.Expect(nc.Labels[v1.NodePoolLabelKey]).To(gomega.Equal(np.Name))
 		g.Expect(nc.Annotations[v1.NodePoolHashAnnotationKey]).To(gomega.Equal(np.Hash()))
 	}
+	// The NodePool reports its nodes and is Ready.
+	g.Eventually(func(g gomega.Gomega) {
+		g.Expect(cluster.Client.Get(ctx, client.ObjectKeyFromObject(np), np)).To(gomega.Succeed())
+		nodes := np.Status.Resources[corev1.ResourceName("nodes")]
+		g.Expect(nodes.Value()).To(gomega.Equal(int64(len(claims))))
+		g.Expect(meta.IsStatusConditionTrue(np.Status.Conditions, v1.ConditionTypeReady)).To(gomega.BeTrue())
+	}).Should(gomega.Succeed())
+}
+
+// A pod for a second scheduler (an llmaz-style custom scheduler, decision
+// 10) is provisioned for when that scheduler name is configured, and that
+// scheduler binds it.
+func TestSecondSchedulerPodsGetNodes(t *testing.T) {
+	ctx := context.Background()
+	g := test.NewGomega(t)
+	ns, _ := scenario(t)
+	d := deployment(ns, 2, "1", "1Gi")
+	d.Spec.Template.Spec.SchedulerName = test.SecondSchedulerName
+	g.Expect(cluster.Client.Create(ctx, d)).To(gomega.Succeed())
+	g.Eventually(func(g gomega.Gomega) {
+		pods := &corev1.PodList{}
+		g.Expect(cluster.Client.List(ctx, pods, client.InNamespace(ns))).To(gomega.Succeed())
+		g.Expect(pods.Items).To(gomega.HaveLen(2))
+		for _, p := range pods.Items {
+			g.Expect(p.Status.Phase).To(gomega.Equal(corev1.PodRunning))
+		}
+	}).WithTimeout(60 * time.Second).Should(gomega.Succeed())
 }
 
 // Seed 003: spot for c4.xlarge is out everywhere; the NodeClaim that tried

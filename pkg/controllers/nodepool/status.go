@@ -1,0 +1,228 @@
+package nodepool
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/robfig/cron/v3"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
+	v1 "github.com/capstan-dev/capstan/api/v1"
+)
+
+// ResourceNodes is the status.resources entry counting a NodePool's nodes,
+// the same name NodePool limits use.
+const ResourceNodes corev1.ResourceName = "nodes"
+
+// SimNodeClassKind is the kind of the one NodeClass this controller can
+// check; its group is simv1alpha1.Group.
+const SimNodeClassKind = "SimNodeClass"
+
+// Condition reasons. A True condition's reason is its type.
+const (
+	ReasonInvalidBudgetSchedule = "InvalidBudgetSchedule"
+	ReasonInvalidBudgetTimeZone = "InvalidBudgetTimeZone"
+	ReasonNodeClassNotFound     = "NodeClassNotFound"
+	ReasonNodeClassNotReady     = "NodeClassNotReady"
+	ReasonUnsupportedNodeClass  = "UnsupportedNodeClass"
+)
+
+// Input is what the reconciler gathers about one NodePool.
+type Input struct {
+	NodePool *v1.NodePool
+	// NodeClaims are the NodeClaims labelled karpenter.sh/nodepool with
+	// the NodePool's name.
+	NodeClaims []v1.NodeClaim
+	// NodeClass is the referenced SimNodeClass; nil when it does not
+	// exist, or when the reference is not to a SimNodeClass (then it is
+	// not looked up).
+	NodeClass *simv1alpha1.SimNodeClass
+}
+
+// Decision is what the reconciler writes back.
+type Decision struct {
+	// Annotations are the hash annotations the NodePool must carry, in
+	// addition to the ones it has.
+	Annotations map[string]string
+	// Status is the NodePool's whole new status.
+	Status v1.NodePoolStatus
+}
+
+// Step decides the NodePool's hash annotations and status at now. A
+// condition whose status did not change keeps its LastTransitionTime;
+// every condition gets the NodePool's generation as ObservedGeneration.
+// Step reads no clock and mutates none of its inputs.
+func Step(in Input, now time.Time) Decision {
+	np := in.NodePool
+	status := *np.Status.DeepCopy()
+	status.Resources = Resources(in.NodeClaims)
+	validation := ValidationSucceeded(np)
+	nodeClass := NodeClassReady(np.Spec.Template.Spec.NodeClassRef, in.NodeClass)
+	for _, c := range []metav1.Condition{validation, nodeClass, Ready(validation, nodeClass)} {
+		c.ObservedGeneration = np.Generation
+		c.LastTransitionTime = metav1.NewTime(now)
+		meta.SetStatusCondition(&status.Conditions, c)
+	}
+	return Decision{Annotations: HashAnnotations(np), Status: status}
+}
+
+// HashAnnotations are the NodePool's static hash and its version
+// (decision 13), which the provisioner copies onto NodeClaims and drift
+// compares.
+func HashAnnotations(np *v1.NodePool) map[string]string {
+	return map[string]string{
+		v1.NodePoolHashAnnotationKey:        np.Hash(),
+		v1.NodePoolHashVersionAnnotationKey: v1.NodePoolHashVersion,
+	}
+}
+
+// Resources totals the capacity of the NodeClaims and counts them as
+// "nodes". NodeClaims not launched yet have no capacity but still count
+// as nodes, as they do against the NodePool's limits.
+func Resources(nodeClaims []v1.NodeClaim) corev1.ResourceList {
+	total := corev1.ResourceList{}
+	for i := range nodeClaims {
+		for name, q := range nodeClaims[i].Status.Capacity {
+			sum := total[name]
+			sum.Add(q)
+			total[name] = sum
+		}
+	}
+	total[ResourceNodes] = *resource.NewQuantity(int64(len(nodeClaims)), resource.DecimalSI)
+	return total
+}
+
+// ValidationSucceeded checks what the CRD cannot: that the
+// capstan.dev/budget-timezone annotation names an IANA time zone and that
+// every budget schedule is a cron expression the disruption controller can
+// evaluate. Problems are all listed in the message; the reason is that of
+// the first (time zone before schedules).
+func ValidationSucceeded(np *v1.NodePool) metav1.Condition {
+	var reason string
+	var problems []string
+	fail := func(r, msg string) {
+		if reason == "" {
+			reason = r
+		}
+		problems = append(problems, msg)
+	}
+	if tz, ok := np.Annotations[v1.BudgetTimeZoneAnnotationKey]; ok {
+		if err := validateTimeZone(tz); err != nil {
+			fail(ReasonInvalidBudgetTimeZone, fmt.Sprintf("annotation %s: %v", v1.BudgetTimeZoneAnnotationKey, err))
+		}
+	}
+	for i, b := range np.Spec.Disruption.Budgets {
+		if b.Schedule == nil {
+			continue
+		}
+		if err := validateSchedule(*b.Schedule); err != nil {
+			fail(ReasonInvalidBudgetSchedule, fmt.Sprintf("spec.disruption.budgets[%d].schedule %q: %v", i, *b.Schedule, err))
+		}
+	}
+	if reason == "" {
+		return metav1.Condition{Type: v1.ConditionTypeValidationSucceeded, Status: metav1.ConditionTrue, Reason: v1.ConditionTypeValidationSucceeded}
+	}
+	return metav1.Condition{
+		Type:    v1.ConditionTypeValidationSucceeded,
+		Status:  metav1.ConditionFalse,
+		Reason:  reason,
+		Message: strings.Join(problems, "; "),
+	}
+}
+
+// validateTimeZone accepts an IANA zone name; empty means the default,
+// UTC. "Local" is refused: it would depend on the controller's machine.
+func validateTimeZone(tz string) error {
+	if tz == "Local" {
+		return fmt.Errorf("%q is not an IANA time zone name such as Europe/Berlin", tz)
+	}
+	if _, err := time.LoadLocation(tz); err != nil {
+		return fmt.Errorf("%q is not an IANA time zone name such as Europe/Berlin, %w", tz, err)
+	}
+	return nil
+}
+
+// validateSchedule accepts what the CRD pattern does, parsed as the
+// standard five-field cron or a descriptor (@daily, @hourly …). A TZ= or
+// CRON_TZ= prefix is refused, since the zone comes from the annotation
+// (decision 14), and so is @every, which has no window start.
+func validateSchedule(s string) error {
+	if strings.HasPrefix(s, "TZ=") || strings.HasPrefix(s, "CRON_TZ=") {
+		return fmt.Errorf("a time zone prefix is not allowed; set the %s annotation instead", v1.BudgetTimeZoneAnnotationKey)
+	}
+	if strings.HasPrefix(s, "@every") {
+		return fmt.Errorf("@every is not allowed; use a cron expression or @yearly, @monthly, @weekly, @daily, @hourly")
+	}
+	if _, err := cron.ParseStandard(s); err != nil {
+		return fmt.Errorf("not a cron expression, %w", err)
+	}
+	return nil
+}
+
+// SupportsNodeClass reports whether ref names a SimNodeClass, the only
+// NodeClass this controller can look up.
+func SupportsNodeClass(ref *v1.NodeClassReference) bool {
+	return ref != nil && ref.Group == simv1alpha1.Group && ref.Kind == SimNodeClassKind
+}
+
+// NodeClassReady is True when ref names a SimNodeClass that exists (nc
+// non-nil), is not being deleted and whose Ready condition is True; False
+// when it is missing or not ready; Unknown when ref names another kind of
+// NodeClass.
+func NodeClassReady(ref *v1.NodeClassReference, nc *simv1alpha1.SimNodeClass) metav1.Condition {
+	cond := metav1.Condition{Type: v1.ConditionTypeNodeClassReady, Status: metav1.ConditionFalse}
+	switch {
+	case ref == nil:
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionUnknown, ReasonUnsupportedNodeClass, "spec.template.spec.nodeClassRef is not set"
+	case !SupportsNodeClass(ref):
+		cond.Status, cond.Reason = metav1.ConditionUnknown, ReasonUnsupportedNodeClass
+		cond.Message = fmt.Sprintf("nodeClassRef %s %s/%s is not supported; only %s %s", ref.Kind, ref.Group, ref.Name, SimNodeClassKind, simv1alpha1.Group)
+	case nc == nil:
+		cond.Reason, cond.Message = ReasonNodeClassNotFound, fmt.Sprintf("%s %q not found", SimNodeClassKind, ref.Name)
+	case nc.DeletionTimestamp != nil:
+		cond.Reason, cond.Message = ReasonNodeClassNotReady, fmt.Sprintf("%s %q is being deleted", SimNodeClassKind, ref.Name)
+	default:
+		ready := meta.FindStatusCondition(nc.Status.Conditions, simv1alpha1.ConditionTypeReady)
+		switch {
+		case ready == nil:
+			cond.Reason, cond.Message = ReasonNodeClassNotReady, fmt.Sprintf("%s %q has no Ready condition yet", SimNodeClassKind, ref.Name)
+		case ready.Status != metav1.ConditionTrue:
+			cond.Reason = ReasonNodeClassNotReady
+			cond.Message = fmt.Sprintf("%s %q is not ready (%s): %s", SimNodeClassKind, ref.Name, ready.Reason, ready.Message)
+		default:
+			cond.Status, cond.Reason = metav1.ConditionTrue, v1.ConditionTypeNodeClassReady
+		}
+	}
+	return cond
+}
+
+// Ready is True when every dependency is True; otherwise False if any is
+// False, else Unknown, with the reason of the first such dependency and
+// its type and message as the message.
+func Ready(deps ...metav1.Condition) metav1.Condition {
+	for _, want := range []metav1.ConditionStatus{metav1.ConditionFalse, metav1.ConditionUnknown} {
+		for _, d := range deps {
+			if d.Status == want {
+				return metav1.Condition{
+					Type:    v1.ConditionTypeReady,
+					Status:  want,
+					Reason:  d.Reason,
+					Message: strings.TrimSuffix(d.Type+": "+d.Message, ": "),
+				}
+			}
+		}
+	}
+	return metav1.Condition{Type: v1.ConditionTypeReady, Status: metav1.ConditionTrue, Reason: v1.ConditionTypeReady}
+}
+
+// ReferencesSimNodeClass reports whether np's template references the
+// SimNodeClass called name.
+func ReferencesSimNodeClass(np *v1.NodePool, name string) bool {
+	ref := np.Spec.Template.Spec.NodeClassRef
+	return SupportsNodeClass(ref) && ref.Name == name
+}

@@ -1,0 +1,38 @@
+package provisioner
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the provisioner's Prometheus metrics.
+type Metrics struct {
+	schedulingDuration prometheus.Histogram
+	pendingPods        prometheus.Gauge
+	unplacedPods       *prometheus.GaugeVec
+	nodeClaimsCreated  *prometheus.CounterVec
+}
+
+// NewMetrics registers the provisioner's metrics on reg.
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{
+		schedulingDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "capstan_provisioner_scheduling_duration_seconds", Help: "Time one solve of the pending pods took.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16),
+		}),
+		pendingPods: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "capstan_provisioner_pending_pods", Help: "Pending pods in the last solve.",
+		}),
+		unplacedPods: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "capstan_provisioner_unplaced_pods", Help: "Pods the last solve could not place, by reason.",
+		}, []string{"reason"}),
+		nodeClaimsCreated: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "capstan_nodeclaims_created_total", Help: "NodeClaims the provisioner created, by NodePool and planned capacity type.",
+		}, []string{"nodepool", "capacity_type"}),
+	}
+	for _, c := range []prometheus.Collector{m.schedulingDuration, m.pendingPods, m.unplacedPods, m.nodeClaimsCreated} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
