@@ -186,6 +186,24 @@ func (c *Cluster) Stop() error {
 	return errors.Join(errs...)
 }
 
+// UserKubeconfig writes a kubeconfig for a user with no groups, so a test
+// can run a component with only the RBAC it is bound to.
+func (c *Cluster) UserKubeconfig(name string) (string, error) {
+	user, err := c.env.ControlPlane.AddUser(envtest.User{Name: name}, nil)
+	if err != nil {
+		return "", fmt.Errorf("adding user %s, %w", name, err)
+	}
+	data, err := user.KubeConfig()
+	if err != nil {
+		return "", fmt.Errorf("rendering kubeconfig of %s, %w", name, err)
+	}
+	path := filepath.Join(c.Root, name+".kubeconfig")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		return "", fmt.Errorf("writing kubeconfig of %s, %w", name, err)
+	}
+	return path, nil
+}
+
 // StartProcess runs another process against the cluster (Capstan's
 // controller, in e2e tests): in its own process group, logging to Logs,
 // killed by Stop. Its arguments should reference Root (a state file there,

@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/capstan-dev/capstan/pkg/test"
 )
 
@@ -40,11 +43,18 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "capstan binary missing (run `make build`), %v\n", err)
 		return 1
 	}
+	// Capstan runs as its own user with only config/rbac's ClusterRole
+	// (and leader election on), so a missing permission fails the suite.
+	kubeconfig, err := capstanUser(c)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	profile, _ := filepath.Abs("testdata/cloud-profile.yaml")
-	if err := c.StartProcess("capstan", bin, []string{"KUBECONFIG=" + c.Kubeconfig}, "controller",
+	if err := c.StartProcess("capstan", bin, []string{"KUBECONFIG=" + kubeconfig}, "controller",
 		"--cloud-profile="+profile, "--sim-state="+filepath.Join(c.Root, "sim-state.json"),
 		"--batch-idle-duration=500ms", "--batch-max-duration=2s",
-		"--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0",
+		"--leader-elect=true", "--metrics-bind-address=0", "--health-probe-bind-address=0",
 		"--scheduler-names=default-scheduler,"+test.SecondSchedulerName,
 	); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -55,4 +65,26 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "component logs: %s\n", c.Logs())
 	}
 	return code
+}
+
+func capstanUser(c *test.Cluster) (string, error) {
+	ctx := context.Background()
+	role, err := test.ReadManifests("config/rbac/role.yaml")
+	if err != nil {
+		return "", err
+	}
+	for _, m := range role {
+		if err := c.Client.Create(ctx, m.Object); err != nil {
+			return "", fmt.Errorf("creating %s, %w", m.Object.GetName(), err)
+		}
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "capstan"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "capstan"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "capstan"}},
+	}
+	if err := c.Client.Create(ctx, binding); err != nil {
+		return "", fmt.Errorf("binding capstan's role, %w", err)
+	}
+	return c.UserKubeconfig("capstan")
 }
