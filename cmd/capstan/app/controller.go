@@ -138,11 +138,13 @@ func runController(ctx context.Context, opts Options) error {
 	}
 	prov := provisioner.New(mgr.GetClient(), cluster, mgr.GetEventRecorder("capstan"), clk, metrics, provisioner.Options{
 		Window: provisioner.Window{Idle: opts.BatchIdle, Max: opts.BatchMax}, SchedulerNames: opts.SchedulerNames, MaxInstanceTypes: opts.MaxInstanceTypes,
+		Models: provisioner.APIModelLookup(mgr.GetClient()),
 	})
 	lifecycle := nodeclaim.New(mgr.GetClient(), cp, unavailable, prov, mgr.GetEventRecorder("capstan"), clk, opts.RegistrationTTL)
 	if err := errors.Join(
 		prov.Register(mgr),
 		lifecycle.Register(ctx, mgr),
+		nodeclaim.NewPodEvents(mgr.GetClient(), clk).Register(ctx, mgr),
 		nodepool.New(mgr.GetClient(), clk).Register(mgr),
 		simnodeclass.New(mgr.GetClient(), cloud, clk, simnodeclass.Options{}).Register(mgr),
 	); err != nil {

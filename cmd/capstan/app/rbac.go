@@ -13,4 +13,5 @@ package app
 // +kubebuilder:rbac:groups=karpenter.sh,resources=nodepools/status;nodeclaims/status,verbs=get;patch;update
 // +kubebuilder:rbac:groups=sim.capstan.dev,resources=simnodeclasses,verbs=get;list;watch;patch;update
 // +kubebuilder:rbac:groups=sim.capstan.dev,resources=simnodeclasses/status,verbs=get;patch;update
+// +kubebuilder:rbac:groups=llmaz.io,resources=openmodels,verbs=get;list;watch
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update

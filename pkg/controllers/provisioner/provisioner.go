@@ -30,6 +30,8 @@ type Options struct {
 	SchedulerNames []string
 	// MaxInstanceTypes caps each NodeClaim's instance-type options.
 	MaxInstanceTypes int
+	// Models finds llmaz OpenModels; nil skips flavor resolution.
+	Models ModelLookup
 }
 
 // singleton is the one request the provisioner reconciles: it always
@@ -103,6 +105,13 @@ func (p *Provisioner) provision(ctx context.Context) error {
 	snapshot, err := p.cluster.Snapshot(ctx)
 	if err != nil {
 		return fmt.Errorf("snapshotting the cluster, %w", err)
+	}
+	if p.opts.Models != nil {
+		var failures []flavorFailure
+		snapshot.Input.Pods, failures = applyFlavors(ctx, snapshot.Input.Pods, p.opts.Models)
+		for _, f := range failures {
+			p.recorder.Eventf(f.pod, nil, corev1.EventTypeWarning, f.reason, "Provision", "%s", f.err.Error())
+		}
 	}
 	p.metrics.pendingPods.Set(float64(len(snapshot.Input.Pods)))
 	if len(snapshot.Input.Pods) == 0 {

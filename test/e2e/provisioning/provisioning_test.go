@@ -101,6 +101,12 @@ func TestPendingPodsGetNodes(t *testing.T) {
 		g.Expect(nc.Labels[v1.NodePoolLabelKey]).To(gomega.Equal(np.Name))
 		g.Expect(nc.Annotations[v1.NodePoolHashAnnotationKey]).To(gomega.Equal(np.Hash()))
 	}
+	// Pods binding stamped the NodeClaims (consolidateAfter counts from it).
+	g.Eventually(func(g gomega.Gomega) {
+		for _, nc := range nodeClaimsOf(g, np) {
+			g.Expect(nc.Status.LastPodEventTime.IsZero()).To(gomega.BeFalse(), "nodeclaim %s", nc.Name)
+		}
+	}).Should(gomega.Succeed())
 	// The NodePool reports its nodes and is Ready.
 	g.Eventually(func(g gomega.Gomega) {
 		g.Expect(cluster.Client.Get(ctx, client.ObjectKeyFromObject(np), np)).To(gomega.Succeed())

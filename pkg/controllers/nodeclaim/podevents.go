@@ -1,0 +1,94 @@
+package nodeclaim
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/state"
+)
+
+// PodEventDedupe is how often a NodeClaim's lastPodEventTime moves at
+// most: busy nodes would otherwise write it for every pod.
+const PodEventDedupe = 10 * time.Second
+
+// PodEvents keeps each NodeClaim's status.lastPodEventTime: when a pod
+// last bound to or left its node. consolidateAfter counts from it.
+type PodEvents struct {
+	client client.Client
+	clock  clock.Clock
+}
+
+// NewPodEvents builds the controller.
+func NewPodEvents(c client.Client, clk clock.Clock) *PodEvents {
+	return &PodEvents{client: c, clock: clk}
+}
+
+// NeedsPodEventUpdate reports whether lastPodEventTime should move to now.
+func NeedsPodEventUpdate(last metav1.Time, now time.Time) bool {
+	return last.IsZero() || now.Sub(last.Time) >= PodEventDedupe
+}
+
+// Reconcile stamps the NodeClaim of the node a pod event touched; the
+// request names the node.
+func (p *PodEvents) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	ncs := &v1.NodeClaimList{}
+	if err := p.client.List(ctx, ncs, client.MatchingFields{nodeNameField: req.Name}); err != nil {
+		return reconcile.Result{}, fmt.Errorf("listing nodeclaims of node %s, %w", req.Name, err)
+	}
+	now := p.clock.Now()
+	for i := range ncs.Items {
+		nc := &ncs.Items[i]
+		if !NeedsPodEventUpdate(nc.Status.LastPodEventTime, now) {
+			continue
+		}
+		patch := client.MergeFrom(nc.DeepCopy())
+		nc.Status.LastPodEventTime = metav1.NewTime(now)
+		if err := p.client.Status().Patch(ctx, nc, patch); err != nil {
+			return reconcile.Result{}, client.IgnoreNotFound(fmt.Errorf("stamping nodeclaim %s, %w", nc.Name, err))
+		}
+	}
+	return reconcile.Result{}, nil
+}
+
+const nodeNameField = "status.nodeName"
+
+// Register indexes NodeClaims by node name and watches pods binding to or
+// leaving nodes.
+func (p *PodEvents) Register(ctx context.Context, mgr manager.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1.NodeClaim{}, nodeNameField, func(o client.Object) []string {
+		return []string{o.(*v1.NodeClaim).Status.NodeName}
+	}); err != nil {
+		return fmt.Errorf("indexing nodeclaims by node, %w", err)
+	}
+	toNode := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+		if name := o.(*corev1.Pod).Spec.NodeName; name != "" {
+			return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: name}}}
+		}
+		return nil
+	})
+	changed := predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			oldPod, newPod := e.ObjectOld.(*corev1.Pod), e.ObjectNew.(*corev1.Pod)
+			return oldPod.Spec.NodeName != newPod.Spec.NodeName || state.IsTerminal(oldPod) != state.IsTerminal(newPod)
+		},
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("nodeclaim.podevents").
+		Watches(&corev1.Pod{}, toNode, builder.WithPredicates(changed)).
+		Complete(p)
+}

@@ -1,0 +1,95 @@
+package provisioner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capstan-dev/capstan/pkg/flavors"
+)
+
+// ModelLookup finds an OpenModel by name; ok is false when the llmaz API is
+// not installed.
+type ModelLookup func(ctx context.Context, name string) (model *flavors.OpenModel, ok bool, err error)
+
+// flavorFailure is a model-serving pod that can't be provisioned for.
+type flavorFailure struct {
+	pod    *corev1.Pod
+	reason string
+	err    error
+}
+
+// applyFlavors rewrites each llmaz model-serving pod's required node
+// affinity into its flavors' ordered terms (seed 001), so the solver tries
+// the preferred GPU first. Pods whose flavors can't be resolved are left
+// out and reported. The pods are the snapshot's own copies; the objects in
+// the API server are never changed.
+func applyFlavors(ctx context.Context, pods []*corev1.Pod, lookup ModelLookup) ([]*corev1.Pod, []flavorFailure) {
+	var kept []*corev1.Pod
+	var failures []flavorFailure
+	for _, pod := range pods {
+		name, ok := flavors.ModelName(pod)
+		if !ok {
+			kept = append(kept, pod)
+			continue
+		}
+		model, installed, err := lookup(ctx, name)
+		switch {
+		case !installed:
+			kept = append(kept, pod)
+			continue
+		case err != nil:
+			failures = append(failures, flavorFailure{pod: pod, reason: "OpenModelNotFound", err: err})
+			continue
+		}
+		terms, err := flavors.Resolve(pod, model)
+		if err != nil {
+			reason := "InvalidInferenceFlavors"
+			if flavors.IsUnknownFlavor(err) {
+				reason = flavors.ReasonUnknownInferenceFlavor
+			}
+			failures = append(failures, flavorFailure{pod: pod, reason: reason, err: err})
+			continue
+		}
+		if len(terms) > 0 {
+			if pod.Spec.Affinity == nil {
+				pod.Spec.Affinity = &corev1.Affinity{}
+			}
+			if pod.Spec.Affinity.NodeAffinity == nil {
+				pod.Spec.Affinity.NodeAffinity = &corev1.NodeAffinity{}
+			}
+			pod.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{NodeSelectorTerms: terms}
+		}
+		kept = append(kept, pod)
+	}
+	return kept, failures
+}
+
+// APIModelLookup reads OpenModels through the client when the llmaz CRD is
+// installed; without it, model-serving pods are provisioned for as plain
+// pods.
+func APIModelLookup(c client.Client) ModelLookup {
+	return func(ctx context.Context, name string) (*flavors.OpenModel, bool, error) {
+		if _, err := c.RESTMapper().RESTMapping(flavors.OpenModelGVK.GroupKind(), flavors.OpenModelGVK.Version); err != nil {
+			if meta.IsNoMatchError(err) {
+				return nil, false, nil
+			}
+			return nil, true, fmt.Errorf("looking up the OpenModel API, %w", err)
+		}
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(flavors.OpenModelGVK)
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, u); err != nil {
+			return nil, true, fmt.Errorf("getting openmodel %s, %w", name, err)
+		}
+		model, err := flavors.FromUnstructured(u)
+		if err != nil {
+			return nil, true, errors.Join(fmt.Errorf("openmodel %s", name), err)
+		}
+		return model, true, nil
+	}
+}

@@ -1,0 +1,63 @@
+package provisioner
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/flavors"
+	"github.com/capstan-dev/capstan/pkg/test"
+)
+
+func TestApplyFlavors(t *testing.T) {
+	model := &flavors.OpenModel{Name: "llama", Flavors: []flavors.Flavor{
+		{Name: "a10g", NodeSelector: map[string]string{v1.LabelInstanceGPUName: "a10g"}},
+		{Name: "t4", NodeSelector: map[string]string{v1.LabelInstanceGPUName: "t4"}},
+	}}
+	lookup := func(installed bool) ModelLookup {
+		return func(_ context.Context, name string) (*flavors.OpenModel, bool, error) {
+			if !installed {
+				return nil, false, nil
+			}
+			if name != "llama" {
+				return nil, true, errors.New("not found")
+			}
+			return model, true, nil
+		}
+	}
+	serving := func(name, model, annotation string) *corev1.Pod {
+		return test.Pod("default", func(p *corev1.Pod) {
+			p.Name = name
+			p.Labels = map[string]string{flavors.ModelNameLabelKey: model}
+			if annotation != "" {
+				p.Annotations = map[string]string{flavors.FlavorsAnnotationKey: annotation}
+			}
+		})
+	}
+	plain := test.Pod("default")
+	pods := []*corev1.Pod{plain, serving("ordered", "llama", "t4,a10g"), serving("unknown", "llama", "h100"), serving("missing", "gpt", "")}
+	kept, failures := applyFlavors(context.Background(), pods, lookup(true))
+	if len(kept) != 2 || kept[0] != plain || kept[1].Name != "ordered" {
+		t.Fatalf("kept %v", kept)
+	}
+	terms := kept[1].Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+	if len(terms) != 2 || terms[0].MatchExpressions[0].Values[0] != "t4" || terms[1].MatchExpressions[0].Values[0] != "a10g" {
+		t.Errorf("terms %v, want t4 then a10g", terms)
+	}
+	reasons := map[string]string{}
+	for _, f := range failures {
+		reasons[f.pod.Name] = f.reason
+	}
+	if reasons["unknown"] != flavors.ReasonUnknownInferenceFlavor || reasons["missing"] != "OpenModelNotFound" {
+		t.Errorf("failures %v", reasons)
+	}
+
+	// Without the llmaz API every pod is provisioned for as it is.
+	kept, failures = applyFlavors(context.Background(), []*corev1.Pod{serving("x", "llama", "h100")}, lookup(false))
+	if len(kept) != 1 || len(failures) != 0 || kept[0].Spec.Affinity != nil {
+		t.Errorf("no CRD: kept %v failures %v", kept, failures)
+	}
+}
