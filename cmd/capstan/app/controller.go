@@ -26,6 +26,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/catalog"
 	cpmetrics "github.com/capstan-dev/capstan/pkg/cloudprovider/metrics"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
+	"github.com/capstan-dev/capstan/pkg/controllers/clustermetrics"
 	"github.com/capstan-dev/capstan/pkg/controllers/nodeclaim"
 	"github.com/capstan-dev/capstan/pkg/controllers/nodepool"
 	"github.com/capstan-dev/capstan/pkg/controllers/provisioner"
@@ -136,9 +137,12 @@ func runController(ctx context.Context, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("registering metrics, %w", err)
 	}
+	if err := ctrlmetrics.Registry.Register(clustermetrics.New(mgr.GetClient(), cp)); err != nil {
+		return fmt.Errorf("registering cluster metrics, %w", err)
+	}
 	prov := provisioner.New(mgr.GetClient(), cluster, mgr.GetEventRecorder("capstan"), clk, metrics, provisioner.Options{
 		Window: provisioner.Window{Idle: opts.BatchIdle, Max: opts.BatchMax}, SchedulerNames: opts.SchedulerNames, MaxInstanceTypes: opts.MaxInstanceTypes,
-		Models: provisioner.APIModelLookup(mgr.GetClient()),
+		Models: provisioner.APIModelLookup(mgr.GetClient()), Unavailable: unavailable,
 	})
 	lifecycle := nodeclaim.New(mgr.GetClient(), cp, unavailable, prov, mgr.GetEventRecorder("capstan"), clk, opts.RegistrationTTL)
 	if err := errors.Join(

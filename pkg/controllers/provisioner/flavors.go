@@ -29,9 +29,10 @@ type flavorFailure struct {
 // the preferred GPU first. Pods whose flavors can't be resolved are left
 // out and reported. The pods are the snapshot's own copies; the objects in
 // the API server are never changed.
-func applyFlavors(ctx context.Context, pods []*corev1.Pod, lookup ModelLookup) ([]*corev1.Pod, []flavorFailure) {
+func applyFlavors(ctx context.Context, pods []*corev1.Pod, lookup ModelLookup) ([]*corev1.Pod, map[*corev1.Pod][]string, []flavorFailure) {
 	var kept []*corev1.Pod
 	var failures []flavorFailure
+	names := map[*corev1.Pod][]string{}
 	for _, pod := range pods {
 		name, ok := flavors.ModelName(pod)
 		if !ok {
@@ -47,7 +48,7 @@ func applyFlavors(ctx context.Context, pods []*corev1.Pod, lookup ModelLookup) (
 			failures = append(failures, flavorFailure{pod: pod, reason: "OpenModelNotFound", err: err})
 			continue
 		}
-		terms, err := flavors.Resolve(pod, model)
+		terms, flavorNames, err := flavors.ResolveWithNames(pod, model)
 		if err != nil {
 			reason := "InvalidInferenceFlavors"
 			if flavors.IsUnknownFlavor(err) {
@@ -64,10 +65,11 @@ func applyFlavors(ctx context.Context, pods []*corev1.Pod, lookup ModelLookup) (
 				pod.Spec.Affinity.NodeAffinity = &corev1.NodeAffinity{}
 			}
 			pod.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{NodeSelectorTerms: terms}
+			names[pod] = flavorNames
 		}
 		kept = append(kept, pod)
 	}
-	return kept, failures
+	return kept, names, failures
 }
 
 // APIModelLookup reads OpenModels through the client when the llmaz CRD is

@@ -39,13 +39,16 @@ func TestApplyFlavors(t *testing.T) {
 	}
 	plain := test.Pod("default")
 	pods := []*corev1.Pod{plain, serving("ordered", "llama", "t4,a10g"), serving("unknown", "llama", "h100"), serving("missing", "gpt", "")}
-	kept, failures := applyFlavors(context.Background(), pods, lookup(true))
+	kept, names, failures := applyFlavors(context.Background(), pods, lookup(true))
 	if len(kept) != 2 || kept[0] != plain || kept[1].Name != "ordered" {
 		t.Fatalf("kept %v", kept)
 	}
 	terms := kept[1].Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
 	if len(terms) != 2 || terms[0].MatchExpressions[0].Values[0] != "t4" || terms[1].MatchExpressions[0].Values[0] != "a10g" {
 		t.Errorf("terms %v, want t4 then a10g", terms)
+	}
+	if got := names[kept[1]]; len(got) != 2 || got[0] != "t4" {
+		t.Errorf("flavor names %v", got)
 	}
 	reasons := map[string]string{}
 	for _, f := range failures {
@@ -56,7 +59,7 @@ func TestApplyFlavors(t *testing.T) {
 	}
 
 	// Without the llmaz API every pod is provisioned for as it is.
-	kept, failures = applyFlavors(context.Background(), []*corev1.Pod{serving("x", "llama", "h100")}, lookup(false))
+	kept, _, failures = applyFlavors(context.Background(), []*corev1.Pod{serving("x", "llama", "h100")}, lookup(false))
 	if len(kept) != 1 || len(failures) != 0 || kept[0].Spec.Affinity != nil {
 		t.Errorf("no CRD: kept %v failures %v", kept, failures)
 	}

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/provisioning"
 	"github.com/capstan-dev/capstan/pkg/state"
 )
@@ -32,6 +33,8 @@ type Options struct {
 	MaxInstanceTypes int
 	// Models finds llmaz OpenModels; nil skips flavor resolution.
 	Models ModelLookup
+	// Unavailable explains fallbacks: which preferred offerings are out.
+	Unavailable *cloudprovider.UnavailableOfferings
 }
 
 // singleton is the one request the provisioner reconciles: it always
@@ -106,9 +109,10 @@ func (p *Provisioner) provision(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("snapshotting the cluster, %w", err)
 	}
+	var flavorNames map[*corev1.Pod][]string
 	if p.opts.Models != nil {
 		var failures []flavorFailure
-		snapshot.Input.Pods, failures = applyFlavors(ctx, snapshot.Input.Pods, p.opts.Models)
+		snapshot.Input.Pods, flavorNames, failures = applyFlavors(ctx, snapshot.Input.Pods, p.opts.Models)
 		for _, f := range failures {
 			p.recorder.Eventf(f.pod, nil, corev1.EventTypeWarning, f.reason, "Provision", "%s", f.err.Error())
 		}
@@ -131,6 +135,15 @@ func (p *Provisioner) provision(ctx context.Context) error {
 	for _, c := range result.NewNodeClaims {
 		np := snapshot.NodePools[c.NodePool]
 		nc := NewNodeClaim(np, c)
+		for _, pod := range c.Pods {
+			if f := flavorOf(c, pod, flavorNames[pod]); f != "" {
+				nc.Annotations[FlavorAnnotationKey] = f
+				break
+			}
+		}
+		if reason := fallbackReason(np, c, p.opts.Unavailable); reason != "" {
+			nc.Annotations[FallbackAnnotationKey] = reason
+		}
 		if err := p.client.Create(ctx, nc); err != nil {
 			return fmt.Errorf("creating nodeclaim for nodepool %s, %w", np.Name, err)
 		}

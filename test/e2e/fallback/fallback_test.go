@@ -75,6 +75,7 @@ func fallsBack(t *testing.T, instanceType, wantCode string, nodeClass func(*simv
 		g.Expect(list.Items).To(gomega.HaveLen(1))
 		nc := list.Items[0]
 		g.Expect(nc.Labels[v1.CapacityTypeLabelKey]).To(gomega.Equal(v1.CapacityTypeOnDemand))
+		g.Expect(nc.Annotations["capstan.dev/fallback"]).To(gomega.ContainSubstring("spot/"+instanceType), "the NodeClaim says why it is not spot")
 		if d := nc.CreationTimestamp.Sub(failedAt); d > 10*time.Second {
 			t.Errorf("on-demand nodeclaim created %s after the failure; want within 10s", d)
 		}

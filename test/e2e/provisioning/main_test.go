@@ -4,6 +4,7 @@ package provisioning
 
 import (
 	"context"
+	"net"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,6 +17,9 @@ import (
 )
 
 var cluster *test.Cluster
+
+// metricsURL is where the controller serves Prometheus metrics.
+var metricsURL string
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
@@ -50,11 +54,19 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	metricsAddr := l.Addr().String()
+	_ = l.Close()
+	metricsURL = "http://" + metricsAddr + "/metrics"
 	profile, _ := filepath.Abs("testdata/cloud-profile.yaml")
 	if err := c.StartProcess("capstan", bin, []string{"KUBECONFIG=" + kubeconfig}, "controller",
 		"--cloud-profile="+profile, "--sim-state="+filepath.Join(c.Root, "sim-state.json"),
 		"--batch-idle-duration=500ms", "--batch-max-duration=2s",
-		"--leader-elect=true", "--metrics-bind-address=0", "--health-probe-bind-address=0",
+		"--leader-elect=true", "--metrics-bind-address="+metricsAddr, "--health-probe-bind-address=0",
 		"--scheduler-names=default-scheduler,"+test.SecondSchedulerName,
 	); err != nil {
 		fmt.Fprintln(os.Stderr, err)

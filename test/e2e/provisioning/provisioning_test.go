@@ -4,6 +4,8 @@ package provisioning
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"testing"
 	"time"
 
@@ -113,6 +115,28 @@ func TestPendingPodsGetNodes(t *testing.T) {
 		nodes := np.Status.Resources[corev1.ResourceName("nodes")]
 		g.Expect(nodes.Value()).To(gomega.Equal(int64(len(claims))))
 		g.Expect(meta.IsStatusConditionTrue(np.Status.Conditions, v1.ConditionTypeReady)).To(gomega.BeTrue())
+	}).Should(gomega.Succeed())
+}
+
+// The controller's metrics describe the NodeClaims and what they cost.
+func TestMetrics(t *testing.T) {
+	g := test.NewGomega(t)
+	ns, np := scenario(t)
+	g.Expect(cluster.Client.Create(context.Background(), deployment(ns, 1, "1", "1Gi"))).To(gomega.Succeed())
+	g.Eventually(func(g gomega.Gomega) {
+		claims := nodeClaimsOf(g, np)
+		g.Expect(claims).To(gomega.HaveLen(1))
+		g.Expect(claims[0].Status.NodeName).NotTo(gomega.BeEmpty())
+	}).WithTimeout(60 * time.Second).Should(gomega.Succeed())
+	g.Eventually(func(g gomega.Gomega) {
+		resp, err := http.Get(metricsURL)
+		g.Expect(err).NotTo(gomega.HaveOccurred())
+		defer func() { _ = resp.Body.Close() }()
+		body, err := io.ReadAll(resp.Body)
+		g.Expect(err).NotTo(gomega.HaveOccurred())
+		for _, m := range []string{`capstan_nodeclaims{nodepool="` + np.Name, `capstan_nodepool_cost_per_hour{nodepool="` + np.Name, "capstan_nodeclaims_created_total{", "capstan_cloudprovider_duration_seconds_bucket{"} {
+			g.Expect(string(body)).To(gomega.ContainSubstring(m))
+		}
 	}).Should(gomega.Succeed())
 }
 

@@ -1,0 +1,122 @@
+package clustermetrics
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+)
+
+// Phases of a NodeClaim, as the metrics show them.
+const (
+	PhaseLaunching    = "Launching"
+	PhaseRegistering  = "Registering"
+	PhaseInitializing = "Initializing"
+	PhaseReady        = "Ready"
+	PhaseDeleting     = "Deleting"
+)
+
+// Phase is where a NodeClaim is in its life.
+func Phase(nc *v1.NodeClaim) string {
+	switch conds := nc.Status.Conditions; {
+	case nc.DeletionTimestamp != nil:
+		return PhaseDeleting
+	case !meta.IsStatusConditionTrue(conds, v1.ConditionTypeLaunched):
+		return PhaseLaunching
+	case !meta.IsStatusConditionTrue(conds, v1.ConditionTypeRegistered):
+		return PhaseRegistering
+	case !meta.IsStatusConditionTrue(conds, v1.ConditionTypeInitialized):
+		return PhaseInitializing
+	}
+	return PhaseReady
+}
+
+// Price is the hourly price of a launched NodeClaim: the offering of its
+// instance type in its zone, capacity type and reservation; false when
+// unknown.
+func Price(nc *v1.NodeClaim, its []*cloudprovider.InstanceType) (float64, bool) {
+	l := nc.Labels
+	for _, it := range its {
+		if it.Name != l[v1.LabelInstanceType] {
+			continue
+		}
+		for _, o := range it.Offerings {
+			if o.Zone == l[v1.LabelZone] && o.CapacityType == l[v1.CapacityTypeLabelKey] && o.ReservationID == l[v1.LabelCapacityReservationID] {
+				return o.Price, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// Collector computes the gauges on every scrape.
+type Collector struct {
+	client     client.Reader
+	cloud      cloudprovider.CloudProvider
+	nodeClaims *prometheus.Desc
+	nodes      *prometheus.Desc
+	cost       *prometheus.Desc
+}
+
+// New builds a collector; register it on a prometheus.Registerer.
+func New(c client.Reader, cloud cloudprovider.CloudProvider) *Collector {
+	return &Collector{
+		client: c, cloud: cloud,
+		nodeClaims: prometheus.NewDesc("capstan_nodeclaims", "NodeClaims by NodePool and phase.", []string{"nodepool", "phase"}, nil),
+		nodes:      prometheus.NewDesc("capstan_nodes", "Nodes Capstan manages, by NodePool and capacity type.", []string{"nodepool", "capacity_type"}, nil),
+		cost:       prometheus.NewDesc("capstan_nodepool_cost_per_hour", "What a NodePool's launched NodeClaims cost per hour.", []string{"nodepool"}, nil),
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.nodeClaims
+	ch <- c.nodes
+	ch <- c.cost
+}
+
+// Collect implements prometheus.Collector.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ncs, nodes, nps := &v1.NodeClaimList{}, &corev1.NodeList{}, &v1.NodePoolList{}
+	if c.client.List(ctx, ncs) != nil || c.client.List(ctx, nodes) != nil || c.client.List(ctx, nps) != nil {
+		return
+	}
+	type key struct{ a, b string }
+	phases, byType, cost := map[key]int{}, map[key]int{}, map[string]float64{}
+	types := map[string][]*cloudprovider.InstanceType{}
+	for i := range nps.Items {
+		if its, err := c.cloud.GetInstanceTypes(ctx, &nps.Items[i]); err == nil {
+			types[nps.Items[i].Name] = its
+		}
+	}
+	for i := range ncs.Items {
+		nc := &ncs.Items[i]
+		pool := nc.Labels[v1.NodePoolLabelKey]
+		phases[key{pool, Phase(nc)}]++
+		if p, ok := Price(nc, types[pool]); ok && nc.DeletionTimestamp == nil {
+			cost[pool] += p
+		}
+	}
+	for _, n := range nodes.Items {
+		if pool, ok := n.Labels[v1.NodePoolLabelKey]; ok {
+			byType[key{pool, n.Labels[v1.CapacityTypeLabelKey]}]++
+		}
+	}
+	for k, n := range phases {
+		ch <- prometheus.MustNewConstMetric(c.nodeClaims, prometheus.GaugeValue, float64(n), k.a, k.b)
+	}
+	for k, n := range byType {
+		ch <- prometheus.MustNewConstMetric(c.nodes, prometheus.GaugeValue, float64(n), k.a, k.b)
+	}
+	for pool, p := range cost {
+		ch <- prometheus.MustNewConstMetric(c.cost, prometheus.GaugeValue, p, pool)
+	}
+}
