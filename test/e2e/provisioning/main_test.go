@@ -4,8 +4,8 @@ package provisioning
 
 import (
 	"context"
-	"net"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
