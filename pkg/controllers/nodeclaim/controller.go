@@ -25,7 +25,8 @@ import (
 
 // Provisioner is what the lifecycle re-runs after a failed launch.
 type Provisioner interface {
-	Trigger(immediate bool)
+	// LaunchFailed re-plans the failed NodeClaim's pods at once.
+	LaunchFailed(nodeClaim string)
 }
 
 // Controller runs NodeClaims' lifecycle.
@@ -95,7 +96,7 @@ func (c *Controller) launch(ctx context.Context, nc *v1.NodeClaim) error {
 		if err := client.IgnoreNotFound(c.client.Delete(ctx, nc)); err != nil {
 			return fmt.Errorf("deleting nodeclaim %s after insufficient capacity, %w", nc.Name, err)
 		}
-		c.provisioner.Trigger(true)
+		c.provisioner.LaunchFailed(nc.Name)
 		return nil
 	}
 	if err != nil {

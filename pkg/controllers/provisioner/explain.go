@@ -52,10 +52,9 @@ func fallbackReason(np *v1.NodePool, c *provisioning.NodeClaim, unavailable *clo
 		return ""
 	}
 	allowed := scheduling.NewNodeSelectorRequirementsWithMinValues(np.Spec.Template.Spec.Requirements...).Get(v1.CapacityTypeLabelKey)
-	chosen := c.Requirements.Get(v1.CapacityTypeLabelKey)
 	var reasons []string
 	for _, ct := range []string{v1.CapacityTypeSpot} {
-		if !allowed.Has(ct) || chosen.Has(ct) {
+		if !allowed.Has(ct) || launchable(c, ct) {
 			continue
 		}
 		for _, it := range c.InstanceTypes {
@@ -77,4 +76,20 @@ func fallbackReason(np *v1.NodePool, c *provisioning.NodeClaim, unavailable *clo
 		reasons = append(reasons[:5], fmt.Sprintf("and %d more", len(reasons)-5))
 	}
 	return "preferred capacity unavailable: " + strings.Join(reasons, ", ")
+}
+
+// launchable reports whether the claim can still launch with capacity
+// type ct: one of its options has an available offering of it.
+func launchable(c *provisioning.NodeClaim, ct string) bool {
+	if !c.Requirements.Get(v1.CapacityTypeLabelKey).Has(ct) {
+		return false
+	}
+	for _, it := range c.InstanceTypes {
+		for _, o := range it.Offerings {
+			if o.CapacityType == ct && o.IsAvailable() && o.CompatibleWith(c.Requirements) {
+				return true
+			}
+		}
+	}
+	return false
 }

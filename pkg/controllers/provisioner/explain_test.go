@@ -37,11 +37,13 @@ func TestFallbackReason(t *testing.T) {
 	u := cloudprovider.NewUnavailableOfferings(clk, 0)
 	np := test.NodePool()
 	c := &provisioning.NodeClaim{InstanceTypes: []*cloudprovider.InstanceType{it},
-		Requirements: scheduling.NewRequirements(scheduling.NewRequirement(v1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, v1.CapacityTypeOnDemand))}
+		Requirements: scheduling.NewRequirements(scheduling.NewRequirement(v1.CapacityTypeLabelKey, corev1.NodeSelectorOpNotIn, v1.CapacityTypeReserved))}
 	if got := fallbackReason(np, c, u); got != "" {
-		t.Errorf("nothing marked, yet %q", got)
+		t.Errorf("spot still available, yet %q", got)
 	}
 	u.MarkUnavailable(cloudprovider.OfferingKey{CapacityType: v1.CapacityTypeSpot, InstanceType: "c4.xlarge", Zone: "zone-a"}, "InsufficientInstanceCapacity")
+	u.MarkUnavailable(cloudprovider.OfferingKey{CapacityType: v1.CapacityTypeSpot, InstanceType: "c4.xlarge", Zone: "zone-b"}, "InsufficientInstanceCapacity")
+	c.InstanceTypes = u.Apply(c.InstanceTypes)
 	if got := fallbackReason(np, c, u); !strings.Contains(got, "spot/c4.xlarge/zone-a InsufficientInstanceCapacity") {
 		t.Errorf("fallback %q", got)
 	}

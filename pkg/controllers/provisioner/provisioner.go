@@ -55,12 +55,54 @@ type Provisioner struct {
 	mu          sync.Mutex
 	first, last time.Time
 	immediate   bool
-	trigger     chan event.GenericEvent
+	// recheck is set while pods were left waiting (unplaced, or nominated
+	// to capacity not up yet): they are solved again after the maximum
+	// window even if nothing changes, so no pod waits on a lost event.
+	recheck bool
+	// failed are NodeClaims whose launch failed, by the time they failed:
+	// the informer cache may still show them for a moment, and pods must
+	// not be planned onto them.
+	failed  map[string]time.Time
+	trigger chan event.GenericEvent
 }
+
+// forgetFailedAfter bounds how long a failed NodeClaim is remembered; by
+// then the cache has long seen its deletion.
+const forgetFailedAfter = time.Minute
 
 // New builds a provisioner.
 func New(c client.Client, cluster *state.Cluster, recorder events.EventRecorder, clk clock.Clock, metrics *Metrics, opts Options) *Provisioner {
-	return &Provisioner{client: c, cluster: cluster, recorder: recorder, clock: clk, metrics: metrics, opts: opts, trigger: make(chan event.GenericEvent, 1)}
+	return &Provisioner{client: c, cluster: cluster, recorder: recorder, clock: clk, metrics: metrics, opts: opts,
+		failed: map[string]time.Time{}, trigger: make(chan event.GenericEvent, 1)}
+}
+
+// LaunchFailed re-plans at once the pods of a NodeClaim whose launch
+// failed (it is being deleted), ignoring the NodeClaim even if the cache
+// still shows it.
+func (p *Provisioner) LaunchFailed(name string) {
+	p.mu.Lock()
+	p.failed[name] = p.clock.Now()
+	p.mu.Unlock()
+	p.Trigger(true)
+}
+
+// withoutFailed drops failed NodeClaims from the in-flight capacity.
+func (p *Provisioner) withoutFailed(nodes []*provisioning.Node) []*provisioning.Node {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.clock.Now()
+	for name, at := range p.failed {
+		if now.Sub(at) > forgetFailedAfter {
+			delete(p.failed, name)
+		}
+	}
+	out := nodes[:0:0]
+	for _, n := range nodes {
+		if _, failed := p.failed[n.Name]; !(failed && n.InFlight) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // Trigger asks for a solve: after the batch windows, or at once (a launch
@@ -83,6 +125,9 @@ func (p *Provisioner) Trigger(immediate bool) {
 // Reconcile solves once the batch is due.
 func (p *Provisioner) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
 	p.mu.Lock()
+	if p.first.IsZero() && p.recheck {
+		p.first, p.last, p.recheck = p.clock.Now().Add(-p.opts.Window.Idle), p.clock.Now().Add(-p.opts.Window.Idle), false
+	}
 	due, wait := p.opts.Window.Decide(p.first, p.last, p.clock.Now())
 	if p.immediate && !p.first.IsZero() {
 		due = true
@@ -96,18 +141,27 @@ func (p *Provisioner) Reconcile(ctx context.Context, _ reconcile.Request) (recon
 	}
 	p.first, p.last, p.immediate = time.Time{}, time.Time{}, false
 	p.mu.Unlock()
-	if err := p.provision(ctx); err != nil {
+	waiting, err := p.provision(ctx)
+	if err != nil {
 		// Pods are still pending: try again after another batch.
 		p.Trigger(false)
 		return reconcile.Result{}, err
 	}
+	if waiting {
+		p.mu.Lock()
+		p.recheck = true
+		p.mu.Unlock()
+		return reconcile.Result{RequeueAfter: p.opts.Window.Max}, nil
+	}
 	return reconcile.Result{}, nil
 }
 
-func (p *Provisioner) provision(ctx context.Context) error {
+// provision solves once; waiting reports pods left unplaced or nominated
+// to capacity that is not up yet.
+func (p *Provisioner) provision(ctx context.Context) (waiting bool, err error) {
 	snapshot, err := p.cluster.Snapshot(ctx)
 	if err != nil {
-		return fmt.Errorf("snapshotting the cluster, %w", err)
+		return false, fmt.Errorf("snapshotting the cluster, %w", err)
 	}
 	var flavorNames map[*corev1.Pod][]string
 	if p.opts.Models != nil {
@@ -120,8 +174,9 @@ func (p *Provisioner) provision(ctx context.Context) error {
 	p.metrics.pendingPods.Set(float64(len(snapshot.Input.Pods)))
 	if len(snapshot.Input.Pods) == 0 {
 		p.metrics.unplacedPods.Reset()
-		return nil
+		return false, nil
 	}
+	snapshot.Input.Nodes = p.withoutFailed(snapshot.Input.Nodes)
 	snapshot.Input.Options.MaxInstanceTypes = p.opts.MaxInstanceTypes
 	start := p.clock.Now()
 	result := provisioning.Solve(snapshot.Input)
@@ -145,7 +200,7 @@ func (p *Provisioner) provision(ctx context.Context) error {
 			nc.Annotations[FallbackAnnotationKey] = reason
 		}
 		if err := p.client.Create(ctx, nc); err != nil {
-			return fmt.Errorf("creating nodeclaim for nodepool %s, %w", np.Name, err)
+			return false, fmt.Errorf("creating nodeclaim for nodepool %s, %w", np.Name, err)
 		}
 		capacityType := "any"
 		if ct := c.Requirements.Get(v1.CapacityTypeLabelKey); ct.Len() == 1 {
@@ -162,7 +217,7 @@ func (p *Provisioner) provision(ctx context.Context) error {
 	for _, u := range result.Unplaced {
 		p.recorder.Eventf(u.Pod, nil, corev1.EventTypeWarning, string(u.Reason), "Provision", "%s", u.Message)
 	}
-	return nil
+	return len(result.Unplaced) > 0 || len(result.Nominations) > 0, nil
 }
 
 // Register watches pending pods (and deleting nodes, whose pods must go
