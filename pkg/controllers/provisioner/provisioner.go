@@ -98,7 +98,7 @@ func (p *Provisioner) withoutFailed(nodes []*provisioning.Node) []*provisioning.
 	}
 	out := nodes[:0:0]
 	for _, n := range nodes {
-		if _, failed := p.failed[n.Name]; !(failed && n.InFlight) {
+		if _, failed := p.failed[n.Name]; !failed || !n.InFlight {
 			out = append(out, n)
 		}
 	}
