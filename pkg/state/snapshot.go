@@ -79,7 +79,11 @@ func Build(objs Objects, instanceTypes map[string][]*cloudprovider.InstanceType,
 		if nc != nil {
 			registered[nc.Name] = true
 		}
-		in.Nodes = append(in.Nodes, existingNode(n, nc, podsByNode[n.Name]))
+		node := existingNode(n, nc, podsByNode[n.Name])
+		in.Nodes = append(in.Nodes, node)
+		if node.Deleting {
+			in.Pods = append(in.Pods, reschedulable(node.Pods)...)
+		}
 	}
 	for i := range objs.NodeClaims {
 		nc := &objs.NodeClaims[i]
@@ -106,6 +110,23 @@ func Build(objs Objects, instanceTypes map[string][]*cloudprovider.InstanceType,
 		in.Volumes.StorageClasses[objs.StorageClasses[i].Name] = &objs.StorageClasses[i]
 	}
 	return s
+}
+
+// reschedulable are the pods of a deleting node that will need a place
+// once it drains, as pending copies: provisioning for them before they are
+// evicted means replacement capacity is up when they need it. Daemonset
+// and finished pods stay behind.
+func reschedulable(pods []*corev1.Pod) []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, p := range pods {
+		if IsDaemonSetPod(p) || IsTerminal(p) || p.DeletionTimestamp != nil {
+			continue
+		}
+		cp := p.DeepCopy()
+		cp.Spec.NodeName = ""
+		out = append(out, cp)
+	}
+	return out
 }
 
 func existingNode(n *corev1.Node, nc *v1.NodeClaim, pods []*corev1.Pod) *provisioning.Node {

@@ -62,3 +62,27 @@ func TestBuild(t *testing.T) {
 		t.Errorf("in-flight %+v", inFlight)
 	}
 }
+
+// Pods of a deleting node are planned for before they are evicted.
+func TestBuildReschedulesPodsOfDeletingNodes(t *testing.T) {
+	now := metav1.Now()
+	controller := true
+	node := corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "old", DeletionTimestamp: &now, Finalizers: []string{v1.TerminationFinalizer}}}
+	objs := Objects{
+		Nodes: []corev1.Node{node},
+		Pods: []corev1.Pod{
+			{ObjectMeta: metav1.ObjectMeta{Name: "app"}, Spec: corev1.PodSpec{NodeName: "old"}},
+			{ObjectMeta: metav1.ObjectMeta{Name: "logs", OwnerReferences: []metav1.OwnerReference{{Kind: "DaemonSet", Controller: &controller}}}, Spec: corev1.PodSpec{NodeName: "old"}},
+		},
+	}
+	s := Build(objs, nil, []string{corev1.DefaultSchedulerName})
+	if len(s.Input.Pods) != 1 || s.Input.Pods[0].Name != "app" || s.Input.Pods[0].Spec.NodeName != "" {
+		t.Errorf("pods to plan %v", s.Input.Pods)
+	}
+	if objs.Pods[0].Spec.NodeName != "old" {
+		t.Errorf("the object itself was changed")
+	}
+	if !s.Input.Nodes[0].Deleting {
+		t.Errorf("the node is not marked deleting")
+	}
+}
