@@ -1,7 +1,6 @@
 package v1_test
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
@@ -13,16 +12,5 @@ import (
 var env *test.Environment
 
 func TestMain(m *testing.M) {
-	var err error
-	env, err = test.StartEnvironment()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	if err := env.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		code = 1
-	}
-	os.Exit(code)
+	os.Exit(test.MainWithEnvironment(m, func(e *test.Environment) { env = e }))
 }

@@ -2,7 +2,6 @@ package v1alpha1_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -17,18 +16,7 @@ import (
 var env *test.Environment
 
 func TestMain(m *testing.M) {
-	var err error
-	env, err = test.StartEnvironment()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	if err := env.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		code = 1
-	}
-	os.Exit(code)
+	os.Exit(test.MainWithEnvironment(m, func(e *test.Environment) { env = e }))
 }
 
 func withTerms(terms ...simv1alpha1.CapacityReservationSelectorTerm) func(*simv1alpha1.SimNodeClass) {

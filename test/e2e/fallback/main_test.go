@@ -14,6 +14,9 @@ import (
 
 var cluster *test.Cluster
 
+// metricsURL is where the controller serves Prometheus metrics.
+var metricsURL string
+
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
@@ -30,22 +33,9 @@ func run(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, err)
 		}
 	}()
-	root, err := test.ModuleRoot()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	bin := filepath.Join(root, "bin", "capstan")
-	if _, err := os.Stat(bin); err != nil {
-		fmt.Fprintf(os.Stderr, "capstan binary missing (run `make build`), %v\n", err)
-		return 1
-	}
 	profile, _ := filepath.Abs("testdata/cloud-profile.yaml")
-	if err := c.StartProcess("capstan", bin, []string{"KUBECONFIG=" + c.Kubeconfig}, "controller",
-		"--cloud-profile="+profile, "--sim-state="+filepath.Join(c.Root, "sim-state.json"),
-		"--batch-idle-duration=30s", "--batch-max-duration=60s",
-		"--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0",
-	); err != nil {
+	metricsURL, err = c.StartCapstan("--cloud-profile="+profile, "--batch-idle-duration=30s", "--batch-max-duration=60s")
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

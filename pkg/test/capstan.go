@@ -1,0 +1,68 @@
+package test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// StartCapstan runs bin/capstan's controller against the cluster as its
+// own user, bound to exactly config/rbac's ClusterRole (so a missing
+// permission fails the suite), with leader election on, its simulated
+// cloud's inventory under Root and extra flags args. It returns the URL of
+// the controller's metrics.
+func (c *Cluster) StartCapstan(args ...string) (string, error) {
+	root, err := ModuleRoot()
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(root, "bin", "capstan")
+	if _, err := os.Stat(bin); err != nil {
+		return "", fmt.Errorf("capstan binary missing (run `make build`), %w", err)
+	}
+	kubeconfig, err := c.capstanUser()
+	if err != nil {
+		return "", err
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("finding a metrics port, %w", err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	args = append([]string{"controller",
+		"--sim-state=" + filepath.Join(c.Root, "sim-state.json"),
+		"--leader-elect=true", "--metrics-bind-address=" + addr, "--health-probe-bind-address=0",
+	}, args...)
+	if err := c.StartProcess("capstan", bin, []string{"KUBECONFIG=" + kubeconfig}, args...); err != nil {
+		return "", err
+	}
+	return "http://" + addr + "/metrics", nil
+}
+
+func (c *Cluster) capstanUser() (string, error) {
+	ctx := context.Background()
+	role, err := ReadManifests("config/rbac/role.yaml")
+	if err != nil {
+		return "", err
+	}
+	for _, m := range role {
+		if err := c.Client.Create(ctx, m.Object); err != nil {
+			return "", fmt.Errorf("creating %s, %w", m.Object.GetName(), err)
+		}
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "capstan"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "capstan"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "capstan"}},
+	}
+	if err := c.Client.Create(ctx, binding); err != nil {
+		return "", fmt.Errorf("binding capstan's role, %w", err)
+	}
+	return c.UserKubeconfig("capstan")
+}
