@@ -1,0 +1,104 @@
+package drain
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/scheduling"
+	"github.com/capstan-dev/capstan/pkg/state"
+)
+
+// mirrorPodAnnotation marks static pods' mirrors; the kubelet owns them.
+const mirrorPodAnnotation = "kubernetes.io/config.mirror"
+
+// Deletion is a pod to delete outright, with the grace period it gets.
+type Deletion struct {
+	Pod         *corev1.Pod
+	GracePeriod int64
+}
+
+// Plan is one step of draining a node.
+type Plan struct {
+	// Evict are pods to evict through the Eviction API now (PDBs decide).
+	Evict []*corev1.Pod
+	// Delete are pods whose time is up: their own grace period must start
+	// now to end by the deadline, or the deadline has passed.
+	Delete []Deletion
+	// Drained: no pod that must leave is left.
+	Drained bool
+	// RequeueAfter is when the plan changes by itself (a pod's early
+	// deletion comes due); 0 when only pods leaving can change it.
+	RequeueAfter time.Duration
+}
+
+// PlanDrain decides the next step. deadline is zero without a
+// terminationGracePeriod: then PDBs and do-not-disrupt pods block as long
+// as they like. Pods that stay are left alone: static (mirror) pods,
+// finished pods and pods tolerating the disrupted taint. DaemonSet pods
+// go last, once every other pod is gone, so logging and networking keep
+// working while the node drains.
+func PlanDrain(pods []*corev1.Pod, now, deadline time.Time) Plan {
+	var workloads, daemons []*corev1.Pod
+	for _, p := range pods {
+		if !mustLeave(p) {
+			continue
+		}
+		if state.IsDaemonSetPod(p) {
+			daemons = append(daemons, p)
+		} else {
+			workloads = append(workloads, p)
+		}
+	}
+	if len(workloads) == 0 && len(daemons) == 0 {
+		return Plan{Drained: true}
+	}
+	current := workloads
+	if len(current) == 0 {
+		current = daemons
+	}
+	plan := Plan{}
+	for _, p := range current {
+		if p.DeletionTimestamp != nil {
+			continue // already on its way out
+		}
+		if !deadline.IsZero() {
+			grace := podGrace(p)
+			deleteAt := deadline.Add(-time.Duration(grace) * time.Second)
+			if !now.Before(deadline) {
+				plan.Delete = append(plan.Delete, Deletion{Pod: p, GracePeriod: 0})
+				continue
+			}
+			if !now.Before(deleteAt) {
+				plan.Delete = append(plan.Delete, Deletion{Pod: p, GracePeriod: int64(deadline.Sub(now).Seconds())})
+				continue
+			}
+			if wait := deleteAt.Sub(now); plan.RequeueAfter == 0 || wait < plan.RequeueAfter {
+				plan.RequeueAfter = wait
+			}
+		}
+		if p.Annotations[v1.DoNotDisruptAnnotationKey] == "true" {
+			continue // only the deadline moves it
+		}
+		plan.Evict = append(plan.Evict, p)
+	}
+	return plan
+}
+
+// mustLeave reports whether a pod has to be gone before the instance is
+// terminated.
+func mustLeave(p *corev1.Pod) bool {
+	if _, mirror := p.Annotations[mirrorPodAnnotation]; mirror || state.IsTerminal(p) {
+		return false
+	}
+	taint := v1.DisruptedNoScheduleTaint()
+	return scheduling.Tolerates(p.Spec.Tolerations, []corev1.Taint{taint}) != nil
+}
+
+func podGrace(p *corev1.Pod) int64 {
+	if p.Spec.TerminationGracePeriodSeconds != nil {
+		return *p.Spec.TerminationGracePeriodSeconds
+	}
+	return corev1.DefaultTerminationGracePeriodSeconds
+}

@@ -1,0 +1,99 @@
+package drain
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	v1 "github.com/capstan-dev/capstan/api/v1"
+)
+
+var start = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func pod(name string, mods ...func(*corev1.Pod)) *corev1.Pod {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	for _, m := range mods {
+		m(p)
+	}
+	return p
+}
+
+func doNotDisrupt(p *corev1.Pod) { p.Annotations = map[string]string{v1.DoNotDisruptAnnotationKey: "true"} }
+func grace(s int64) func(*corev1.Pod) {
+	return func(p *corev1.Pod) { p.Spec.TerminationGracePeriodSeconds = ptr.To(s) }
+}
+func daemon(p *corev1.Pod) {
+	p.OwnerReferences = []metav1.OwnerReference{{Kind: "DaemonSet", Controller: ptr.To(true)}}
+}
+
+type summary struct {
+	Evict   []string
+	Delete  map[string]int64
+	Drained bool
+	Requeue time.Duration
+}
+
+func summarize(p Plan) summary {
+	s := summary{Delete: map[string]int64{}, Drained: p.Drained, Requeue: p.RequeueAfter}
+	for _, e := range p.Evict {
+		s.Evict = append(s.Evict, e.Name)
+	}
+	for _, d := range p.Delete {
+		s.Delete[d.Pod.Name] = d.GracePeriod
+	}
+	return s
+}
+
+func TestPlanDrain(t *testing.T) {
+	hour := start.Add(time.Hour)
+	for _, tc := range []struct {
+		name     string
+		pods     []*corev1.Pod
+		now      time.Time
+		deadline time.Time
+		want     summary
+	}{
+		{"nothing to drain", nil, start, time.Time{}, summary{Drained: true}},
+		{"workloads first, daemonsets wait", []*corev1.Pod{pod("web"), pod("logs", daemon)}, start, time.Time{},
+			summary{Evict: []string{"web"}}},
+		{"daemonsets last", []*corev1.Pod{pod("logs", daemon)}, start, time.Time{}, summary{Evict: []string{"logs"}}},
+		{"left alone: mirror, finished, tolerating the disrupted taint", []*corev1.Pod{
+			pod("static", func(p *corev1.Pod) { p.Annotations = map[string]string{mirrorPodAnnotation: "x"} }),
+			pod("done", func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }),
+			pod("tolerant", func(p *corev1.Pod) {
+				p.Spec.Tolerations = []corev1.Toleration{{Key: v1.DisruptedTaintKey, Operator: corev1.TolerationOpExists}}
+			}),
+		}, start, time.Time{}, summary{Drained: true}},
+		{"do-not-disrupt without a deadline blocks", []*corev1.Pod{pod("batch", doNotDisrupt)}, start, time.Time{}, summary{}},
+		// Seed 004: TGP 1h; a do-not-disrupt pod with a 300s grace period
+		// is deleted at 55 minutes, so its grace period ends at the hour.
+		{"seed 004: before 55 minutes the do-not-disrupt pod waits", []*corev1.Pod{pod("batch", doNotDisrupt, grace(300))}, start.Add(54 * time.Minute), hour,
+			summary{Requeue: time.Minute}},
+		{"seed 004: at 55 minutes it is deleted with its full grace period", []*corev1.Pod{pod("batch", doNotDisrupt, grace(300))}, start.Add(55 * time.Minute), hour,
+			summary{Delete: map[string]int64{"batch": 300}}},
+		{"at the deadline everything left is forced", []*corev1.Pod{pod("web"), pod("batch", doNotDisrupt)}, hour, hour,
+			summary{Delete: map[string]int64{"web": 0, "batch": 0}}},
+		{"with a deadline, evictable pods are evicted and the next deletion is scheduled", []*corev1.Pod{pod("web", grace(30))}, start, hour,
+			summary{Evict: []string{"web"}, Requeue: time.Hour - 30*time.Second}},
+		// Evictions a PDB refuses are retried until the pod's grace period
+		// must start: then it is deleted, PDB or not.
+		{"a pod its PDB protects is deleted once its grace period must start", []*corev1.Pod{pod("guarded", grace(60))}, start.Add(59 * time.Minute), hour,
+			summary{Delete: map[string]int64{"guarded": 60}}},
+		{"pods already terminating are waited for", []*corev1.Pod{pod("leaving", func(p *corev1.Pod) { now := metav1.Now(); p.DeletionTimestamp = &now })}, start, time.Time{},
+			summary{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := summarize(PlanDrain(tc.pods, tc.now, tc.deadline))
+			if tc.want.Delete == nil {
+				tc.want.Delete = map[string]int64{}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("PlanDrain (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
