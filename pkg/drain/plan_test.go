@@ -22,7 +22,9 @@ func pod(name string, mods ...func(*corev1.Pod)) *corev1.Pod {
 	return p
 }
 
-func doNotDisrupt(p *corev1.Pod) { p.Annotations = map[string]string{v1.DoNotDisruptAnnotationKey: "true"} }
+func doNotDisrupt(p *corev1.Pod) {
+	p.Annotations = map[string]string{v1.DoNotDisruptAnnotationKey: "true"}
+}
 func grace(s int64) func(*corev1.Pod) {
 	return func(p *corev1.Pod) { p.Spec.TerminationGracePeriodSeconds = ptr.To(s) }
 }
