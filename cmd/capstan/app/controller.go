@@ -31,6 +31,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/controllers/nodepool"
 	"github.com/capstan-dev/capstan/pkg/controllers/provisioner"
 	"github.com/capstan-dev/capstan/pkg/controllers/simnodeclass"
+	"github.com/capstan-dev/capstan/pkg/controllers/termination"
 	"github.com/capstan-dev/capstan/pkg/state"
 )
 
@@ -147,8 +148,10 @@ func runController(ctx context.Context, opts Options) error {
 	lifecycle := nodeclaim.New(mgr.GetClient(), cp, unavailable, prov, mgr.GetEventRecorder("capstan"), clk, opts.RegistrationTTL)
 	if err := errors.Join(
 		prov.Register(mgr),
-		lifecycle.Register(ctx, mgr),
+		nodeclaim.IndexProviderID(ctx, mgr),
+		lifecycle.Register(mgr),
 		nodeclaim.NewPodEvents(mgr.GetClient(), clk).Register(ctx, mgr),
+		termination.New(mgr.GetClient(), cp, mgr.GetEventRecorder("capstan"), clk).Register(ctx, mgr),
 		nodepool.New(mgr.GetClient(), clk).Register(mgr),
 		simnodeclass.New(mgr.GetClient(), cloud, clk, simnodeclass.Options{}).Register(mgr),
 	); err != nil {

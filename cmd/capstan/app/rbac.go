@@ -3,7 +3,10 @@ package app
 // The permissions `capstan controller` needs; `make generate` turns these
 // markers into config/rbac/role.yaml.
 //
-// +kubebuilder:rbac:groups="",resources=pods;namespaces;persistentvolumeclaims;persistentvolumes,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups="",resources=pods/eviction,verbs=create
+// +kubebuilder:rbac:groups="",resources=namespaces;persistentvolumeclaims;persistentvolumes,verbs=get;list;watch
+// +kubebuilder:rbac:groups=storage.k8s.io,resources=volumeattachments,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch;create;patch;update;delete
 // +kubebuilder:rbac:groups="",resources=nodes/status,verbs=patch;update
 // +kubebuilder:rbac:groups="";events.k8s.io,resources=events,verbs=create;patch;update

@@ -58,7 +58,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	if nc.DeletionTimestamp != nil {
-		return c.finalize(ctx, nc, node)
+		return reconcile.Result{}, nil // the termination controller's
 	}
 	if !controllerutil.ContainsFinalizer(nc, v1.TerminationFinalizer) {
 		patch := client.MergeFrom(nc.DeepCopy())
@@ -159,32 +159,6 @@ func (c *Controller) initialize(ctx context.Context, nc *v1.NodeClaim, node *cor
 	return nil
 }
 
-// finalize terminates the instance, removes the Node and then the
-// finalizer. Draining the node first is the termination controller's job.
-func (c *Controller) finalize(ctx context.Context, nc *v1.NodeClaim, node *corev1.Node) (reconcile.Result, error) {
-	if !controllerutil.ContainsFinalizer(nc, v1.TerminationFinalizer) {
-		return reconcile.Result{}, nil
-	}
-	if nc.Status.ProviderID != "" {
-		if err := cloudprovider.IgnoreNodeClaimNotFound(c.cloud.Delete(ctx, nc)); err != nil {
-			return reconcile.Result{}, fmt.Errorf("terminating nodeclaim %s, %w", nc.Name, err)
-		}
-	}
-	if node != nil {
-		patch := client.MergeFrom(node.DeepCopy())
-		controllerutil.RemoveFinalizer(node, v1.TerminationFinalizer)
-		if err := client.IgnoreNotFound(c.client.Patch(ctx, node, patch)); err != nil {
-			return reconcile.Result{}, fmt.Errorf("releasing node %s, %w", node.Name, err)
-		}
-		if err := client.IgnoreNotFound(c.client.Delete(ctx, node)); err != nil {
-			return reconcile.Result{}, fmt.Errorf("deleting node %s, %w", node.Name, err)
-		}
-	}
-	patch := client.MergeFrom(nc.DeepCopy())
-	controllerutil.RemoveFinalizer(nc, v1.TerminationFinalizer)
-	return reconcile.Result{}, client.IgnoreNotFound(c.client.Patch(ctx, nc, patch))
-}
-
 func (c *Controller) setCondition(nc *v1.NodeClaim, t string, s metav1.ConditionStatus, reason, message string) {
 	meta.SetStatusCondition(&nc.Status.Conditions, metav1.Condition{
 		Type: t, Status: s, Reason: reason, Message: message,
@@ -208,7 +182,7 @@ func (c *Controller) nodeFor(ctx context.Context, nc *v1.NodeClaim) (*corev1.Nod
 		return nil, nil
 	}
 	nodes := &corev1.NodeList{}
-	if err := c.client.List(ctx, nodes, client.MatchingFields{providerIDField: nc.Status.ProviderID}); err != nil {
+	if err := c.client.List(ctx, nodes, client.MatchingFields{ProviderIDField: nc.Status.ProviderID}); err != nil {
 		return nil, fmt.Errorf("listing nodes of nodeclaim %s, %w", nc.Name, err)
 	}
 	if len(nodes.Items) == 0 {
@@ -217,27 +191,34 @@ func (c *Controller) nodeFor(ctx context.Context, nc *v1.NodeClaim) (*corev1.Nod
 	return &nodes.Items[0], nil
 }
 
-const providerIDField = "spec.providerID"
+// ProviderIDField indexes Nodes and NodeClaims by provider id.
+const ProviderIDField = "spec.providerID"
 
-// Register indexes Nodes by providerID and watches NodeClaims and the
-// Nodes that belong to them.
-func (c *Controller) Register(ctx context.Context, mgr manager.Manager) error {
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &corev1.Node{}, providerIDField, func(o client.Object) []string {
+// IndexProviderID indexes Nodes and NodeClaims by provider id, which the
+// lifecycle and termination controllers look each other up by.
+func IndexProviderID(ctx context.Context, mgr manager.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &corev1.Node{}, ProviderIDField, func(o client.Object) []string {
 		return []string{o.(*corev1.Node).Spec.ProviderID}
 	}); err != nil {
 		return fmt.Errorf("indexing nodes by providerID, %w", err)
 	}
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1.NodeClaim{}, providerIDField, func(o client.Object) []string {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1.NodeClaim{}, ProviderIDField, func(o client.Object) []string {
 		return []string{o.(*v1.NodeClaim).Status.ProviderID}
 	}); err != nil {
 		return fmt.Errorf("indexing nodeclaims by providerID, %w", err)
 	}
+	return nil
+}
+
+// Register watches NodeClaims and the Nodes that belong to them; call
+// IndexProviderID first.
+func (c *Controller) Register(mgr manager.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("nodeclaim.lifecycle").
 		For(&v1.NodeClaim{}).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
 			ncs := &v1.NodeClaimList{}
-			if err := c.client.List(ctx, ncs, client.MatchingFields{providerIDField: o.(*corev1.Node).Spec.ProviderID}); err != nil {
+			if err := c.client.List(ctx, ncs, client.MatchingFields{ProviderIDField: o.(*corev1.Node).Spec.ProviderID}); err != nil {
 				return nil
 			}
 			var out []reconcile.Request
