@@ -109,9 +109,15 @@ func TestNodeDeletionCascades(t *testing.T) {
 	g.Expect(c.Create(ctx, nc)).To(gomega.Succeed())
 	nc.Status.ProviderID = "sim://zone/i-cascade"
 	g.Expect(c.Status().Update(ctx, nc)).To(gomega.Succeed())
-	node := test.KwokNode(func(n *corev1.Node) { n.Spec.ProviderID = nc.Status.ProviderID; n.Finalizers = []string{v1.TerminationFinalizer} })
+	node := test.KwokNode(func(n *corev1.Node) {
+		n.Spec.ProviderID = nc.Status.ProviderID
+		n.Finalizers = []string{v1.TerminationFinalizer}
+	})
 	g.Expect(c.Create(ctx, node)).To(gomega.Succeed())
-	orphan := test.KwokNode(func(n *corev1.Node) { n.Spec.ProviderID = "sim://zone/i-none"; n.Finalizers = []string{v1.TerminationFinalizer} })
+	orphan := test.KwokNode(func(n *corev1.Node) {
+		n.Spec.ProviderID = "sim://zone/i-none"
+		n.Finalizers = []string{v1.TerminationFinalizer}
+	})
 	g.Expect(c.Create(ctx, orphan)).To(gomega.Succeed())
 
 	g.Expect(c.Delete(ctx, node)).To(gomega.Succeed())
