@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -52,7 +53,7 @@ func (c *Cluster) capstanUser() (string, error) {
 		return "", err
 	}
 	for _, m := range role {
-		if err := c.Client.Create(ctx, m.Object); err != nil {
+		if err := c.Client.Create(ctx, m.Object); err != nil && !apierrors.IsAlreadyExists(err) {
 			return "", fmt.Errorf("creating %s, %w", m.Object.GetName(), err)
 		}
 	}
@@ -61,7 +62,7 @@ func (c *Cluster) capstanUser() (string, error) {
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "capstan"},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "capstan"}},
 	}
-	if err := c.Client.Create(ctx, binding); err != nil {
+	if err := c.Client.Create(ctx, binding); err != nil && !apierrors.IsAlreadyExists(err) {
 		return "", fmt.Errorf("binding capstan's role, %w", err)
 	}
 	return c.UserKubeconfig("capstan")

@@ -124,8 +124,9 @@ profiles:
 		"--leader-elect=false",
 		"--use-service-account-credentials=false",
 		"--controllers=deployment,replicaset,job,cronjob,daemonset,statefulset,garbagecollector,nodelifecycle,namespace,disruption,podgc,ttl-after-finished,serviceaccount",
-		// Short node-health timers so a test can see a node go NotReady.
-		"--node-monitor-period=1s", "--node-monitor-grace-period=10s",
+		// kwok renews node leases every 10s (a quarter of 40s), so a node
+		// is NotReady 20s after kwok lets it go, never while kwok runs it.
+		"--node-monitor-period=1s", "--node-monitor-grace-period=20s",
 	}, kcmPort})
 	kwokPort, err := freePort()
 	if err != nil {
@@ -215,6 +216,24 @@ func (c *Cluster) StartProcess(name, path string, env []string, args ...string) 
 	}
 	c.procs = append(c.procs, p)
 	return nil
+}
+
+// Exited reports whether the last process started under name has ended,
+// and how.
+func (c *Cluster) Exited(name string) (bool, error) {
+	for i := len(c.procs) - 1; i >= 0; i-- {
+		p := c.procs[i]
+		if p.name != name {
+			continue
+		}
+		select {
+		case <-p.done:
+			return true, p.err
+		default:
+			return false, nil
+		}
+	}
+	return false, fmt.Errorf("no process %s was started", name)
 }
 
 // Logs is the directory of the components' logs.

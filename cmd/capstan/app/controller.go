@@ -27,6 +27,7 @@ import (
 	cpmetrics "github.com/capstan-dev/capstan/pkg/cloudprovider/metrics"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
 	"github.com/capstan-dev/capstan/pkg/controllers/clustermetrics"
+	"github.com/capstan-dev/capstan/pkg/controllers/garbagecollection"
 	"github.com/capstan-dev/capstan/pkg/controllers/nodeclaim"
 	"github.com/capstan-dev/capstan/pkg/controllers/nodepool"
 	"github.com/capstan-dev/capstan/pkg/controllers/provisioner"
@@ -47,11 +48,16 @@ type Options struct {
 	RegistrationTTL  time.Duration
 	SchedulerNames   []string
 	MaxInstanceTypes int
-	MetricsAddr      string
-	HealthAddr       string
-	LeaderElect      bool
-	LeaderNamespace  string
-	Zap              zap.Options
+	GCInterval       time.Duration
+	GCGrace          time.Duration
+	// CrashFile is test-only: when the file exists as a launch succeeds,
+	// the controller removes it and exits before recording the launch.
+	CrashFile       string
+	MetricsAddr     string
+	HealthAddr      string
+	LeaderElect     bool
+	LeaderNamespace string
+	Zap             zap.Options
 }
 
 func newControllerCommand() *cobra.Command {
@@ -76,6 +82,10 @@ func newControllerCommand() *cobra.Command {
 	f.DurationVar(&opts.RegistrationTTL, "registration-ttl", nodeclaim.DefaultRegistrationTTL, "delete a NodeClaim whose node has not registered this long after launch")
 	f.StringSliceVar(&opts.SchedulerNames, "scheduler-names", []string{corev1.DefaultSchedulerName}, "provision for pending pods of these schedulers")
 	f.IntVar(&opts.MaxInstanceTypes, "max-instance-types", 60, "instance-type options per NodeClaim")
+	f.DurationVar(&opts.GCInterval, "gc-interval", time.Minute, "how often leaked instances and orphaned NodeClaims are collected")
+	f.DurationVar(&opts.GCGrace, "gc-grace", time.Minute, "how old an instance without a NodeClaim must be to count as leaked")
+	f.StringVar(&opts.CrashFile, "test-crash-after-launch-file", "", "test only: exit right after a launch while this file exists")
+	_ = f.MarkHidden("test-crash-after-launch-file")
 	f.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":8080", "Prometheus metrics address (0 disables)")
 	f.StringVar(&opts.HealthAddr, "health-probe-bind-address", ":8081", "health and readiness probe address")
 	f.BoolVar(&opts.LeaderElect, "leader-elect", true, "elect a leader with a Lease so only one replica acts")
@@ -145,7 +155,14 @@ func runController(ctx context.Context, opts Options) error {
 		Window: provisioner.Window{Idle: opts.BatchIdle, Max: opts.BatchMax}, SchedulerNames: opts.SchedulerNames, MaxInstanceTypes: opts.MaxInstanceTypes,
 		Models: provisioner.APIModelLookup(mgr.GetClient()), Unavailable: unavailable,
 	})
-	lifecycle := nodeclaim.New(mgr.GetClient(), cp, unavailable, prov, mgr.GetEventRecorder("capstan"), clk, opts.RegistrationTTL)
+	lifecycle := nodeclaim.New(mgr.GetClient(), mgr.GetAPIReader(), cp, unavailable, prov, mgr.GetEventRecorder("capstan"), clk, opts.RegistrationTTL)
+	if opts.CrashFile != "" {
+		lifecycle = lifecycle.WithAfterCreate(func(string) {
+			if os.Remove(opts.CrashFile) == nil {
+				os.Exit(3)
+			}
+		})
+	}
 	if err := errors.Join(
 		prov.Register(mgr),
 		nodeclaim.IndexProviderID(ctx, mgr),
@@ -153,6 +170,7 @@ func runController(ctx context.Context, opts Options) error {
 		nodeclaim.NewPodEvents(mgr.GetClient(), clk).Register(ctx, mgr),
 		termination.New(mgr.GetClient(), cp, mgr.GetEventRecorder("capstan"), clk).Register(ctx, mgr),
 		nodepool.New(mgr.GetClient(), clk).Register(mgr),
+		garbagecollection.New(mgr.GetClient(), cp, mgr.GetEventRecorder("capstan"), clk, garbagecollection.Options{Interval: opts.GCInterval, Grace: opts.GCGrace}).Register(mgr),
 		simnodeclass.New(mgr.GetClient(), cloud, clk, simnodeclass.Options{}).Register(mgr),
 	); err != nil {
 		return fmt.Errorf("registering controllers, %w", err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
@@ -248,6 +249,7 @@ func (c *Cloud) instanceLabels(cand candidate, inst *Instance) map[string]string
 func (c *Cloud) toNodeClaim(inst *Instance, it *cloudprovider.InstanceType) *v1.NodeClaim {
 	nc := &v1.NodeClaim{}
 	nc.Name = inst.NodeClaim
+	nc.CreationTimestamp = metav1.NewTime(inst.LaunchTime)
 	nc.Labels = maps.Clone(inst.Labels)
 	nc.Status.ProviderID = inst.ProviderID()
 	nc.Status.ImageID = "sim-image-1"
