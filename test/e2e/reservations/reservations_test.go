@@ -1,0 +1,191 @@
+//go:build e2e
+
+package reservations
+
+import (
+	"context"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
+	"github.com/capstan-dev/capstan/pkg/test"
+)
+
+// scenario creates a SimNodeClass selecting terms and a NodePool with
+// requirements, tainted so only this test's pods land on its nodes.
+func scenario(t *testing.T, terms []simv1alpha1.CapacityReservationSelectorTerm, reqs ...v1.NodeSelectorRequirementWithMinValues) (string, *v1.NodePool) {
+	t.Helper()
+	ctx := context.Background()
+	c := cluster.Client
+	ns := test.Namespace(t, c)
+	snc := test.SimNodeClass(func(nc *simv1alpha1.SimNodeClass) { nc.Spec.CapacityReservationSelectorTerms = terms })
+	np := test.NodePool(func(np *v1.NodePool) {
+		np.Spec.Template.Spec.NodeClassRef.Name = snc.Name
+		np.Spec.Template.Spec.Taints = []corev1.Taint{{Key: "scenario", Value: ns, Effect: corev1.TaintEffectNoSchedule}}
+		np.Spec.Template.Spec.Requirements = reqs
+	})
+	for _, o := range []client.Object{snc, np} {
+		if err := c.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { _ = c.Delete(ctx, np); _ = c.Delete(ctx, snc) })
+	return ns, np
+}
+
+func in(key string, values ...string) v1.NodeSelectorRequirementWithMinValues {
+	return v1.NodeSelectorRequirementWithMinValues{Key: key, Operator: corev1.NodeSelectorOpIn, Values: values}
+}
+
+// spreadOut is a deployment whose pods need a node each (hostname
+// anti-affinity), tolerating the scenario's taint.
+func spreadOut(ns string, replicas int32, mods ...func(*corev1.PodSpec)) *appsv1.Deployment {
+	labels := map[string]string{"app": "spread"}
+	pod := test.Pod(ns, func(p *corev1.Pod) {
+		p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("512Mi")}
+		p.Spec.Tolerations = []corev1.Toleration{{Key: "scenario", Operator: corev1.TolerationOpEqual, Value: ns, Effect: corev1.TaintEffectNoSchedule}}
+		p.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+			TopologyKey: corev1.LabelHostname, LabelSelector: &metav1.LabelSelector{MatchLabels: labels}}}}}
+		for _, m := range mods {
+			m(&p.Spec)
+		}
+	})
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "spread", Namespace: ns},
+		Spec: appsv1.DeploymentSpec{Replicas: ptr.To(replicas), Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: pod.Spec}},
+	}
+}
+
+func claimsOf(g gomega.Gomega, np *v1.NodePool) []v1.NodeClaim {
+	list := &v1.NodeClaimList{}
+	g.Expect(cluster.Client.List(context.Background(), list, client.MatchingLabels{v1.NodePoolLabelKey: np.Name})).To(gomega.Succeed())
+	return list.Items
+}
+
+func launchedBy(claims []v1.NodeClaim) map[string]int {
+	out := map[string]int{}
+	for _, nc := range claims {
+		if nc.Status.NodeName != "" {
+			out[nc.Labels[v1.CapacityTypeLabelKey]+"/"+nc.Labels[v1.LabelCapacityReservationID]]++
+		}
+	}
+	return out
+}
+
+func podEvents(g gomega.Gomega, ns string) map[string]bool {
+	events := &corev1.EventList{}
+	g.Expect(cluster.Client.List(context.Background(), events, client.InNamespace(ns))).To(gomega.Succeed())
+	reasons := map[string]bool{}
+	for _, e := range events.Items {
+		reasons[e.Reason] = true
+	}
+	return reasons
+}
+
+// reservedInstances counts running instances in a reservation, in the
+// simulated cloud's own inventory.
+func reservedInstances(id string) int {
+	s, err := sim.LoadState(filepath.Join(cluster.Root, "sim-state.json"))
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, inst := range s.Instances {
+		if inst.ReservationID == id && inst.State != sim.InstanceTerminated {
+			n++
+		}
+	}
+	return n
+}
+
+// Seed 002: a 2-slot targeted reservation selected by id, reserved and
+// on-demand allowed: two reserved nodes in the reservation's zone, the
+// rest on-demand, and never more than two reserved at any moment.
+func TestReservationThenOnDemand(t *testing.T) {
+	g := test.NewGomega(t)
+	ns, np := scenario(t, []simv1alpha1.CapacityReservationSelectorTerm{{ID: "cr-targeted"}},
+		in(v1.CapacityTypeLabelKey, v1.CapacityTypeReserved, v1.CapacityTypeOnDemand), in(v1.LabelInstanceType, "m5.large"))
+	most := &atomic.Int64{}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for ctx.Err() == nil {
+			n := int64(reservedInstances("cr-targeted"))
+			list := &v1.NodeClaimList{}
+			if cluster.Client.List(ctx, list, client.MatchingLabels{v1.LabelCapacityReservationID: "cr-targeted"}) == nil && int64(len(list.Items)) > n {
+				n = int64(len(list.Items))
+			}
+			if n > most.Load() {
+				most.Store(n)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	g.Expect(cluster.Client.Create(context.Background(), spreadOut(ns, 4))).To(gomega.Succeed())
+	g.Eventually(func(g gomega.Gomega) {
+		claims := claimsOf(g, np)
+		g.Expect(launchedBy(claims)).To(gomega.Equal(map[string]int{"reserved/cr-targeted": 2, "on-demand/": 2}))
+		for _, nc := range claims {
+			if nc.Labels[v1.CapacityTypeLabelKey] == v1.CapacityTypeReserved {
+				g.Expect(nc.Labels[v1.LabelZone]).To(gomega.Equal("us-west-2b"))
+			}
+		}
+	}).WithTimeout(90 * time.Second).Should(gomega.Succeed())
+	if got := most.Load(); got > 2 {
+		t.Errorf("%d reserved instances at one moment; the reservation has 2 slots", got)
+	}
+}
+
+// Reserved only: pods beyond the slot wait with ReservationExhausted.
+func TestReservedOnlyWaits(t *testing.T) {
+	g := test.NewGomega(t)
+	ns, np := scenario(t, []simv1alpha1.CapacityReservationSelectorTerm{{ID: "cr-solo"}},
+		in(v1.CapacityTypeLabelKey, v1.CapacityTypeReserved), in(v1.LabelInstanceType, "c5.large"))
+	g.Expect(cluster.Client.Create(context.Background(), spreadOut(ns, 3))).To(gomega.Succeed())
+	g.Eventually(func(g gomega.Gomega) {
+		g.Expect(launchedBy(claimsOf(g, np))).To(gomega.Equal(map[string]int{"reserved/cr-solo": 1}))
+		g.Expect(podEvents(g, ns)).To(gomega.HaveKey("ReservationExhausted"))
+	}).WithTimeout(90 * time.Second).Should(gomega.Succeed())
+	g.Consistently(func(g gomega.Gomega) {
+		g.Expect(claimsOf(g, np)).To(gomega.HaveLen(1))
+	}).WithTimeout(3 * time.Second).Should(gomega.Succeed())
+}
+
+// requirements: [] tries reserved, then spot, then on-demand: one node
+// each, as the reservation has one slot and spot one instance.
+func TestEveryCapacityTypeInOrder(t *testing.T) {
+	g := test.NewGomega(t)
+	ns, np := scenario(t, []simv1alpha1.CapacityReservationSelectorTerm{{ID: "cr-any"}}, in(v1.LabelInstanceType, "m5.2xlarge"))
+	g.Expect(cluster.Client.Create(context.Background(), spreadOut(ns, 3))).To(gomega.Succeed())
+	g.Eventually(func(g gomega.Gomega) {
+		g.Expect(launchedBy(claimsOf(g, np))).To(gomega.Equal(map[string]int{"reserved/cr-any": 1, "spot/": 1, "on-demand/": 1}))
+	}).WithTimeout(90 * time.Second).Should(gomega.Succeed())
+}
+
+// An open reservation no selector term names is never used, even for the
+// very instance type and zone it holds.
+func TestUnselectedOpenReservationIsNeverUsed(t *testing.T) {
+	g := test.NewGomega(t)
+	ns, np := scenario(t, []simv1alpha1.CapacityReservationSelectorTerm{{Tags: map[string]string{"team": "nobody"}}},
+		in(v1.LabelInstanceType, "m5.large"), in(v1.LabelZone, "us-west-2c"), in(v1.CapacityTypeLabelKey, v1.CapacityTypeReserved, v1.CapacityTypeOnDemand))
+	g.Expect(cluster.Client.Create(context.Background(), spreadOut(ns, 2))).To(gomega.Succeed())
+	g.Eventually(func(g gomega.Gomega) {
+		g.Expect(launchedBy(claimsOf(g, np))).To(gomega.Equal(map[string]int{"on-demand/": 2}))
+	}).WithTimeout(90 * time.Second).Should(gomega.Succeed())
+	if n := reservedInstances("cr-open"); n != 0 {
+		t.Errorf("%d instances in the unselected open reservation", n)
+	}
+}
