@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"testing"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -66,4 +67,51 @@ func (c *Cluster) capstanUser() (string, error) {
 		return "", fmt.Errorf("binding capstan's role, %w", err)
 	}
 	return c.UserKubeconfig("capstan")
+}
+
+// CapstanOptions shape an end-to-end package's cluster.
+type CapstanOptions struct {
+	// Setup runs once the cluster is up, before the controller starts
+	// (extra CRDs, say).
+	Setup func(*Cluster) error
+	// Args are the controller's extra flags.
+	Args func(*Cluster) []string
+}
+
+// MainWithCapstan runs an end-to-end package: one local cluster with
+// capstan controller on it for all the package's tests, torn down
+// whatever they did; the component logs are named when a test fails. set
+// receives the cluster and the controller's metrics URL.
+func MainWithCapstan(m *testing.M, opts CapstanOptions, set func(c *Cluster, metricsURL string)) int {
+	c, err := StartCluster(context.Background())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() {
+		if err := c.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+	}()
+	if opts.Setup != nil {
+		if err := opts.Setup(c); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	var args []string
+	if opts.Args != nil {
+		args = opts.Args(c)
+	}
+	metricsURL, err := c.StartCapstan(args...)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	set(c, metricsURL)
+	code := m.Run()
+	if code != 0 {
+		fmt.Fprintf(os.Stderr, "component logs: %s\n", c.Logs())
+	}
+	return code
 }

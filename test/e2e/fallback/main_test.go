@@ -3,8 +3,6 @@
 package fallback
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -14,34 +12,11 @@ import (
 
 var cluster *test.Cluster
 
-// metricsURL is where the controller serves Prometheus metrics.
-var metricsURL string
-
+// TestMain runs the controller with long batch windows (idle 30 s, max
+// 60 s), which a failed launch must not wait for.
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	c, err := test.StartCluster(context.Background())
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	cluster = c
-	defer func() {
-		if err := c.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-		}
-	}()
 	profile, _ := filepath.Abs("testdata/cloud-profile.yaml")
-	metricsURL, err = c.StartCapstan("--cloud-profile="+profile, "--batch-idle-duration=30s", "--batch-max-duration=60s")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	code := m.Run()
-	if code != 0 {
-		fmt.Fprintf(os.Stderr, "component logs: %s\n", c.Logs())
-	}
-	return code
+	os.Exit(test.MainWithCapstan(m, test.CapstanOptions{Args: func(*test.Cluster) []string {
+		return []string{"--cloud-profile=" + profile, "--batch-idle-duration=30s", "--batch-max-duration=60s"}
+	}}, func(c *test.Cluster, _ string) { cluster = c }))
 }

@@ -3,8 +3,6 @@
 package provisioning
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -18,30 +16,9 @@ var cluster *test.Cluster
 var metricsURL string
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	c, err := test.StartCluster(context.Background())
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	cluster = c
-	defer func() {
-		if err := c.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-		}
-	}()
 	profile, _ := filepath.Abs("testdata/cloud-profile.yaml")
-	metricsURL, err = c.StartCapstan("--cloud-profile="+profile, "--batch-idle-duration=500ms", "--batch-max-duration=2s", "--scheduler-names=default-scheduler,"+test.SecondSchedulerName)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	code := m.Run()
-	if code != 0 {
-		fmt.Fprintf(os.Stderr, "component logs: %s\n", c.Logs())
-	}
-	return code
+	os.Exit(test.MainWithCapstan(m, test.CapstanOptions{Args: func(*test.Cluster) []string {
+		return []string{"--cloud-profile=" + profile, "--batch-idle-duration=500ms", "--batch-max-duration=2s",
+			"--scheduler-names=default-scheduler," + test.SecondSchedulerName}
+	}}, func(c *test.Cluster, metrics string) { cluster, metricsURL = c, metrics }))
 }

@@ -124,9 +124,9 @@ func TestOrderedTermsWithoutLlmaz(t *testing.T) {
 // not tolerate the taint.
 func TestTaintedGPUNodePool(t *testing.T) {
 	g := test.NewGomega(t)
-	ns, np := gpuPool(t, "g4dn.xlarge")
-	np.Spec.Template.Spec.Taints = append(np.Spec.Template.Spec.Taints, corev1.Taint{Key: "nvidia.com/gpu", Effect: corev1.TaintEffectNoSchedule})
-	g.Expect(cluster.Client.Update(context.Background(), np)).To(gomega.Succeed())
+	ns, np := scenarioWith(t, nil, func(np *v1.NodePool) {
+		np.Spec.Template.Spec.Taints = append(np.Spec.Template.Spec.Taints, corev1.Taint{Key: "nvidia.com/gpu", Effect: corev1.TaintEffectNoSchedule})
+	}, in(v1.LabelInstanceType, "g4dn.xlarge"))
 	g.Expect(cluster.Client.Create(context.Background(), gpuPod(ns))).To(gomega.Succeed())
 	g.Eventually(func(g gomega.Gomega) {
 		g.Expect(podEvents(g, ns)).To(gomega.HaveKey("TaintNotTolerated"))

@@ -27,6 +27,13 @@ import (
 // requirements, tainted so only this test's pods land on its nodes.
 func scenario(t *testing.T, terms []simv1alpha1.CapacityReservationSelectorTerm, reqs ...v1.NodeSelectorRequirementWithMinValues) (string, *v1.NodePool) {
 	t.Helper()
+	return scenarioWith(t, terms, nil, reqs...)
+}
+
+// scenarioWith is scenario with a last edit of the NodePool before it is
+// created.
+func scenarioWith(t *testing.T, terms []simv1alpha1.CapacityReservationSelectorTerm, edit func(*v1.NodePool), reqs ...v1.NodeSelectorRequirementWithMinValues) (string, *v1.NodePool) {
+	t.Helper()
 	ctx := context.Background()
 	c := cluster.Client
 	ns := test.Namespace(t, c)
@@ -36,6 +43,9 @@ func scenario(t *testing.T, terms []simv1alpha1.CapacityReservationSelectorTerm,
 		np.Spec.Template.Spec.Taints = []corev1.Taint{{Key: "scenario", Value: ns, Effect: corev1.TaintEffectNoSchedule}}
 		np.Spec.Template.Spec.Requirements = reqs
 	})
+	if edit != nil {
+		edit(np)
+	}
 	for _, o := range []client.Object{snc, np} {
 		if err := c.Create(ctx, o); err != nil {
 			t.Fatal(err)

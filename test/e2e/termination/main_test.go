@@ -3,8 +3,6 @@
 package termination
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -25,28 +23,8 @@ func controllerArgs() []string {
 func crashFile() string { return filepath.Join(cluster.Root, "crash-after-launch") }
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	c, err := test.StartCluster(context.Background())
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	cluster = c
-	defer func() {
-		if err := c.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-		}
-	}()
-	if _, err := c.StartCapstan(controllerArgs()...); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	code := m.Run()
-	if code != 0 {
-		fmt.Fprintf(os.Stderr, "component logs: %s\n", c.Logs())
-	}
-	return code
+	os.Exit(test.MainWithCapstan(m, test.CapstanOptions{Args: func(c *test.Cluster) []string {
+		cluster = c
+		return controllerArgs()
+	}}, func(c *test.Cluster, _ string) { cluster = c }))
 }
