@@ -95,6 +95,9 @@ func (p *poolData) runsDaemon(d *podData) bool {
 	return false
 }
 
+// limitsOf converts a NodePool's limits. Not scheduling.NewResources:
+// unlisted resources must be unlimited (math.MaxInt64), a zero extended
+// limit ("no GPUs") must be kept, and "nodes" is a count of nodes.
 func limitsOf(limits v1.Limits) (scheduling.Resources, int64, sets.Set[corev1.ResourceName]) {
 	r := scheduling.Resources{CPU: math.MaxInt64, Memory: math.MaxInt64, Storage: math.MaxInt64, Pods: math.MaxInt64}
 	nodes := int64(math.MaxInt64)
