@@ -3,6 +3,7 @@ package provisioning
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -132,7 +133,8 @@ func (s *solver) place(p *podData) {
 	for i := range p.variants {
 		v := &p.variants[i]
 		mins := s.topo.minCounts(p, v, s)
-		if s.placeOnNode(p, v, mins) || s.placeOnClaim(p, v, mins) || s.newClaim(p, v, mins, failure) {
+		if s.placeOnNode(p, v, mins) || s.placeOnClaim(p, v, mins, true) || s.newClaim(p, v, mins, failure) ||
+			s.placeOnClaim(p, v, mins, false) {
 			return
 		}
 	}
@@ -153,8 +155,12 @@ func (s *solver) placeOnNode(p *podData, v *variant, mins []int32) bool {
 
 // placeOnClaim first fills slack: a claim whose cheapest option already
 // has room for the pod takes it at no extra cost. Only then does a claim
-// grow into a larger instance type (first fit).
-func (s *solver) placeOnClaim(p *podData, v *variant, mins []int32) bool {
+// grow into a larger instance type (first fit); while thrifty, only when
+// growing costs no more than a node of the pod's own would, so pods that
+// need a scarce resource (one GPU each) get small nodes each rather than
+// one node many times dearer. A pod no new claim can take (limits, say)
+// is offered growth again without that condition.
+func (s *solver) placeOnClaim(p *podData, v *variant, mins []int32, thrifty bool) bool {
 	// Best fit on slack: the claim the pod leaves least room in, so larger
 	// gaps stay open for larger pods.
 	s.candidates = s.candidates[:0]
@@ -165,16 +171,41 @@ func (s *solver) placeOnClaim(p *podData, v *variant, mins []int32) bool {
 	}
 	slices.SortStableFunc(s.candidates, func(a, b candidate) int { return cmp.Compare(a.score, b.score) })
 	for _, cand := range s.candidates {
-		if s.addToClaim(cand.claim, p, v, mins) {
+		if s.addToClaim(cand.claim, p, v, mins, false) {
 			return true
 		}
 	}
 	for _, c := range s.claims {
-		if !p.requests.Fits(c.slack) && s.topo.admitFixed(p, v, mins, c) && s.addToClaim(c, p, v, mins) {
+		if !p.requests.Fits(c.slack) && s.topo.admitFixed(p, v, mins, c) && s.addToClaim(c, p, v, mins, thrifty) {
 			return true
 		}
 	}
 	return false
+}
+
+// growthLimit is the most growing c may add to its price for p: what the
+// cheapest of c's options that fits p alone (with the daemonsets) costs.
+// c's options are all the NodePool could launch for its pods, so this is
+// at least what a claim of p's own would cost, and refusing growth above
+// it never makes a plan dearer.
+func growthLimit(c *claim, p *podData, v *variant) float64 {
+	requests := c.pool.daemon.Add(p.requests)
+	limit := math.Inf(1)
+	for _, it := range c.options {
+		if it.price < limit && requests.Fits(it.alloc) && it.it.Requirements.Intersects(v.reqs) == nil {
+			limit = it.price
+		}
+	}
+	return limit
+}
+
+// cheapestPrice is the lowest price among options.
+func cheapestPrice(options []*itData) float64 {
+	best := math.Inf(1)
+	for _, it := range options {
+		best = min(best, it.price)
+	}
+	return best
 }
 
 // candidate is a claim with room for a pod, scored by what room it leaves.
@@ -192,7 +223,7 @@ func leftover(slack, requests scheduling.Resources) float64 {
 // addToClaim adds the pod to a planned claim if the claim can still be
 // launched with it: taints tolerated, requirements compatible, host ports
 // free, topology allowed and some instance type fitting everything.
-func (s *solver) addToClaim(c *claim, p *podData, v *variant, mins []int32) bool {
+func (s *solver) addToClaim(c *claim, p *podData, v *variant, mins []int32, thrifty bool) bool {
 	requests := c.requests.Add(p.requests)
 	if !requests.Fits(c.maxAlloc) {
 		return false
@@ -215,6 +246,9 @@ func (s *solver) addToClaim(c *claim, p *podData, v *variant, mins []int32) bool
 	}
 	merged, options, ok := s.applyPins(pins, merged, f.options, c.reservation)
 	if !ok || !minValuesMet(merged, options) {
+		return false
+	}
+	if thrifty && cheapestPrice(options)-cheapestPrice(c.options) > growthLimit(c, p, v) {
 		return false
 	}
 	f.options = slices.Clone(options)

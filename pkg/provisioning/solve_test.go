@@ -98,6 +98,22 @@ func small() []*cloudprovider.InstanceType {
 	}
 }
 
+// gpuSizes are a one-GPU type and a four-GPU type priced, as clouds do,
+// far above four of the small one.
+func gpuSizes() []*cloudprovider.InstanceType {
+	gpus := func(n string) corev1.ResourceList {
+		return corev1.ResourceList{"nvidia.com/gpu": resource.MustParse(n)}
+	}
+	return []*cloudprovider.InstanceType{
+		test.InstanceType(test.InstanceTypeOptions{Name: "g.xlarge", CPU: 4, Memory: 16, Extended: gpus("1"), Price: 1}),
+		test.InstanceType(test.InstanceTypeOptions{Name: "g.12xlarge", CPU: 48, Memory: 192, Extended: gpus("4"), Price: 5.6}),
+	}
+}
+
+func withGPU(p *corev1.Pod) {
+	p.Spec.Containers[0].Resources.Requests["nvidia.com/gpu"] = resource.MustParse("1")
+}
+
 // reservedTypes adds a reservation of slots on m.xlarge in zone-a.
 func reservedTypes(slots int) []*cloudprovider.InstanceType {
 	its := small()
@@ -135,6 +151,21 @@ func TestSolve(t *testing.T) {
 			name: "pods pack onto one node",
 			in:   provisioning.Input{Pods: pods(6, "1", "1Gi"), NodePools: []*v1.NodePool{nodePool("default")}, InstanceTypes: map[string][]*cloudprovider.InstanceType{"default": small()}},
 			want: summary{Claims: []claimSummary{{NodePool: "default", Cheapest: "m.2xlarge", Options: 1, Pods: 6, CapacityTypes: "karpenter.sh/capacity-type NotIn [reserved]"}}},
+		},
+		{
+			name: "one-GPU pods get a small GPU node each, not one node many times dearer",
+			in:   provisioning.Input{Pods: pods(2, "1", "1Gi", withGPU), NodePools: []*v1.NodePool{nodePool("default")}, InstanceTypes: map[string][]*cloudprovider.InstanceType{"default": gpuSizes()}},
+			want: summary{Claims: []claimSummary{
+				{NodePool: "default", Cheapest: "g.xlarge", Options: 2, Pods: 1, CapacityTypes: "karpenter.sh/capacity-type NotIn [reserved]"},
+				{NodePool: "default", Cheapest: "g.xlarge", Options: 2, Pods: 1, CapacityTypes: "karpenter.sh/capacity-type NotIn [reserved]"},
+			}},
+		},
+		{
+			name: "a limit that allows one more node: the claim grows instead",
+			in: provisioning.Input{Pods: pods(2, "1", "1Gi", withGPU), NodePools: []*v1.NodePool{nodePool("default", func(np *v1.NodePool) {
+				np.Spec.Limits = v1.Limits{corev1.ResourceName("nvidia.com/gpu"): resource.MustParse("4")}
+			})}, InstanceTypes: map[string][]*cloudprovider.InstanceType{"default": gpuSizes()}},
+			want: summary{Claims: []claimSummary{{NodePool: "default", Cheapest: "g.12xlarge", Options: 1, Pods: 2, CapacityTypes: "karpenter.sh/capacity-type NotIn [reserved]"}}},
 		},
 		{
 			name: "init containers: the larger of the init peak and the sum",
