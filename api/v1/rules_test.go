@@ -16,8 +16,8 @@ import (
 // budget) fails the suite.
 func TestEveryCELRuleIsExercised(t *testing.T) {
 	asserted := []string{"spec is immutable"}
-	for _, tc := range invalidNodePools() {
-		asserted = append(asserted, tc.message)
+	for _, tc := range test.InvalidNodePools() {
+		asserted = append(asserted, tc.Message)
 	}
 	for _, tc := range immutabilityCases() {
 		asserted = append(asserted, tc.message)

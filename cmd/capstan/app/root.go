@@ -17,7 +17,7 @@ func NewCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newVersionCommand(), newControllerCommand())
+	root.AddCommand(newVersionCommand(), newControllerCommand(), newSimulateCommand())
 	return root
 }
 

@@ -119,6 +119,20 @@ func (k *MemoryKubelet) Due(now time.Time) []*corev1.Node {
 	return due
 }
 
+// Next is the earliest registration still queued, so a virtual-time loop
+// knows when to wake.
+func (k *MemoryKubelet) Next() (time.Time, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	var next time.Time
+	for _, p := range k.pending {
+		if next.IsZero() || p.at.Before(next) {
+			next = p.at
+		}
+	}
+	return next, !next.IsZero()
+}
+
 // Stopped reports whether the node's instance has stopped.
 func (k *MemoryKubelet) Stopped(nodeName string) bool {
 	k.mu.Lock()

@@ -18,14 +18,23 @@ func TestMemoryKubeletRegistersWhenDue(t *testing.T) {
 		n.Name = []string{"a", "b"}[i]
 		k.Launch(context.Background(), n, start.Add(d))
 	}
+	if next, ok := k.Next(); !ok || !next.Equal(start.Add(time.Second)) {
+		t.Errorf("next registration at %v, %v; want 1s after start", next, ok)
+	}
 	if due := k.Due(start); len(due) != 0 {
 		t.Errorf("registered early: %v", due)
 	}
 	if due := k.Due(start.Add(2 * time.Second)); len(due) != 1 || due[0].Name != "a" {
 		t.Errorf("at 2s: %v", due)
 	}
+	if next, ok := k.Next(); !ok || !next.Equal(start.Add(3*time.Second)) {
+		t.Errorf("next registration at %v, %v; want 3s after start", next, ok)
+	}
 	if due := k.Due(start.Add(time.Hour)); len(due) != 1 || due[0].Name != "b" {
 		t.Errorf("later: %v", due)
+	}
+	if _, ok := k.Next(); ok {
+		t.Error("a registration is still queued")
 	}
 	k.Stop(context.Background(), "a")
 	if !k.Stopped("a") || k.Stopped("b") {

@@ -84,11 +84,7 @@ func LoadProfile(path string) (*simv1alpha1.CloudProfile, error) {
 // empty or comment-only ones. Decoding is strict: an unknown field is an
 // error naming its path.
 func LoadProfileBytes(name string, data []byte) (*simv1alpha1.CloudProfile, error) {
-	types, err := catalog.Load()
-	if err != nil {
-		return nil, fmt.Errorf("loading cloud profile %s, %w", name, err)
-	}
-	docs := splitDocuments(data)
+	docs := SplitDocuments(data)
 	var found []int
 	var others []string
 	for i, doc := range docs {
@@ -112,8 +108,19 @@ func LoadProfileBytes(name string, data []byte) (*simv1alpha1.CloudProfile, erro
 	default:
 		return nil, fmt.Errorf("%s: documents %d and %d are both %ss; a file holds exactly one", name, found[0]+1, found[1]+1, ProfileKind)
 	}
-	src := docSource(name, found[0])
-	p, err := decodeProfile(src, docs[found[0]])
+	return DecodeProfile(docSource(name, found[0]), docs[found[0]])
+}
+
+// DecodeProfile decodes one CloudProfile document strictly, then defaults
+// and validates it against the catalog, as LoadProfileBytes does; src
+// locates the document in errors, e.g. "profile.yaml, document 2". It is
+// for readers of mixed streams, such as simulate's manifests.
+func DecodeProfile(src string, doc []byte) (*simv1alpha1.CloudProfile, error) {
+	types, err := catalog.Load()
+	if err != nil {
+		return nil, fmt.Errorf("loading cloud profile %s, %w", src, err)
+	}
+	p, err := decodeProfile(src, doc)
 	if err != nil {
 		return nil, err
 	}
@@ -126,9 +133,10 @@ func LoadProfileBytes(name string, data []byte) (*simv1alpha1.CloudProfile, erro
 
 func docSource(name string, i int) string { return fmt.Sprintf("%s, document %d", name, i+1) }
 
-// splitDocuments splits a YAML stream at its "---" lines and drops the
-// documents that hold only blank lines and comments, as kubectl does.
-func splitDocuments(data []byte) [][]byte {
+// SplitDocuments splits a YAML stream at its "---" lines and drops the
+// documents that hold only blank lines and comments, as kubectl does, so
+// document i of the result is the one users count as i+1.
+func SplitDocuments(data []byte) [][]byte {
 	var docs [][]byte
 	for _, doc := range regexp.MustCompile(`(?m)^---[ \t]*(#.*)?\r?$`).Split(string(data), -1) {
 		for line := range strings.Lines(doc) {

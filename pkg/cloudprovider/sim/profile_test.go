@@ -257,6 +257,29 @@ func TestValidateInMemory(t *testing.T) {
 	}
 }
 
+// DecodeProfile reads one document of a mixed stream as LoadProfileBytes
+// reads a file's profile, naming the source it is given in errors.
+func TestDecodeProfile(t *testing.T) {
+	const head = "apiVersion: sim.capstan.dev/v1alpha1\nkind: CloudProfile\n"
+	p, err := DecodeProfile("x.yaml, document 3", []byte(head+"spec:\n  style: azure\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"us-west-2-1", "us-west-2-2", "us-west-2-3"}, p.Spec.Zones); diff != "" {
+		t.Errorf("defaulted zones (-want +got):\n%s", diff)
+	}
+	for _, tc := range []struct{ name, doc, want string }{
+		{"invalid", head + "spec:\n  region: mars-1\n", `x.yaml, document 3: spec.region: Unsupported value: "mars-1"`},
+		{"unknown field", head + "spec:\n  regoin: us-east-1\n", `decoding x.yaml, document 3, strict decoding error: unknown field "spec.regoin"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := DecodeProfile("x.yaml, document 3", []byte(tc.doc)); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Errorf("error = %v, want it to start %q", err, tc.want)
+			}
+		})
+	}
+}
+
 // profileTestManifests decodes a manifest file strictly by kind; decode
 // returns the typed object for a kind, or nil for a kind the file may not
 // hold.
@@ -266,7 +289,7 @@ func profileTestManifests(t *testing.T, path string, decode func(kind string) an
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, doc := range splitDocuments(data) {
+	for i, doc := range SplitDocuments(data) {
 		var tm metav1.TypeMeta
 		if err := yaml.Unmarshal(doc, &tm); err != nil {
 			t.Fatalf("%s, document %d: %v", path, i+1, err)
@@ -304,7 +327,7 @@ func TestExamples(t *testing.T) {
 	apiFiles, _ := filepath.Glob(filepath.Join(profileTestExamples, "api", "*.yaml"))
 	for _, f := range apiFiles {
 		data, _ := os.ReadFile(f)
-		for _, doc := range splitDocuments(data) {
+		for _, doc := range SplitDocuments(data) {
 			var m metav1.PartialObjectMetadata
 			_ = yaml.Unmarshal(doc, &m)
 			taken[m.Kind+"/"+m.Name] = f

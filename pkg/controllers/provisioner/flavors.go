@@ -17,21 +17,14 @@ import (
 // not installed.
 type ModelLookup func(ctx context.Context, name string) (model *flavors.OpenModel, ok bool, err error)
 
-// flavorFailure is a model-serving pod that can't be provisioned for.
-type flavorFailure struct {
-	pod    *corev1.Pod
-	reason string
-	err    error
-}
-
 // applyFlavors rewrites each llmaz model-serving pod's required node
 // affinity into its flavors' ordered terms (seed 001), so the solver tries
 // the preferred GPU first. Pods whose flavors can't be resolved are left
 // out and reported. The pods are the snapshot's own copies; the objects in
 // the API server are never changed.
-func applyFlavors(ctx context.Context, pods []*corev1.Pod, lookup ModelLookup) ([]*corev1.Pod, map[*corev1.Pod][]string, []flavorFailure) {
+func applyFlavors(ctx context.Context, pods []*corev1.Pod, lookup ModelLookup) ([]*corev1.Pod, map[*corev1.Pod][]string, []FlavorFailure) {
 	var kept []*corev1.Pod
-	var failures []flavorFailure
+	var failures []FlavorFailure
 	names := map[*corev1.Pod][]string{}
 	for _, pod := range pods {
 		name, ok := flavors.ModelName(pod)
@@ -45,7 +38,7 @@ func applyFlavors(ctx context.Context, pods []*corev1.Pod, lookup ModelLookup) (
 			kept = append(kept, pod)
 			continue
 		case err != nil:
-			failures = append(failures, flavorFailure{pod: pod, reason: "OpenModelNotFound", err: err})
+			failures = append(failures, FlavorFailure{Pod: pod, Reason: "OpenModelNotFound", Err: err})
 			continue
 		}
 		terms, flavorNames, err := flavors.ResolveWithNames(pod, model)
@@ -54,7 +47,7 @@ func applyFlavors(ctx context.Context, pods []*corev1.Pod, lookup ModelLookup) (
 			if flavors.IsUnknownFlavor(err) {
 				reason = flavors.ReasonUnknownInferenceFlavor
 			}
-			failures = append(failures, flavorFailure{pod: pod, reason: reason, err: err})
+			failures = append(failures, FlavorFailure{Pod: pod, Reason: reason, Err: err})
 			continue
 		}
 		if len(terms) > 0 {

@@ -52,7 +52,7 @@ func TestApplyFlavors(t *testing.T) {
 	}
 	reasons := map[string]string{}
 	for _, f := range failures {
-		reasons[f.pod.Name] = f.reason
+		reasons[f.Pod.Name] = f.Reason
 	}
 	if reasons["unknown"] != flavors.ReasonUnknownInferenceFlavor || reasons["missing"] != "OpenModelNotFound" {
 		t.Errorf("failures %v", reasons)

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/utils/ptr"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
@@ -22,10 +21,10 @@ const PreferredAnnotationKey = "capstan.dev/preferred"
 // NodeClass, expiry, grace period), the solver's requirements and
 // resources, the NodePool hash (decision 13) and an owner reference, so
 // deleting the NodePool deletes its NodeClaims.
-func NewNodeClaim(np *v1.NodePool, c *provisioning.NodeClaim) *v1.NodeClaim {
+func NewNodeClaim(np *v1.NodePool, c *provisioning.NodeClaim, name string) *v1.NodeClaim {
 	tmpl := np.Spec.Template
 	nc := &v1.NodeClaim{}
-	nc.Name = np.Name + "-" + rand.String(5)
+	nc.Name = name
 	nc.Labels = maps.Clone(tmpl.ObjectMeta.Labels)
 	if nc.Labels == nil {
 		nc.Labels = map[string]string{}

@@ -32,7 +32,7 @@ func TestNewNodeClaim(t *testing.T) {
 		Requests:      corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3")},
 		Labels:        map[string]string{v1.NodePoolLabelKey: "default", "team": "ml"},
 	}
-	nc := NewNodeClaim(np, plan)
+	nc := NewNodeClaim(np, plan, "default-abcde")
 	if diff := cmp.Diff(map[string]string{v1.NodePoolLabelKey: "default", "team": "ml"}, nc.Labels); diff != "" {
 		t.Errorf("labels (-want +got):\n%s", diff)
 	}

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -163,50 +164,34 @@ func (p *Provisioner) provision(ctx context.Context) (waiting bool, err error) {
 	if err != nil {
 		return false, fmt.Errorf("snapshotting the cluster, %w", err)
 	}
-	var flavorNames map[*corev1.Pod][]string
-	if p.opts.Models != nil {
-		var failures []flavorFailure
-		snapshot.Input.Pods, flavorNames, failures = applyFlavors(ctx, snapshot.Input.Pods, p.opts.Models)
-		for _, f := range failures {
-			p.recorder.Eventf(f.pod, nil, corev1.EventTypeWarning, f.reason, "Provision", "%s", f.err.Error())
-		}
+	snapshot.Input.Nodes = p.withoutFailed(snapshot.Input.Nodes)
+	start := p.clock.Now()
+	d := Decide(ctx, snapshot, p.opts, func(np string) string { return np + "-" + rand.String(5) })
+	for _, f := range d.FlavorFailures {
+		p.recorder.Eventf(f.Pod, nil, corev1.EventTypeWarning, f.Reason, "Provision", "%s", f.Err.Error())
 	}
-	p.metrics.pendingPods.Set(float64(len(snapshot.Input.Pods)))
-	if len(snapshot.Input.Pods) == 0 {
-		p.metrics.unplacedPods.Reset()
+	p.metrics.pendingPods.Set(float64(d.Pending))
+	p.metrics.unplacedPods.Reset()
+	if d.Pending == 0 {
 		return false, nil
 	}
-	snapshot.Input.Nodes = p.withoutFailed(snapshot.Input.Nodes)
-	snapshot.Input.Options.MaxInstanceTypes = p.opts.MaxInstanceTypes
-	start := p.clock.Now()
-	result := provisioning.Solve(snapshot.Input)
+	result := d.Result
 	p.metrics.schedulingDuration.Observe(p.clock.Since(start).Seconds())
-	p.metrics.unplacedPods.Reset()
 	for _, u := range result.Unplaced {
 		p.metrics.unplacedPods.WithLabelValues(string(u.Reason)).Inc()
 	}
-	log.FromContext(ctx).Info("solved", "pods", len(snapshot.Input.Pods), "nodeclaims", len(result.NewNodeClaims),
+	log.FromContext(ctx).Info("solved", "pods", d.Pending, "nodeclaims", len(result.NewNodeClaims),
 		"nominations", len(result.Nominations), "unplaced", len(result.Unplaced), "duration", p.clock.Since(start).String())
-	for _, c := range result.NewNodeClaims {
-		np := snapshot.NodePools[c.NodePool]
-		nc := NewNodeClaim(np, c)
-		for _, pod := range c.Pods {
-			if f := flavorOf(c, pod, flavorNames[pod]); f != "" {
-				nc.Annotations[FlavorAnnotationKey] = f
-				break
-			}
-		}
-		if reason := fallbackReason(np, c, p.opts.Unavailable); reason != "" {
-			nc.Annotations[FallbackAnnotationKey] = reason
-		}
+	for i, c := range result.NewNodeClaims {
+		nc := d.NodeClaims[i]
 		if err := p.client.Create(ctx, nc); err != nil {
-			return false, fmt.Errorf("creating nodeclaim for nodepool %s, %w", np.Name, err)
+			return false, fmt.Errorf("creating nodeclaim for nodepool %s, %w", c.NodePool, err)
 		}
 		capacityType := "any"
 		if ct := c.Requirements.Get(v1.CapacityTypeLabelKey); ct.Len() == 1 {
 			capacityType = ct.Any()
 		}
-		p.metrics.nodeClaimsCreated.WithLabelValues(np.Name, capacityType).Inc()
+		p.metrics.nodeClaimsCreated.WithLabelValues(c.NodePool, capacityType).Inc()
 		for _, pod := range c.Pods {
 			p.recorder.Eventf(pod, nc, corev1.EventTypeNormal, "Nominated", "Provision", "pod should schedule on nodeclaim %s", nc.Name)
 		}

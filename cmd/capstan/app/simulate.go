@@ -1,0 +1,113 @@
+package app
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider/catalog"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
+	"github.com/capstan-dev/capstan/pkg/manifests"
+	"github.com/capstan-dev/capstan/pkg/simulator"
+)
+
+// SimulateOptions are what `capstan simulate` is run with.
+type SimulateOptions struct {
+	Files        []string
+	CloudProfile string
+	Output       string
+	Simulator    simulator.Options
+}
+
+func newSimulateCommand() *cobra.Command {
+	opts := SimulateOptions{Simulator: simulator.DefaultOptions()}
+	cmd := &cobra.Command{
+		Use:   "simulate -f PATH [-f PATH ...]",
+		Short: "Show what Capstan would launch for the manifests, and what it costs, in virtual time with no cluster",
+		Long: `simulate reads Kubernetes manifests (NodePools, SimNodeClasses, workloads,
+PDBs, volumes, llmaz OpenModels and a CloudProfile) and runs Capstan's own
+provisioning steps on the simulated cloud over virtual time.
+
+The cloud profile is --cloud-profile, else the CloudProfile among the
+manifests, else the embedded default cloud.`,
+		Example: "  capstan simulate -f examples/spot-shortage\n  capstan simulate -f nodepool.yaml -f workload.yaml --duration 30m -o json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runSimulate(cmd, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVarP(&opts.Files, "filename", "f", nil, "manifest file or directory (recursive), or - for standard input; repeatable")
+	f.StringVar(&opts.CloudProfile, "cloud-profile", "", "simulated cloud profile file (default: the CloudProfile among the manifests, else the embedded profile)")
+	f.StringVarP(&opts.Output, "output", "o", "text", "output format: text or json")
+	f.DurationVar(&opts.Simulator.Duration, "duration", opts.Simulator.Duration, "virtual time to simulate")
+	f.Uint64Var(&opts.Simulator.Seed, "seed", opts.Simulator.Seed, "seed for names and every random choice; the same seed gives the same run")
+	f.DurationVar(&opts.Simulator.Window.Idle, "batch-idle-duration", opts.Simulator.Window.Idle, "as for capstan controller")
+	f.DurationVar(&opts.Simulator.Window.Max, "batch-max-duration", opts.Simulator.Window.Max, "as for capstan controller")
+	f.DurationVar(&opts.Simulator.UnavailableTTL, "unavailable-offerings-ttl", opts.Simulator.UnavailableTTL, "as for capstan controller")
+	f.IntVar(&opts.Simulator.MaxInstanceTypes, "max-instance-types", opts.Simulator.MaxInstanceTypes, "as for capstan controller")
+	_ = cmd.MarkFlagRequired("filename")
+	return cmd
+}
+
+func runSimulate(cmd *cobra.Command, opts SimulateOptions) error {
+	if opts.Output != "text" && opts.Output != "json" {
+		return fmt.Errorf("unknown output format %q (want text or json)", opts.Output)
+	}
+	set, err := manifests.Load(opts.Files, cmd.InOrStdin())
+	if err != nil {
+		return err
+	}
+	profile, err := simulationProfile(opts.CloudProfile, set)
+	if err != nil {
+		return err
+	}
+	types, err := catalog.Load()
+	if err != nil {
+		return err
+	}
+	if len(set.Skipped) > 0 {
+		var skipped []string
+		for _, s := range set.Skipped {
+			skipped = append(skipped, fmt.Sprintf("%s (%s %s)", s.Source, s.Kind, s.Name))
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "skipped %d document(s) of kinds simulate does not model: %s\n", len(skipped), strings.Join(skipped, ", "))
+	}
+	s, err := simulator.New(set, profile, types, opts.Simulator)
+	if err != nil {
+		return err
+	}
+	result, err := s.Run(cmd.Context())
+	if err != nil {
+		return err
+	}
+	return writeResult(cmd.OutOrStdout(), opts.Output, result)
+}
+
+func writeResult(w io.Writer, output string, r *simulator.Result) error {
+	if output == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	return simulator.WriteText(w, r)
+}
+
+// simulationProfile is --cloud-profile, else the one CloudProfile in the
+// manifests, else the embedded default.
+func simulationProfile(path string, set *manifests.Set) (*simv1alpha1.CloudProfile, error) {
+	switch {
+	case path != "":
+		return sim.LoadProfile(path)
+	case len(set.CloudProfiles) == 1:
+		return set.CloudProfiles[0].Profile, nil
+	case len(set.CloudProfiles) > 1:
+		return nil, errors.New("the manifests hold CloudProfiles in " + set.CloudProfiles[0].Source + " and " + set.CloudProfiles[1].Source + "; pass one, or choose with --cloud-profile")
+	}
+	return sim.DefaultProfile()
+}

@@ -1,0 +1,65 @@
+package provisioner
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/provisioning"
+	"github.com/capstan-dev/capstan/pkg/state"
+)
+
+// Decision is one provisioning round: what the solver decided and the
+// NodeClaims to create for it. The controller applies it to the API
+// server; `capstan simulate` applies it to its in-memory world.
+type Decision struct {
+	// Pending counts the pods solved for, flavors resolved.
+	Pending int
+	Result  provisioning.Result
+	// NodeClaims are the objects to create, one per Result.NewNodeClaims
+	// entry, in the same order.
+	NodeClaims []*v1.NodeClaim
+	// FlavorFailures are model-serving pods left out: their flavors could
+	// not be resolved.
+	FlavorFailures []FlavorFailure
+}
+
+// FlavorFailure is a model-serving pod that can't be provisioned for.
+type FlavorFailure struct {
+	Pod    *corev1.Pod
+	Reason string
+	Err    error
+}
+
+// Decide resolves llmaz flavors, solves and renders the NodeClaims to
+// create, each named by name(nodePool). It only reads: the lookup is the
+// one input that may reach out (to the API server for OpenModels).
+func Decide(ctx context.Context, snapshot state.Snapshot, opts Options, name func(nodePool string) string) Decision {
+	var d Decision
+	var flavorNames map[*corev1.Pod][]string
+	if opts.Models != nil {
+		snapshot.Input.Pods, flavorNames, d.FlavorFailures = applyFlavors(ctx, snapshot.Input.Pods, opts.Models)
+	}
+	d.Pending = len(snapshot.Input.Pods)
+	if d.Pending == 0 {
+		return d
+	}
+	snapshot.Input.Options.MaxInstanceTypes = opts.MaxInstanceTypes
+	d.Result = provisioning.Solve(snapshot.Input)
+	for _, c := range d.Result.NewNodeClaims {
+		np := snapshot.NodePools[c.NodePool]
+		nc := NewNodeClaim(np, c, name(np.Name))
+		for _, pod := range c.Pods {
+			if f := flavorOf(c, pod, flavorNames[pod]); f != "" {
+				nc.Annotations[FlavorAnnotationKey] = f
+				break
+			}
+		}
+		if reason := fallbackReason(np, c, opts.Unavailable); reason != "" {
+			nc.Annotations[FallbackAnnotationKey] = reason
+		}
+		d.NodeClaims = append(d.NodeClaims, nc)
+	}
+	return d
+}

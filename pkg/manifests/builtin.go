@@ -1,0 +1,259 @@
+package manifests
+
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// builtinKind reads one built-in kind into its list in a Set.
+type builtinKind struct {
+	namespaced bool
+	// read decodes obj strictly, admits it and appends it to set.
+	read func(obj map[string]any, set *Set) []error
+}
+
+// builtin makes the builtinKind for T: name validates metadata.name as
+// the API server does for the kind; admit, if set, defaults and checks
+// what simulate needs, with the server's messages.
+func builtin[T any, P interface {
+	*T
+	metav1.Object
+}](namespaced bool, name apivalidation.ValidateNameFunc, list func(*Set) *[]T, admit func(P) field.ErrorList) builtinKind {
+	return builtinKind{namespaced: namespaced, read: func(obj map[string]any, set *Set) []error {
+		var typed T
+		if err := decodeStrict(obj, &typed); err != nil {
+			return []error{err}
+		}
+		errs := apivalidation.ValidateObjectMetaAccessor(P(&typed), namespaced, name, field.NewPath("metadata"))
+		if admit != nil {
+			errs = append(errs, admit(&typed)...)
+		}
+		if len(errs) > 0 {
+			return fieldErrors(errs)
+		}
+		*list(set) = append(*list(set), typed)
+		return nil
+	}}
+}
+
+// decodeStrict decodes obj into typed in two passes, as decodeProfile in
+// pkg/cloudprovider/sim does: the unstructured converter names unknown
+// fields by path and matches keys case-sensitively, but its type errors
+// do not say where ("unrecognized type: int32"); encoding/json's do.
+func decodeStrict[T any](obj map[string]any, typed *T) error {
+	err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(obj, typed, true)
+	if err == nil || runtime.IsStrictDecodingError(err) {
+		return err
+	}
+	data, jerr := json.Marshal(obj)
+	if jerr != nil {
+		return err
+	}
+	var again T
+	if jerr := json.Unmarshal(data, &again); jerr != nil {
+		return jerr
+	}
+	return err
+}
+
+// builtinKinds are the built-in kinds simulate models, by the one
+// apiVersion it reads for each.
+func builtinKinds() map[schema.GroupVersionKind]builtinKind {
+	subdomain := apivalidation.NameIsDNSSubdomain
+	return map[schema.GroupVersionKind]builtinKind{
+		corev1.SchemeGroupVersion.WithKind("Namespace"): builtin(false, apivalidation.ValidateNamespaceName,
+			func(s *Set) *[]corev1.Namespace { return &s.Namespaces }, nil),
+		corev1.SchemeGroupVersion.WithKind("Pod"): builtin(true, subdomain,
+			func(s *Set) *[]corev1.Pod { return &s.Pods }, admitPod),
+		corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim"): builtin(true, subdomain,
+			func(s *Set) *[]corev1.PersistentVolumeClaim { return &s.PersistentVolumeClaims }, admitPersistentVolumeClaim),
+		corev1.SchemeGroupVersion.WithKind("PersistentVolume"): builtin(false, subdomain,
+			func(s *Set) *[]corev1.PersistentVolume { return &s.PersistentVolumes }, admitPersistentVolume),
+		appsv1.SchemeGroupVersion.WithKind("Deployment"): builtin(true, subdomain,
+			func(s *Set) *[]appsv1.Deployment { return &s.Deployments }, func(d *appsv1.Deployment) field.ErrorList {
+				return admitController("deployment", d.Spec.Replicas, d.Spec.Selector, &d.Spec.Template)
+			}),
+		appsv1.SchemeGroupVersion.WithKind("ReplicaSet"): builtin(true, subdomain,
+			func(s *Set) *[]appsv1.ReplicaSet { return &s.ReplicaSets }, func(rs *appsv1.ReplicaSet) field.ErrorList {
+				return admitController("replicaset", rs.Spec.Replicas, rs.Spec.Selector, &rs.Spec.Template)
+			}),
+		// StatefulSet names are labels: they prefix pod names and hostnames.
+		appsv1.SchemeGroupVersion.WithKind("StatefulSet"): builtin(true, apivalidation.NameIsDNSLabel,
+			func(s *Set) *[]appsv1.StatefulSet { return &s.StatefulSets }, func(ss *appsv1.StatefulSet) field.ErrorList {
+				return admitController("statefulset", ss.Spec.Replicas, ss.Spec.Selector, &ss.Spec.Template)
+			}),
+		appsv1.SchemeGroupVersion.WithKind("DaemonSet"): builtin(true, subdomain,
+			func(s *Set) *[]appsv1.DaemonSet { return &s.DaemonSets }, func(ds *appsv1.DaemonSet) field.ErrorList {
+				return admitController("daemonset", nil, ds.Spec.Selector, &ds.Spec.Template)
+			}),
+		batchv1.SchemeGroupVersion.WithKind("Job"): builtin(true, subdomain,
+			func(s *Set) *[]batchv1.Job { return &s.Jobs }, admitJob),
+		policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget"): builtin(true, subdomain,
+			func(s *Set) *[]policyv1.PodDisruptionBudget { return &s.PodDisruptionBudgets }, admitPodDisruptionBudget),
+		storagev1.SchemeGroupVersion.WithKind("StorageClass"): builtin(false, subdomain,
+			func(s *Set) *[]storagev1.StorageClass { return &s.StorageClasses }, func(sc *storagev1.StorageClass) field.ErrorList {
+				if sc.Provisioner == "" {
+					return field.ErrorList{field.Required(field.NewPath("provisioner"), "")}
+				}
+				return nil
+			}),
+	}
+}
+
+// admitPod defaults the pod's requests (DefaultRequests) and checks it.
+func admitPod(p *corev1.Pod) field.ErrorList {
+	DefaultRequests(&p.Spec)
+	return admitPodSpec(&p.Spec, field.NewPath("spec"))
+}
+
+// DefaultRequests sets each container's missing requests to its limits,
+// as the API server does when a Pod is created (not in templates: their
+// pods get it when created), since the scheduler and simulate read
+// requests.
+func DefaultRequests(spec *corev1.PodSpec) {
+	for _, containers := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
+		for i := range containers {
+			r := &containers[i].Resources
+			for name, limit := range r.Limits {
+				if _, ok := r.Requests[name]; !ok {
+					if r.Requests == nil {
+						r.Requests = corev1.ResourceList{}
+					}
+					r.Requests[name] = limit.DeepCopy()
+				}
+			}
+		}
+	}
+}
+
+// admitPodSpec checks what simulate needs of a pod: containers, whose
+// resources are not negative.
+func admitPodSpec(spec *corev1.PodSpec, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if len(spec.Containers) == 0 {
+		errs = append(errs, field.Required(path.Child("containers"), ""))
+	}
+	for _, group := range []struct {
+		child      string
+		containers []corev1.Container
+	}{{"initContainers", spec.InitContainers}, {"containers", spec.Containers}} {
+		for i, c := range group.containers {
+			resources := path.Child(group.child).Index(i).Child("resources")
+			errs = append(errs, nonNegative(c.Resources.Requests, resources.Child("requests"))...)
+			errs = append(errs, nonNegative(c.Resources.Limits, resources.Child("limits"))...)
+		}
+	}
+	return errs
+}
+
+func nonNegative(list corev1.ResourceList, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, name := range slices.Sorted(maps.Keys(list)) {
+		if q := list[name]; q.Sign() < 0 {
+			errs = append(errs, field.Invalid(path.Key(string(name)), q.String(), apivalidation.IsNegativeErrorMsg))
+		}
+	}
+	return errs
+}
+
+// admitController checks a workload controller the way the apps API
+// does: a non-negative replica count, a non-empty selector its template's
+// labels match, and a template simulate can run.
+func admitController(kind string, replicas *int32, selector *metav1.LabelSelector, template *corev1.PodTemplateSpec) field.ErrorList {
+	spec := field.NewPath("spec")
+	var errs field.ErrorList
+	if replicas != nil {
+		errs = append(errs, apivalidation.ValidateNonnegativeField(int64(*replicas), spec.Child("replicas"))...)
+	}
+	errs = append(errs, admitSelector(kind, selector, template.Labels, spec)...)
+	return append(errs, admitPodSpec(&template.Spec, spec.Child("template", "spec"))...)
+}
+
+// admitSelector checks spec.selector, which simulate matches pods with.
+func admitSelector(kind string, selector *metav1.LabelSelector, templateLabels map[string]string, spec *field.Path) field.ErrorList {
+	path := spec.Child("selector")
+	if selector == nil {
+		return field.ErrorList{field.Required(path, "")}
+	}
+	if errs := metav1validation.ValidateLabelSelector(selector, metav1validation.LabelSelectorValidationOptions{}, path); len(errs) > 0 {
+		return errs
+	}
+	sel, err := metav1.LabelSelectorAsSelector(selector)
+	switch {
+	case err != nil:
+		return field.ErrorList{field.Invalid(path, selector, err.Error())}
+	case sel.Empty():
+		return field.ErrorList{field.Invalid(path, selector, "empty selector is invalid for "+kind)}
+	case !sel.Matches(labels.Set(templateLabels)):
+		return field.ErrorList{field.Invalid(spec.Child("template", "metadata", "labels"), templateLabels, "`selector` does not match template `labels`")}
+	}
+	return nil
+}
+
+func admitJob(j *batchv1.Job) field.ErrorList {
+	template := field.NewPath("spec", "template")
+	errs := admitPodSpec(&j.Spec.Template.Spec, template.Child("spec"))
+	// A Job's pods must end; the server rejects the default Always.
+	if policies := []corev1.RestartPolicy{corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever}; !slices.Contains(policies, j.Spec.Template.Spec.RestartPolicy) {
+		errs = append(errs, field.NotSupported(template.Child("spec", "restartPolicy"), j.Spec.Template.Spec.RestartPolicy, policies))
+	}
+	return errs
+}
+
+func admitPodDisruptionBudget(pdb *policyv1.PodDisruptionBudget) field.ErrorList {
+	spec := field.NewPath("spec")
+	var errs field.ErrorList
+	if pdb.Spec.MinAvailable != nil && pdb.Spec.MaxUnavailable != nil {
+		errs = append(errs, field.Invalid(spec, field.OmitValueType{}, "minAvailable and maxUnavailable cannot be both set"))
+	}
+	errs = append(errs, intOrPercent(pdb.Spec.MinAvailable, spec.Child("minAvailable"))...)
+	errs = append(errs, intOrPercent(pdb.Spec.MaxUnavailable, spec.Child("maxUnavailable"))...)
+	return append(errs, metav1validation.ValidateLabelSelector(pdb.Spec.Selector, metav1validation.LabelSelectorValidationOptions{}, spec.Child("selector"))...)
+}
+
+// intOrPercent checks a count or percentage, which simulate scales by a
+// number of pods.
+func intOrPercent(v *intstr.IntOrString, path *field.Path) field.ErrorList {
+	switch {
+	case v == nil:
+		return nil
+	case v.Type == intstr.String:
+		var errs field.ErrorList
+		for _, msg := range validation.IsValidPercent(v.StrVal) {
+			errs = append(errs, field.Invalid(path, v.StrVal, msg))
+		}
+		return errs
+	default:
+		return apivalidation.ValidateNonnegativeField(int64(v.IntVal), path)
+	}
+}
+
+func admitPersistentVolumeClaim(pvc *corev1.PersistentVolumeClaim) field.ErrorList {
+	if _, ok := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; !ok {
+		return field.ErrorList{field.Required(field.NewPath("spec", "resources", "requests").Key(string(corev1.ResourceStorage)), "")}
+	}
+	return nil
+}
+
+func admitPersistentVolume(pv *corev1.PersistentVolume) field.ErrorList {
+	if _, ok := pv.Spec.Capacity[corev1.ResourceStorage]; !ok {
+		return field.ErrorList{field.Required(field.NewPath("spec", "capacity").Key(string(corev1.ResourceStorage)), "")}
+	}
+	return nil
+}

@@ -1,0 +1,15 @@
+// Package manifests reads the Kubernetes YAML that `capstan simulate -f`
+// takes (files, directories, stdin) into typed objects, validated offline
+// as a real API server would validate them on create, so a NodePool that
+// simulates also applies, and a mistake fails with the message kubectl
+// would print.
+//
+// Capstan's own kinds (NodePool, SimNodeClass) go through the apiserver's
+// CRD machinery from k8s.io/apiextensions-apiserver with the embedded
+// CRDs: unknown fields are errors (fieldValidation=Strict), then schema
+// defaults, OpenAPI validation and the CEL rules. Built-in kinds are
+// decoded strictly and checked only for what simulate needs; the
+// simulator's CloudProfile is decoded and validated by
+// pkg/cloudprovider/sim and an llmaz OpenModel by pkg/flavors. Other
+// kinds are skipped and listed, not errors. It never talks to a cluster.
+package manifests

@@ -1,0 +1,192 @@
+package simulator
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+)
+
+// notEvictedFor is how long pods stay bound to a node that stopped
+// responding before kube-controller-manager evicts them: the
+// not-ready toleration the API server adds to every pod.
+const notEvictedFor = 300 * time.Second
+
+// recorder keeps what the run reports: every launched node from launch
+// to deletion, the events, each pending pod's reason and the samples.
+type recorder struct {
+	start  time.Time
+	nodes  map[string]*nodeRecord
+	events []Event
+	// reasons are pending pods' latest reasons, "Reason: message".
+	reasons map[string]string
+	// notices already reported, by provider id and kind; ends are the
+	// latest notice kind per provider id, which names why it ended.
+	notices map[string]bool
+	ends    map[string]string
+	samples []Sample
+}
+
+type nodeRecord struct {
+	Node
+	providerID string
+	launched   time.Time
+	// ended is when billing stopped: deletion, or a stop.
+	ended   time.Time
+	stopped bool
+	evictAt time.Time
+}
+
+func newRecorder(start time.Time) *recorder {
+	return &recorder{start: start, nodes: map[string]*nodeRecord{}, reasons: map[string]string{}, notices: map[string]bool{}, ends: map[string]string{}}
+}
+
+func (r *recorder) event(now time.Time, kind, object, message string) {
+	r.events = append(r.events, Event{At: offset(r.start, now), Kind: kind, Object: object, Message: message})
+}
+
+func (r *recorder) launched(now time.Time, nc *v1.NodeClaim, price float64) {
+	rec := &nodeRecord{
+		Node: Node{
+			Name: nc.Name, NodeClaim: nc.Name, NodePool: nc.Labels[v1.NodePoolLabelKey],
+			InstanceType: nc.Labels[v1.LabelInstanceType], Zone: nc.Labels[v1.LabelZone],
+			CapacityType: nc.Labels[v1.CapacityTypeLabelKey], ReservationID: nc.Labels[v1.LabelCapacityReservationID],
+			PricePerHour: price, LaunchedAt: offset(r.start, now), Pods: []string{},
+		},
+		providerID: nc.Status.ProviderID, launched: now,
+	}
+	r.nodes[nc.Name] = rec
+	r.event(now, "Launched", "nodeclaim/"+nc.Name, fmt.Sprintf("launched %s (%s, %s) at %.4f/h", rec.InstanceType, rec.CapacityType, rec.Zone, price))
+}
+
+func (r *recorder) registered(claim, node string) {
+	if rec := r.nodes[claim]; rec != nil {
+		rec.Name = node
+	}
+}
+
+// deleted ends a node's record with the pods it had.
+func (r *recorder) deleted(now time.Time, claim, reason string, pods []*corev1.Pod) {
+	rec := r.nodes[claim]
+	if rec == nil {
+		return
+	}
+	rec.DeletedAt, rec.DeletionReason = offset(r.start, now), reason
+	if !rec.stopped {
+		rec.ended = now
+	}
+	for _, p := range pods {
+		rec.Pods = append(rec.Pods, podKey(p))
+	}
+	r.event(now, "NodeDeleted", "node/"+rec.Name, fmt.Sprintf("%s (%s); %d pods displaced", reason, rec.InstanceType, len(pods)))
+}
+
+// notice reports an interruption notice the first time it is seen.
+func (r *recorder) notice(now time.Time, n cloudprovider.InterruptionNotice) {
+	r.ends[n.ProviderID] = string(n.Kind)
+	key := n.ProviderID + "/" + string(n.Kind)
+	if r.notices[key] {
+		return
+	}
+	r.notices[key] = true
+	object := n.ProviderID
+	for _, rec := range r.nodes {
+		if rec.providerID == n.ProviderID {
+			object = "node/" + rec.Name
+		}
+	}
+	message := n.Message
+	if !n.Deadline.IsZero() {
+		message += fmt.Sprintf("; deadline in %s", n.Deadline.Sub(now))
+	}
+	r.event(now, string(n.Kind), object, message)
+}
+
+// endReason names why an instance is gone: its last notice, else def.
+func (r *recorder) endReason(providerID, def string) string {
+	if kind, ok := r.ends[providerID]; ok {
+		return kind
+	}
+	return def
+}
+
+// stop records, once, that a node's instance stopped: billing ends and
+// its pods are evicted after the not-ready toleration.
+func (r *recorder) stop(now time.Time, node *corev1.Node) bool {
+	for _, rec := range r.nodes {
+		if rec.providerID != node.Spec.ProviderID || rec.stopped {
+			continue
+		}
+		rec.stopped, rec.ended, rec.evictAt = true, now, now.Add(notEvictedFor)
+		r.event(now, "InstanceStopped", "node/"+node.Name, fmt.Sprintf("the instance stopped; its pods are evicted in %s", notEvictedFor))
+		return true
+	}
+	return false
+}
+
+func (r *recorder) evictAt(node string) (time.Time, bool) {
+	for _, rec := range r.nodes {
+		if rec.Name == node && rec.stopped && rec.DeletedAt == "" {
+			return rec.evictAt, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// pending records a pod's reason, with an event when it changes.
+func (r *recorder) pending(now time.Time, pod, reason, message string) {
+	text := reason + ": " + message
+	if r.reasons[pod] == text {
+		return
+	}
+	r.reasons[pod] = text
+	r.event(now, reason, "pod/"+pod, message)
+}
+
+func (r *recorder) bound(pod string) { delete(r.reasons, pod) }
+
+// running are the nodes launched and neither deleted nor stopped.
+func (r *recorder) running() []*nodeRecord {
+	var out []*nodeRecord
+	for _, rec := range r.nodes {
+		if rec.ended.IsZero() {
+			out = append(out, rec)
+		}
+	}
+	return out
+}
+
+// sample appends the cluster's state at now when it differs from the
+// last sample.
+func (r *recorder) sample(now time.Time, pending int) {
+	s := Sample{At: offset(r.start, now), Seconds: now.Sub(r.start).Seconds(), Nodes: byCapacityType(), PodsPending: pending}
+	for _, rec := range r.running() {
+		s.Nodes[rec.CapacityType]++
+		s.CostPerHour += rec.PricePerHour
+	}
+	if n := len(r.samples); n > 0 {
+		last := r.samples[n-1]
+		if last.PodsPending == s.PodsPending && last.CostPerHour == s.CostPerHour && maps.Equal(last.Nodes, s.Nodes) {
+			return
+		}
+		if last.At == s.At {
+			r.samples = r.samples[:n-1]
+		}
+	}
+	r.samples = append(r.samples, s)
+}
+
+// records are every node's record, by launch time then name.
+func (r *recorder) records() []*nodeRecord {
+	out := slices.Collect(maps.Values(r.nodes))
+	slices.SortFunc(out, func(a, b *nodeRecord) int {
+		return cmp.Or(a.launched.Compare(b.launched), cmp.Compare(a.NodeClaim, b.NodeClaim))
+	})
+	return out
+}

@@ -1,0 +1,151 @@
+package simulator
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	v1 "github.com/capstan-dev/capstan/api/v1"
+)
+
+// Result is what `capstan simulate -o json` prints: a stable contract,
+// documented in docs/simulate.md. Times are offsets from the start of
+// the run ("0s", "1m30s").
+type Result struct {
+	Nodes   []Node   `json:"nodes"`
+	Pods    []Pod    `json:"pods"`
+	Events  []Event  `json:"events"`
+	Summary Summary  `json:"summary"`
+	Samples []Sample `json:"samples"`
+}
+
+// Node is one launched instance, from launch to deletion or the end.
+type Node struct {
+	// Name is the Node's name once registered, else the NodeClaim's.
+	Name          string  `json:"name"`
+	NodeClaim     string  `json:"nodeClaim"`
+	NodePool      string  `json:"nodePool"`
+	InstanceType  string  `json:"instanceType"`
+	Zone          string  `json:"zone"`
+	CapacityType  string  `json:"capacityType"`
+	ReservationID string  `json:"reservationID"`
+	PricePerHour  float64 `json:"pricePerHour"`
+	LaunchedAt    string  `json:"launchedAt"`
+	// DeletedAt is empty for a node still there at the end.
+	DeletedAt      string `json:"deletedAt"`
+	DeletionReason string `json:"deletionReason"`
+	// Pods ran on the node at the end, or when it was deleted.
+	Pods []string `json:"pods"`
+}
+
+// Pod is a pod present at the end of the run.
+type Pod struct {
+	Name string `json:"name"`
+	// Node is empty for a pending pod.
+	Node string `json:"node"`
+	// PendingReason is the solver's reason code and message ("Reason:
+	// message") for a pending pod.
+	PendingReason string `json:"pendingReason"`
+}
+
+// Event is something that happened, in order.
+type Event struct {
+	At      string `json:"at"`
+	Kind    string `json:"kind"`
+	Object  string `json:"object"`
+	Message string `json:"message"`
+}
+
+// Summary totals the run.
+type Summary struct {
+	NodesLaunched    int     `json:"nodesLaunched"`
+	NodesAtEnd       int     `json:"nodesAtEnd"`
+	PodsPending      int     `json:"podsPending"`
+	CostPerHourAtEnd float64 `json:"costPerHourAtEnd"`
+	// TotalCost is what every node cost from launch to deletion or the
+	// end, in the profile's currency.
+	TotalCost float64 `json:"totalCost"`
+	// ByCapacityType counts the nodes at the end.
+	ByCapacityType map[string]int `json:"byCapacityType"`
+	Duration       string         `json:"duration"`
+}
+
+// Sample is the cluster at one moment, for charts over virtual time: one
+// is taken whenever something changed, and at the end.
+type Sample struct {
+	At string `json:"at"`
+	// Seconds is At as a number, for plotting.
+	Seconds     float64        `json:"seconds"`
+	Nodes       map[string]int `json:"nodes"`
+	CostPerHour float64        `json:"costPerHour"`
+	PodsPending int            `json:"podsPending"`
+}
+
+// byCapacityType is a count per capacity type with every key present,
+// so a JSON reader always finds all three.
+func byCapacityType() map[string]int {
+	return map[string]int{v1.CapacityTypeSpot: 0, v1.CapacityTypeOnDemand: 0, v1.CapacityTypeReserved: 0}
+}
+
+// offset renders a time as the run's offset, whole milliseconds.
+func offset(start, at time.Time) string {
+	return at.Sub(start).Truncate(time.Millisecond).String()
+}
+
+// result assembles the report at the end of the run.
+func (s *Simulator) result() *Result {
+	now := s.clock.Now()
+	out := &Result{Nodes: []Node{}, Pods: []Pod{}, Events: s.rec.events, Samples: s.rec.samples}
+	out.Summary.ByCapacityType = byCapacityType()
+	out.Summary.Duration = s.opts.Duration.String()
+	for _, rec := range s.rec.records() {
+		n := rec.Node
+		ended := rec.ended
+		if ended.IsZero() {
+			ended = now
+			out.Summary.CostPerHourAtEnd += n.PricePerHour
+		}
+		if n.DeletedAt == "" {
+			out.Summary.NodesAtEnd++
+			out.Summary.ByCapacityType[n.CapacityType]++
+			for _, p := range s.world.podsOn(n.Name) {
+				n.Pods = append(n.Pods, podKey(p))
+			}
+		}
+		out.Summary.TotalCost += n.PricePerHour * ended.Sub(rec.launched).Hours()
+		out.Nodes = append(out.Nodes, n)
+	}
+	out.Summary.NodesLaunched = len(out.Nodes)
+	for _, p := range s.world.sortedPods() {
+		pod := Pod{Name: podKey(p), Node: p.Spec.NodeName}
+		if pod.Node == "" {
+			pod.PendingReason = s.rec.reasons[pod.Name]
+			out.Summary.PodsPending++
+		}
+		out.Pods = append(out.Pods, pod)
+	}
+	slices.SortFunc(out.Pods, func(a, b Pod) int { return cmp.Compare(a.Name, b.Name) })
+	if n := len(out.Samples); n == 0 || out.Samples[n-1].At != offset(s.start, now) {
+		last := Sample{Nodes: byCapacityType()}
+		if n > 0 {
+			last = out.Samples[n-1]
+		}
+		last.At, last.Seconds = offset(s.start, now), now.Sub(s.start).Seconds()
+		out.Samples = append(out.Samples, last)
+	}
+	if out.Events == nil {
+		out.Events = []Event{}
+	}
+	return out
+}
+
+// pendingCount counts pods not bound to a node.
+func (s *Simulator) pendingCount() int {
+	n := 0
+	for _, p := range s.world.pods {
+		if p.Spec.NodeName == "" {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,200 @@
+package simulator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
+
+	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider/catalog"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
+	"github.com/capstan-dev/capstan/pkg/controllers/nodeclaim"
+	"github.com/capstan-dev/capstan/pkg/controllers/provisioner"
+	"github.com/capstan-dev/capstan/pkg/manifests"
+)
+
+// Options configure a run. Zero values take the controller's defaults.
+type Options struct {
+	Duration time.Duration
+	Seed     uint64
+	// Window, UnavailableTTL, RegistrationTTL, MaxInstanceTypes and
+	// SchedulerNames mean what the controller's flags of the same names do.
+	Window           provisioner.Window
+	UnavailableTTL   time.Duration
+	RegistrationTTL  time.Duration
+	MaxInstanceTypes int
+	SchedulerNames   []string
+}
+
+// DefaultOptions are the controller's defaults and two hours.
+func DefaultOptions() Options {
+	return Options{
+		Duration: 2 * time.Hour, Seed: 1,
+		Window:         provisioner.Window{Idle: time.Second, Max: 10 * time.Second},
+		UnavailableTTL: cloudprovider.DefaultUnavailableOfferingsTTL, RegistrationTTL: nodeclaim.DefaultRegistrationTTL,
+		MaxInstanceTypes: 60, SchedulerNames: []string{"default-scheduler"},
+	}
+}
+
+// Simulator runs Capstan's own steps over an in-memory world in virtual
+// time: the solver, the lifecycle, the simulated cloud with its
+// in-memory kubelet, garbage collection; only the parts a cluster does
+// for itself (workload controllers, kube-scheduler's binding, kwok) are
+// stood in for here.
+type Simulator struct {
+	opts Options
+	// start is the virtual clock's origin; results report offsets from it.
+	start       time.Time
+	clock       *clocktesting.FakeClock
+	world       *world
+	cloud       *sim.Cloud
+	kubelet     *sim.MemoryKubelet
+	unavailable *cloudprovider.UnavailableOfferings
+	profile     *simv1alpha1.CloudProfile
+	rng         *rand.Rand
+	rec         *recorder
+	batch       batch
+	scaled      int
+	// boundAt is the world version binding last ran at.
+	boundAt int
+}
+
+// New builds a simulation of the manifests on the profile's cloud.
+func New(set *manifests.Set, profile *simv1alpha1.CloudProfile, types []catalog.InstanceType, opts Options) (*Simulator, error) {
+	if opts.Duration <= 0 {
+		return nil, errors.New("the simulation needs a positive duration")
+	}
+	if err := checkScaleTargets(set, profile); err != nil {
+		return nil, err
+	}
+	origin := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakeClock(origin)
+	s := &Simulator{
+		opts: opts, start: origin, clock: clk, world: newWorld(set), kubelet: sim.NewMemoryKubelet(), profile: profile,
+		unavailable: cloudprovider.NewUnavailableOfferings(clk, opts.UnavailableTTL),
+		rng:         rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15)),
+	}
+	s.rec = newRecorder(origin)
+	cloud, err := sim.New(sim.Options{
+		Profile: profile, Catalog: types, Clock: clk, NodeClasses: s.world,
+		Kubelet: s.kubelet, Unavailable: s.unavailable,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("starting the simulated cloud, %w", err)
+	}
+	s.cloud = cloud
+	for i := range set.Pods {
+		p := set.Pods[i].DeepCopy()
+		s.world.addPod(p)
+	}
+	return s, nil
+}
+
+// checkScaleTargets: a Scale event must name a Deployment in the
+// manifests, or the run would silently not scale.
+func checkScaleTargets(set *manifests.Set, profile *simv1alpha1.CloudProfile) error {
+	deployments := map[string]bool{}
+	for _, d := range set.Deployments {
+		deployments[d.Namespace+"/"+d.Name] = true
+	}
+	for i, e := range profile.Spec.Events {
+		if e.Type == simv1alpha1.EventScale && !deployments[e.Workload] {
+			return fmt.Errorf("cloud profile: spec.events[%d].workload: no Deployment %s among the manifests", i, e.Workload)
+		}
+	}
+	return nil
+}
+
+// Run simulates until the duration has passed, waking only when
+// something is due: a batch window closing, a node registering, a
+// profile event, a notice deadline.
+func (s *Simulator) Run(ctx context.Context) (*Result, error) {
+	end := s.start.Add(s.opts.Duration)
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := s.settle(ctx); err != nil {
+			return nil, err
+		}
+		next, ok := s.nextWake()
+		if !ok || next.After(end) {
+			break
+		}
+		s.clock.SetTime(next)
+	}
+	s.clock.SetTime(end)
+	if err := s.settle(ctx); err != nil {
+		return nil, err
+	}
+	return s.result(), nil
+}
+
+// maxRounds bounds how often one instant is re-run: a launch failure
+// re-plans at once, and each re-plan marks offerings, so this converges;
+// the bound only guards against a bug looping forever.
+const maxRounds = 1000
+
+// settle runs every step at the current instant until none changes
+// anything.
+func (s *Simulator) settle(ctx context.Context) error {
+	for range maxRounds {
+		changed, err := s.round(ctx)
+		if err != nil {
+			return err
+		}
+		if !changed {
+			s.rec.sample(s.clock.Now(), s.pendingCount())
+			return nil
+		}
+	}
+	return fmt.Errorf("simulation did not settle at %s", offset(s.start, s.clock.Now()))
+}
+
+// round is one pass of every step, in the order a cluster reacts.
+func (s *Simulator) round(ctx context.Context) (bool, error) {
+	changed := s.scale()
+	steps := []func(context.Context) (bool, error){
+		s.collect, s.workloads, s.register, s.daemonSets, s.bind, s.provision, s.launch,
+	}
+	for _, step := range steps {
+		c, err := step(ctx)
+		if err != nil {
+			return false, err
+		}
+		changed = changed || c
+	}
+	return changed, nil
+}
+
+// nextWake is the earliest moment something is due after now.
+func (s *Simulator) nextWake() (time.Time, bool) {
+	now := s.clock.Now()
+	var next time.Time
+	consider := func(t time.Time) {
+		if t.After(now) && (next.IsZero() || t.Before(next)) {
+			next = t
+		}
+	}
+	if due, ok := s.batch.next(s.opts.Window, now); ok {
+		consider(due)
+	}
+	if t, ok := s.kubelet.Next(); ok {
+		consider(t)
+	}
+	for _, e := range s.profile.Spec.Events {
+		consider(s.start.Add(e.At.Duration))
+	}
+	for _, n := range s.notices(context.Background()) {
+		consider(n.Deadline)
+	}
+	for _, t := range s.lifecycleDeadlines() {
+		consider(t)
+	}
+	return next, !next.IsZero()
+}

@@ -1,0 +1,312 @@
+package simulator
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/controllers/garbagecollection"
+	"github.com/capstan-dev/capstan/pkg/controllers/nodeclaim"
+	"github.com/capstan-dev/capstan/pkg/controllers/provisioner"
+	"github.com/capstan-dev/capstan/pkg/state"
+)
+
+// scale applies the profile's Scale events that are due.
+func (s *Simulator) scale() bool {
+	events := s.cloud.ScaleEvents()
+	changed := false
+	for ; s.scaled < len(events); s.scaled++ {
+		e := events[s.scaled]
+		if s.start.Add(e.At.Duration).After(s.clock.Now()) {
+			break
+		}
+		for _, w := range s.world.workloads {
+			if w.kind == "Deployment" && w.target() == e.Workload {
+				s.rec.event(s.clock.Now(), "Scaled", "deployment/"+e.Workload, fmt.Sprintf("replicas %d → %d", w.replicas, *e.Replicas))
+				w.replicas = *e.Replicas
+				changed = true
+			}
+		}
+	}
+	return changed
+}
+
+// collect is garbage collection (the controller's own Collect): a
+// NodeClaim whose instance the cloud no longer lists is deleted with its
+// Node, and the Node's pods go back to their controllers. Interruption
+// notices are recorded as they appear; nothing acts on them ahead of the
+// deadline until disruption exists.
+func (s *Simulator) collect(ctx context.Context) (bool, error) {
+	now := s.clock.Now()
+	for _, n := range s.notices(ctx) {
+		s.rec.notice(now, n)
+	}
+	instances, err := s.cloud.List(ctx)
+	if err != nil {
+		return false, fmt.Errorf("listing instances, %w", err)
+	}
+	var claims []v1.NodeClaim
+	for _, nc := range s.world.sortedClaims() {
+		claims = append(claims, *nc)
+	}
+	changed := false
+	d := garbagecollection.Collect(instances, claims, now, 0)
+	for _, nc := range d.Delete {
+		s.removeClaim(s.world.claims[nc.Name], s.rec.endReason(nc.Status.ProviderID, "InstanceTerminated"))
+		changed = true
+	}
+	for _, node := range s.world.sortedNodes() {
+		if s.kubelet.Stopped(node.Name) && s.rec.stop(now, node) {
+			setReady(node, corev1.ConditionFalse, now)
+			node.Spec.Taints = append(node.Spec.Taints, corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoExecute})
+			s.world.changed()
+			changed = true
+		}
+		if at, ok := s.rec.evictAt(node.Name); ok && !now.Before(at) {
+			for _, p := range s.world.podsOn(node.Name) {
+				if !state.IsDaemonSetPod(p) {
+					s.world.deletePod(p)
+					changed = true
+				}
+			}
+		}
+	}
+	return changed, nil
+}
+
+// removeClaim deletes a NodeClaim, its Node and the Node's pods.
+func (s *Simulator) removeClaim(nc *v1.NodeClaim, reason string) {
+	now := s.clock.Now()
+	if node := s.world.nodeOf(nc); node != nil {
+		pods := s.world.podsOn(node.Name)
+		s.rec.deleted(now, nc.Name, reason, pods)
+		for _, p := range pods {
+			s.world.deletePod(p)
+		}
+		delete(s.world.nodes, node.Name)
+	} else {
+		s.rec.deleted(now, nc.Name, reason, nil)
+	}
+	delete(s.world.claims, nc.Name)
+	s.world.changed()
+}
+
+// workloads runs the workload controllers.
+func (s *Simulator) workloads(context.Context) (bool, error) {
+	changed := false
+	for _, w := range s.world.workloads {
+		created, deleted := w.reconcile(s.world, s.rng)
+		changed = changed || created+deleted > 0
+	}
+	return changed, nil
+}
+
+// register is the instance's kubelet joining, then the lifecycle step
+// (nodeclaim.Next) registering and initializing its NodeClaim. The
+// agents that remove startup taints are taken to finish at once.
+func (s *Simulator) register(context.Context) (bool, error) {
+	now := s.clock.Now()
+	changed := false
+	for _, node := range s.kubelet.Due(now) {
+		setReady(node, corev1.ConditionTrue, now)
+		s.world.nodes[node.Name] = node
+		changed = true
+	}
+	for _, nc := range s.world.sortedClaims() {
+		node := s.world.nodeOf(nc)
+		action, _ := nodeclaim.Next(nc, node, now, s.opts.RegistrationTTL)
+		switch action {
+		case nodeclaim.Register:
+			synced, _ := nodeclaim.SyncNode(nc, node)
+			synced.Spec.Taints = withoutStartupTaints(synced.Spec.Taints, nc.Spec.StartupTaints)
+			s.world.nodes[node.Name] = synced
+			nc.Status.NodeName = node.Name
+			setCondition(nc, v1.ConditionTypeRegistered, now)
+			s.rec.registered(nc.Name, node.Name)
+		case nodeclaim.Initialize:
+			node.Labels[v1.NodeInitializedLabelKey] = "true"
+			setCondition(nc, v1.ConditionTypeInitialized, now)
+		case nodeclaim.Expire:
+			s.rec.event(now, "RegistrationTimeout", "nodeclaim/"+nc.Name, fmt.Sprintf("no node registered within %s of launch", s.opts.RegistrationTTL))
+			_ = s.cloud.Delete(context.Background(), nc)
+			s.removeClaim(nc, "RegistrationTimeout")
+		default:
+			continue
+		}
+		s.world.changed()
+		changed = true
+	}
+	return changed, nil
+}
+
+func withoutStartupTaints(taints, startup []corev1.Taint) []corev1.Taint {
+	var out []corev1.Taint
+	for _, t := range taints {
+		keep := true
+		for _, st := range startup {
+			keep = keep && !st.MatchTaint(&t)
+		}
+		if keep {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func setReady(node *corev1.Node, status corev1.ConditionStatus, at time.Time) {
+	now := metav1.NewTime(at)
+	for i := range node.Status.Conditions {
+		if node.Status.Conditions[i].Type == corev1.NodeReady {
+			node.Status.Conditions[i].Status, node.Status.Conditions[i].LastTransitionTime = status, now
+			return
+		}
+	}
+	node.Status.Conditions = append(node.Status.Conditions, corev1.NodeCondition{Type: corev1.NodeReady, Status: status, LastTransitionTime: now})
+}
+
+func setCondition(nc *v1.NodeClaim, t string, now time.Time) {
+	meta.SetStatusCondition(&nc.Status.Conditions, metav1.Condition{Type: t, Status: metav1.ConditionTrue, Reason: t, LastTransitionTime: metav1.NewTime(now)})
+}
+
+// provision is the provisioner: the batch windows, then the same Decide
+// the controller calls, applied to the world.
+func (s *Simulator) provision(ctx context.Context) (bool, error) {
+	now := s.clock.Now()
+	if !s.batch.due(s.opts.Window, now) {
+		return false, nil
+	}
+	snapshot, err := s.snapshot(ctx)
+	if err != nil {
+		return false, err
+	}
+	d := provisioner.Decide(ctx, snapshot, provisioner.Options{
+		MaxInstanceTypes: s.opts.MaxInstanceTypes, Unavailable: s.unavailable, Models: s.world.model,
+	}, s.claimName)
+	for _, f := range d.FlavorFailures {
+		s.rec.pending(now, podKey(f.Pod), f.Reason, f.Err.Error())
+	}
+	for _, nc := range d.NodeClaims {
+		nc.CreationTimestamp = metav1.NewTime(now)
+		nc.Finalizers = []string{v1.TerminationFinalizer}
+		s.world.claims[nc.Name] = nc
+	}
+	for _, u := range d.Result.Unplaced {
+		s.rec.pending(now, podKey(u.Pod), string(u.Reason), u.Message)
+	}
+	if len(d.Result.Unplaced) > 0 || len(d.Result.Nominations) > 0 || len(d.FlavorFailures) > 0 {
+		s.batch.recheckAt(now.Add(s.opts.Window.Max))
+	}
+	if len(d.NodeClaims) > 0 {
+		s.world.changed()
+	}
+	return len(d.NodeClaims) > 0, nil
+}
+
+func (s *Simulator) snapshot(ctx context.Context) (state.Snapshot, error) {
+	objs := s.world.objects()
+	its := map[string][]*cloudprovider.InstanceType{}
+	var usable []v1.NodePool
+	for _, np := range objs.NodePools {
+		types, err := s.cloud.GetInstanceTypes(ctx, &np)
+		if cloudprovider.IsNodeClassNotReadyError(err) {
+			continue
+		}
+		if err != nil {
+			return state.Snapshot{}, fmt.Errorf("getting instance types for nodepool %s, %w", np.Name, err)
+		}
+		its[np.Name] = types
+		usable = append(usable, np)
+	}
+	objs.NodePools = usable
+	return state.Build(objs, its, s.opts.SchedulerNames), nil
+}
+
+// claimName names a NodeClaim as the controller does (pool-xxxxx), from
+// the run's seeded source.
+func (s *Simulator) claimName(nodePool string) string {
+	for {
+		name := nodePool + "-" + suffix(s.rng)
+		if _, taken := s.world.claims[name]; !taken {
+			return name
+		}
+	}
+}
+
+// launch is the lifecycle's Launch step: the cloud's Create, and on
+// insufficient capacity the offerings marked and the pods re-planned at
+// once, as the controller does.
+func (s *Simulator) launch(ctx context.Context) (bool, error) {
+	now := s.clock.Now()
+	changed := false
+	for _, nc := range s.world.sortedClaims() {
+		if action, _ := nodeclaim.Next(nc, nil, now, s.opts.RegistrationTTL); action != nodeclaim.Launch {
+			continue
+		}
+		changed = true
+		created, err := s.cloud.Create(ctx, nc)
+		if err != nil {
+			kind := "LaunchFailed"
+			if cloudprovider.IsInsufficientCapacityError(err) {
+				kind = "InsufficientCapacity"
+				s.unavailable.MarkFromError(err)
+			}
+			s.rec.event(now, kind, "nodeclaim/"+nc.Name, err.Error())
+			delete(s.world.claims, nc.Name)
+			s.world.changed()
+			s.batch.trigger(now, true)
+			continue
+		}
+		if nc.Labels == nil {
+			nc.Labels = map[string]string{}
+		}
+		maps.Copy(nc.Labels, created.Labels)
+		nc.Status.ProviderID, nc.Status.ImageID = created.Status.ProviderID, created.Status.ImageID
+		nc.Status.Capacity, nc.Status.Allocatable = created.Status.Capacity, created.Status.Allocatable
+		setCondition(nc, v1.ConditionTypeLaunched, now)
+		s.rec.launched(now, nc, s.priceOf(nc))
+	}
+	return changed, nil
+}
+
+// priceOf is the price of the offering a NodeClaim launched into, as the
+// cloud's inventory records it.
+func (s *Simulator) priceOf(nc *v1.NodeClaim) float64 {
+	for _, inst := range s.cloud.Snapshot().Instances {
+		if inst.ProviderID() == nc.Status.ProviderID {
+			return inst.Price
+		}
+	}
+	return 0
+}
+
+func (s *Simulator) notices(ctx context.Context) []cloudprovider.InterruptionNotice {
+	notices, err := s.cloud.Interruptions(ctx)
+	if err != nil {
+		return nil
+	}
+	return notices
+}
+
+// lifecycleDeadlines are the registration timeouts of launched NodeClaims
+// and the eviction times of stopped nodes' pods.
+func (s *Simulator) lifecycleDeadlines() []time.Time {
+	var out []time.Time
+	for _, nc := range s.world.sortedClaims() {
+		if c := meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypeLaunched); c != nil && nc.Status.NodeName == "" {
+			out = append(out, c.LastTransitionTime.Add(s.opts.RegistrationTTL))
+		}
+	}
+	for _, node := range s.world.sortedNodes() {
+		if at, ok := s.rec.evictAt(node.Name); ok {
+			out = append(out, at)
+		}
+	}
+	return out
+}

@@ -1,0 +1,119 @@
+package simulator
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+)
+
+// isKeyEvent picks the events the text summary lists: failures,
+// interruptions, scaling and deletions. Pods' reasons and launches are
+// summarized in tables instead.
+func isKeyEvent(kind string) bool {
+	switch kind {
+	case "InsufficientCapacity", "LaunchFailed", "RegistrationTimeout", "Scaled", "NodeDeleted", "InstanceStopped":
+		return true
+	}
+	switch cloudprovider.InterruptionKind(kind) {
+	case cloudprovider.SpotInterruption, cloudprovider.RebalanceRecommendation, cloudprovider.ScheduledChange,
+		cloudprovider.InstanceStopping, cloudprovider.InstanceTerminating, cloudprovider.SpotPriceAboveMax,
+		cloudprovider.PreemptibleMaxLifetime, cloudprovider.AzureEviction:
+		return true
+	}
+	return false
+}
+
+// maxTextRows bounds each list in the text summary; -o json has all.
+const maxTextRows = 20
+
+// WriteText writes the concise summary `capstan simulate` prints by
+// default: nodes at the end grouped by pool, type, zone and capacity
+// type with their cost, pending pods with their reasons, key events.
+func WriteText(w io.Writer, r *Result) error {
+	var b strings.Builder
+	s := r.Summary
+	fmt.Fprintf(&b, "Simulated %s: %d node(s) launched, %d at the end (%d spot, %d on-demand, %d reserved), %d pod(s) pending.\n",
+		s.Duration, s.NodesLaunched, s.NodesAtEnd, s.ByCapacityType["spot"], s.ByCapacityType["on-demand"], s.ByCapacityType["reserved"], s.PodsPending)
+	fmt.Fprintf(&b, "Cost: %.4f per hour at the end, %.4f in total.\n", s.CostPerHourAtEnd, s.TotalCost)
+	if groups := nodeGroups(r.Nodes); len(groups) > 0 {
+		b.WriteString("\nNodes at the end:\n")
+		tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  NODEPOOL\tINSTANCE TYPE\tZONE\tCAPACITY TYPE\tNODES\tPRICE/H EACH\tPODS")
+		for _, g := range groups {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%.4f\t%d\n", g.NodePool, g.InstanceType, g.Zone, g.CapacityType, g.count, g.PricePerHour, g.pods)
+		}
+		_ = tw.Flush()
+	}
+	var pending []Pod
+	for _, p := range r.Pods {
+		if p.Node == "" {
+			pending = append(pending, p)
+		}
+	}
+	if len(pending) > 0 {
+		b.WriteString("\nPending pods:\n")
+		for i, p := range pending {
+			if i == maxTextRows {
+				fmt.Fprintf(&b, "  … and %d more\n", len(pending)-i)
+				break
+			}
+			fmt.Fprintf(&b, "  %s  %s\n", p.Name, cmp.Or(p.PendingReason, "not yet solved for"))
+		}
+	}
+	var key []Event
+	for _, e := range r.Events {
+		if isKeyEvent(e.Kind) {
+			key = append(key, e)
+		}
+	}
+	if len(key) > 0 {
+		b.WriteString("\nKey events:\n")
+		for i, e := range key {
+			if i == maxTextRows {
+				fmt.Fprintf(&b, "  … and %d more (-o json lists every event)\n", len(key)-i)
+				break
+			}
+			fmt.Fprintf(&b, "  %8s  %s  %s  %s\n", e.At, e.Kind, e.Object, e.Message)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+type nodeGroup struct {
+	Node
+	count, pods int
+}
+
+// nodeGroups groups the nodes at the end by what they are.
+func nodeGroups(nodes []Node) []nodeGroup {
+	byKey := map[string]*nodeGroup{}
+	var out []*nodeGroup
+	for _, n := range nodes {
+		if n.DeletedAt != "" {
+			continue
+		}
+		key := strings.Join([]string{n.NodePool, n.InstanceType, n.Zone, n.CapacityType, n.ReservationID}, "/")
+		g := byKey[key]
+		if g == nil {
+			g = &nodeGroup{Node: n}
+			byKey[key] = g
+			out = append(out, g)
+		}
+		g.count++
+		g.pods += len(n.Pods)
+	}
+	slices.SortFunc(out, func(a, b *nodeGroup) int {
+		return cmp.Or(cmp.Compare(a.NodePool, b.NodePool), cmp.Compare(a.InstanceType, b.InstanceType), cmp.Compare(a.Zone, b.Zone), cmp.Compare(a.CapacityType, b.CapacityType))
+	})
+	res := make([]nodeGroup, len(out))
+	for i, g := range out {
+		res[i] = *g
+	}
+	return res
+}
