@@ -1,0 +1,67 @@
+package simulator
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/capstan-dev/capstan/pkg/controllers/provisioner"
+)
+
+func TestBatchWindows(t *testing.T) {
+	w := provisioner.Window{Idle: time.Second, Max: 10 * time.Second}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var b batch
+	if b.due(w, t0) {
+		t.Fatal("due with no batch open")
+	}
+	if _, ok := b.next(w, t0); ok {
+		t.Fatal("a wake-up with no batch open")
+	}
+	b.trigger(t0, false)
+	if next, ok := b.next(w, t0); !ok || !next.Equal(t0.Add(time.Second)) {
+		t.Errorf("next %v, want the idle window's end", next)
+	}
+	if b.due(w, t0.Add(500*time.Millisecond)) {
+		t.Error("due before the idle window ended")
+	}
+	if !b.due(w, t0.Add(time.Second)) {
+		t.Error("not due once the idle window ended")
+	}
+	if b.due(w, t0.Add(time.Hour)) {
+		t.Error("a closed batch is due again")
+	}
+	// A re-check reopens after Max, as the controller's RequeueAfter does.
+	b.recheckAt(t0.Add(20 * time.Second))
+	if next, ok := b.next(w, t0.Add(11*time.Second)); !ok || !next.Equal(t0.Add(20*time.Second)) {
+		t.Errorf("next %v, want the re-check", next)
+	}
+	if !b.due(w, t0.Add(20*time.Second)) {
+		t.Error("re-check not due")
+	}
+	// A failed launch re-plans at once.
+	b.trigger(t0.Add(30*time.Second), true)
+	if !b.due(w, t0.Add(30*time.Second)) {
+		t.Error("an immediate trigger waits for the window")
+	}
+}
+
+func TestDaemonSetPodsRunWhereTheyFit(t *testing.T) {
+	node := &corev1.Node{}
+	node.Labels = map[string]string{"kubernetes.io/os": "linux"}
+	node.Spec.Taints = []corev1.Taint{{Key: "gpu", Effect: corev1.TaintEffectNoSchedule}}
+	for _, tc := range []struct {
+		name string
+		pod  corev1.PodSpec
+		want bool
+	}{
+		{"untolerated taint", corev1.PodSpec{}, false},
+		{"tolerated", corev1.PodSpec{Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}}}, true},
+		{"selector mismatch", corev1.PodSpec{NodeSelector: map[string]string{"kubernetes.io/os": "windows"}, Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}}}, false},
+	} {
+		if got := runsOn(&corev1.Pod{Spec: tc.pod}, node); got != tc.want {
+			t.Errorf("%s: runsOn %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

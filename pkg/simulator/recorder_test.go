@@ -1,0 +1,68 @@
+package simulator
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+)
+
+func TestRecorder(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	r := newRecorder(t0)
+	// A reason is reported once, until it changes.
+	r.pending(t0, "ns/a", "NoInstanceTypeFits", "too big")
+	r.pending(t0.Add(time.Minute), "ns/a", "NoInstanceTypeFits", "too big")
+	r.pending(t0.Add(2*time.Minute), "ns/a", "NodePoolLimitExceeded", "limits")
+	if got := len(r.events); got != 2 {
+		t.Errorf("%d events for two distinct reasons", got)
+	}
+	if r.reasons["ns/a"] != "NodePoolLimitExceeded: limits" {
+		t.Errorf("reason %q", r.reasons["ns/a"])
+	}
+	r.bound("ns/a")
+	if _, ok := r.reasons["ns/a"]; ok {
+		t.Error("a bound pod keeps its pending reason")
+	}
+
+	// Samples are taken on change only; one per instant.
+	r.sample(t0, 3)
+	r.sample(t0.Add(time.Second), 3)
+	nc := &v1.NodeClaim{}
+	nc.Name = "default-abcde"
+	nc.Labels = map[string]string{v1.CapacityTypeLabelKey: v1.CapacityTypeSpot}
+	nc.Status.ProviderID = "sim://a/i-1"
+	r.launched(t0.Add(time.Minute), nc, 0.5)
+	r.sample(t0.Add(time.Minute), 3)
+	r.sample(t0.Add(time.Minute), 0)
+	want := []Sample{
+		{At: "0s", Nodes: byCapacityType(), PodsPending: 3},
+		{At: "1m0s", Seconds: 60, Nodes: map[string]int{"spot": 1, "on-demand": 0, "reserved": 0}, CostPerHour: 0.5},
+	}
+	if diff := cmp.Diff(want, r.samples); diff != "" {
+		t.Errorf("samples (-want +got):\n%s", diff)
+	}
+
+	// A notice is reported once and names why the node ended.
+	n := cloudprovider.InterruptionNotice{Kind: cloudprovider.SpotInterruption, ProviderID: "sim://a/i-1", Deadline: t0.Add(3 * time.Minute)}
+	r.notice(t0.Add(time.Minute), n)
+	r.notice(t0.Add(2*time.Minute), n)
+	if got := r.endReason("sim://a/i-1", "InstanceTerminated"); got != "SpotInterruption" {
+		t.Errorf("end reason %q", got)
+	}
+	r.deleted(t0.Add(3*time.Minute), nc.Name, "SpotInterruption", nil)
+	rec := r.nodes[nc.Name]
+	if rec.DeletedAt != "3m0s" || !rec.ended.Equal(t0.Add(3*time.Minute)) || len(r.running()) != 0 {
+		t.Errorf("deleted record %+v", rec)
+	}
+	var kinds []string
+	for _, e := range r.events[2:] {
+		kinds = append(kinds, e.Kind)
+	}
+	if diff := cmp.Diff([]string{"Launched", "SpotInterruption", "NodeDeleted"}, kinds); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
