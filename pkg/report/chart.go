@@ -184,7 +184,7 @@ func valueTicks(yMax float64, counts bool) []tick {
 	if yMax == 0 {
 		return []tick{{Pos: coord(plotBottom), Label: "0"}}
 	}
-	step := niceStep(yMax / 4)
+	step := niceStep(yMax / 5)
 	if counts {
 		step = math.Max(step, 1)
 	}

@@ -6,11 +6,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/capstan-dev/capstan/pkg/controllers/provisioner"
+	"github.com/capstan-dev/capstan/pkg/provisioning/plan"
 )
 
 func TestBatchWindows(t *testing.T) {
-	w := provisioner.Window{Idle: time.Second, Max: 10 * time.Second}
+	w := plan.Window{Idle: time.Second, Max: 10 * time.Second}
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	var b batch
 	if b.due(w, t0) {

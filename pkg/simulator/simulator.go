@@ -14,8 +14,8 @@ import (
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/catalog"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
 	"github.com/capstan-dev/capstan/pkg/controllers/nodeclaim"
-	"github.com/capstan-dev/capstan/pkg/controllers/provisioner"
 	"github.com/capstan-dev/capstan/pkg/manifests"
+	"github.com/capstan-dev/capstan/pkg/provisioning/plan"
 )
 
 // Options configure a run. Zero values take the controller's defaults.
@@ -24,7 +24,7 @@ type Options struct {
 	Seed     uint64
 	// Window, UnavailableTTL, RegistrationTTL, MaxInstanceTypes and
 	// SchedulerNames mean what the controller's flags of the same names do.
-	Window           provisioner.Window
+	Window           plan.Window
 	UnavailableTTL   time.Duration
 	RegistrationTTL  time.Duration
 	MaxInstanceTypes int
@@ -35,7 +35,7 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{
 		Duration: 2 * time.Hour, Seed: 1,
-		Window:         provisioner.Window{Idle: time.Second, Max: 10 * time.Second},
+		Window:         plan.Window{Idle: time.Second, Max: 10 * time.Second},
 		UnavailableTTL: cloudprovider.DefaultUnavailableOfferingsTTL, RegistrationTTL: nodeclaim.DefaultRegistrationTTL,
 		MaxInstanceTypes: 60, SchedulerNames: []string{"default-scheduler"},
 	}

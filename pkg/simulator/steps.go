@@ -14,7 +14,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/controllers/garbagecollection"
 	"github.com/capstan-dev/capstan/pkg/controllers/nodeclaim"
-	"github.com/capstan-dev/capstan/pkg/controllers/provisioner"
+	"github.com/capstan-dev/capstan/pkg/provisioning/plan"
 	"github.com/capstan-dev/capstan/pkg/state"
 )
 
@@ -186,7 +186,7 @@ func (s *Simulator) provision(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	d := provisioner.Decide(ctx, snapshot, provisioner.Options{
+	d := plan.Decide(ctx, snapshot, plan.Options{
 		MaxInstanceTypes: s.opts.MaxInstanceTypes, Unavailable: s.unavailable, Models: s.world.model,
 	}, s.claimName)
 	for _, f := range d.FlavorFailures {

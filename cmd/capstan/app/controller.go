@@ -33,6 +33,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/controllers/provisioner"
 	"github.com/capstan-dev/capstan/pkg/controllers/simnodeclass"
 	"github.com/capstan-dev/capstan/pkg/controllers/termination"
+	"github.com/capstan-dev/capstan/pkg/provisioning/plan"
 	"github.com/capstan-dev/capstan/pkg/state"
 )
 
@@ -152,8 +153,8 @@ func runController(ctx context.Context, opts Options) error {
 		return fmt.Errorf("registering cluster metrics, %w", err)
 	}
 	prov := provisioner.New(mgr.GetClient(), cluster, mgr.GetEventRecorder("capstan"), clk, metrics, provisioner.Options{
-		Window: provisioner.Window{Idle: opts.BatchIdle, Max: opts.BatchMax}, SchedulerNames: opts.SchedulerNames, MaxInstanceTypes: opts.MaxInstanceTypes,
-		Models: provisioner.APIModelLookup(mgr.GetClient()), Unavailable: unavailable,
+		Window: plan.Window{Idle: opts.BatchIdle, Max: opts.BatchMax}, SchedulerNames: opts.SchedulerNames,
+		Plan: plan.Options{MaxInstanceTypes: opts.MaxInstanceTypes, Models: provisioner.APIModelLookup(mgr.GetClient()), Unavailable: unavailable},
 	})
 	lifecycle := nodeclaim.New(mgr.GetClient(), mgr.GetAPIReader(), cp, unavailable, prov, mgr.GetEventRecorder("capstan"), clk, opts.RegistrationTTL)
 	if opts.CrashFile != "" {

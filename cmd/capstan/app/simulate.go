@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -13,6 +14,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/catalog"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
 	"github.com/capstan-dev/capstan/pkg/manifests"
+	"github.com/capstan-dev/capstan/pkg/report"
 	"github.com/capstan-dev/capstan/pkg/simulator"
 )
 
@@ -21,7 +23,9 @@ type SimulateOptions struct {
 	Files        []string
 	CloudProfile string
 	Output       string
-	Simulator    simulator.Options
+	// Report is an HTML file to write as well as the output, if set.
+	Report    string
+	Simulator simulator.Options
 }
 
 func newSimulateCommand() *cobra.Command {
@@ -35,7 +39,7 @@ provisioning steps on the simulated cloud over virtual time.
 
 The cloud profile is --cloud-profile, else the CloudProfile among the
 manifests, else the embedded default cloud.`,
-		Example: "  capstan simulate -f examples/spot-shortage\n  capstan simulate -f nodepool.yaml -f workload.yaml --duration 30m -o json",
+		Example: "  capstan simulate -f examples/spot-shortage\n  capstan simulate -f nodepool.yaml -f workload.yaml --duration 30m -o json\n  capstan simulate -f examples/spot-shortage --report spot-shortage.html",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runSimulate(cmd, opts)
@@ -45,6 +49,7 @@ manifests, else the embedded default cloud.`,
 	f.StringArrayVarP(&opts.Files, "filename", "f", nil, "manifest file or directory (recursive), or - for standard input; repeatable")
 	f.StringVar(&opts.CloudProfile, "cloud-profile", "", "simulated cloud profile file (default: the CloudProfile among the manifests, else the embedded profile)")
 	f.StringVarP(&opts.Output, "output", "o", "text", "output format: text or json")
+	f.StringVar(&opts.Report, "report", "", "also write a self-contained HTML report (summary, charts over virtual time, tables) to this file")
 	f.DurationVar(&opts.Simulator.Duration, "duration", opts.Simulator.Duration, "virtual time to simulate")
 	f.Uint64Var(&opts.Simulator.Seed, "seed", opts.Simulator.Seed, "seed for names and every random choice; the same seed gives the same run")
 	f.DurationVar(&opts.Simulator.Window.Idle, "batch-idle-duration", opts.Simulator.Window.Idle, "as for capstan controller")
@@ -86,7 +91,29 @@ func runSimulate(cmd *cobra.Command, opts SimulateOptions) error {
 	if err != nil {
 		return err
 	}
+	if opts.Report != "" {
+		if err := writeReport(opts.Report, result, strings.Join(opts.Files, ", ")); err != nil {
+			return err
+		}
+	}
 	return writeResult(cmd.OutOrStdout(), opts.Output, result)
+}
+
+// writeReport writes the HTML report, titled with what was simulated.
+func writeReport(path string, r *simulator.Result, files string) (err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("creating report %s, %w", path, err)
+	}
+	defer func() {
+		if cerr := f.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("closing report %s, %w", path, cerr)
+		}
+	}()
+	if err := report.WriteHTML(f, r, "capstan simulate -f "+files); err != nil {
+		return fmt.Errorf("writing %s, %w", path, err)
+	}
+	return nil
 }
 
 func writeResult(w io.Writer, output string, r *simulator.Result) error {

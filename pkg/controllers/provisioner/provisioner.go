@@ -21,21 +21,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
-	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/provisioning"
+	"github.com/capstan-dev/capstan/pkg/provisioning/plan"
 	"github.com/capstan-dev/capstan/pkg/state"
 )
 
 // Options tune the provisioner.
 type Options struct {
-	Window         Window
+	Window         plan.Window
 	SchedulerNames []string
-	// MaxInstanceTypes caps each NodeClaim's instance-type options.
-	MaxInstanceTypes int
-	// Models finds llmaz OpenModels; nil skips flavor resolution.
-	Models ModelLookup
-	// Unavailable explains fallbacks: which preferred offerings are out.
-	Unavailable *cloudprovider.UnavailableOfferings
+	// Plan tunes each provisioning decision.
+	Plan plan.Options
 }
 
 // singleton is the one request the provisioner reconciles: it always
@@ -166,7 +162,7 @@ func (p *Provisioner) provision(ctx context.Context) (waiting bool, err error) {
 	}
 	snapshot.Input.Nodes = p.withoutFailed(snapshot.Input.Nodes)
 	start := p.clock.Now()
-	d := Decide(ctx, snapshot, p.opts, func(np string) string { return np + "-" + rand.String(5) })
+	d := plan.Decide(ctx, snapshot, p.opts.Plan, func(np string) string { return np + "-" + rand.String(5) })
 	for _, f := range d.FlavorFailures {
 		p.recorder.Eventf(f.Pod, nil, corev1.EventTypeWarning, f.Reason, "Provision", "%s", f.Err.Error())
 	}

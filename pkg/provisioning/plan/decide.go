@@ -1,4 +1,4 @@
-package provisioner
+package plan
 
 import (
 	"context"
@@ -6,9 +6,20 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/provisioning"
 	"github.com/capstan-dev/capstan/pkg/state"
 )
+
+// Options tune Decide.
+type Options struct {
+	// MaxInstanceTypes caps each NodeClaim's instance-type options.
+	MaxInstanceTypes int
+	// Models finds llmaz OpenModels; nil skips flavor resolution.
+	Models ModelLookup
+	// Unavailable explains fallbacks: which preferred offerings are out.
+	Unavailable *cloudprovider.UnavailableOfferings
+}
 
 // Decision is one provisioning round: what the solver decided and the
 // NodeClaims to create for it. The controller applies it to the API
