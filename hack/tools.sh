@@ -48,6 +48,16 @@ fi
 install "$bin/controller-gen-$CONTROLLER_GEN_VERSION" controller-gen "sigs.k8s.io/controller-tools/cmd/controller-gen@$CONTROLLER_GEN_VERSION"
 install "$bin/golangci-lint-$GOLANGCI_LINT_VERSION" golangci-lint "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$GOLANGCI_LINT_VERSION"
 
+# pkg/report's test renders the HTML report in headless Chromium, Debian's
+# package: the one browser these machines can install.
+if ! command -v chromium >/dev/null; then
+	echo "installing chromium (Debian package)"
+	sudo=""
+	[ "$(id -u)" -eq 0 ] || sudo=sudo
+	$sudo apt-get update -qq
+	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null
+fi
+
 # Stable names for the Makefile, tests and people.
 ln -sfn "k8s-$K8S_VERSION" "$bin/k8s"
 ln -sfn "kwok-$KWOK_VERSION" "$bin/kwok"

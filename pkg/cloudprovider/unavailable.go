@@ -1,6 +1,9 @@
 package cloudprovider
 
 import (
+	"cmp"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -161,6 +164,38 @@ func (u *UnavailableOfferings) reasonLocked(key OfferingKey, now time.Time) (str
 		return m.reason, true
 	}
 	return "", false
+}
+
+// Mark is one unavailable offering, or a whole capacity type when
+// Offering.InstanceType is empty, and until when.
+type Mark struct {
+	Offering OfferingKey `json:"offering"`
+	Reason   string      `json:"reason"`
+	Until    time.Time   `json:"until"`
+}
+
+// Marks lists the marks in force, capacity types first, then by offering,
+// for explaining why capacity is skipped.
+func (u *UnavailableOfferings) Marks() []Mark {
+	now := u.clk.Now()
+	u.expire(now)
+	u.mu.RLock()
+	defer u.mu.RUnlock()
+	out := make([]Mark, 0, len(u.capacityTypes)+len(u.offerings))
+	for ct, m := range u.capacityTypes {
+		if now.Before(m.expires) {
+			out = append(out, Mark{Offering: OfferingKey{CapacityType: ct}, Reason: m.reason, Until: m.expires})
+		}
+	}
+	for key, m := range u.offerings {
+		if now.Before(m.expires) {
+			out = append(out, Mark{Offering: key, Reason: m.reason, Until: m.expires})
+		}
+	}
+	slices.SortFunc(out, func(a, b Mark) int {
+		return cmp.Or(cmp.Compare(len(a.Offering.InstanceType), 0)-cmp.Compare(len(b.Offering.InstanceType), 0), strings.Compare(a.Offering.String(), b.Offering.String()))
+	})
+	return out
 }
 
 // SeqNum changes whenever the set of unavailable offerings does: on every

@@ -312,3 +312,24 @@ func TestUnavailableOfferingsConcurrent(t *testing.T) {
 		t.Errorf("SeqNum %d below the number of marks", u.SeqNum())
 	}
 }
+
+func TestMarksListWhatIsInForce(t *testing.T) {
+	clk := clocktesting.NewFakeClock(epoch())
+	u := cloudprovider.NewUnavailableOfferings(clk, time.Minute)
+	u.MarkUnavailable(spotKey("m5.large", "zone-b"), "InsufficientInstanceCapacity")
+	u.MarkUnavailable(spotKey("c5.large", "zone-a"), "SpotMaxPriceTooLow")
+	clk.Step(30 * time.Second)
+	u.MarkCapacityTypeUnavailable(v1.CapacityTypeSpot, "MaxSpotInstanceCountExceeded")
+	want := []cloudprovider.Mark{
+		{Offering: cloudprovider.OfferingKey{CapacityType: v1.CapacityTypeSpot}, Reason: "MaxSpotInstanceCountExceeded", Until: epoch().Add(90 * time.Second)},
+		{Offering: spotKey("c5.large", "zone-a"), Reason: "SpotMaxPriceTooLow", Until: epoch().Add(time.Minute)},
+		{Offering: spotKey("m5.large", "zone-b"), Reason: "InsufficientInstanceCapacity", Until: epoch().Add(time.Minute)},
+	}
+	if diff := cmp.Diff(want, u.Marks()); diff != "" {
+		t.Errorf("marks (-want +got):\n%s", diff)
+	}
+	clk.Step(45 * time.Second)
+	if got := u.Marks(); len(got) != 1 || got[0].Offering.InstanceType != "" {
+		t.Errorf("at 75s only the capacity-type mark is left: %v", got)
+	}
+}

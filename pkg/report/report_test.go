@@ -40,12 +40,12 @@ func (e element) attr(name string) string {
 	return ""
 }
 
-// find is e's descendants named name with the class, if one is given,
-// in document order.
+// find is e's descendants named name ("*" for any) with the class, if
+// one is given, in document order.
 func (e element) find(name, class string) []element {
 	var out []element
 	for _, c := range e.Children {
-		if c.XMLName.Local == name && (class == "" || c.attr("class") == class) {
+		if (name == "*" || c.XMLName.Local == name) && (class == "" || c.attr("class") == class) {
 			out = append(out, c)
 		}
 		out = append(out, c.find(name, class)...)
@@ -136,18 +136,6 @@ func shapes() map[string][]simulator.Sample {
 	}
 }
 
-// plot says what each chart plots: its series, and a series' value
-// in a sample.
-var plots = []struct {
-	chart  string
-	series []string
-	value  func(s simulator.Sample, series string) float64
-}{
-	{"nodes", []string{"spot", "on-demand", "reserved"}, func(s simulator.Sample, series string) float64 { return float64(s.Nodes[series]) }},
-	{"cost", []string{"cost"}, func(s simulator.Sample, _ string) float64 { return s.CostPerHour }},
-	{"pending", []string{"pending"}, func(s simulator.Sample, _ string) float64 { return float64(s.PodsPending) }},
-}
-
 func TestChartsPlotEverySample(t *testing.T) {
 	runs := shapes()
 	runs["examples/spot-shortage"] = example(t, "spot-shortage").Samples
@@ -167,6 +155,17 @@ func TestChartsPlotEverySample(t *testing.T) {
 // bottom.
 func checkCharts(t *testing.T, doc element, samples []simulator.Sample) {
 	t.Helper()
+	// plots say what each chart plots: its series, and a series' value
+	// in a sample.
+	plots := []struct {
+		chart  string
+		series []string
+		value  func(s simulator.Sample, series string) float64
+	}{
+		{"nodes", []string{"spot", "on-demand", "reserved"}, func(s simulator.Sample, series string) float64 { return float64(s.Nodes[series]) }},
+		{"cost", []string{"cost"}, func(s simulator.Sample, _ string) float64 { return s.CostPerHour }},
+		{"pending", []string{"pending"}, func(s simulator.Sample, _ string) float64 { return float64(s.PodsPending) }},
+	}
 	svgs := doc.find("svg", "chart")
 	if len(svgs) != len(plots) {
 		t.Fatalf("found %d charts, want %d", len(svgs), len(plots))
@@ -288,8 +287,11 @@ func points(t *testing.T, s string) [][2]float64 {
 	return out
 }
 
+// TestSelfContained: the report must open with no network, so nothing
+// in it may load anything: no loading elements, no src or href, no url()
+// or @import in its CSS, and no web address but the SVG namespace.
 func TestSelfContained(t *testing.T) {
-	external := regexp.MustCompile(`(?i)<script|<link|<img|<iframe|<object|<embed|\ssrc=|url\(|@import`)
+	loader := regexp.MustCompile(`(?i)<(script|link|img|iframe|object|embed|audio|video|source)\b`)
 	web := regexp.MustCompile(`(?i)https?://`)
 	for name, r := range map[string]*simulator.Result{
 		"examples/spot-shortage": example(t, "spot-shortage"),
@@ -297,12 +299,25 @@ func TestSelfContained(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			doc := render(t, r, name)
-			if m := external.Find(doc); m != nil {
+			if m := loader.Find(doc); m != nil {
 				t.Errorf("the report loads something: %q", m)
 			}
 			for _, at := range web.FindAllIndex(doc, -1) {
 				if !bytes.HasSuffix(doc[:at[0]], []byte(`xmlns="`)) {
 					t.Errorf("the report refers to the web outside an xmlns: %q", doc[max(0, at[0]-40):min(len(doc), at[1]+40)])
+				}
+			}
+			root := parse(t, doc)
+			for _, e := range append(root.find("*", ""), root) {
+				for _, a := range e.Attrs {
+					if a.Name.Local == "src" || a.Name.Local == "href" || a.Name.Local == "srcset" {
+						t.Errorf("<%s> has %s=%q", e.XMLName.Local, a.Name.Local, a.Value)
+					}
+				}
+				if css := e.Text + e.attr("style"); e.XMLName.Local == "style" || e.attr("style") != "" {
+					if strings.Contains(css, "url(") || strings.Contains(css, "@import") {
+						t.Errorf("<%s> CSS loads something: %q", e.XMLName.Local, css)
+					}
 				}
 			}
 		})

@@ -193,6 +193,22 @@ func inFlightNode(nc *v1.NodeClaim) *provisioning.Node {
 	}
 }
 
+// List reads every object a snapshot is built from.
+func List(ctx context.Context, c client.Reader) (Objects, error) {
+	pods, nodes, ncs, nps := &corev1.PodList{}, &corev1.NodeList{}, &v1.NodeClaimList{}, &v1.NodePoolList{}
+	dss, nss := &appsv1.DaemonSetList{}, &corev1.NamespaceList{}
+	pvcs, pvs, scs := &corev1.PersistentVolumeClaimList{}, &corev1.PersistentVolumeList{}, &storagev1.StorageClassList{}
+	for _, l := range []client.ObjectList{pods, nodes, ncs, nps, dss, nss, pvcs, pvs, scs} {
+		if err := c.List(ctx, l); err != nil {
+			return Objects{}, fmt.Errorf("listing %T, %w", l, err)
+		}
+	}
+	return Objects{
+		Pods: pods.Items, Nodes: nodes.Items, NodeClaims: ncs.Items, NodePools: nps.Items, DaemonSets: dss.Items,
+		Namespaces: nss.Items, Claims: pvcs.Items, Volumes: pvs.Items, StorageClasses: scs.Items,
+	}, nil
+}
+
 // Cluster builds snapshots from a (cache-backed) client and the cloud.
 type Cluster struct {
 	Client         client.Reader
@@ -204,17 +220,9 @@ type Cluster struct {
 // instance types. A NodePool whose NodeClass is not ready is left out (its
 // pods report why); other errors fail the snapshot.
 func (c *Cluster) Snapshot(ctx context.Context) (Snapshot, error) {
-	pods, nodes, ncs, nps := &corev1.PodList{}, &corev1.NodeList{}, &v1.NodeClaimList{}, &v1.NodePoolList{}
-	dss, nss := &appsv1.DaemonSetList{}, &corev1.NamespaceList{}
-	pvcs, pvs, scs := &corev1.PersistentVolumeClaimList{}, &corev1.PersistentVolumeList{}, &storagev1.StorageClassList{}
-	for _, l := range []client.ObjectList{pods, nodes, ncs, nps, dss, nss, pvcs, pvs, scs} {
-		if err := c.Client.List(ctx, l); err != nil {
-			return Snapshot{}, fmt.Errorf("listing %T, %w", l, err)
-		}
-	}
-	objs := Objects{
-		Pods: pods.Items, Nodes: nodes.Items, NodeClaims: ncs.Items, NodePools: nps.Items, DaemonSets: dss.Items,
-		Namespaces: nss.Items, Claims: pvcs.Items, Volumes: pvs.Items, StorageClasses: scs.Items,
+	objs, err := List(ctx, c.Client)
+	if err != nil {
+		return Snapshot{}, err
 	}
 	its := map[string][]*cloudprovider.InstanceType{}
 	var usable []v1.NodePool

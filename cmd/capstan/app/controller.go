@@ -5,6 +5,7 @@ import (
 	"errors"
 	goflag "flag"
 	"fmt"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -27,6 +28,7 @@ import (
 	cpmetrics "github.com/capstan-dev/capstan/pkg/cloudprovider/metrics"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
 	"github.com/capstan-dev/capstan/pkg/controllers/clustermetrics"
+	"github.com/capstan-dev/capstan/pkg/controllers/explainserver"
 	"github.com/capstan-dev/capstan/pkg/controllers/garbagecollection"
 	"github.com/capstan-dev/capstan/pkg/controllers/nodeclaim"
 	"github.com/capstan-dev/capstan/pkg/controllers/nodepool"
@@ -87,7 +89,7 @@ func newControllerCommand() *cobra.Command {
 	f.DurationVar(&opts.GCGrace, "gc-grace", time.Minute, "how old an instance without a NodeClaim must be to count as leaked")
 	f.StringVar(&opts.CrashFile, "test-crash-after-launch-file", "", "test only: exit right after a launch while this file exists")
 	_ = f.MarkHidden("test-crash-after-launch-file")
-	f.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":8080", "Prometheus metrics address (0 disables)")
+	f.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":8080", "address of Prometheus metrics and the /explain/ endpoints `capstan explain` asks (0 disables both)")
 	f.StringVar(&opts.HealthAddr, "health-probe-bind-address", ":8081", "health and readiness probe address")
 	f.BoolVar(&opts.LeaderElect, "leader-elect", true, "elect a leader with a Lease so only one replica acts")
 	f.StringVar(&opts.LeaderNamespace, "leader-election-namespace", "kube-system", "namespace of the leader-election Lease")
@@ -110,9 +112,12 @@ func runController(ctx context.Context, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("loading kubeconfig, %w", err)
 	}
+	// The explain endpoints share the metrics server; their handler is
+	// built once the cloud and the snapshot exist.
+	explainMux := http.NewServeMux()
 	mgr, err := ctrl.NewManager(cfg, manager.Options{
 		Scheme:                  scheme,
-		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsAddr},
+		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsAddr, ExtraHandlers: map[string]http.Handler{explainserver.Path: explainMux}},
 		HealthProbeBindAddress:  opts.HealthAddr,
 		LeaderElection:          opts.LeaderElect,
 		LeaderElectionID:        "capstan-controller",
@@ -156,6 +161,9 @@ func runController(ctx context.Context, opts Options) error {
 		Window: plan.Window{Idle: opts.BatchIdle, Max: opts.BatchMax}, SchedulerNames: opts.SchedulerNames,
 		Plan: plan.Options{MaxInstanceTypes: opts.MaxInstanceTypes, Models: provisioner.APIModelLookup(mgr.GetClient()), Unavailable: unavailable},
 	})
+	explainMux.Handle(explainserver.Path, explainserver.New(mgr.GetClient(), cluster, cp, plan.Options{
+		MaxInstanceTypes: opts.MaxInstanceTypes, Models: provisioner.APIModelLookup(mgr.GetClient()), Unavailable: unavailable,
+	}, opts.SchedulerNames, clk).Handler())
 	lifecycle := nodeclaim.New(mgr.GetClient(), mgr.GetAPIReader(), cp, unavailable, prov, mgr.GetEventRecorder("capstan"), clk, opts.RegistrationTTL)
 	if opts.CrashFile != "" {
 		lifecycle = lifecycle.WithAfterCreate(func(string) {

@@ -17,7 +17,7 @@ func NewCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newVersionCommand(), newControllerCommand(), newSimulateCommand())
+	root.AddCommand(newVersionCommand(), newControllerCommand(), newSimulateCommand(), newExplainCommand())
 	return root
 }
 

@@ -7,12 +7,17 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/capstan-dev/capstan/pkg/test"
 )
 
 var cluster *test.Cluster
+
+// controller is the controller's metrics address, where it answers
+// `capstan explain`.
+var controller string
 
 // TestMain installs a minimal OpenModel CRD before the controller starts,
 // as llmaz would.
@@ -29,5 +34,5 @@ func TestMain(m *testing.M) {
 		Args: func(*test.Cluster) []string {
 			return []string{"--cloud-profile=" + profile, "--batch-idle-duration=500ms", "--batch-max-duration=2s"}
 		},
-	}, func(c *test.Cluster, _ string) { cluster = c }))
+	}, func(c *test.Cluster, metrics string) { cluster, controller = c, strings.TrimSuffix(metrics, "/metrics") }))
 }

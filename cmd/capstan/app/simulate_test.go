@@ -1,0 +1,38 @@
+package app
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/capstan-dev/capstan/pkg/simulator"
+)
+
+func TestSimulateWritesTheReportAsWellAsTheOutput(t *testing.T) {
+	example := filepath.Join("..", "..", "..", "examples", "spot-shortage")
+	path := filepath.Join(t.TempDir(), "report.html")
+	out, err := run(t, "simulate", "-f", example, "-o", "json", "--report", path)
+	if err != nil {
+		t.Fatalf("simulate: %v\n%s", err, out)
+	}
+	var r simulator.Result
+	if err := json.Unmarshal([]byte(out), &r); err != nil || len(r.Samples) == 0 {
+		t.Fatalf("-o json printed no result with --report (%v):\n%s", err, out)
+	}
+	page, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<title>capstan simulate -f " + example + "</title>", `data-chart="nodes"`, `data-chart="cost"`, `data-chart="pending"`} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("the report has no %s", want)
+		}
+	}
+
+	missing := filepath.Join(t.TempDir(), "no-such-dir", "report.html")
+	if _, err := run(t, "simulate", "-f", example, "--report", missing); err == nil || !strings.Contains(err.Error(), "creating report") {
+		t.Errorf("--report into a missing directory: err = %v, want a creating report error", err)
+	}
+}

@@ -1,0 +1,52 @@
+package explain
+
+import (
+	"time"
+
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/budgets"
+	"github.com/capstan-dev/capstan/pkg/provisioning"
+)
+
+// NodePoolInput is what explaining a NodePool reads.
+type NodePoolInput struct {
+	NodePool *v1.NodePool
+	// Nodes are the snapshot's nodes and in-flight NodeClaims.
+	Nodes      []*provisioning.Node
+	NodeClaims []v1.NodeClaim
+	// Price finds what an instance launched with these labels costs; nil
+	// when prices are unknown (offline).
+	Price func(labels map[string]string) (float64, bool)
+	Now   time.Time
+}
+
+// ExplainNodePool reports a NodePool's limits and use, its nodes by
+// capacity type, what they cost, and its budgets now.
+func ExplainNodePool(in NodePoolInput) (NodePool, error) {
+	np := in.NodePool
+	out := NodePool{NodePool: np.Name, Limits: limits(np, in.Nodes), Nodes: map[string]int{}}
+	cost := 0.0
+	priced := in.Price != nil
+	for _, nc := range in.NodeClaims {
+		if nc.Labels[v1.NodePoolLabelKey] != np.Name || nc.Status.ProviderID == "" {
+			continue
+		}
+		out.Nodes[nc.Labels[v1.CapacityTypeLabelKey]]++
+		if in.Price != nil {
+			price, ok := in.Price(nc.Labels)
+			priced = priced && ok
+			cost += price
+		}
+	}
+	if priced {
+		out.CostPerHour = &cost
+	} else {
+		out.Unknown = append(out.Unknown, "cost: offering prices are known to the controller (pass --controller-address)")
+	}
+	statuses, loc, err := budgets.Evaluate(np, in.Now)
+	if err != nil {
+		return NodePool{}, err
+	}
+	out.TimeZone, out.Budgets = loc.String(), statuses
+	return out, nil
+}
