@@ -65,9 +65,9 @@ type NodePool struct {
 	CostPerHour *float64 `json:"costPerHour,omitempty"`
 	// TimeZone is the budgets' zone; budget times are given in UTC and
 	// in it.
-	TimeZone string          `json:"timeZone"`
+	TimeZone string           `json:"timeZone"`
 	Budgets  []budgets.Status `json:"budgets"`
-	Unknown  []string        `json:"unknown,omitempty"`
+	Unknown  []string         `json:"unknown,omitempty"`
 }
 
 // Node answers "what is this node, and why this one?".

@@ -34,5 +34,7 @@ func TestMain(m *testing.M) {
 		Args: func(*test.Cluster) []string {
 			return []string{"--cloud-profile=" + profile, "--batch-idle-duration=500ms", "--batch-max-duration=2s"}
 		},
-	}, func(c *test.Cluster, metrics string) { cluster, controller = c, strings.TrimSuffix(metrics, "/metrics") }))
+	}, func(c *test.Cluster, metrics string) {
+		cluster, controller = c, strings.TrimSuffix(metrics, "/metrics")
+	}))
 }
