@@ -1,0 +1,62 @@
+package explain_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/budgets"
+	"github.com/capstan-dev/capstan/pkg/explain"
+	"github.com/capstan-dev/capstan/pkg/provisioning"
+)
+
+func TestExplainNodePool(t *testing.T) {
+	np := pool("web", func(np *v1.NodePool) {
+		np.Annotations = map[string]string{v1.BudgetTimeZoneAnnotationKey: "Europe/Berlin"}
+		np.Spec.Limits = v1.Limits{corev1.ResourceCPU: resource.MustParse("16"), "nodes": resource.MustParse("10")}
+		np.Spec.Disruption.Budgets = []v1.Budget{{Nodes: "0", Schedule: ptr.To("0 8 * * *"), Duration: &metav1.Duration{Duration: 10 * time.Hour}}}
+	})
+	claim := func(name, ct string, launched bool) v1.NodeClaim {
+		nc := v1.NodeClaim{}
+		nc.Name = name
+		nc.Labels = map[string]string{v1.NodePoolLabelKey: "web", v1.CapacityTypeLabelKey: ct, v1.LabelInstanceType: "m.xlarge"}
+		if launched {
+			nc.Status.ProviderID = "sim://" + name
+		}
+		return nc
+	}
+	four := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")}
+	in := explain.NodePoolInput{
+		NodePool:   &np,
+		Nodes:      []*provisioning.Node{{Name: "a", NodePool: "web", Capacity: four}, {Name: "b", NodePool: "web", Capacity: four}, {Name: "c", NodePool: "other", Capacity: four}},
+		NodeClaims: []v1.NodeClaim{claim("a", "spot", true), claim("b", "on-demand", true), claim("c", "spot", false)},
+		Price: func(labels map[string]string) (float64, bool) {
+			return map[string]float64{"spot": 0.1, "on-demand": 0.25}[labels[v1.CapacityTypeLabelKey]], true
+		},
+		// 09:00 in Berlin (UTC+1 in winter): the window opened at 08:00.
+		Now: time.Date(2026, 1, 5, 8, 0, 0, 0, time.UTC),
+	}
+	got, err := explain.ExplainNodePool(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := explain.NodePool{
+		NodePool: "web",
+		Limits:   []explain.Limit{{Resource: "cpu", Used: "8", Limit: "16"}, {Resource: "nodes", Used: "2", Limit: "10"}},
+		Nodes:    map[string]int{"spot": 1, "on-demand": 1}, CostPerHour: ptr.To(0.35), TimeZone: "Europe/Berlin",
+		Budgets: []budgets.Status{{Nodes: "0", Schedule: "0 8 * * *", Duration: "10h0m0s", Active: true, Change: time.Date(2026, 1, 5, 17, 0, 0, 0, time.UTC)}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	in.Price = nil
+	if got, _ := explain.ExplainNodePool(in); got.CostPerHour != nil || len(got.Unknown) != 1 {
+		t.Errorf("without prices: cost %v, unknown %v", got.CostPerHour, got.Unknown)
+	}
+}
