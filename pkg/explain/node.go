@@ -11,10 +11,10 @@ import (
 // disruption lands.
 const disruptionPending = "Capstan does not disrupt nodes yet (consolidation, drift and expiry are to come): nothing will replace this node but an interruption, a liveness timeout or a deletion"
 
-// ExplainNode reports a NodeClaim (and its Node's name): where it is in
+// ForNode reports a NodeClaim (and its Node's name): where it is in
 // its lifecycle, its conditions, and why it is this instance: what the
 // solver preferred and why it fell back.
-func ExplainNode(nc *v1.NodeClaim) Node {
+func ForNode(nc *v1.NodeClaim) Node {
 	out := Node{
 		Node: nc.Status.NodeName, NodeClaim: nc.Name, NodePool: nc.Labels[v1.NodePoolLabelKey],
 		InstanceType: nc.Labels[v1.LabelInstanceType], CapacityType: nc.Labels[v1.CapacityTypeLabelKey],

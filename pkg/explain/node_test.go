@@ -30,7 +30,7 @@ func TestExplainNode(t *testing.T) {
 		for _, c := range tc.conds {
 			nc.Status.Conditions = append(nc.Status.Conditions, metav1.Condition{Type: c, Status: metav1.ConditionTrue, LastTransitionTime: at})
 		}
-		got := explain.ExplainNode(nc)
+		got := explain.ForNode(nc)
 		if got.Lifecycle != tc.want || len(got.Conditions) != len(tc.conds) {
 			t.Errorf("conditions %v: lifecycle %s, want %s", tc.conds, got.Lifecycle, tc.want)
 		}
@@ -39,7 +39,7 @@ func TestExplainNode(t *testing.T) {
 		}
 	}
 	nc.DeletionTimestamp = &at
-	if got := explain.ExplainNode(nc); got.Lifecycle != "Deleting" {
+	if got := explain.ForNode(nc); got.Lifecycle != "Deleting" {
 		t.Errorf("lifecycle %s, want Deleting", got.Lifecycle)
 	}
 }

@@ -20,9 +20,9 @@ type NodePoolInput struct {
 	Now   time.Time
 }
 
-// ExplainNodePool reports a NodePool's limits and use, its nodes by
+// ForNodePool reports a NodePool's limits and use, its nodes by
 // capacity type, what they cost, and its budgets now.
-func ExplainNodePool(in NodePoolInput) (NodePool, error) {
+func ForNodePool(in NodePoolInput) (NodePool, error) {
 	np := in.NodePool
 	out := NodePool{NodePool: np.Name, Limits: limits(np, in.Nodes), Nodes: map[string]int{}}
 	cost := 0.0

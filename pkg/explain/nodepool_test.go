@@ -42,7 +42,7 @@ func TestExplainNodePool(t *testing.T) {
 		// 09:00 in Berlin (UTC+1 in winter): the window opened at 08:00.
 		Now: time.Date(2026, 1, 5, 8, 0, 0, 0, time.UTC),
 	}
-	got, err := explain.ExplainNodePool(in)
+	got, err := explain.ForNodePool(in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestExplainNodePool(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 	in.Price = nil
-	if got, _ := explain.ExplainNodePool(in); got.CostPerHour != nil || len(got.Unknown) != 1 {
+	if got, _ := explain.ForNodePool(in); got.CostPerHour != nil || len(got.Unknown) != 1 {
 		t.Errorf("without prices: cost %v, unknown %v", got.CostPerHour, got.Unknown)
 	}
 }

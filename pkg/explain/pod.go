@@ -38,12 +38,12 @@ const maxCheapest = 3
 // maxMarks bounds the unavailable offerings a verdict lists.
 const maxMarks = 10
 
-// ExplainPod says whether Capstan considers the pod, what each NodePool
+// ForPod says whether Capstan considers the pod, what each NodePool
 // would do for it and why, and what the next provisioning will do. The
 // answers come from the provisioner's own decision (plan.Decide) run on
 // the pod alone, once with every NodePool and once per NodePool, so they
 // are what the controller would do, not a second opinion.
-func ExplainPod(ctx context.Context, in PodInput) Pod {
+func ForPod(ctx context.Context, in PodInput) Pod {
 	p := in.Pod
 	out := Pod{Pod: p.Namespace + "/" + p.Name, Node: p.Spec.NodeName, LastEvent: in.LastEvent, NodePools: []PoolVerdict{}}
 	out.Considered, out.Consideration = consideration(p, in.SchedulerNames)

@@ -87,7 +87,7 @@ func TestJSONContract(t *testing.T) {
 // deletion or the end, and the samples agree with the nodes.
 func TestTotalCostIsPriceTimesTime(t *testing.T) {
 	r := simulate(t, "spot-max-price")
-	end := time.Duration(2 * time.Hour)
+	end := 2 * time.Hour
 	var total float64
 	for _, n := range r.Nodes {
 		until := end

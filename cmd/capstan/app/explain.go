@@ -171,14 +171,14 @@ func computeOffline(ctx context.Context, opts ExplainOptions, path string, into 
 			return fmt.Errorf("getting nodepool %s, %w", parts[1], err)
 		}
 		snapshot := state.Build(objs, nil, opts.SchedulerNames)
-		*out, err = explain.ExplainNodePool(explain.NodePoolInput{NodePool: np, Nodes: snapshot.Input.Nodes, NodeClaims: objs.NodeClaims, Now: time.Now()})
+		*out, err = explain.ForNodePool(explain.NodePoolInput{NodePool: np, Nodes: snapshot.Input.Nodes, NodeClaims: objs.NodeClaims, Now: time.Now()})
 		return err
 	case *explain.Node:
 		nc, err := explainserver.FindNodeClaim(ctx, c, parts[1])
 		if err != nil {
 			return fmt.Errorf("finding the nodeclaim of %s, %w", parts[1], err)
 		}
-		*out = explain.ExplainNode(nc)
+		*out = explain.ForNode(nc)
 	}
 	return nil
 }
@@ -196,7 +196,7 @@ func offlinePod(ctx context.Context, c client.Client, opts ExplainOptions, names
 	if err != nil {
 		return err
 	}
-	*out = explain.ExplainPod(ctx, explain.PodInput{
+	*out = explain.ForPod(ctx, explain.PodInput{
 		Pod: p, Snapshot: state.Build(objs, nil, opts.SchedulerNames), SchedulerNames: opts.SchedulerNames, Offline: true, LastEvent: last,
 	})
 	return nil

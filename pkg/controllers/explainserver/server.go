@@ -57,7 +57,7 @@ func (s *Server) pod(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	reply(w, explain.ExplainPod(ctx, explain.PodInput{Pod: p, Snapshot: snapshot, SchedulerNames: s.schedulerNames, Plan: s.plan}))
+	reply(w, explain.ForPod(ctx, explain.PodInput{Pod: p, Snapshot: snapshot, SchedulerNames: s.schedulerNames, Plan: s.plan}))
 }
 
 func (s *Server) nodePool(w http.ResponseWriter, r *http.Request) {
@@ -82,7 +82,7 @@ func (s *Server) nodePool(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	out, err := explain.ExplainNodePool(explain.NodePoolInput{NodePool: np, Nodes: snapshot.Input.Nodes, NodeClaims: claims.Items, Price: price, Now: s.clock.Now()})
+	out, err := explain.ForNodePool(explain.NodePoolInput{NodePool: np, Nodes: snapshot.Input.Nodes, NodeClaims: claims.Items, Price: price, Now: s.clock.Now()})
 	if err != nil {
 		fail(w, err)
 		return
@@ -118,7 +118,7 @@ func (s *Server) node(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	reply(w, explain.ExplainNode(nc))
+	reply(w, explain.ForNode(nc))
 }
 
 // FindNodeClaim finds a NodeClaim by its name or its Node's.
