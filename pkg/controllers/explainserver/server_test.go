@@ -1,0 +1,98 @@
+package explainserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider/fake"
+	"github.com/capstan-dev/capstan/pkg/controllers/explainserver"
+	"github.com/capstan-dev/capstan/pkg/explain"
+	"github.com/capstan-dev/capstan/pkg/provisioning/plan"
+	"github.com/capstan-dev/capstan/pkg/state"
+	"github.com/capstan-dev/capstan/pkg/test"
+)
+
+func get(g gomega.Gomega, srv *httptest.Server, path string, into any) int {
+	resp, err := http.Get(srv.URL + path)
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode == http.StatusOK {
+		g.Expect(json.NewDecoder(resp.Body).Decode(into)).To(gomega.Succeed())
+	}
+	return resp.StatusCode
+}
+
+// The server answers from the API server's objects and the cloud's
+// instance types: a pod too big for its NodePool's limit, the NodePool's
+// use and cost, a node by its Node's name.
+func TestServer(t *testing.T) {
+	ctx := context.Background()
+	g := test.NewGomega(t)
+	c := env.Client
+	ns := test.Namespace(t, c)
+	cloud := fake.New(test.InstanceType(test.InstanceTypeOptions{Name: "m.xlarge", CPU: 4, Memory: 16, Price: 0.2}))
+	np := test.NodePool(func(np *v1.NodePool) { np.Spec.Limits = v1.Limits{corev1.ResourceCPU: resource.MustParse("6")} })
+	g.Expect(c.Create(ctx, np)).To(gomega.Succeed())
+	t.Cleanup(func() { _ = c.Delete(ctx, np) })
+
+	// One launched node: 4 of the 6 CPUs used.
+	nc := test.NodeClaim(func(nc *v1.NodeClaim) {
+		nc.Labels = map[string]string{v1.NodePoolLabelKey: np.Name}
+		nc.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+	})
+	launched, err := cloud.Create(ctx, nc)
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	nc.Labels = launched.Labels
+	g.Expect(c.Create(ctx, nc)).To(gomega.Succeed())
+	t.Cleanup(func() { _ = c.Delete(ctx, nc) })
+	nc.Status = launched.Status
+	nc.Status.NodeName = "node-" + nc.Name
+	g.Expect(c.Status().Update(ctx, nc)).To(gomega.Succeed())
+
+	pod := test.Pod(ns, func(p *corev1.Pod) {
+		p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3")}
+	})
+	g.Expect(c.Create(ctx, pod)).To(gomega.Succeed())
+	pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}
+	g.Expect(c.Status().Update(ctx, pod)).To(gomega.Succeed())
+
+	clk := clocktesting.NewFakeClock(time.Now())
+	cluster := &state.Cluster{Client: c, Cloud: cloud, SchedulerNames: []string{corev1.DefaultSchedulerName}}
+	srv := httptest.NewServer(explainserver.New(c, cluster, cloud, plan.Options{}, cluster.SchedulerNames, clk).Handler())
+	defer srv.Close()
+
+	var p explain.Pod
+	g.Expect(get(g, srv, explainserver.Path+"pod/"+ns+"/"+pod.Name, &p)).To(gomega.Equal(http.StatusOK))
+	g.Expect(p.Considered).To(gomega.BeTrue())
+	var verdict explain.PoolVerdict
+	for _, v := range p.NodePools {
+		if v.NodePool == np.Name {
+			verdict = v
+		}
+	}
+	g.Expect(verdict.Reason).To(gomega.Equal("NodePoolLimitExceeded"), "%+v", p)
+	g.Expect(verdict.Limits).To(gomega.Equal([]explain.Limit{{Resource: "cpu", Used: "4", Limit: "6"}}))
+
+	var pool explain.NodePool
+	g.Expect(get(g, srv, explainserver.Path+"nodepool/"+np.Name, &pool)).To(gomega.Equal(http.StatusOK))
+	g.Expect(pool.Nodes).To(gomega.HaveLen(1))
+	g.Expect(pool.CostPerHour).NotTo(gomega.BeNil())
+	g.Expect(*pool.CostPerHour).To(gomega.BeNumerically(">", 0))
+
+	var node explain.Node
+	g.Expect(get(g, srv, explainserver.Path+"node/node-"+nc.Name, &node)).To(gomega.Equal(http.StatusOK))
+	g.Expect(node.NodeClaim).To(gomega.Equal(nc.Name))
+
+	g.Expect(get(g, srv, explainserver.Path+"pod/"+ns+"/missing", nil)).To(gomega.Equal(http.StatusNotFound))
+	g.Expect(get(g, srv, explainserver.Path+"node/missing", nil)).To(gomega.Equal(http.StatusNotFound))
+}
