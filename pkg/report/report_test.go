@@ -14,8 +14,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/capstan-dev/capstan/pkg/cloudprovider/catalog"
-	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
 	"github.com/capstan-dev/capstan/pkg/manifests"
 	"github.com/capstan-dev/capstan/pkg/report"
 	"github.com/capstan-dev/capstan/pkg/simulator"
@@ -85,22 +83,7 @@ func example(t *testing.T, name string) *simulator.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	profile, err := sim.DefaultProfile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(set.CloudProfiles) == 1 {
-		profile = set.CloudProfiles[0].Profile
-	}
-	types, err := catalog.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := simulator.New(set, profile, types, simulator.DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := s.Run(t.Context())
+	r, err := simulator.Simulate(t.Context(), set, "", simulator.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
-	"github.com/capstan-dev/capstan/pkg/cloudprovider/catalog"
-	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
 	"github.com/capstan-dev/capstan/pkg/manifests"
 	"github.com/capstan-dev/capstan/pkg/simulator"
 	"github.com/capstan-dev/capstan/pkg/test"
@@ -34,26 +32,11 @@ func simulate(t *testing.T, example string, mods ...func(*simulator.Options)) *s
 
 func run(t testing.TB, set *manifests.Set, mods ...func(*simulator.Options)) *simulator.Result {
 	t.Helper()
-	profile, err := sim.DefaultProfile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(set.CloudProfiles) == 1 {
-		profile = set.CloudProfiles[0].Profile
-	}
-	types, err := catalog.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
 	opts := simulator.DefaultOptions()
 	for _, m := range mods {
 		m(&opts)
 	}
-	s, err := simulator.New(set, profile, types, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := s.Run(context.Background())
+	r, err := simulator.Simulate(context.Background(), set, "", opts)
 	if err != nil {
 		t.Fatal(err)
 	}

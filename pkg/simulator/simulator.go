@@ -198,3 +198,35 @@ func (s *Simulator) nextWake() (time.Time, bool) {
 	}
 	return next, !next.IsZero()
 }
+
+// Profile picks a run's cloud: the profile file at path, else the one
+// CloudProfile among the manifests, else the embedded default cloud.
+func Profile(path string, set *manifests.Set) (*simv1alpha1.CloudProfile, error) {
+	switch {
+	case path != "":
+		return sim.LoadProfile(path)
+	case len(set.CloudProfiles) == 1:
+		return set.CloudProfiles[0].Profile, nil
+	case len(set.CloudProfiles) > 1:
+		return nil, fmt.Errorf("the manifests hold CloudProfiles in %s and %s; pass one, or choose with --cloud-profile", set.CloudProfiles[0].Source, set.CloudProfiles[1].Source)
+	}
+	return sim.DefaultProfile()
+}
+
+// Simulate runs the manifests on their cloud (Profile) over the catalog:
+// what `capstan simulate` does.
+func Simulate(ctx context.Context, set *manifests.Set, profilePath string, opts Options) (*Result, error) {
+	profile, err := Profile(profilePath, set)
+	if err != nil {
+		return nil, err
+	}
+	types, err := catalog.Load()
+	if err != nil {
+		return nil, err
+	}
+	s, err := New(set, profile, types, opts)
+	if err != nil {
+		return nil, err
+	}
+	return s.Run(ctx)
+}

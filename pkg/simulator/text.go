@@ -49,40 +49,36 @@ func WriteText(w io.Writer, r *Result) error {
 		}
 		_ = tw.Flush()
 	}
-	var pending []Pod
+	var pending, key []string
 	for _, p := range r.Pods {
 		if p.Node == "" {
-			pending = append(pending, p)
+			pending = append(pending, fmt.Sprintf("  %s  %s", p.Name, cmp.Or(p.PendingReason, "not yet solved for")))
 		}
 	}
-	if len(pending) > 0 {
-		b.WriteString("\nPending pods:\n")
-		for i, p := range pending {
-			if i == maxTextRows {
-				fmt.Fprintf(&b, "  … and %d more\n", len(pending)-i)
-				break
-			}
-			fmt.Fprintf(&b, "  %s  %s\n", p.Name, cmp.Or(p.PendingReason, "not yet solved for"))
-		}
-	}
-	var key []Event
 	for _, e := range r.Events {
 		if isKeyEvent(e.Kind) {
-			key = append(key, e)
+			key = append(key, fmt.Sprintf("  %8s  %s  %s  %s", e.At, e.Kind, e.Object, e.Message))
 		}
 	}
-	if len(key) > 0 {
-		b.WriteString("\nKey events:\n")
-		for i, e := range key {
-			if i == maxTextRows {
-				fmt.Fprintf(&b, "  … and %d more (-o json lists every event)\n", len(key)-i)
-				break
-			}
-			fmt.Fprintf(&b, "  %8s  %s  %s  %s\n", e.At, e.Kind, e.Object, e.Message)
-		}
-	}
+	writeRows(&b, "Pending pods", pending)
+	writeRows(&b, "Key events", key)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeRows writes a titled list of at most maxTextRows rows.
+func writeRows(b *strings.Builder, title string, rows []string) {
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n%s:\n", title)
+	for i, row := range rows {
+		if i == maxTextRows {
+			fmt.Fprintf(b, "  … and %d more (-o json lists them all)\n", len(rows)-i)
+			break
+		}
+		b.WriteString(row + "\n")
+	}
 }
 
 type nodeGroup struct {

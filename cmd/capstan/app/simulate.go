@@ -2,7 +2,6 @@ package app
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,9 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
-	"github.com/capstan-dev/capstan/pkg/cloudprovider/catalog"
-	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
 	"github.com/capstan-dev/capstan/pkg/manifests"
 	"github.com/capstan-dev/capstan/pkg/report"
 	"github.com/capstan-dev/capstan/pkg/simulator"
@@ -68,14 +64,6 @@ func runSimulate(cmd *cobra.Command, opts SimulateOptions) error {
 	if err != nil {
 		return err
 	}
-	profile, err := simulationProfile(opts.CloudProfile, set)
-	if err != nil {
-		return err
-	}
-	types, err := catalog.Load()
-	if err != nil {
-		return err
-	}
 	if len(set.Skipped) > 0 {
 		var skipped []string
 		for _, s := range set.Skipped {
@@ -83,11 +71,7 @@ func runSimulate(cmd *cobra.Command, opts SimulateOptions) error {
 		}
 		fmt.Fprintf(cmd.ErrOrStderr(), "skipped %d document(s) of kinds simulate does not model: %s\n", len(skipped), strings.Join(skipped, ", "))
 	}
-	s, err := simulator.New(set, profile, types, opts.Simulator)
-	if err != nil {
-		return err
-	}
-	result, err := s.Run(cmd.Context())
+	result, err := simulator.Simulate(cmd.Context(), set, opts.CloudProfile, opts.Simulator)
 	if err != nil {
 		return err
 	}
@@ -123,18 +107,4 @@ func writeResult(w io.Writer, output string, r *simulator.Result) error {
 		return enc.Encode(r)
 	}
 	return simulator.WriteText(w, r)
-}
-
-// simulationProfile is --cloud-profile, else the one CloudProfile in the
-// manifests, else the embedded default.
-func simulationProfile(path string, set *manifests.Set) (*simv1alpha1.CloudProfile, error) {
-	switch {
-	case path != "":
-		return sim.LoadProfile(path)
-	case len(set.CloudProfiles) == 1:
-		return set.CloudProfiles[0].Profile, nil
-	case len(set.CloudProfiles) > 1:
-		return nil, errors.New("the manifests hold CloudProfiles in " + set.CloudProfiles[0].Source + " and " + set.CloudProfiles[1].Source + "; pass one, or choose with --cloud-profile")
-	}
-	return sim.DefaultProfile()
 }
