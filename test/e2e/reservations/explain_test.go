@@ -97,11 +97,15 @@ func TestExplainUntoleratedTaint(t *testing.T) {
 
 	// Without the controller: the taint is still found, and the answer
 	// says what only the controller knows.
-	var offline explain.Pod
-	capstanExplain(g, &offline, true, "pod", p.Namespace+"/"+p.Name)
-	g.Expect(verdict(offline, np.Name).Reason).To(gomega.Equal(string(provisioning.ReasonTaintNotTolerated)))
-	g.Expect(offline.Unknown).NotTo(gomega.BeEmpty())
-	g.Expect(offline.LastEvent).To(gomega.ContainSubstring("TaintNotTolerated"))
+	// The last reason comes from the provisioner's event, recorded after
+	// its batch window.
+	g.Eventually(func(g gomega.Gomega) {
+		var offline explain.Pod
+		capstanExplain(g, &offline, true, "pod", p.Namespace+"/"+p.Name)
+		g.Expect(verdict(offline, np.Name).Reason).To(gomega.Equal(string(provisioning.ReasonTaintNotTolerated)))
+		g.Expect(offline.Unknown).NotTo(gomega.BeEmpty())
+		g.Expect(offline.LastEvent).To(gomega.ContainSubstring("TaintNotTolerated"))
+	}).WithTimeout(30 * time.Second).Should(gomega.Succeed())
 }
 
 func TestExplainReservationExhausted(t *testing.T) {
