@@ -34,6 +34,13 @@ type CloudProfileSpec struct {
 	// LaunchLatency is how long an instance takes to register its Node.
 	// +optional
 	LaunchLatency metav1.Duration `json:"launchLatency,omitzero"`
+	// ReservationRefreshInterval is how often the account re-reads how
+	// much of its reservations other accounts use (zero: one minute).
+	// Between refreshes a reservation advertises the slots it had then,
+	// less the account's own launches since; a launch that finds it full
+	// fails with ReservationCapacityExceeded and refreshes it at once.
+	// +optional
+	ReservationRefreshInterval metav1.Duration `json:"reservationRefreshInterval,omitzero"`
 	// MaxSpotInstances caps the account's running spot instances (0:
 	// no cap); a launch past it fails with MaxSpotInstanceCountExceeded,
 	// which marks spot unavailable account-wide.

@@ -124,6 +124,7 @@ func (in *CloudProfileSpec) DeepCopyInto(out *CloudProfileSpec) {
 		copy(*out, *in)
 	}
 	out.LaunchLatency = in.LaunchLatency
+	out.ReservationRefreshInterval = in.ReservationRefreshInterval
 	if in.Capacity != nil {
 		in, out := &in.Capacity, &out.Capacity
 		*out = make([]CapacityPool, len(*in))

@@ -23,22 +23,25 @@ const (
 	ScheduledChangeNotice = 10 * time.Minute
 )
 
-// advanceLocked applies the profile's events that are due and ends the
-// instances whose notice deadline has passed. Time moves only through the
-// clock, so every public method calls it first; nothing runs in the
-// background.
+// advanceLocked applies the profile's events that are due, refreshes the
+// account's view of its reservations when a refresh interval has passed,
+// and ends the instances whose notice deadline has passed. Time moves
+// only through the clock, so every public method calls it first; nothing
+// runs in the background.
 func (c *Cloud) advanceLocked(ctx context.Context) {
 	now := c.opts.Clock.Now()
-	events := c.opts.Profile.Spec.Events
 	changed := false
-	for c.state.Events < len(events) {
-		e := events[c.state.Events]
-		at := c.state.Start.Add(e.At.Duration)
-		if at.After(now) {
-			break
+	// The last periodic refresh sees the events due by its own time and
+	// none after, however late the clock is read.
+	if at := lastRefresh(c.state.Start, now, c.reservationRefreshInterval()); at.After(c.state.ReservationsRefreshed) {
+		c.applyEventsLocked(at)
+		for _, r := range c.state.Reservations {
+			r.observe()
 		}
-		c.applyLocked(e, at)
-		c.state.Events++
+		c.state.ReservationsRefreshed = at
+		changed = true
+	}
+	if c.applyEventsLocked(now) {
 		changed = true
 	}
 	for _, id := range slices.Sorted(maps.Keys(c.state.Instances)) {
@@ -63,6 +66,32 @@ func (c *Cloud) advanceLocked(ctx context.Context) {
 	if changed {
 		_ = c.state.save(c.opts.StatePath)
 	}
+}
+
+// applyEventsLocked applies the profile's events due by until and
+// reports whether there were any.
+func (c *Cloud) applyEventsLocked(until time.Time) bool {
+	events := c.opts.Profile.Spec.Events
+	applied := false
+	for c.state.Events < len(events) {
+		e := events[c.state.Events]
+		at := c.state.Start.Add(e.At.Duration)
+		if at.After(until) {
+			break
+		}
+		c.applyLocked(e, at)
+		c.state.Events++
+		applied = true
+	}
+	return applied
+}
+
+// reservationRefreshInterval is the profile's, or the default when unset.
+func (c *Cloud) reservationRefreshInterval() time.Duration {
+	if d := c.opts.Profile.Spec.ReservationRefreshInterval.Duration; d > 0 {
+		return d
+	}
+	return DefaultReservationRefreshInterval
 }
 
 // spotNotice is the style's spot warning length and what the deadline does.

@@ -24,7 +24,8 @@ const ReservedPriceDivisor = 1e7
 // GetInstanceTypes implements CloudProvider: every catalog type, with
 // on-demand and spot offerings in each zone (finite pools are not
 // advertised: the cloud finds out at launch, as real clouds do) and one
-// reserved offering per reservation the NodeClass selects.
+// reserved offering per reservation the NodeClass selects, with the free
+// slots the account knows of (Reservation.Advertised).
 func (c *Cloud) GetInstanceTypes(ctx context.Context, np *v1.NodePool) ([]*cloudprovider.InstanceType, error) {
 	ref := np.Spec.Template.Spec.NodeClassRef
 	if ref == nil {

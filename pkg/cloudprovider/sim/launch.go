@@ -152,6 +152,7 @@ func (c *Cloud) launchLocked(ctx context.Context, nc *v1.NodeClaim, nodeClass *s
 		ice.Err = fmt.Errorf("launching nodeclaim %s: the account runs its maximum of %d spot instances", nc.Name, limit)
 		return nil, ice
 	}
+	learned := false
 	for _, cand := range cands {
 		key := cand.o.Key(cand.it.Name)
 		switch {
@@ -159,9 +160,15 @@ func (c *Cloud) launchLocked(ctx context.Context, nc *v1.NodeClaim, nodeClass *s
 			ice.Add(key, string(cloudprovider.CodeSpotMaxPriceTooLow))
 			continue
 		case cand.o.ReservationID != "":
+			// Offerings advertise what the account last saw; the true
+			// count decides, and the failure is how the account learns
+			// that another account took the slots.
 			r := c.state.Reservations[cand.o.ReservationID]
 			if r == nil || r.Available() <= 0 || !r.Active(now) {
 				ice.Add(key, string(cloudprovider.CodeReservationCapacityExceeded))
+				if r != nil && r.observe() {
+					learned = true
+				}
 				continue
 			}
 		default:
@@ -173,6 +180,9 @@ func (c *Cloud) launchLocked(ctx context.Context, nc *v1.NodeClaim, nodeClass *s
 		return c.runLocked(ctx, nc, nodeClass, cand, now)
 	}
 	ice.Err = fmt.Errorf("launching nodeclaim %s: no %s offering has capacity", nc.Name, cands[0].o.CapacityType)
+	if learned {
+		_ = c.state.save(c.opts.StatePath)
+	}
 	return nil, ice
 }
 

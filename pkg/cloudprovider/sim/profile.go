@@ -236,6 +236,9 @@ func validateProfile(p *simv1alpha1.CloudProfile, types []catalog.InstanceType) 
 	if s.LaunchLatency.Duration < 0 {
 		c.add(field.Invalid(path.Child("launchLatency"), s.LaunchLatency.Duration.String(), "must not be negative"))
 	}
+	if s.ReservationRefreshInterval.Duration < 0 {
+		c.add(field.Invalid(path.Child("reservationRefreshInterval"), s.ReservationRefreshInterval.Duration.String(), "must not be negative"))
+	}
 	c.count(path.Child("maxSpotInstances"), &s.MaxSpotInstances, 0)
 	c.checkZones(path.Child("zones"))
 	c.checkCapacity(path.Child("capacity"))

@@ -162,6 +162,7 @@ func TestProfileValidation(t *testing.T) {
 		{"unknown region", func(s *spec) { s.Region = "us-west" }, []string{`spec.region: Unsupported value: "us-west": supported values: "ap-northeast-1", "eu-central-1", "eu-west-1", "us-east-1", "us-east-2", "us-west-2"`}},
 		{"unknown style", func(s *spec) { s.Style = "oracle"; s.Events = nil }, []string{`spec.style: Unsupported value: "oracle": supported values: "aws", "gcp", "azure"`}},
 		{"negative launch latency", func(s *spec) { s.LaunchLatency = d("-1s") }, []string{`spec.launchLatency: Invalid value: "-1s": must not be negative`}},
+		{"negative reservation refresh interval", func(s *spec) { s.ReservationRefreshInterval = d("-1m") }, []string{`spec.reservationRefreshInterval: Invalid value: "-1m0s": must not be negative`}},
 		{"negative spot limit", func(s *spec) { s.MaxSpotInstances = -1 }, []string{`spec.maxSpotInstances: Invalid value: -1: must be at least 0`}},
 		{"aws zone outside the region", func(s *spec) { s.Zones = append(s.Zones, "zone-c") }, []string{`spec.zones[2]: Invalid value: "zone-c": an aws-style zone is the region and a letter, like us-west-2a`}},
 		{"duplicate zone", func(s *spec) { s.Zones = append(s.Zones, "us-west-2a") }, []string{`spec.zones[2]: Duplicate value: "us-west-2a"`}},

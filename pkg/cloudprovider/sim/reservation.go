@@ -6,6 +6,12 @@ import (
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 )
 
+// DefaultReservationRefreshInterval is how often the account re-reads how
+// much of its reservations other accounts use, when the profile does not
+// say: real providers poll their reservations (Karpenter's AWS provider
+// describes them periodically) and learn of other accounts' use no sooner.
+const DefaultReservationRefreshInterval = time.Minute
+
 // Reservation is a capacity reservation as the simulated cloud holds it.
 type Reservation struct {
 	ID           string                      `json:"id"`
@@ -19,6 +25,10 @@ type Reservation struct {
 	Total    int `json:"total"`
 	Used     int `json:"used"`
 	External int `json:"external"`
+	// ExternalSeen is External as the account last observed it: at the
+	// last periodic refresh, or at a launch into the reservation that
+	// failed for want of capacity.
+	ExternalSeen int `json:"externalSeen"`
 	// Start and End bound when the reservation accepts launches; zero
 	// means unbounded.
 	Start time.Time `json:"start,omitzero"`
@@ -30,10 +40,32 @@ func (r Reservation) Available() int {
 	return max(0, r.Total-r.Used-r.External)
 }
 
+// Advertised is how many free slots the account believes the reservation
+// has: its own launches count at once, other accounts' use only as last
+// observed. It is never below Available, so the cloud may refuse a launch
+// it advertised room for, but never over-books.
+func (r Reservation) Advertised() int {
+	return max(0, r.Total-r.Used-r.ExternalSeen)
+}
+
+// observe brings the account's view of other accounts' use up to date and
+// reports whether it changed.
+func (r *Reservation) observe() bool {
+	changed := r.ExternalSeen != r.External
+	r.ExternalSeen = r.External
+	return changed
+}
+
 // Active reports whether the reservation accepts launches at now.
 func (r Reservation) Active(now time.Time) bool {
 	if !r.Start.IsZero() && now.Before(r.Start) {
 		return false
 	}
 	return r.End.IsZero() || now.Before(r.End)
+}
+
+// lastRefresh is the latest periodic reservation refresh at or before now;
+// refreshes happen every interval from the cloud's start.
+func lastRefresh(start, now time.Time, every time.Duration) time.Time {
+	return start.Add(now.Sub(start) / every * every)
 }

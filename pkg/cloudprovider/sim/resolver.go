@@ -20,7 +20,9 @@ const (
 
 // ResolveNodeClass computes a SimNodeClass status from its spec and the
 // reservations the account can see (owned or shared with it, so no owner
-// check is needed beyond the terms' own ownerID).
+// check is needed beyond the terms' own ownerID). Free slots are the
+// advertised ones (Reservation.Advertised): other accounts' use as last
+// observed.
 //
 // CapacityReservations lists, sorted by id, each reservation that is active
 // at now and that at least one term selects; unselected reservations are
@@ -130,6 +132,10 @@ func selectedByAny(terms []simv1alpha1.CapacityReservationSelectorTerm, r Reserv
 	})
 }
 
+// capacityReservation is r's status entry. Its free slots are what the
+// account knows, not the truth: like a real provider's status it reports
+// the last look at the reservation, and it matches what the planner is
+// offered.
 func capacityReservation(r Reservation) simv1alpha1.CapacityReservation {
 	cr := simv1alpha1.CapacityReservation{
 		ID:                     r.ID,
@@ -137,7 +143,7 @@ func capacityReservation(r Reservation) simv1alpha1.CapacityReservation {
 		Zone:                   r.Zone,
 		Type:                   r.Type,
 		OwnerID:                r.OwnerID,
-		AvailableInstanceCount: r.Available(),
+		AvailableInstanceCount: r.Advertised(),
 		TotalInstanceCount:     r.Total,
 	}
 	if !r.End.IsZero() {

@@ -35,7 +35,7 @@ func resolverReservation(id string, mut ...func(*sim.Reservation)) sim.Reservati
 func resolverEntry(r sim.Reservation) simv1alpha1.CapacityReservation {
 	cr := simv1alpha1.CapacityReservation{
 		ID: r.ID, InstanceType: r.InstanceType, Zone: r.Zone, Type: r.Type, OwnerID: r.OwnerID,
-		AvailableInstanceCount: r.Available(), TotalInstanceCount: r.Total,
+		AvailableInstanceCount: r.Advertised(), TotalInstanceCount: r.Total,
 	}
 	if !r.End.IsZero() {
 		cr.EndTime = ptr.To(metav1.NewTime(r.End))
@@ -97,8 +97,9 @@ func TestResolveNodeClassReservations(t *testing.T) {
 	future := resolverReservation("cr-future", func(r *sim.Reservation) { r.Start = t0.Add(time.Hour) })
 	startsNow := resolverReservation("cr-starts-now", func(r *sim.Reservation) { r.Start = t0 })
 	window := resolverReservation("cr-window", func(r *sim.Reservation) { r.Start = t0.Add(-time.Hour); r.End = t0.Add(time.Hour) })
-	busy := resolverReservation("cr-busy", func(r *sim.Reservation) { r.Total = 10; r.Used = 3; r.External = 2 })
-	full := resolverReservation("cr-full", func(r *sim.Reservation) { r.Total = 2; r.Used = 1; r.External = 5 })
+	busy := resolverReservation("cr-busy", func(r *sim.Reservation) { r.Total = 10; r.Used = 3; r.External = 2; r.ExternalSeen = 2 })
+	full := resolverReservation("cr-full", func(r *sim.Reservation) { r.Total = 2; r.Used = 1; r.External = 5; r.ExternalSeen = 5 })
+	stale := resolverReservation("cr-stale", func(r *sim.Reservation) { r.Total = 3; r.Used = 1; r.External = 2 })
 
 	for _, tc := range []struct {
 		name         string
@@ -126,6 +127,10 @@ func TestResolveNodeClassReservations(t *testing.T) {
 			[]simv1alpha1.CapacityReservation{
 				{ID: "cr-busy", InstanceType: "m5.large", Zone: "test-zone-a", Type: simv1alpha1.ReservationTypeTargeted, OwnerID: ownAccount, AvailableInstanceCount: 5, TotalInstanceCount: 10},
 				{ID: "cr-full", InstanceType: "m5.large", Zone: "test-zone-a", Type: simv1alpha1.ReservationTypeTargeted, OwnerID: ownAccount, AvailableInstanceCount: 0, TotalInstanceCount: 2},
+			}},
+		{"external use shows only once observed", []selectorTerm{{ID: "cr-stale"}}, []sim.Reservation{stale},
+			[]simv1alpha1.CapacityReservation{
+				{ID: "cr-stale", InstanceType: "m5.large", Zone: "test-zone-a", Type: simv1alpha1.ReservationTypeTargeted, OwnerID: ownAccount, AvailableInstanceCount: 2, TotalInstanceCount: 3},
 			}},
 		{"end time is reported", []selectorTerm{{ID: "cr-window"}}, []sim.Reservation{window},
 			[]simv1alpha1.CapacityReservation{{

@@ -65,6 +65,9 @@ type State struct {
 	SpotPrices map[string]float64 `json:"spotPrices"`
 	// Events is how many of the profile's events have been applied.
 	Events int `json:"events"`
+	// ReservationsRefreshed is when the account last observed its
+	// reservations' use by other accounts (Reservation.ExternalSeen).
+	ReservationsRefreshed time.Time `json:"reservationsRefreshed,omitzero"`
 }
 
 func poolKey(instanceType, zone, capacityType string) string {

@@ -1,8 +1,8 @@
 // Package simnodeclass is the SimNodeClass controller. It resolves each
 // SimNodeClass against the simulated cloud's capacity reservations with the
 // pure sim.ResolveNodeClass and writes the result to its status: the
-// selected, active reservations with their free slots, and the Ready
-// condition.
+// selected, active reservations with their free slots as the account last
+// saw them, and the Ready condition.
 //
 // Reservations start, end and fill up without any Kubernetes event, so the
 // controller looks again at the next start or end of a selected

@@ -23,7 +23,7 @@ func reservations() []sim.Reservation {
 		{ID: "cr-a", InstanceType: "c4.xlarge", Zone: "us-west-2a", Type: simv1alpha1.ReservationTypeTargeted, OwnerID: "123456789012",
 			Total: 4, Used: 1, End: start.Add(10 * time.Minute)},
 		{ID: "cr-b", InstanceType: "g5.xlarge", Zone: "us-west-2b", Type: simv1alpha1.ReservationTypeOpen, OwnerID: "123456789012",
-			Tags: map[string]string{"team": "ml"}, Total: 2, External: 1},
+			Tags: map[string]string{"team": "ml"}, Total: 2, External: 1, ExternalSeen: 1},
 		{ID: "cr-c", InstanceType: "c4.xlarge", Zone: "us-west-2a", Type: simv1alpha1.ReservationTypeOpen, OwnerID: "123456789012",
 			Total: 8, End: start.Add(5 * time.Minute)},
 		{ID: "cr-d", InstanceType: "c4.xlarge", Zone: "us-west-2a", Type: simv1alpha1.ReservationTypeTargeted, OwnerID: "123456789012",

@@ -5,6 +5,7 @@ package reservations
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -121,6 +122,23 @@ func reservedInstances(id string) int {
 	return n
 }
 
+// peak polls count until the test ends and returns the highest count
+// seen so far.
+func peak(t *testing.T, count func(context.Context) int) *atomic.Int64 {
+	most := &atomic.Int64{}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() {
+		for ctx.Err() == nil {
+			if n := int64(count(ctx)); n > most.Load() {
+				most.Store(n)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	return most
+}
+
 // Seed 002: a 2-slot targeted reservation selected by id, reserved and
 // on-demand allowed: two reserved nodes in the reservation's zone, the
 // rest on-demand, and never more than two reserved at any moment.
@@ -128,22 +146,14 @@ func TestReservationThenOnDemand(t *testing.T) {
 	g := test.NewGomega(t)
 	ns, np := scenario(t, []simv1alpha1.CapacityReservationSelectorTerm{{ID: "cr-targeted"}},
 		in(v1.CapacityTypeLabelKey, v1.CapacityTypeReserved, v1.CapacityTypeOnDemand), in(v1.LabelInstanceType, "m5.large"))
-	most := &atomic.Int64{}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		for ctx.Err() == nil {
-			n := int64(reservedInstances("cr-targeted"))
-			list := &v1.NodeClaimList{}
-			if cluster.Client.List(ctx, list, client.MatchingLabels{v1.LabelCapacityReservationID: "cr-targeted"}) == nil && int64(len(list.Items)) > n {
-				n = int64(len(list.Items))
-			}
-			if n > most.Load() {
-				most.Store(n)
-			}
-			time.Sleep(50 * time.Millisecond)
+	most := peak(t, func(ctx context.Context) int {
+		n := reservedInstances("cr-targeted")
+		list := &v1.NodeClaimList{}
+		if cluster.Client.List(ctx, list, client.MatchingLabels{v1.LabelCapacityReservationID: "cr-targeted"}) == nil {
+			n = max(n, len(list.Items))
 		}
-	}()
+		return n
+	})
 	g.Expect(cluster.Client.Create(context.Background(), spreadOut(ns, 4))).To(gomega.Succeed())
 	g.Eventually(func(g gomega.Gomega) {
 		claims := claimsOf(g, np)
@@ -198,4 +208,97 @@ func TestUnselectedOpenReservationIsNeverUsed(t *testing.T) {
 	if n := reservedInstances("cr-open"); n != 0 {
 		t.Errorf("%d instances in the unselected open reservation", n)
 	}
+}
+
+// Issue 11: another account takes two of cr-external's three slots 15s
+// into the package's run (testdata/cloud-profile.yaml), before or after
+// this test's first pod got one. The account re-reads others' use only
+// hourly there, so when two more pods come the planner still sees two
+// free slots and books two NodeClaims into the reservation; their launches
+// fail with ReservationCapacityExceeded, which tells the account, and the
+// pods go on-demand. The reservation never holds more of our instances
+// than the one slot the other account left.
+func TestReservationConsumedExternally(t *testing.T) {
+	g := test.NewGomega(t)
+	ctx := context.Background()
+	ns, np := scenario(t, []simv1alpha1.CapacityReservationSelectorTerm{{ID: "cr-external"}},
+		in(v1.CapacityTypeLabelKey, v1.CapacityTypeReserved, v1.CapacityTypeOnDemand), in(v1.LabelInstanceType, "m5.large"))
+	most := peak(t, func(context.Context) int { return reservedInstances("cr-external") })
+	deploy := spreadOut(ns, 1)
+	g.Expect(cluster.Client.Create(ctx, deploy)).To(gomega.Succeed())
+	g.Eventually(func(g gomega.Gomega) {
+		g.Expect(launchedBy(claimsOf(g, np))).To(gomega.Equal(map[string]int{"reserved/cr-external": 1}))
+		g.Expect(running(g, ns)).To(gomega.Equal(1))
+	}).WithTimeout(60 * time.Second).Should(gomega.Succeed())
+
+	// Scale only once the other account has taken its slots, so that the
+	// planner's view is stale whichever came first.
+	consumed := externalUseAt(t, "cr-external")
+	time.Sleep(time.Until(consumed))
+	patch := client.MergeFrom(deploy.DeepCopy())
+	deploy.Spec.Replicas = ptr.To[int32](3)
+	g.Expect(cluster.Client.Patch(ctx, deploy, patch)).To(gomega.Succeed())
+
+	g.Eventually(func(g gomega.Gomega) {
+		g.Expect(launchedBy(claimsOf(g, np))).To(gomega.Equal(map[string]int{"reserved/cr-external": 1, "on-demand/": 2}))
+		g.Expect(running(g, ns)).To(gomega.Equal(3))
+		g.Expect(launchFailures(g, np)).To(gomega.ContainElement(gomega.And(
+			gomega.ContainSubstring("reserved/m5.large/us-west-2a/cr-external"), gomega.ContainSubstring("ReservationCapacityExceeded"))),
+			"no NodeClaim failed to launch into the externally filled reservation")
+	}).WithTimeout(60 * time.Second).Should(gomega.Succeed())
+	s, err := sim.LoadState(filepath.Join(cluster.Root, "sim-state.json"))
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	g.Expect(s.Reservations["cr-external"].ExternalSeen).To(gomega.Equal(2), "the failed launch did not tell the account")
+	if got := most.Load(); got > 1 {
+		t.Errorf("%d instances in cr-external at one moment; another account left it 1 slot", got)
+	}
+}
+
+// externalUseAt is when the cloud profile has another account consume
+// reservation id: the cloud's start, from its state file, plus the
+// event's offset.
+func externalUseAt(t *testing.T, id string) time.Time {
+	t.Helper()
+	p, err := sim.LoadProfile("testdata/cloud-profile.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := sim.LoadState(filepath.Join(cluster.Root, "sim-state.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range p.Spec.Events {
+		if e.Type == simv1alpha1.EventReservationConsumedExternally && e.ReservationID == id {
+			return s.Start.Add(e.At.Duration)
+		}
+	}
+	t.Fatalf("the cloud profile has no ReservationConsumedExternally event for %s", id)
+	return time.Time{}
+}
+
+// running counts the namespace's Running pods.
+func running(g gomega.Gomega, ns string) int {
+	pods := &corev1.PodList{}
+	g.Expect(cluster.Client.List(context.Background(), pods, client.InNamespace(ns))).To(gomega.Succeed())
+	n := 0
+	for _, p := range pods.Items {
+		if p.Status.Phase == corev1.PodRunning {
+			n++
+		}
+	}
+	return n
+}
+
+// launchFailures are the messages of the InsufficientCapacity events on
+// the NodePool's NodeClaims, which name each failed offering and its code.
+func launchFailures(g gomega.Gomega, np *v1.NodePool) []string {
+	events := &corev1.EventList{}
+	g.Expect(cluster.Client.List(context.Background(), events)).To(gomega.Succeed())
+	var out []string
+	for _, e := range events.Items {
+		if e.Reason == "InsufficientCapacity" && e.InvolvedObject.Kind == "NodeClaim" && strings.HasPrefix(e.InvolvedObject.Name, np.Name) {
+			out = append(out, e.Message)
+		}
+	}
+	return out
 }
