@@ -13,7 +13,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/catalog"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
-	"github.com/capstan-dev/capstan/pkg/controllers/nodeclaim"
+	"github.com/capstan-dev/capstan/pkg/lifecycle"
 	"github.com/capstan-dev/capstan/pkg/manifests"
 	"github.com/capstan-dev/capstan/pkg/provisioning/plan"
 )
@@ -36,7 +36,7 @@ func DefaultOptions() Options {
 	return Options{
 		Duration: 2 * time.Hour, Seed: 1,
 		Window:         plan.Window{Idle: time.Second, Max: 10 * time.Second},
-		UnavailableTTL: cloudprovider.DefaultUnavailableOfferingsTTL, RegistrationTTL: nodeclaim.DefaultRegistrationTTL,
+		UnavailableTTL: cloudprovider.DefaultUnavailableOfferingsTTL, RegistrationTTL: lifecycle.DefaultRegistrationTTL,
 		MaxInstanceTypes: 60, SchedulerNames: []string{"default-scheduler"},
 	}
 }

@@ -12,8 +12,7 @@ import (
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
-	"github.com/capstan-dev/capstan/pkg/controllers/garbagecollection"
-	"github.com/capstan-dev/capstan/pkg/controllers/nodeclaim"
+	"github.com/capstan-dev/capstan/pkg/lifecycle"
 	"github.com/capstan-dev/capstan/pkg/provisioning/plan"
 	"github.com/capstan-dev/capstan/pkg/state"
 )
@@ -57,7 +56,13 @@ func (s *Simulator) collect(ctx context.Context) (bool, error) {
 		claims = append(claims, *nc)
 	}
 	changed := false
-	d := garbagecollection.Collect(instances, claims, now, 0)
+	d := lifecycle.Collect(instances, claims, now, 0)
+	for _, inst := range d.Terminate {
+		s.rec.event(now, "InstanceLeaked", inst.Status.ProviderID, "no NodeClaim owns the instance; terminated")
+		if err := cloudprovider.IgnoreNodeClaimNotFound(s.cloud.Delete(ctx, inst)); err != nil {
+			return false, fmt.Errorf("terminating leaked instance %s, %w", inst.Status.ProviderID, err)
+		}
+	}
 	for _, nc := range d.Delete {
 		s.removeClaim(s.world.claims[nc.Name], s.rec.endReason(nc.Status.ProviderID, "InstanceTerminated"))
 		changed = true
@@ -109,7 +114,7 @@ func (s *Simulator) workloads(context.Context) (bool, error) {
 }
 
 // register is the instance's kubelet joining, then the lifecycle step
-// (nodeclaim.Next) registering and initializing its NodeClaim. The
+// (lifecycle.Next) registering and initializing its NodeClaim. The
 // agents that remove startup taints are taken to finish at once.
 func (s *Simulator) register(context.Context) (bool, error) {
 	now := s.clock.Now()
@@ -121,19 +126,19 @@ func (s *Simulator) register(context.Context) (bool, error) {
 	}
 	for _, nc := range s.world.sortedClaims() {
 		node := s.world.nodeOf(nc)
-		action, _ := nodeclaim.Next(nc, node, now, s.opts.RegistrationTTL)
+		action, _ := lifecycle.Next(nc, node, now, s.opts.RegistrationTTL)
 		switch action {
-		case nodeclaim.Register:
-			synced, _ := nodeclaim.SyncNode(nc, node)
+		case lifecycle.Register:
+			synced, _ := lifecycle.SyncNode(nc, node)
 			synced.Spec.Taints = withoutStartupTaints(synced.Spec.Taints, nc.Spec.StartupTaints)
 			s.world.nodes[node.Name] = synced
 			nc.Status.NodeName = node.Name
 			setCondition(nc, v1.ConditionTypeRegistered, now)
 			s.rec.registered(nc.Name, node.Name)
-		case nodeclaim.Initialize:
+		case lifecycle.Initialize:
 			node.Labels[v1.NodeInitializedLabelKey] = "true"
 			setCondition(nc, v1.ConditionTypeInitialized, now)
-		case nodeclaim.Expire:
+		case lifecycle.Expire:
 			s.rec.event(now, "RegistrationTimeout", "nodeclaim/"+nc.Name, fmt.Sprintf("no node registered within %s of launch", s.opts.RegistrationTTL))
 			_ = s.cloud.Delete(context.Background(), nc)
 			s.removeClaim(nc, "RegistrationTimeout")
@@ -246,7 +251,7 @@ func (s *Simulator) launch(ctx context.Context) (bool, error) {
 	now := s.clock.Now()
 	changed := false
 	for _, nc := range s.world.sortedClaims() {
-		if action, _ := nodeclaim.Next(nc, nil, now, s.opts.RegistrationTTL); action != nodeclaim.Launch {
+		if action, _ := lifecycle.Next(nc, nil, now, s.opts.RegistrationTTL); action != lifecycle.Launch {
 			continue
 		}
 		changed = true

@@ -20,6 +20,7 @@ import (
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/lifecycle"
 )
 
 // Options tune garbage collection.
@@ -55,7 +56,7 @@ func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	if err := c.client.List(ctx, claims); err != nil {
 		return reconcile.Result{}, fmt.Errorf("listing nodeclaims, %w", err)
 	}
-	d := Collect(instances, claims.Items, c.clock.Now(), c.opts.Grace)
+	d := lifecycle.Collect(instances, claims.Items, c.clock.Now(), c.opts.Grace)
 	for _, inst := range d.Terminate {
 		log.FromContext(ctx).Info("terminating leaked instance", "providerID", inst.Status.ProviderID, "nodeclaim", inst.Name)
 		if err := cloudprovider.IgnoreNodeClaimNotFound(c.cloud.Delete(ctx, inst)); err != nil {

@@ -21,6 +21,7 @@ import (
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/lifecycle"
 )
 
 // Provisioner is what the lifecycle re-runs after a failed launch.
@@ -80,18 +81,18 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			return reconcile.Result{}, fmt.Errorf("adding finalizer to nodeclaim %s, %w", nc.Name, err)
 		}
 	}
-	action, wait := Next(nc, node, c.clock.Now(), c.registrationTTL)
+	action, wait := lifecycle.Next(nc, node, c.clock.Now(), c.registrationTTL)
 	switch action {
-	case Launch:
+	case lifecycle.Launch:
 		return reconcile.Result{}, c.launch(ctx, nc)
-	case Register:
+	case lifecycle.Register:
 		return reconcile.Result{}, c.register(ctx, nc, node)
-	case Initialize:
+	case lifecycle.Initialize:
 		return reconcile.Result{}, c.initialize(ctx, nc, node)
-	case Expire:
+	case lifecycle.Expire:
 		c.recorder.Eventf(nc, nil, corev1.EventTypeWarning, "RegistrationTimeout", "Delete", "no node registered within %s of launch", c.registrationTTL)
 		return reconcile.Result{}, client.IgnoreNotFound(c.client.Delete(ctx, nc))
-	case Wait:
+	case lifecycle.Wait:
 		return reconcile.Result{RequeueAfter: wait}, nil
 	}
 	return reconcile.Result{}, nil
@@ -149,7 +150,7 @@ func (c *Controller) launch(ctx context.Context, nc *v1.NodeClaim) error {
 }
 
 func (c *Controller) register(ctx context.Context, nc *v1.NodeClaim, node *corev1.Node) error {
-	if synced, changed := SyncNode(nc, node); changed {
+	if synced, changed := lifecycle.SyncNode(nc, node); changed {
 		if err := c.client.Patch(ctx, synced, client.MergeFrom(node)); err != nil {
 			return fmt.Errorf("registering node %s, %w", node.Name, err)
 		}

@@ -1,4 +1,4 @@
-package garbagecollection
+package lifecycle
 
 import (
 	"time"

@@ -1,4 +1,4 @@
-package nodeclaim
+package lifecycle
 
 import (
 	"testing"
@@ -110,21 +110,5 @@ func TestSyncNode(t *testing.T) {
 	got, _ = SyncNode(nc, optOut)
 	if len(got.Spec.Taints) != 1 {
 		t.Errorf("do-not-sync-taints: taints %v", got.Spec.Taints)
-	}
-}
-
-func TestNeedsPodEventUpdate(t *testing.T) {
-	for _, tc := range []struct {
-		last metav1.Time
-		now  time.Time
-		want bool
-	}{
-		{metav1.Time{}, t0, true},
-		{metav1.NewTime(t0), t0.Add(5 * time.Second), false},
-		{metav1.NewTime(t0), t0.Add(PodEventDedupe), true},
-	} {
-		if got := NeedsPodEventUpdate(tc.last, tc.now); got != tc.want {
-			t.Errorf("NeedsPodEventUpdate(%v, %v) = %v, want %v", tc.last, tc.now, got, tc.want)
-		}
 	}
 }

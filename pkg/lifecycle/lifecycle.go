@@ -1,4 +1,4 @@
-package nodeclaim
+package lifecycle
 
 import (
 	"time"

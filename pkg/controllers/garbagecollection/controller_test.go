@@ -1,0 +1,60 @@
+package garbagecollection
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider/fake"
+	"github.com/capstan-dev/capstan/pkg/test"
+)
+
+// One collection against the API server: the instance no NodeClaim owns
+// is terminated, the NodeClaim whose instance is gone is deleted, and
+// the owned pair is left alone.
+func TestReconcileCollects(t *testing.T) {
+	ctx := context.Background()
+	g := test.NewGomega(t)
+	c := env.Client
+	cloud := fake.New(test.InstanceType(test.InstanceTypeOptions{Name: "m.large", CPU: 2, Memory: 8}))
+	launch := func(name string) *v1.NodeClaim {
+		nc := test.NodeClaim(func(nc *v1.NodeClaim) { nc.Name = test.RandomName(name) })
+		out, err := cloud.Create(ctx, nc)
+		g.Expect(err).NotTo(gomega.HaveOccurred())
+		return out
+	}
+	record := func(nc *v1.NodeClaim, providerID string) *v1.NodeClaim {
+		obj := test.NodeClaim(func(o *v1.NodeClaim) { o.Name = nc.Name })
+		g.Expect(c.Create(ctx, obj)).To(gomega.Succeed())
+		obj.Status.ProviderID = providerID
+		obj.Status.Conditions = []metav1.Condition{{Type: v1.ConditionTypeLaunched, Status: metav1.ConditionTrue, Reason: "Launched", LastTransitionTime: metav1.Now()}}
+		g.Expect(c.Status().Update(ctx, obj)).To(gomega.Succeed())
+		t.Cleanup(func() { _ = c.Delete(ctx, obj) })
+		return obj
+	}
+	leaked := launch("leaked")
+	owned := launch("owned")
+	ownedClaim := record(owned, owned.Status.ProviderID)
+	orphan := record(test.NodeClaim(), "fake://zone-a/gone")
+
+	clk := clocktesting.NewFakeClock(time.Now().Add(time.Hour))
+	gc := New(c, cloud, events.NewFakeRecorder(10), clk, Options{Interval: time.Minute, Grace: time.Minute})
+	result, err := gc.Reconcile(ctx, reconcile.Request{})
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	g.Expect(result.RequeueAfter).To(gomega.Equal(time.Minute))
+
+	g.Expect(cloud.Created).NotTo(gomega.HaveKey(leaked.Status.ProviderID))
+	g.Expect(cloud.Created).To(gomega.HaveKey(owned.Status.ProviderID))
+	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(ownedClaim), &v1.NodeClaim{})).To(gomega.Succeed())
+	err = c.Get(ctx, client.ObjectKeyFromObject(orphan), &v1.NodeClaim{})
+	g.Expect(errors.IsNotFound(err)).To(gomega.BeTrue(), "the orphaned nodeclaim is still there: %v", err)
+}
