@@ -311,3 +311,25 @@ func TestExampleGPUFlavors(t *testing.T) {
 		t.Errorf("want 2 a10g nodes serving 2 pods at the end")
 	}
 }
+
+func TestExampleGCPPreemptibleLifetime(t *testing.T) {
+	r := simulate(t, "gcp-style-spot", func(o *simulator.Options) { o.Duration = 25 * time.Hour })
+	notices := eventsOf(r, "PreemptibleMaxLifetime")
+	if len(notices) != 2 {
+		t.Fatalf("%d lifetime notices, want the two nodes launched at the start (the third was preempted at 1h)", len(notices))
+	}
+	for _, n := range r.Nodes {
+		if at(t, n.LaunchedAt) > time.Minute || n.Zone == "us-west1-b" {
+			continue
+		}
+		ended := at(t, n.DeletedAt)
+		if n.DeletionReason != "PreemptibleMaxLifetime" || ended < 24*time.Hour || ended > 24*time.Hour+time.Minute {
+			t.Errorf("node %+v: want it ended at its 24-hour limit", n)
+		}
+	}
+	for _, e := range notices {
+		if d := at(t, e.At); d < 24*time.Hour-time.Minute || d > 24*time.Hour {
+			t.Errorf("notice at %s, want 30s before the limit", e.At)
+		}
+	}
+}

@@ -190,8 +190,13 @@ func (s *Simulator) nextWake() (time.Time, bool) {
 	for _, e := range s.profile.Spec.Events {
 		consider(s.start.Add(e.At.Duration))
 	}
-	for _, n := range s.notices(context.Background()) {
-		consider(n.Deadline)
+	// Every notice's deadline, and when a notice the cloud holds back is
+	// first reported (a preemptible VM's 24-hour limit, 30 s ahead).
+	for _, inst := range s.cloud.Snapshot().Instances {
+		for _, n := range inst.Notices {
+			consider(n.Deadline)
+			consider(n.Deadline.Add(-sim.ShortSpotNotice))
+		}
 	}
 	for _, t := range s.lifecycleDeadlines() {
 		consider(t)
