@@ -1,5 +1,6 @@
 // Command capstan is the Capstan node autoscaler: `capstan controller` runs
-// it against a cluster; `capstan version` prints the build.
+// it against a cluster, `capstan simulate` runs it in virtual time with no
+// cluster, `capstan explain` says why, `capstan version` prints the build.
 package main
 
 import (
