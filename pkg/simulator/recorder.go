@@ -151,10 +151,11 @@ func (r *recorder) pending(now time.Time, pod, reason, message string) {
 
 func (r *recorder) bound(pod string) { delete(r.reasons, pod) }
 
-// running are the nodes launched and neither deleted nor stopped.
+// running are the nodes launched and neither deleted nor stopped, in
+// launch order, so sums over them come out the same every run.
 func (r *recorder) running() []*nodeRecord {
 	var out []*nodeRecord
-	for _, rec := range r.nodes {
+	for _, rec := range r.records() {
 		if rec.ended.IsZero() {
 			out = append(out, rec)
 		}

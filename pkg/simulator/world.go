@@ -118,8 +118,26 @@ func (w *world) deletePod(p *corev1.Pod) {
 
 // sortedPods are the pods in creation order.
 func (w *world) sortedPods() []*corev1.Pod {
-	out := slices.Collect(maps.Values(w.pods))
-	slices.SortFunc(out, func(a, b *corev1.Pod) int { return cmp.Compare(w.podOrder[podKey(a)], w.podOrder[podKey(b)]) })
+	return w.podsWhere(func(*corev1.Pod) bool { return true })
+}
+
+// podsWhere are the pods keep accepts, in creation order.
+func (w *world) podsWhere(keep func(*corev1.Pod) bool) []*corev1.Pod {
+	type entry struct {
+		seq int
+		pod *corev1.Pod
+	}
+	entries := make([]entry, 0, len(w.pods))
+	for key, p := range w.pods {
+		if keep(p) {
+			entries = append(entries, entry{w.podOrder[key], p})
+		}
+	}
+	slices.SortFunc(entries, func(a, b entry) int { return cmp.Compare(a.seq, b.seq) })
+	out := make([]*corev1.Pod, len(entries))
+	for i, e := range entries {
+		out[i] = e.pod
+	}
 	return out
 }
 
@@ -141,13 +159,7 @@ func sortedValues[T any](m map[string]*T) []*T {
 
 // podsOn are the pods bound to a node.
 func (w *world) podsOn(node string) []*corev1.Pod {
-	var out []*corev1.Pod
-	for _, p := range w.sortedPods() {
-		if p.Spec.NodeName == node {
-			out = append(out, p)
-		}
-	}
-	return out
+	return w.podsWhere(func(p *corev1.Pod) bool { return p.Spec.NodeName == node })
 }
 
 // nodeOf finds the Node of a NodeClaim by provider id.
