@@ -161,8 +161,9 @@ func (c *Cloud) applyLocked(e simv1alpha1.CloudEvent, at time.Time) {
 			r.End = at
 		}
 	case simv1alpha1.EventReservationConsumedExternally:
+		// Another account can take only the slots this one does not hold.
 		if r := c.state.Reservations[e.ReservationID]; r != nil && e.Count != nil {
-			r.External = min(r.Total, r.External+*e.Count)
+			r.External = min(r.Total-r.Used, r.External+*e.Count)
 		}
 	}
 }

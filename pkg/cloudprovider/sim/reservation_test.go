@@ -143,3 +143,19 @@ func TestLaunchFailureRevealsExternalUse(t *testing.T) {
 		t.Errorf("state file: used %d, external %d, seen %d; want 1, 2, 2", r.Used, r.External, r.ExternalSeen)
 	}
 }
+
+// Another account takes only the slots this one does not hold.
+func TestExternalUseTakesOnlyFreeSlots(t *testing.T) {
+	f := newFixture(t, externalProfile(30*time.Second))
+	ctx := context.Background()
+	for _, name := range []string{"nc-0", "nc-1"} {
+		if _, err := f.cloud.Create(ctx, claim(name, in(v1.CapacityTypeLabelKey, v1.CapacityTypeReserved), in(v1.LabelCapacityReservationID, "cr-ext"))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.clock.Step(time.Minute)
+	r := f.cloud.Snapshot().Reservations["cr-ext"]
+	if r.Used != 2 || r.External != 1 {
+		t.Errorf("used %d, external %d; want 2 and the 1 free slot", r.Used, r.External)
+	}
+}
