@@ -88,7 +88,7 @@ func Build(objs Objects, instanceTypes map[string][]*cloudprovider.InstanceType,
 	for i := range objs.NodeClaims {
 		nc := &objs.NodeClaims[i]
 		if !registered[nc.Name] {
-			in.Nodes = append(in.Nodes, inFlightNode(nc))
+			in.Nodes = append(in.Nodes, InFlightNode(nc))
 		}
 	}
 	for i := range objs.DaemonSets {
@@ -177,10 +177,10 @@ func transient(t corev1.Taint, nc *v1.NodeClaim) bool {
 	return false
 }
 
-// inFlightNode is a NodeClaim without a node yet: its labels and those its
+// InFlightNode is a NodeClaim without a node yet: its labels and those its
 // requirements fix, its taints, and once launched the instance's capacity;
 // before that, what it was sized for.
-func inFlightNode(nc *v1.NodeClaim) *provisioning.Node {
+func InFlightNode(nc *v1.NodeClaim) *provisioning.Node {
 	labels := scheduling.NewNodeSelectorRequirementsWithMinValues(nc.Spec.Requirements...).Labels()
 	maps.Copy(labels, nc.Labels)
 	allocatable, capacity := nc.Status.Allocatable, nc.Status.Capacity

@@ -3,9 +3,11 @@ package test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -111,7 +113,32 @@ func MainWithCapstan(m *testing.M, opts CapstanOptions, set func(c *Cluster, met
 	set(c, metricsURL)
 	code := m.Run()
 	if code != 0 {
-		fmt.Fprintf(os.Stderr, "component logs: %s\n", c.Logs())
+		c.reportLogs(os.Stderr, "capstan", failureLogLines)
 	}
 	return code
+}
+
+// failureLogLines is how much of the controller's log a failed package
+// prints: CI keeps only the output, and Stop removes the cluster.
+const failureLogLines = 200
+
+// reportLogs keeps the components' logs past Stop, in a directory of
+// their own, and prints the last lines of one component's log.
+func (c *Cluster) reportLogs(w io.Writer, component string, lines int) {
+	kept, err := os.MkdirTemp("", "capstan-e2e-logs-")
+	if err == nil {
+		err = os.CopyFS(kept, os.DirFS(c.Logs()))
+	}
+	if err != nil {
+		fmt.Fprintf(w, "keeping component logs, %v\n", err)
+	} else {
+		fmt.Fprintf(w, "component logs: %s\n", kept)
+	}
+	data, err := os.ReadFile(filepath.Join(c.Logs(), component+".log"))
+	if err != nil {
+		fmt.Fprintf(w, "reading the %s log, %v\n", component, err)
+		return
+	}
+	all := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	fmt.Fprintf(w, "last %d lines of the %s log:\n%s\n", min(lines, len(all)), component, strings.Join(all[max(0, len(all)-lines):], "\n"))
 }

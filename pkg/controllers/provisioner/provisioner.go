@@ -3,6 +3,8 @@ package provisioner
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -59,7 +61,11 @@ type Provisioner struct {
 	// failed are NodeClaims whose launch failed, by the time they failed:
 	// the informer cache may still show them for a moment, and pods must
 	// not be planned onto them.
-	failed  map[string]time.Time
+	failed map[string]time.Time
+	// created are NodeClaims this provisioner created that the informer
+	// cache may not show yet: a solve right after a create (an immediate
+	// re-plan) must count them, or it plans their pods a second time.
+	created map[string]*v1.NodeClaim
 	trigger chan event.GenericEvent
 }
 
@@ -70,7 +76,7 @@ const forgetFailedAfter = time.Minute
 // New builds a provisioner.
 func New(c client.Client, cluster *state.Cluster, recorder events.EventRecorder, clk clock.Clock, metrics *Metrics, opts Options) *Provisioner {
 	return &Provisioner{client: c, cluster: cluster, recorder: recorder, clock: clk, metrics: metrics, opts: opts,
-		failed: map[string]time.Time{}, trigger: make(chan event.GenericEvent, 1)}
+		failed: map[string]time.Time{}, created: map[string]*v1.NodeClaim{}, trigger: make(chan event.GenericEvent, 1)}
 }
 
 // LaunchFailed re-plans at once the pods of a NodeClaim whose launch
@@ -79,6 +85,7 @@ func New(c client.Client, cluster *state.Cluster, recorder events.EventRecorder,
 func (p *Provisioner) LaunchFailed(name string) {
 	p.mu.Lock()
 	p.failed[name] = p.clock.Now()
+	delete(p.created, name)
 	p.mu.Unlock()
 	p.Trigger(true)
 }
@@ -100,6 +107,49 @@ func (p *Provisioner) withoutFailed(nodes []*provisioning.Node) []*provisioning.
 		}
 	}
 	return out
+}
+
+// pruneCreated forgets the created NodeClaims the cache now shows (and,
+// as a bound, those older than forgetFailedAfter). It runs before the
+// snapshot lists the cache, so what it forgets is in the snapshot.
+func (p *Provisioner) pruneCreated(ctx context.Context) error {
+	p.mu.Lock()
+	for name, nc := range p.created {
+		if p.clock.Since(nc.CreationTimestamp.Time) > forgetFailedAfter {
+			delete(p.created, name)
+		}
+	}
+	names := slices.Collect(maps.Keys(p.created))
+	p.mu.Unlock()
+	for _, name := range names {
+		err := p.client.Get(ctx, client.ObjectKey{Name: name}, &v1.NodeClaim{})
+		if client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("reading nodeclaim %s, %w", name, err)
+		}
+		if err == nil {
+			p.mu.Lock()
+			delete(p.created, name)
+			p.mu.Unlock()
+		}
+	}
+	return nil
+}
+
+// withCreated adds the created NodeClaims the snapshot lacks, as in-flight
+// capacity.
+func (p *Provisioner) withCreated(nodes []*provisioning.Node) []*provisioning.Node {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	seen := map[string]bool{}
+	for _, n := range nodes {
+		seen[n.Name] = true
+	}
+	for _, name := range slices.Sorted(maps.Keys(p.created)) {
+		if !seen[name] {
+			nodes = append(nodes, state.InFlightNode(p.created[name]))
+		}
+	}
+	return nodes
 }
 
 // Trigger asks for a solve: after the batch windows, or at once (a launch
@@ -156,11 +206,14 @@ func (p *Provisioner) Reconcile(ctx context.Context, _ reconcile.Request) (recon
 // provision solves once; waiting reports pods left unplaced or nominated
 // to capacity that is not up yet.
 func (p *Provisioner) provision(ctx context.Context) (waiting bool, err error) {
+	if err := p.pruneCreated(ctx); err != nil {
+		return false, err
+	}
 	snapshot, err := p.cluster.Snapshot(ctx)
 	if err != nil {
 		return false, fmt.Errorf("snapshotting the cluster, %w", err)
 	}
-	snapshot.Input.Nodes = p.withoutFailed(snapshot.Input.Nodes)
+	snapshot.Input.Nodes = p.withCreated(p.withoutFailed(snapshot.Input.Nodes))
 	start := p.clock.Now()
 	d := plan.Decide(ctx, snapshot, p.opts.Plan, func(np string) string { return np + "-" + rand.String(5) })
 	for _, f := range d.FlavorFailures {
@@ -183,6 +236,9 @@ func (p *Provisioner) provision(ctx context.Context) (waiting bool, err error) {
 		if err := p.client.Create(ctx, nc); err != nil {
 			return false, fmt.Errorf("creating nodeclaim for nodepool %s, %w", c.NodePool, err)
 		}
+		p.mu.Lock()
+		p.created[nc.Name] = nc.DeepCopy()
+		p.mu.Unlock()
 		capacityType := "any"
 		if ct := c.Requirements.Get(v1.CapacityTypeLabelKey); ct.Len() == 1 {
 			capacityType = ct.Any()
