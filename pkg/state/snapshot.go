@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -46,7 +47,7 @@ type Snapshot struct {
 func Build(objs Objects, instanceTypes map[string][]*cloudprovider.InstanceType, schedulerNames []string) Snapshot {
 	s := Snapshot{NodePools: map[string]*v1.NodePool{}}
 	in := &s.Input
-	in.InstanceTypes = instanceTypes
+	in.InstanceTypes = withBookedSlots(instanceTypes, objs.NodeClaims)
 	for i := range objs.NodePools {
 		np := &objs.NodePools[i]
 		if np.DeletionTimestamp != nil {
@@ -110,6 +111,49 @@ func Build(objs Objects, instanceTypes map[string][]*cloudprovider.InstanceType,
 		in.Volumes.StorageClasses[objs.StorageClasses[i].Name] = &objs.StorageClasses[i]
 	}
 	return s
+}
+
+// withBookedSlots nets out of each reservation's advertised free slots
+// the NodeClaims booked into it that have not launched yet: the cloud
+// counts an instance only once it runs, and a solve in between must not
+// book the same slots again. The instance types are copied where changed;
+// the caller's are not modified.
+func withBookedSlots(instanceTypes map[string][]*cloudprovider.InstanceType, claims []v1.NodeClaim) map[string][]*cloudprovider.InstanceType {
+	booked := map[string]int{}
+	for _, nc := range claims {
+		if nc.Status.ProviderID != "" || nc.DeletionTimestamp != nil {
+			continue
+		}
+		r := scheduling.NewNodeSelectorRequirementsWithMinValues(nc.Spec.Requirements...).Get(v1.LabelCapacityReservationID)
+		if r.Len() == 1 {
+			booked[r.Any()]++
+		}
+	}
+	if len(booked) == 0 {
+		return instanceTypes
+	}
+	out := make(map[string][]*cloudprovider.InstanceType, len(instanceTypes))
+	for pool, its := range instanceTypes {
+		out[pool] = make([]*cloudprovider.InstanceType, len(its))
+		for i, it := range its {
+			out[pool][i] = it
+			if !slices.ContainsFunc(it.Offerings, func(o *cloudprovider.Offering) bool { return booked[o.ReservationID] > 0 }) {
+				continue
+			}
+			cp := *it
+			cp.Offerings = make(cloudprovider.Offerings, len(it.Offerings))
+			for j, o := range it.Offerings {
+				cp.Offerings[j] = o
+				if n := booked[o.ReservationID]; n > 0 {
+					oc := *o
+					oc.Available = max(0, o.Available-n)
+					cp.Offerings[j] = &oc
+				}
+			}
+			out[pool][i] = &cp
+		}
+	}
+	return out
 }
 
 // reschedulable are the pods of a deleting node that will need a place

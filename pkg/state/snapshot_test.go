@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/test"
 )
 
@@ -84,5 +85,33 @@ func TestBuildReschedulesPodsOfDeletingNodes(t *testing.T) {
 	}
 	if !s.Input.Nodes[0].Deleting {
 		t.Errorf("the node is not marked deleting")
+	}
+}
+
+// NodeClaims booked into a reservation but not launched yet take their
+// slots out of what the reservation advertises; launched ones are counted
+// by the cloud already. The caller's instance types stay as they were.
+func TestBuildNetsBookedReservationSlots(t *testing.T) {
+	it := test.InstanceType(test.InstanceTypeOptions{Name: "m.large", CPU: 2, Memory: 8, Offerings: cloudprovider.Offerings{
+		{Zone: "zone-a", CapacityType: v1.CapacityTypeOnDemand, Price: 0.1, Available: cloudprovider.Unlimited},
+		{Zone: "zone-a", CapacityType: v1.CapacityTypeReserved, ReservationID: "cr-1", Price: 1e-8, Available: 3},
+	}})
+	booked := func(name, providerID string) v1.NodeClaim {
+		return *test.NodeClaim(func(nc *v1.NodeClaim) {
+			nc.Name = name
+			nc.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{{Key: v1.LabelCapacityReservationID, Operator: corev1.NodeSelectorOpIn, Values: []string{"cr-1"}}}
+			nc.Status.ProviderID = providerID
+		})
+	}
+	objs := Objects{NodeClaims: []v1.NodeClaim{booked("planned-1", ""), booked("planned-2", ""), booked("launched", "sim://zone-a/i-1")}}
+	s := Build(objs, map[string][]*cloudprovider.InstanceType{"a": {it}, "b": {it}}, nil)
+	for _, pool := range []string{"a", "b"} {
+		offerings := s.Input.InstanceTypes[pool][0].Offerings
+		if offerings[1].Available != 1 || offerings[0].Available != cloudprovider.Unlimited {
+			t.Errorf("pool %s: reserved %d, on-demand %d; want 3 - 2 booked, and on-demand untouched", pool, offerings[1].Available, offerings[0].Available)
+		}
+	}
+	if it.Offerings[1].Available != 3 {
+		t.Errorf("the caller's offering changed to %d", it.Offerings[1].Available)
 	}
 }
