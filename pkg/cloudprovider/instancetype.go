@@ -158,3 +158,21 @@ func (o *Offering) String() string {
 	}
 	return b.String()
 }
+
+// LaunchedPrice is the hourly price of a launched NodeClaim: the offering of its
+// instance type in its zone, capacity type and reservation; false when
+// unknown.
+func LaunchedPrice(nc *v1.NodeClaim, its []*InstanceType) (float64, bool) {
+	l := nc.Labels
+	for _, it := range its {
+		if it.Name != l[v1.LabelInstanceType] {
+			continue
+		}
+		for _, o := range it.Offerings {
+			if o.Zone == l[v1.LabelZone] && o.CapacityType == l[v1.CapacityTypeLabelKey] && o.ReservationID == l[v1.LabelCapacityReservationID] {
+				return o.Price, true
+			}
+		}
+	}
+	return 0, false
+}

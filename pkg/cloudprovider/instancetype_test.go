@@ -11,6 +11,7 @@ import (
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/scheduling"
+	"github.com/capstan-dev/capstan/pkg/test"
 )
 
 // quantityEqual compares Quantities by value, not by representation.
@@ -379,6 +380,34 @@ func TestOfferingString(t *testing.T) {
 	for _, tc := range cases {
 		if got := tc.offering.String(); got != tc.want {
 			t.Errorf("String() = %q, want %q", got, tc.want)
+		}
+	}
+}
+
+func TestLaunchedPrice(t *testing.T) {
+	it := test.InstanceType(test.InstanceTypeOptions{Name: "m.large", CPU: 2, Memory: 8, Price: 1})
+	it.Offerings = append(it.Offerings, &cloudprovider.Offering{Zone: "zone-a", CapacityType: v1.CapacityTypeReserved, ReservationID: "cr-1", Price: 1e-7})
+	nc := func(ct, reservation string) *v1.NodeClaim {
+		n := &v1.NodeClaim{}
+		n.Labels = map[string]string{v1.LabelInstanceType: "m.large", v1.LabelZone: "zone-a", v1.CapacityTypeLabelKey: ct}
+		if reservation != "" {
+			n.Labels[v1.LabelCapacityReservationID] = reservation
+		}
+		return n
+	}
+	for _, tc := range []struct {
+		nc   *v1.NodeClaim
+		want float64
+		ok   bool
+	}{
+		{nc(v1.CapacityTypeOnDemand, ""), 1, true},
+		{nc(v1.CapacityTypeSpot, ""), 0.4, true},
+		{nc(v1.CapacityTypeReserved, "cr-1"), 1e-7, true},
+		{&v1.NodeClaim{}, 0, false},
+	} {
+		got, ok := cloudprovider.LaunchedPrice(tc.nc, []*cloudprovider.InstanceType{it})
+		if ok != tc.ok || got != tc.want {
+			t.Errorf("LaunchedPrice(%v) = %v, %v; want %v, %v", tc.nc.Labels, got, ok, tc.want, tc.ok)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/budgets"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/provisioning"
 )
 
@@ -14,10 +15,10 @@ type NodePoolInput struct {
 	// Nodes are the snapshot's nodes and in-flight NodeClaims.
 	Nodes      []*provisioning.Node
 	NodeClaims []v1.NodeClaim
-	// Price finds what an instance launched with these labels costs; nil
-	// when prices are unknown (offline).
-	Price func(labels map[string]string) (float64, bool)
-	Now   time.Time
+	// InstanceTypes are the NodePool's, whose offerings price its nodes;
+	// nil when unknown (offline).
+	InstanceTypes []*cloudprovider.InstanceType
+	Now           time.Time
 }
 
 // ForNodePool reports a NodePool's limits and use, its nodes by
@@ -26,14 +27,14 @@ func ForNodePool(in NodePoolInput) (NodePool, error) {
 	np := in.NodePool
 	out := NodePool{NodePool: np.Name, Limits: limits(np, in.Nodes), Nodes: map[string]int{}}
 	cost := 0.0
-	priced := in.Price != nil
+	priced := in.InstanceTypes != nil
 	for _, nc := range in.NodeClaims {
 		if nc.Labels[v1.NodePoolLabelKey] != np.Name || nc.Status.ProviderID == "" {
 			continue
 		}
 		out.Nodes[nc.Labels[v1.CapacityTypeLabelKey]]++
-		if in.Price != nil {
-			price, ok := in.Price(nc.Labels)
+		if in.InstanceTypes != nil {
+			price, ok := cloudprovider.LaunchedPrice(&nc, in.InstanceTypes)
 			priced = priced && ok
 			cost += price
 		}

@@ -12,8 +12,10 @@ import (
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/budgets"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/explain"
 	"github.com/capstan-dev/capstan/pkg/provisioning"
+	"github.com/capstan-dev/capstan/pkg/test"
 )
 
 func TestExplainNodePool(t *testing.T) {
@@ -25,7 +27,7 @@ func TestExplainNodePool(t *testing.T) {
 	claim := func(name, ct string, launched bool) v1.NodeClaim {
 		nc := v1.NodeClaim{}
 		nc.Name = name
-		nc.Labels = map[string]string{v1.NodePoolLabelKey: "web", v1.CapacityTypeLabelKey: ct, v1.LabelInstanceType: "m.xlarge"}
+		nc.Labels = map[string]string{v1.NodePoolLabelKey: "web", v1.CapacityTypeLabelKey: ct, v1.LabelInstanceType: "m.xlarge", v1.LabelZone: "zone-a"}
 		if launched {
 			nc.Status.ProviderID = "sim://" + name
 		}
@@ -33,12 +35,10 @@ func TestExplainNodePool(t *testing.T) {
 	}
 	four := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")}
 	in := explain.NodePoolInput{
-		NodePool:   &np,
-		Nodes:      []*provisioning.Node{{Name: "a", NodePool: "web", Capacity: four}, {Name: "b", NodePool: "web", Capacity: four}, {Name: "c", NodePool: "other", Capacity: four}},
-		NodeClaims: []v1.NodeClaim{claim("a", "spot", true), claim("b", "on-demand", true), claim("c", "spot", false)},
-		Price: func(labels map[string]string) (float64, bool) {
-			return map[string]float64{"spot": 0.1, "on-demand": 0.25}[labels[v1.CapacityTypeLabelKey]], true
-		},
+		NodePool:      &np,
+		Nodes:         []*provisioning.Node{{Name: "a", NodePool: "web", Capacity: four}, {Name: "b", NodePool: "web", Capacity: four}, {Name: "c", NodePool: "other", Capacity: four}},
+		NodeClaims:    []v1.NodeClaim{claim("a", "spot", true), claim("b", "on-demand", true), claim("c", "spot", false)},
+		InstanceTypes: []*cloudprovider.InstanceType{test.InstanceType(test.InstanceTypeOptions{Name: "m.xlarge", CPU: 4, Memory: 16, Price: 0.25})},
 		// 09:00 in Berlin (UTC+1 in winter): the window opened at 08:00.
 		Now: time.Date(2026, 1, 5, 8, 0, 0, 0, time.UTC),
 	}
@@ -55,7 +55,7 @@ func TestExplainNodePool(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	in.Price = nil
+	in.InstanceTypes = nil
 	if got, _ := explain.ForNodePool(in); got.CostPerHour != nil || len(got.Unknown) != 1 {
 		t.Errorf("without prices: cost %v, unknown %v", got.CostPerHour, got.Unknown)
 	}

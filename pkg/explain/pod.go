@@ -147,37 +147,25 @@ func verdict(ctx context.Context, in PodInput, np *v1.NodePool) PoolVerdict {
 	return v
 }
 
-// options are a planned claim's cheapest instance types, each with the
-// capacity type and price it would launch at: reserved, then spot, then
-// on-demand, as the cloud tries them.
+// options are a planned claim's cheapest instance types, each at the
+// price of its cheapest offering of the capacity type the solver expects
+// the claim to launch as (in the reservation it booked, if any).
 func options(c *provisioning.NodeClaim) []Option {
 	var out []Option
-	allowed := c.Requirements.Get(v1.CapacityTypeLabelKey)
-	for _, it := range c.InstanceTypes {
-		if len(out) == maxCheapest {
-			break
+	for _, it := range c.InstanceTypes[:min(maxCheapest, len(c.InstanceTypes))] {
+		best, found := 0.0, false
+		for _, o := range it.Offerings {
+			booked := c.ReservationID != "" && o.ReservationID == c.ReservationID
+			usable := o.CapacityType == c.CapacityType && o.CompatibleWith(c.Requirements) && (booked || o.IsAvailable())
+			if usable && (!found || o.Price < best) {
+				best, found = o.Price, true
+			}
 		}
-		for _, ct := range []string{v1.CapacityTypeReserved, v1.CapacityTypeSpot, v1.CapacityTypeOnDemand} {
-			if !allowed.Has(ct) {
-				continue
-			}
-			if price, ok := cheapest(it, c.Requirements, ct); ok {
-				out = append(out, Option{InstanceType: it.Name, CapacityType: ct, PricePerHour: price})
-				break
-			}
+		if found {
+			out = append(out, Option{InstanceType: it.Name, CapacityType: c.CapacityType, PricePerHour: best})
 		}
 	}
 	return out
-}
-
-func cheapest(it *cloudprovider.InstanceType, reqs scheduling.Requirements, ct string) (float64, bool) {
-	best, found := 0.0, false
-	for _, o := range it.Offerings {
-		if o.CapacityType == ct && o.IsAvailable() && o.CompatibleWith(reqs) && (!found || o.Price < best) {
-			best, found = o.Price, true
-		}
-	}
-	return best, found
 }
 
 func describeOptions(opts []Option) string {

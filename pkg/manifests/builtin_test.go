@@ -5,8 +5,13 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 const (
@@ -52,42 +57,18 @@ func TestBuiltinKindsAreRead(t *testing.T) {
 	if err := newLoader(t).Read("all.yaml", []byte(data), set); err != nil {
 		t.Fatal(err)
 	}
-	type named struct{ Kind, Namespace, Name string }
 	var got []named
-	add := func(kind, namespace, name string) { got = append(got, named{kind, namespace, name}) }
-	for _, o := range set.Namespaces {
-		add("Namespace", o.Namespace, o.Name)
-	}
-	for _, o := range set.Pods {
-		add("Pod", o.Namespace, o.Name)
-	}
-	for _, o := range set.PersistentVolumeClaims {
-		add("PersistentVolumeClaim", o.Namespace, o.Name)
-	}
-	for _, o := range set.PersistentVolumes {
-		add("PersistentVolume", o.Namespace, o.Name)
-	}
-	for _, o := range set.Deployments {
-		add("Deployment", o.Namespace, o.Name)
-	}
-	for _, o := range set.ReplicaSets {
-		add("ReplicaSet", o.Namespace, o.Name)
-	}
-	for _, o := range set.StatefulSets {
-		add("StatefulSet", o.Namespace, o.Name)
-	}
-	for _, o := range set.DaemonSets {
-		add("DaemonSet", o.Namespace, o.Name)
-	}
-	for _, o := range set.Jobs {
-		add("Job", o.Namespace, o.Name)
-	}
-	for _, o := range set.PodDisruptionBudgets {
-		add("PodDisruptionBudget", o.Namespace, o.Name)
-	}
-	for _, o := range set.StorageClasses {
-		add("StorageClass", o.Namespace, o.Name)
-	}
+	got = append(got, namesOf[corev1.Namespace]("Namespace", set.Namespaces)...)
+	got = append(got, namesOf[corev1.Pod]("Pod", set.Pods)...)
+	got = append(got, namesOf[corev1.PersistentVolumeClaim]("PersistentVolumeClaim", set.PersistentVolumeClaims)...)
+	got = append(got, namesOf[corev1.PersistentVolume]("PersistentVolume", set.PersistentVolumes)...)
+	got = append(got, namesOf[appsv1.Deployment]("Deployment", set.Deployments)...)
+	got = append(got, namesOf[appsv1.ReplicaSet]("ReplicaSet", set.ReplicaSets)...)
+	got = append(got, namesOf[appsv1.StatefulSet]("StatefulSet", set.StatefulSets)...)
+	got = append(got, namesOf[appsv1.DaemonSet]("DaemonSet", set.DaemonSets)...)
+	got = append(got, namesOf[batchv1.Job]("Job", set.Jobs)...)
+	got = append(got, namesOf[policyv1.PodDisruptionBudget]("PodDisruptionBudget", set.PodDisruptionBudgets)...)
+	got = append(got, namesOf[storagev1.StorageClass]("StorageClass", set.StorageClasses)...)
 	want := []named{
 		{"Namespace", "", "team-a"}, {"Pod", "default", "p"}, {"PersistentVolumeClaim", "team-a", "data"},
 		{"PersistentVolume", "", "pv"}, {"Deployment", "default", "web"}, {"ReplicaSet", "default", "rs"},
@@ -169,4 +150,19 @@ func TestInvalidBuiltinKinds(t *testing.T) {
 			}
 		})
 	}
+}
+
+type named struct{ Kind, Namespace, Name string }
+
+// namesOf names each object read of one kind.
+func namesOf[T any, P interface {
+	*T
+	metav1.Object
+}](kind string, items []T) []named {
+	out := make([]named, len(items))
+	for i := range items {
+		o := P(&items[i])
+		out[i] = named{kind, o.GetNamespace(), o.GetName()}
+	}
+	return out
 }

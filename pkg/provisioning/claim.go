@@ -165,7 +165,7 @@ func minValuesMet(reqs scheduling.Requirements, options []*itData) bool {
 
 // toNodeClaim renders the planned claim, its options ordered and truncated.
 func (c *claim) toNodeClaim(maxTypes int, slots map[string]int) *NodeClaim {
-	options := orderOptions(c, slots)
+	options, plan := orderOptions(c, slots)
 	options = truncate(c.reqs, options, maxTypes)
 	its := make([]*cloudprovider.InstanceType, len(options))
 	names := make([]string, len(options))
@@ -190,6 +190,7 @@ func (c *claim) toNodeClaim(maxTypes int, slots map[string]int) *NodeClaim {
 		Pods:          pods,
 		Requests:      c.requests.ResourceList(),
 		ReservationID: c.reservation,
+		CapacityType:  plan.capacityType,
 		Labels:        labels,
 		Taints:        c.pool.np.Spec.Template.Spec.Taints,
 		StartupTaints: c.pool.np.Spec.Template.Spec.StartupTaints,

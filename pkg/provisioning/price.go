@@ -67,8 +67,9 @@ func optionPrice(it *cloudprovider.InstanceType, c *claim, plan launchPlan, slot
 	return math.Inf(1)
 }
 
-// orderOptions sorts a claim's options by launch price, then name.
-func orderOptions(c *claim, slots map[string]int) []*itData {
+// orderOptions sorts a claim's options by launch price, then name, under
+// the launch plan it also returns.
+func orderOptions(c *claim, slots map[string]int) ([]*itData, launchPlan) {
 	plan := planLaunch(c, slots)
 	type priced struct {
 		it    *itData
@@ -85,7 +86,7 @@ func orderOptions(c *claim, slots map[string]int) []*itData {
 	for i, p := range ps {
 		out[i] = p.it
 	}
-	return out
+	return out, plan
 }
 
 // truncate keeps at most max options, cheapest first, while keeping every

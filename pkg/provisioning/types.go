@@ -109,6 +109,11 @@ type NodeClaim struct {
 	Requests corev1.ResourceList
 	// ReservationID is set when the claim is booked into a reservation.
 	ReservationID string
+	// CapacityType is what the cloud is expected to launch the claim as:
+	// the first capacity type it allows with an available offering, in the
+	// order reserved, spot, on-demand (spot only within the on-demand
+	// price).
+	CapacityType string
 	Labels        map[string]string
 	Taints        []corev1.Taint
 	StartupTaints []corev1.Taint

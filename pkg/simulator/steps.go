@@ -215,22 +215,7 @@ func (s *Simulator) provision(ctx context.Context) (bool, error) {
 }
 
 func (s *Simulator) snapshot(ctx context.Context) (state.Snapshot, error) {
-	objs := s.world.objects()
-	its := map[string][]*cloudprovider.InstanceType{}
-	var usable []v1.NodePool
-	for _, np := range objs.NodePools {
-		types, err := s.cloud.GetInstanceTypes(ctx, &np)
-		if cloudprovider.IsNodeClassNotReadyError(err) {
-			continue
-		}
-		if err != nil {
-			return state.Snapshot{}, fmt.Errorf("getting instance types for nodepool %s, %w", np.Name, err)
-		}
-		its[np.Name] = types
-		usable = append(usable, np)
-	}
-	objs.NodePools = usable
-	return state.Build(objs, its, s.opts.SchedulerNames), nil
+	return state.BuildWithCloud(ctx, s.world.objects(), s.cloud, s.opts.SchedulerNames)
 }
 
 // claimName names a NodeClaim as the controller does (pool-xxxxx), from

@@ -260,18 +260,24 @@ type Cluster struct {
 	SchedulerNames []string
 }
 
-// Snapshot lists the objects and asks the cloud for each NodePool's
-// instance types. A NodePool whose NodeClass is not ready is left out (its
-// pods report why); other errors fail the snapshot.
+// Snapshot lists the objects and builds the snapshot with the cloud's
+// instance types (BuildWithCloud).
 func (c *Cluster) Snapshot(ctx context.Context) (Snapshot, error) {
 	objs, err := List(ctx, c.Client)
 	if err != nil {
 		return Snapshot{}, err
 	}
+	return BuildWithCloud(ctx, objs, c.Cloud, c.SchedulerNames)
+}
+
+// BuildWithCloud asks the cloud for each NodePool's instance types and
+// builds the snapshot. A NodePool whose NodeClass is not ready is left
+// out (its pods report why); other errors fail the snapshot.
+func BuildWithCloud(ctx context.Context, objs Objects, cloud cloudprovider.CloudProvider, schedulerNames []string) (Snapshot, error) {
 	its := map[string][]*cloudprovider.InstanceType{}
 	var usable []v1.NodePool
 	for _, np := range objs.NodePools {
-		types, err := c.Cloud.GetInstanceTypes(ctx, &np)
+		types, err := cloud.GetInstanceTypes(ctx, &np)
 		if err != nil {
 			if cloudprovider.IsNodeClassNotReadyError(err) {
 				continue
@@ -282,5 +288,5 @@ func (c *Cluster) Snapshot(ctx context.Context) (Snapshot, error) {
 		usable = append(usable, np)
 	}
 	objs.NodePools = usable
-	return Build(objs, its, c.SchedulerNames), nil
+	return Build(objs, its, schedulerNames), nil
 }

@@ -37,24 +37,6 @@ func Phase(nc *v1.NodeClaim) string {
 	return PhaseReady
 }
 
-// Price is the hourly price of a launched NodeClaim: the offering of its
-// instance type in its zone, capacity type and reservation; false when
-// unknown.
-func Price(nc *v1.NodeClaim, its []*cloudprovider.InstanceType) (float64, bool) {
-	l := nc.Labels
-	for _, it := range its {
-		if it.Name != l[v1.LabelInstanceType] {
-			continue
-		}
-		for _, o := range it.Offerings {
-			if o.Zone == l[v1.LabelZone] && o.CapacityType == l[v1.CapacityTypeLabelKey] && o.ReservationID == l[v1.LabelCapacityReservationID] {
-				return o.Price, true
-			}
-		}
-	}
-	return 0, false
-}
-
 // Collector computes the gauges on every scrape.
 type Collector struct {
 	client     client.Reader
@@ -101,7 +83,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		nc := &ncs.Items[i]
 		pool := nc.Labels[v1.NodePoolLabelKey]
 		phases[key{pool, Phase(nc)}]++
-		if p, ok := Price(nc, types[pool]); ok && nc.DeletionTimestamp == nil {
+		if p, ok := cloudprovider.LaunchedPrice(nc, types[pool]); ok && nc.DeletionTimestamp == nil {
 			cost[pool] += p
 		}
 	}

@@ -77,39 +77,17 @@ func (s *Server) nodePool(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	price, err := s.prices(ctx, np)
+	its, err := s.cloud.GetInstanceTypes(ctx, np)
 	if err != nil {
-		fail(w, err)
+		fail(w, fmt.Errorf("getting instance types for nodepool %s, %w", np.Name, err))
 		return
 	}
-	out, err := explain.ForNodePool(explain.NodePoolInput{NodePool: np, Nodes: snapshot.Input.Nodes, NodeClaims: claims.Items, Price: price, Now: s.clock.Now()})
+	out, err := explain.ForNodePool(explain.NodePoolInput{NodePool: np, Nodes: snapshot.Input.Nodes, NodeClaims: claims.Items, InstanceTypes: its, Now: s.clock.Now()})
 	if err != nil {
 		fail(w, err)
 		return
 	}
 	reply(w, out)
-}
-
-// prices finds a launched instance's price among the NodePool's instance
-// types by the labels the cloud gave it.
-func (s *Server) prices(ctx context.Context, np *v1.NodePool) (func(map[string]string) (float64, bool), error) {
-	its, err := s.cloud.GetInstanceTypes(ctx, np)
-	if err != nil {
-		return nil, fmt.Errorf("getting instance types for nodepool %s, %w", np.Name, err)
-	}
-	return func(labels map[string]string) (float64, bool) {
-		for _, it := range its {
-			if it.Name != labels[v1.LabelInstanceType] {
-				continue
-			}
-			for _, o := range it.Offerings {
-				if o.Zone == labels[v1.LabelZone] && o.CapacityType == labels[v1.CapacityTypeLabelKey] && o.ReservationID == labels[v1.LabelCapacityReservationID] {
-					return o.Price, true
-				}
-			}
-		}
-		return 0, false
-	}, nil
 }
 
 func (s *Server) node(w http.ResponseWriter, r *http.Request) {

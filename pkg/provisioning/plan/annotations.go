@@ -44,27 +44,25 @@ func flavorOf(c *provisioning.NodeClaim, pod *corev1.Pod, names []string) string
 	return ""
 }
 
-// fallbackReason explains a claim planned without the capacity types its
-// NodePool allows and prefers (reserved, then spot): which offerings of
-// its instance types are marked unavailable, and why.
+// fallbackReason explains a claim the solver planned as on-demand though
+// its NodePool allows spot: which spot offerings of its instance types are
+// marked unavailable, and why.
 func fallbackReason(np *v1.NodePool, c *provisioning.NodeClaim, unavailable *cloudprovider.UnavailableOfferings) string {
 	if unavailable == nil || len(c.InstanceTypes) == 0 {
 		return ""
 	}
 	allowed := scheduling.NewNodeSelectorRequirementsWithMinValues(np.Spec.Template.Spec.Requirements...).Get(v1.CapacityTypeLabelKey)
+	if !allowed.Has(v1.CapacityTypeSpot) || c.CapacityType != v1.CapacityTypeOnDemand {
+		return ""
+	}
 	var reasons []string
-	for _, ct := range []string{v1.CapacityTypeSpot} {
-		if !allowed.Has(ct) || launchable(c, ct) {
-			continue
-		}
-		for _, it := range c.InstanceTypes {
-			for _, o := range it.Offerings {
-				if o.CapacityType != ct {
-					continue
-				}
-				if reason, ok := unavailable.Reason(o.Key(it.Name)); ok {
-					reasons = append(reasons, o.Key(it.Name).String()+" "+reason)
-				}
+	for _, it := range c.InstanceTypes {
+		for _, o := range it.Offerings {
+			if o.CapacityType != v1.CapacityTypeSpot {
+				continue
+			}
+			if reason, ok := unavailable.Reason(o.Key(it.Name)); ok {
+				reasons = append(reasons, o.Key(it.Name).String()+" "+reason)
 			}
 		}
 	}
@@ -76,20 +74,4 @@ func fallbackReason(np *v1.NodePool, c *provisioning.NodeClaim, unavailable *clo
 		reasons = append(reasons[:5], fmt.Sprintf("and %d more", len(reasons)-5))
 	}
 	return "preferred capacity unavailable: " + strings.Join(reasons, ", ")
-}
-
-// launchable reports whether the claim can still launch with capacity
-// type ct: one of its options has an available offering of it.
-func launchable(c *provisioning.NodeClaim, ct string) bool {
-	if !c.Requirements.Get(v1.CapacityTypeLabelKey).Has(ct) {
-		return false
-	}
-	for _, it := range c.InstanceTypes {
-		for _, o := range it.Offerings {
-			if o.CapacityType == ct && o.IsAvailable() && o.CompatibleWith(c.Requirements) {
-				return true
-			}
-		}
-	}
-	return false
 }

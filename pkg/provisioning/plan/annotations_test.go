@@ -36,14 +36,14 @@ func TestFallbackReason(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Now())
 	u := cloudprovider.NewUnavailableOfferings(clk, 0)
 	np := test.NodePool()
-	c := &provisioning.NodeClaim{InstanceTypes: []*cloudprovider.InstanceType{it},
+	c := &provisioning.NodeClaim{InstanceTypes: []*cloudprovider.InstanceType{it}, CapacityType: v1.CapacityTypeSpot,
 		Requirements: scheduling.NewRequirements(scheduling.NewRequirement(v1.CapacityTypeLabelKey, corev1.NodeSelectorOpNotIn, v1.CapacityTypeReserved))}
 	if got := fallbackReason(np, c, u); got != "" {
 		t.Errorf("spot still available, yet %q", got)
 	}
 	u.MarkUnavailable(cloudprovider.OfferingKey{CapacityType: v1.CapacityTypeSpot, InstanceType: "c4.xlarge", Zone: "zone-a"}, "InsufficientInstanceCapacity")
 	u.MarkUnavailable(cloudprovider.OfferingKey{CapacityType: v1.CapacityTypeSpot, InstanceType: "c4.xlarge", Zone: "zone-b"}, "InsufficientInstanceCapacity")
-	c.InstanceTypes = u.Apply(c.InstanceTypes)
+	c.InstanceTypes, c.CapacityType = u.Apply(c.InstanceTypes), v1.CapacityTypeOnDemand
 	if got := fallbackReason(np, c, u); !strings.Contains(got, "spot/c4.xlarge/zone-a InsufficientInstanceCapacity") {
 		t.Errorf("fallback %q", got)
 	}
