@@ -113,7 +113,7 @@ type NodeClaim struct {
 	// the first capacity type it allows with an available offering, in the
 	// order reserved, spot, on-demand (spot only within the on-demand
 	// price).
-	CapacityType string
+	CapacityType  string
 	Labels        map[string]string
 	Taints        []corev1.Taint
 	StartupTaints []corev1.Taint
