@@ -39,64 +39,70 @@ func New(c client.Reader, cluster *state.Cluster, cloud cloudprovider.CloudProvi
 // Handler routes the explain requests.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET "+Path+"pod/{namespace}/{name}", s.pod)
-	mux.HandleFunc("GET "+Path+"nodepool/{name}", s.nodePool)
-	mux.HandleFunc("GET "+Path+"node/{name}", s.node)
+	mux.HandleFunc("GET "+Path+"pod/{namespace}/{name}", answer(s.pod))
+	mux.HandleFunc("GET "+Path+"nodepool/{name}", answer(s.nodePool))
+	mux.HandleFunc("GET "+Path+"node/{name}", answer(s.node))
 	return mux
 }
 
-func (s *Server) pod(w http.ResponseWriter, r *http.Request) {
+// answer serves an explanation as JSON, or its error: 404 for what does
+// not exist, 500 otherwise.
+func answer(explainer func(*http.Request) (any, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		out, err := explainer(r)
+		if err != nil {
+			code := http.StatusInternalServerError
+			if errors.IsNotFound(err) {
+				code = http.StatusNotFound
+			}
+			http.Error(w, err.Error(), code)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(out)
+	}
+}
+
+func (s *Server) pod(r *http.Request) (any, error) {
 	ctx := r.Context()
 	p := &corev1.Pod{}
 	if err := s.client.Get(ctx, client.ObjectKey{Namespace: r.PathValue("namespace"), Name: r.PathValue("name")}, p); err != nil {
-		fail(w, err)
-		return
+		return nil, err
 	}
 	snapshot, err := s.cluster.Snapshot(ctx)
 	if err != nil {
-		fail(w, err)
-		return
+		return nil, err
 	}
-	reply(w, explain.ForPod(ctx, explain.PodInput{Pod: p, Snapshot: snapshot, SchedulerNames: s.schedulerNames, Plan: s.plan}))
+	return explain.ForPod(ctx, explain.PodInput{Pod: p, Snapshot: snapshot, SchedulerNames: s.schedulerNames, Plan: s.plan}), nil
 }
 
-func (s *Server) nodePool(w http.ResponseWriter, r *http.Request) {
+func (s *Server) nodePool(r *http.Request) (any, error) {
 	ctx := r.Context()
 	np := &v1.NodePool{}
 	if err := s.client.Get(ctx, client.ObjectKey{Name: r.PathValue("name")}, np); err != nil {
-		fail(w, err)
-		return
+		return nil, err
 	}
 	snapshot, err := s.cluster.Snapshot(ctx)
 	if err != nil {
-		fail(w, err)
-		return
+		return nil, err
 	}
 	claims := &v1.NodeClaimList{}
 	if err := s.client.List(ctx, claims, client.MatchingLabels{v1.NodePoolLabelKey: np.Name}); err != nil {
-		fail(w, err)
-		return
+		return nil, fmt.Errorf("listing nodeclaims of nodepool %s, %w", np.Name, err)
 	}
 	its, err := s.cloud.GetInstanceTypes(ctx, np)
 	if err != nil {
-		fail(w, fmt.Errorf("getting instance types for nodepool %s, %w", np.Name, err))
-		return
+		return nil, fmt.Errorf("getting instance types for nodepool %s, %w", np.Name, err)
 	}
-	out, err := explain.ForNodePool(explain.NodePoolInput{NodePool: np, Nodes: snapshot.Input.Nodes, NodeClaims: claims.Items, InstanceTypes: its, Now: s.clock.Now()})
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	reply(w, out)
+	return explain.ForNodePool(explain.NodePoolInput{NodePool: np, Nodes: snapshot.Input.Nodes, NodeClaims: claims.Items, InstanceTypes: its, Now: s.clock.Now()})
 }
 
-func (s *Server) node(w http.ResponseWriter, r *http.Request) {
+func (s *Server) node(r *http.Request) (any, error) {
 	nc, err := FindNodeClaim(r.Context(), s.client, r.PathValue("name"))
 	if err != nil {
-		fail(w, err)
-		return
+		return nil, err
 	}
-	reply(w, explain.ForNode(nc))
+	return explain.ForNode(nc), nil
 }
 
 // FindNodeClaim finds a NodeClaim by its name or its Node's.
@@ -116,17 +122,4 @@ func FindNodeClaim(ctx context.Context, c client.Reader, name string) (*v1.NodeC
 		}
 	}
 	return nil, errors.NewNotFound(v1.SchemeGroupVersion.WithResource("nodeclaims").GroupResource(), name)
-}
-
-func reply(w http.ResponseWriter, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(v)
-}
-
-func fail(w http.ResponseWriter, err error) {
-	code := http.StatusInternalServerError
-	if errors.IsNotFound(err) {
-		code = http.StatusNotFound
-	}
-	http.Error(w, err.Error(), code)
 }
