@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -233,7 +234,7 @@ metadata:
 			Spec:       simv1alpha1.SimNodeClassSpec{EvictionPolicy: simv1alpha1.EvictionPolicyDeallocate},
 		}},
 	}
-	if diff := cmp.Diff(want, set); diff != "" {
+	if diff := cmp.Diff(want, set, cmpopts.IgnoreUnexported(Set{})); diff != "" {
 		t.Errorf("read (-want +got):\n%s", diff)
 	}
 }

@@ -199,23 +199,67 @@ func (l *Loader) readObject(src string, obj map[string]any, set *Set) []error {
 	if gvk.Kind == "List" && gvk.GroupVersion().String() == "v1" {
 		return l.readList(src, obj, set)
 	}
+	if want, ok := l.versions[gvk.GroupKind()]; !ok {
+		set.Skipped = append(set.Skipped, Skipped{Source: src, APIVersion: u.GetAPIVersion(), Kind: gvk.Kind, Name: u.GetName()})
+		return nil
+	} else if want != gvk.GroupVersion().String() {
+		return fail(field.NotSupported(field.NewPath("apiVersion"), u.GetAPIVersion(), []string{want}))
+	}
+	key := l.identify(u)
+	// Every copy of an object after the first is an error. Timed edits,
+	// documents annotated simulate.capstan.dev/apply-at or
+	// simulate.capstan.dev/delete-at, are to be the one exception: when
+	// the loader reads them, they are later versions of an object by
+	// design, and this is where they are let through.
+	if err := set.duplicate(key); err != nil {
+		return fail(err)
+	}
+	if errs := l.readKnown(src, u, set); len(errs) > 0 {
+		return errs
+	}
+	set.record(key, src)
+	return nil
+}
+
+// identify scopes u as applying it would (scope) and returns its
+// identity: cluster-scoped kinds, the CloudProfile and the OpenModel
+// have no namespace.
+func (l *Loader) identify(u *unstructured.Unstructured) objectKey {
+	gvk := u.GroupVersionKind()
+	key := objectKey{group: gvk.Group, kind: gvk.Kind, name: u.GetName()}
 	if c, ok := l.custom[gvk]; ok {
 		scope(u, c.version.namespaced)
-		if errs := c.read(context.Background(), obj, set); len(errs) > 0 {
+	} else if b, ok := l.builtins[gvk]; ok {
+		scope(u, b.namespaced)
+	} else {
+		return key
+	}
+	key.namespace = u.GetNamespace()
+	return key
+}
+
+// readKnown reads u, scoped, of a kind simulate models at the apiVersion
+// it reads, into set.
+func (l *Loader) readKnown(src string, u *unstructured.Unstructured, set *Set) []error {
+	gvk := u.GroupVersionKind()
+	fail := func(errs ...error) []error {
+		return []error{&DocumentError{Source: src, Kind: gvk.Kind, Name: u.GetName(), Errs: errs}}
+	}
+	if c, ok := l.custom[gvk]; ok {
+		if errs := c.read(context.Background(), u.Object, set); len(errs) > 0 {
 			return fail(errs...)
 		}
 		return nil
 	}
 	if b, ok := l.builtins[gvk]; ok {
-		scope(u, b.namespaced)
-		if errs := b.read(obj, set); len(errs) > 0 {
+		if errs := b.read(u.Object, set); len(errs) > 0 {
 			return fail(errs...)
 		}
 		return nil
 	}
 	switch gvk {
 	case profileGVK():
-		data, err := json.Marshal(obj)
+		data, err := json.Marshal(u.Object)
 		if err != nil {
 			return fail(err)
 		}
@@ -230,11 +274,6 @@ func (l *Loader) readObject(src string, obj map[string]any, set *Set) []error {
 			return fail(err)
 		}
 		set.OpenModels = append(set.OpenModels, m)
-	default:
-		if want, ok := l.versions[gvk.GroupKind()]; ok {
-			return fail(field.NotSupported(field.NewPath("apiVersion"), u.GetAPIVersion(), []string{want}))
-		}
-		set.Skipped = append(set.Skipped, Skipped{Source: src, APIVersion: u.GetAPIVersion(), Kind: gvk.Kind, Name: u.GetName()})
 	}
 	return nil
 }

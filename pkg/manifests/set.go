@@ -38,6 +38,40 @@ type Set struct {
 	// Skipped are documents of kinds simulate does not model (listed to
 	// the user, not an error).
 	Skipped []Skipped
+
+	// sources is where each named object was read, so a second copy is
+	// an error naming both places.
+	sources map[objectKey]string
+}
+
+// objectKey is an object's identity in a cluster: applying a second
+// object with the same key would overwrite the first, so simulate must
+// not run both. Cluster-scoped kinds have no namespace.
+type objectKey struct {
+	group, kind, namespace, name string
+}
+
+// duplicate is the error for an object already read, else nil. An
+// unnamed object is no one's copy: its kind's validation rejects it, or
+// it is a CloudProfile, a file that needs no name.
+func (s *Set) duplicate(key objectKey) *field.Error {
+	prev, ok := s.sources[key]
+	if !ok || key.name == "" {
+		return nil
+	}
+	object := key.kind + " " + key.name
+	if key.namespace != "" {
+		object = key.kind + " " + key.namespace + "/" + key.name
+	}
+	return &field.Error{Type: field.ErrorTypeDuplicate, Field: "metadata.name", BadValue: key.name, Detail: object + " is already in " + prev}
+}
+
+// record notes that the object key was read at src.
+func (s *Set) record(key objectKey, src string) {
+	if s.sources == nil {
+		s.sources = map[objectKey]string{}
+	}
+	s.sources[key] = src
 }
 
 // Profile is a CloudProfile, defaulted and validated against the catalog,
