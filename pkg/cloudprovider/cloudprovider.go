@@ -33,7 +33,8 @@ type CloudProvider interface {
 	// status.capacity and status.allocatable set (status.imageID too where
 	// the provider has images), and the labels the instance carries added:
 	// node.kubernetes.io/instance-type, topology.kubernetes.io/zone (and
-	// region), karpenter.sh/capacity-type, the capacity reservation id for
+	// region, and the offering's topology.k8s.aws/zone-id where it has
+	// one), karpenter.sh/capacity-type, the capacity reservation id for
 	// reserved launches, cluster.x-k8s.io/interruptible for spot (decision
 	// 7), and the instance type's single-valued labels (arch, os, instance
 	// family, ...).

@@ -71,7 +71,10 @@ func (it *InstanceType) Allocatable() corev1.ResourceList {
 // Offering is one way to buy an instance type: a zone, a capacity type and,
 // for reserved capacity, the reservation.
 type Offering struct {
-	Zone          string
+	Zone string
+	// ZoneID is the zone's topology.k8s.aws/zone-id, empty where the
+	// provider has none (its nodes then lack the label).
+	ZoneID        string
 	CapacityType  string
 	ReservationID string
 	// Price is per hour. Reserved offerings cost on-demand / 10^7 so any
@@ -91,6 +94,9 @@ func (o *Offering) Requirements() scheduling.Requirements {
 	if o.ReservationID != "" {
 		reqs.Add(scheduling.NewRequirement(v1.LabelCapacityReservationID, corev1.NodeSelectorOpIn, o.ReservationID))
 	}
+	if o.ZoneID != "" {
+		reqs.Add(scheduling.NewRequirement(v1.LabelZoneID, corev1.NodeSelectorOpIn, o.ZoneID))
+	}
 	return reqs
 }
 
@@ -105,8 +111,8 @@ func (ofs Offerings) Available() Offerings {
 	return slices.DeleteFunc(slices.Clone(ofs), func(o *Offering) bool { return !o.IsAvailable() })
 }
 
-// Compatible keeps the offerings whose zone, capacity type and reservation
-// the requirements allow.
+// Compatible keeps the offerings whose zone (and zone ID), capacity type
+// and reservation the requirements allow.
 func (ofs Offerings) Compatible(reqs scheduling.Requirements) Offerings {
 	var out Offerings
 	for _, o := range ofs {
@@ -125,6 +131,13 @@ func (o *Offering) CompatibleWith(reqs scheduling.Requirements) bool {
 	}
 	if r, ok := reqs[v1.CapacityTypeLabelKey]; ok && !r.Has(o.CapacityType) {
 		return false
+	}
+	// The zone ID follows the zone, so requirements may pick a zone by
+	// either; an offering without one allows only its absence.
+	if r, ok := reqs[v1.LabelZoneID]; ok {
+		if o.ZoneID == "" && !r.AllowsAbsent() || o.ZoneID != "" && !r.Has(o.ZoneID) {
+			return false
+		}
 	}
 	if r, ok := reqs[v1.LabelCapacityReservationID]; ok {
 		if o.ReservationID == "" {

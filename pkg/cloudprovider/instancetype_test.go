@@ -131,6 +131,15 @@ func TestOfferingRequirements(t *testing.T) {
 				{Key: v1.LabelZone, Operator: corev1.NodeSelectorOpIn, Values: []string{"zone-b"}},
 			},
 		},
+		{
+			name:     "with a zone id, the id too",
+			offering: cloudprovider.Offering{Zone: "us-east-1a", ZoneID: "use1-az1", CapacityType: v1.CapacityTypeOnDemand},
+			want: []v1.NodeSelectorRequirementWithMinValues{
+				{Key: v1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{v1.CapacityTypeOnDemand}},
+				{Key: v1.LabelZone, Operator: corev1.NodeSelectorOpIn, Values: []string{"us-east-1a"}},
+				{Key: v1.LabelZoneID, Operator: corev1.NodeSelectorOpIn, Values: []string{"use1-az1"}},
+			},
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -188,6 +197,7 @@ func TestOfferingCompatibleWith(t *testing.T) {
 	)
 	spotA := &cloudprovider.Offering{Zone: "a", CapacityType: v1.CapacityTypeSpot}
 	reservedA := &cloudprovider.Offering{Zone: "a", CapacityType: v1.CapacityTypeReserved, ReservationID: "cr-1"}
+	onDemandAZ1 := &cloudprovider.Offering{Zone: "a", ZoneID: "az1", CapacityType: v1.CapacityTypeOnDemand}
 	cases := []struct {
 		name     string
 		offering *cloudprovider.Offering
@@ -266,6 +276,19 @@ func TestOfferingCompatibleWith(t *testing.T) {
 			name:     "reservation id matches but capacity type does not",
 			offering: reservedA,
 			reqs:     scheduling.NewRequirements(req(v1.LabelCapacityReservationID, in, "cr-1"), req(v1.CapacityTypeLabelKey, in, v1.CapacityTypeSpot)),
+		},
+		{name: "zone id In its id", offering: onDemandAZ1, reqs: scheduling.NewRequirements(req(v1.LabelZoneID, in, "az1", "az2")), want: true},
+		{name: "zone id In another id", offering: onDemandAZ1, reqs: scheduling.NewRequirements(req(v1.LabelZoneID, in, "az2"))},
+		{name: "zone id NotIn its id", offering: onDemandAZ1, reqs: scheduling.NewRequirements(req(v1.LabelZoneID, notIn, "az1"))},
+		{name: "zone id Exists", offering: onDemandAZ1, reqs: scheduling.NewRequirements(req(v1.LabelZoneID, exists)), want: true},
+		{name: "zone id DoesNotExist, offering has one", offering: onDemandAZ1, reqs: scheduling.NewRequirements(req(v1.LabelZoneID, doesNotExist))},
+		{name: "zone id In, offering has none", offering: spotA, reqs: scheduling.NewRequirements(req(v1.LabelZoneID, in, "az1"))},
+		{name: "zone id Exists, offering has none", offering: spotA, reqs: scheduling.NewRequirements(req(v1.LabelZoneID, exists))},
+		{name: "zone id NotIn, offering has none", offering: spotA, reqs: scheduling.NewRequirements(req(v1.LabelZoneID, notIn, "az1")), want: true},
+		{
+			name:     "zone id matches but zone does not",
+			offering: onDemandAZ1,
+			reqs:     scheduling.NewRequirements(req(v1.LabelZoneID, in, "az1"), req(v1.LabelZone, in, "b")),
 		},
 	}
 	for _, tc := range cases {

@@ -28,9 +28,15 @@ const (
 
 // CloudProfileSpec is the simulated cloud's configuration.
 type CloudProfileSpec struct {
-	Region string     `json:"region"`
-	Zones  []string   `json:"zones"`
-	Style  CloudStyle `json:"style"`
+	Region string   `json:"region"`
+	Zones  []string `json:"zones"`
+	// ZoneIDs maps a zone to its ID, the topology.k8s.aws/zone-id value
+	// of its nodes: AWS names zones per account but IDs them the same for
+	// everyone. A zone not listed gets an ID from the region and its
+	// letter or number, AWS style: us-east-1a is use1-az1.
+	// +optional
+	ZoneIDs map[string]string `json:"zoneIDs,omitempty"`
+	Style   CloudStyle        `json:"style"`
 	// LaunchLatency is how long an instance takes to register its Node.
 	// +optional
 	LaunchLatency metav1.Duration `json:"launchLatency,omitzero"`

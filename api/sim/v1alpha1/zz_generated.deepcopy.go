@@ -123,6 +123,13 @@ func (in *CloudProfileSpec) DeepCopyInto(out *CloudProfileSpec) {
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}
+	if in.ZoneIDs != nil {
+		in, out := &in.ZoneIDs, &out.ZoneIDs
+		*out = make(map[string]string, len(*in))
+		for key, val := range *in {
+			(*out)[key] = val
+		}
+	}
 	out.LaunchLatency = in.LaunchLatency
 	out.ReservationRefreshInterval = in.ReservationRefreshInterval
 	if in.Capacity != nil {

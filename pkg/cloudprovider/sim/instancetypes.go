@@ -25,7 +25,8 @@ const ReservedPriceDivisor = 1e7
 // on-demand and spot offerings in each zone (finite pools are not
 // advertised: the cloud finds out at launch, as real clouds do) and one
 // reserved offering per reservation the NodeClass selects, with the free
-// slots the account knows of (Reservation.Advertised).
+// slots the account knows of (Reservation.Advertised). Each offering
+// carries its zone's ID (ZoneID), so a pod may pick a zone by either.
 func (c *Cloud) GetInstanceTypes(ctx context.Context, np *v1.NodePool) ([]*cloudprovider.InstanceType, error) {
 	ref := np.Spec.Template.Spec.NodeClassRef
 	if ref == nil {
@@ -51,6 +52,11 @@ func (c *Cloud) instanceTypesLocked(nc *simv1alpha1.SimNodeClass, now time.Time)
 	for _, r := range status.CapacityReservations {
 		reserved[r.InstanceType] = append(reserved[r.InstanceType], r)
 	}
+	spec := &c.opts.Profile.Spec
+	zoneIDs := make([]string, len(spec.Zones))
+	for i, z := range spec.Zones {
+		zoneIDs[i] = ZoneID(spec, z)
+	}
 	out := make([]*cloudprovider.InstanceType, 0, len(c.opts.Catalog))
 	for _, ct := range c.opts.Catalog {
 		od, ok := ct.OnDemandPrice(c.opts.Profile.Spec.Region)
@@ -59,20 +65,21 @@ func (c *Cloud) instanceTypesLocked(nc *simv1alpha1.SimNodeClass, now time.Time)
 		}
 		it := c.instanceType(ct)
 		capacityTypes := []string{v1.CapacityTypeSpot, v1.CapacityTypeOnDemand}
-		for _, z := range c.opts.Profile.Spec.Zones {
+		for i, z := range spec.Zones {
 			it.Offerings = append(it.Offerings,
-				&cloudprovider.Offering{Zone: z, CapacityType: v1.CapacityTypeOnDemand, Price: od, Available: cloudprovider.Unlimited},
-				&cloudprovider.Offering{Zone: z, CapacityType: v1.CapacityTypeSpot, Price: c.spotPriceLocked(ct, z), Available: cloudprovider.Unlimited},
+				&cloudprovider.Offering{Zone: z, ZoneID: zoneIDs[i], CapacityType: v1.CapacityTypeOnDemand, Price: od, Available: cloudprovider.Unlimited},
+				&cloudprovider.Offering{Zone: z, ZoneID: zoneIDs[i], CapacityType: v1.CapacityTypeSpot, Price: c.spotPriceLocked(ct, z), Available: cloudprovider.Unlimited},
 			)
 		}
 		for _, r := range reserved[ct.Name] {
-			it.Offerings = append(it.Offerings, &cloudprovider.Offering{Zone: r.Zone, CapacityType: v1.CapacityTypeReserved, ReservationID: r.ID, Price: od / ReservedPriceDivisor, Available: r.AvailableInstanceCount})
+			it.Offerings = append(it.Offerings, &cloudprovider.Offering{Zone: r.Zone, ZoneID: ZoneID(spec, r.Zone), CapacityType: v1.CapacityTypeReserved, ReservationID: r.ID, Price: od / ReservedPriceDivisor, Available: r.AvailableInstanceCount})
 		}
 		if len(reserved[ct.Name]) > 0 {
 			capacityTypes = append(capacityTypes, v1.CapacityTypeReserved)
 		}
 		it.Requirements.Add(
-			scheduling.NewRequirement(v1.LabelZone, corev1.NodeSelectorOpIn, c.opts.Profile.Spec.Zones...),
+			scheduling.NewRequirement(v1.LabelZone, corev1.NodeSelectorOpIn, spec.Zones...),
+			scheduling.NewRequirement(v1.LabelZoneID, corev1.NodeSelectorOpIn, zoneIDs...),
 			scheduling.NewRequirement(v1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, capacityTypes...),
 		)
 		out = append(out, it)

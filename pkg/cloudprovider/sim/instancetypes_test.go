@@ -2,9 +2,12 @@ package sim_test
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -88,5 +91,45 @@ func TestReservationExpiryAndExternalUse(t *testing.T) {
 	f.clock.Step(time.Hour)
 	if got := reserved(); got != -1 {
 		t.Errorf("after the end time the reservation is still offered (%d)", got)
+	}
+}
+
+// Every offering, and so every node, carries its zone's ID, whether the
+// profile names the IDs or leaves them to the default.
+func TestOfferingsCarryZoneIDs(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		profile *simv1alpha1.CloudProfile
+		want    map[string]string
+	}{
+		{"default IDs", profile(simv1alpha1.CloudStyleAWS), map[string]string{"us-west-2a": "usw2-az1", "us-west-2b": "usw2-az2"}},
+		{"explicit IDs", profile(simv1alpha1.CloudStyleAWS, func(s *simv1alpha1.CloudProfileSpec) {
+			s.ZoneIDs = map[string]string{"us-west-2a": "usw2-az3", "us-west-2b": "usw2-az1"}
+		}), map[string]string{"us-west-2a": "usw2-az3", "us-west-2b": "usw2-az1"}},
+		{"gcp style", profile(simv1alpha1.CloudStyleGCP, func(s *simv1alpha1.CloudProfileSpec) {
+			s.Zones, s.Reservations = []string{"us-west1-a", "us-west1-c"}, nil
+		}), map[string]string{"us-west1-a": "usw2-az1", "us-west1-c": "usw2-az3"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, tc.profile)
+			its, err := f.cloud.GetInstanceTypes(context.Background(), test.NodePool())
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids := slices.Sorted(maps.Values(tc.want))
+			for _, it := range its {
+				if r := it.Requirements.Get(v1.LabelZoneID); r.Operator() != corev1.NodeSelectorOpIn || !slices.Equal(slices.Sorted(slices.Values(r.Values())), ids) {
+					t.Fatalf("%s requires zone id %s, want In %v", it.Name, r, ids)
+				}
+				for _, o := range it.Offerings {
+					if o.ZoneID != tc.want[o.Zone] {
+						t.Errorf("%s offering %s has zone id %q, want %q", it.Name, o, o.ZoneID, tc.want[o.Zone])
+					}
+					if got := o.Requirements().Get(v1.LabelZoneID); got.Len() != 1 || !got.Has(tc.want[o.Zone]) {
+						t.Errorf("%s offering %s requires zone id %s, want %s", it.Name, o, got, tc.want[o.Zone])
+					}
+				}
+			}
+		})
 	}
 }

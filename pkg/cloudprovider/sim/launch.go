@@ -244,6 +244,7 @@ func (c *Cloud) runLocked(ctx context.Context, nc *v1.NodeClaim, nodeClass *simv
 func (c *Cloud) instanceLabels(cand candidate, inst *Instance) map[string]string {
 	labels := cand.it.Requirements.Labels()
 	labels[v1.LabelZone] = inst.Zone
+	labels[v1.LabelZoneID] = cand.o.ZoneID
 	labels[v1.CapacityTypeLabelKey] = inst.CapacityType
 	labels[v1.LabelRegion] = c.opts.Profile.Spec.Region
 	labels[v1.LabelInstanceType] = inst.InstanceType

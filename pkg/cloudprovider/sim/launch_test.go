@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -107,5 +108,55 @@ func TestMaxSpotInstanceCount(t *testing.T) {
 	u.MarkFromError(ice)
 	if !u.IsUnavailable(cloudprovider.OfferingKey{CapacityType: v1.CapacityTypeSpot, InstanceType: "m5.large", Zone: "us-west-2b"}) {
 		t.Errorf("the account-wide spot limit must mark every spot offering")
+	}
+}
+
+// A NodeClaim may pick its zone by ID alone: the instance, the NodeClaim
+// Create returns and the Node the kubelet registers all carry the ID of
+// the zone it launched in.
+func TestLaunchCarriesZoneID(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		profile      *simv1alpha1.CloudProfile
+		instanceType string
+		zoneID       string
+		want         string // the zone
+	}{
+		{"default ID", profile(simv1alpha1.CloudStyleAWS), "c5.xlarge", "usw2-az2", "us-west-2b"},
+		{"explicit ID", profile(simv1alpha1.CloudStyleAWS, func(s *simv1alpha1.CloudProfileSpec) {
+			s.ZoneIDs = map[string]string{"us-west-2a": "usw2-az4", "us-west-2b": "usw2-az1"}
+		}), "c5.xlarge", "usw2-az4", "us-west-2a"},
+		{"reserved", profile(simv1alpha1.CloudStyleAWS), "m5.large", "usw2-az1", "us-west-2a"}, // into cr-small
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, tc.profile)
+			nc, err := f.cloud.Create(context.Background(), claim("nc", in(v1.LabelInstanceType, tc.instanceType), in(v1.LabelZoneID, tc.zoneID)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.instanceType == "m5.large" && nc.Labels[v1.LabelCapacityReservationID] != "cr-small" {
+				t.Errorf("launched %s, want into cr-small", nc.Labels[v1.CapacityTypeLabelKey])
+			}
+			if nc.Labels[v1.LabelZone] != tc.want || nc.Labels[v1.LabelZoneID] != tc.zoneID {
+				t.Errorf("launched into %s (%s), want %s (%s)", nc.Labels[v1.LabelZone], nc.Labels[v1.LabelZoneID], tc.want, tc.zoneID)
+			}
+			inst := f.cloud.Snapshot().Instances
+			if len(inst) != 1 {
+				t.Fatalf("%d instances, want 1", len(inst))
+			}
+			for _, i := range inst {
+				if i.Labels[v1.LabelZoneID] != tc.zoneID {
+					t.Errorf("instance labels %v, want zone id %s", i.Labels, tc.zoneID)
+				}
+			}
+			nodes := f.kubelet.Due(f.clock.Now().Add(time.Hour))
+			if len(nodes) != 1 || nodes[0].Labels[v1.LabelZoneID] != tc.zoneID {
+				t.Fatalf("registered nodes %v, want one with zone id %s", nodes, tc.zoneID)
+			}
+			got, err := f.cloud.Get(context.Background(), nc.Status.ProviderID)
+			if err != nil || got.Labels[v1.LabelZoneID] != tc.zoneID {
+				t.Errorf("Get = %v, %v; want zone id %s", got, err, tc.zoneID)
+			}
+		})
 	}
 }

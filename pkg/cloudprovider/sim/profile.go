@@ -241,6 +241,7 @@ func validateProfile(p *simv1alpha1.CloudProfile, types []catalog.InstanceType) 
 	}
 	c.count(path.Child("maxSpotInstances"), &s.MaxSpotInstances, 0)
 	c.checkZones(path.Child("zones"))
+	c.checkZoneIDs(path.Child("zoneIDs"))
 	c.checkCapacity(path.Child("capacity"))
 	c.checkSpotPrices(path.Child("spotPrices"))
 	c.checkReservations(path.Child("reservations"))
