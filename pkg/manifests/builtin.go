@@ -3,13 +3,16 @@ package manifests
 import (
 	"encoding/json"
 	"maps"
+	"reflect"
 	"slices"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -38,6 +41,9 @@ func builtin[T any, P interface {
 	return builtinKind{namespaced: namespaced, read: func(obj map[string]any, set *Set) []error {
 		var typed T
 		if err := decodeStrict(obj, &typed); err != nil {
+			if errs := malformedQuantities(obj, reflect.TypeFor[T](), nil); len(errs) > 0 {
+				return fieldErrors(errs)
+			}
 			return []error{err}
 		}
 		errs := apivalidation.ValidateObjectMetaAccessor(P(&typed), namespaced, name, field.NewPath("metadata"))
@@ -70,6 +76,51 @@ func decodeStrict[T any](obj map[string]any, typed *T) error {
 		return jerr
 	}
 	return err
+}
+
+// malformedQuantities are the quantities in obj that do not parse, by
+// path, found by walking obj along T's JSON fields: decoding stops at the
+// first and does not say where it is.
+func malformedQuantities(obj any, t reflect.Type, path *field.Path) field.ErrorList {
+	if t == reflect.TypeFor[resource.Quantity]() {
+		data, err := json.Marshal(obj)
+		if err == nil {
+			err = new(resource.Quantity).UnmarshalJSON(data)
+		}
+		if err != nil {
+			return field.ErrorList{field.Invalid(path, obj, err.Error())}
+		}
+		return nil
+	}
+	var errs field.ErrorList
+	switch t.Kind() {
+	case reflect.Pointer:
+		return malformedQuantities(obj, t.Elem(), path)
+	case reflect.Slice:
+		items, _ := obj.([]any)
+		for i, item := range items {
+			errs = append(errs, malformedQuantities(item, t.Elem(), path.Index(i))...)
+		}
+	case reflect.Map:
+		m, _ := obj.(map[string]any)
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			errs = append(errs, malformedQuantities(m[k], t.Elem(), path.Key(k))...)
+		}
+	case reflect.Struct:
+		m, _ := obj.(map[string]any)
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			switch {
+			case !f.IsExported() || name == "-":
+			case name == "" && f.Anonymous: // inlined, as TypeMeta
+				errs = append(errs, malformedQuantities(obj, f.Type, path)...)
+			case m[name] != nil:
+				errs = append(errs, malformedQuantities(m[name], f.Type, path.Child(name))...)
+			}
+		}
+	}
+	return errs
 }
 
 // builtinKinds are the built-in kinds simulate models, by the one
@@ -140,36 +191,6 @@ func DefaultRequests(spec *corev1.PodSpec) {
 			}
 		}
 	}
-}
-
-// admitPodSpec checks what simulate needs of a pod: containers, whose
-// resources are not negative.
-func admitPodSpec(spec *corev1.PodSpec, path *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if len(spec.Containers) == 0 {
-		errs = append(errs, field.Required(path.Child("containers"), ""))
-	}
-	for _, group := range []struct {
-		child      string
-		containers []corev1.Container
-	}{{"initContainers", spec.InitContainers}, {"containers", spec.Containers}} {
-		for i, c := range group.containers {
-			resources := path.Child(group.child).Index(i).Child("resources")
-			errs = append(errs, nonNegative(c.Resources.Requests, resources.Child("requests"))...)
-			errs = append(errs, nonNegative(c.Resources.Limits, resources.Child("limits"))...)
-		}
-	}
-	return errs
-}
-
-func nonNegative(list corev1.ResourceList, path *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	for _, name := range slices.Sorted(maps.Keys(list)) {
-		if q := list[name]; q.Sign() < 0 {
-			errs = append(errs, field.Invalid(path.Key(string(name)), q.String(), apivalidation.IsNegativeErrorMsg))
-		}
-	}
-	return errs
 }
 
 // admitController checks a workload controller the way the apps API
