@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"context"
+	"path"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider/catalog"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
 	"github.com/capstan-dev/capstan/pkg/test"
 )
@@ -63,5 +65,34 @@ func TestAPIKubeletAgainstAPIServer(t *testing.T) {
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: node.Name}, got)).To(gomega.Succeed())
 	if _, ok := got.Labels[simv1alpha1.LabelKubelet]; ok {
 		t.Errorf("a stopped instance's node is still kwok's")
+	}
+
+	// The Node the cloud builds for a launch reaches the API server with
+	// the instance's labels, the zone ID among them. Its first instance
+	// takes the name the node above has.
+	g.Expect(env.Client.Delete(ctx, got)).To(gomega.Succeed())
+	p := profile(simv1alpha1.CloudStyleAWS, func(s *simv1alpha1.CloudProfileSpec) {
+		s.LaunchLatency.Duration = time.Millisecond
+		s.ZoneIDs = map[string]string{"us-west-2b": "usw2-az4"}
+	})
+	cat, err := catalog.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	classes := nodeClasses{"default": &simv1alpha1.SimNodeClass{}}
+	cloud, err := sim.New(sim.Options{Profile: p, Catalog: cat, Clock: clock.RealClock{}, NodeClasses: classes, Kubelet: k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := cloud.Create(ctx, claim("nc", in(v1.LabelInstanceType, "c5.xlarge"), in(v1.LabelZoneID, "usw2-az4")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	launched := &corev1.Node{}
+	g.Eventually(func() error {
+		return env.Client.Get(ctx, client.ObjectKey{Name: sim.NodeName(&sim.Instance{ID: path.Base(nc.Status.ProviderID)})}, launched)
+	}).Should(gomega.Succeed())
+	if launched.Labels[v1.LabelZoneID] != "usw2-az4" || launched.Labels[v1.LabelZone] != "us-west-2b" {
+		t.Errorf("registered node labels %v, want zone us-west-2b, zone id usw2-az4", launched.Labels)
 	}
 }
