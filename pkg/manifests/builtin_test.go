@@ -134,6 +134,8 @@ func TestInvalidBuiltinKinds(t *testing.T) {
 			`w.yaml, document 1 (PodDisruptionBudget b): spec.maxUnavailable: Invalid value: "half": a valid percent string must be`},
 		{"a PVC without a storage request", "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: c}\nspec: {accessModes: [ReadWriteOnce]}\n",
 			`w.yaml, document 1 (PersistentVolumeClaim c): spec.resources.requests[storage]: Required value`},
+		{"a PVC with a malformed storage request", "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: c}\nspec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: lots}}}\n",
+			`w.yaml, document 1 (PersistentVolumeClaim c): spec.resources.requests[storage]: Invalid value: "lots": quantities must match the regular expression`},
 		{"a PV without capacity", "apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: v}\nspec: {accessModes: [ReadWriteOnce]}\n",
 			`w.yaml, document 1 (PersistentVolume v): spec.capacity[storage]: Required value`},
 		{"a StorageClass without a provisioner", "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: s}\n",
