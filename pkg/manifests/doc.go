@@ -8,8 +8,12 @@
 // CRD machinery from k8s.io/apiextensions-apiserver with the embedded
 // CRDs: unknown fields are errors (fieldValidation=Strict), then schema
 // defaults, OpenAPI validation and the CEL rules. Built-in kinds are
-// decoded strictly and checked only for what simulate needs; the
+// decoded strictly and checked for what simulate needs, pod specs
+// (podspec.go) as the API server's pod validation checks them; the
 // simulator's CloudProfile is decoded and validated by
 // pkg/cloudprovider/sim and an llmaz OpenModel by pkg/flavors. Other
-// kinds are skipped and listed, not errors. It never talks to a cluster.
+// kinds are skipped and listed, not errors. The same object twice is an
+// error, a stream over MaxStreamBytes is refused, and errors escape the
+// control characters they echo from the input. It never talks to a
+// cluster.
 package manifests

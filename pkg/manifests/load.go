@@ -3,7 +3,6 @@ package manifests
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -97,7 +96,7 @@ func (l *Loader) Load(paths []string, stdin io.Reader) (*Set, error) {
 	}
 	for _, path := range paths {
 		if path == "-" {
-			data, err := io.ReadAll(stdin)
+			data, err := readStream(stdin)
 			read("stdin", data, err)
 			continue
 		}
@@ -107,21 +106,31 @@ func (l *Loader) Load(paths []string, stdin io.Reader) (*Set, error) {
 			continue
 		}
 		for _, f := range files {
-			data, err := os.ReadFile(f)
-			read(f, data, err)
+			data, err := readFile(f)
+			read(printable(f), data, err)
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
+	if err := joinErrors(errs); err != nil {
 		return nil, err
 	}
 	return set, nil
+}
+
+// readFile reads the file at path, up to MaxStreamBytes.
+func readFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readStream(f)
 }
 
 // manifestFiles is path itself, or the manifests under directory path.
 func manifestFiles(path string) ([]string, error) {
 	info, err := os.Stat(path)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s, %w", path, err)
+		return nil, fmt.Errorf("reading %s, %w", printable(path), err)
 	}
 	if !info.IsDir() {
 		return []string{path}, nil
@@ -137,10 +146,10 @@ func manifestFiles(path string) ([]string, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("reading %s, %w", path, err)
+		return nil, fmt.Errorf("reading %s, %w", printable(path), err)
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("reading %s, no *.yaml, *.yml or *.json files in the directory", path)
+		return nil, fmt.Errorf("reading %s, no *.yaml, *.yml or *.json files in the directory", printable(path))
 	}
 	// WalkDir sorts each directory, which orders "a/x" before "a-b"; a
 	// plain sort is the order users expect.
@@ -164,7 +173,7 @@ func (l *Loader) Read(source string, data []byte, into *Set) error {
 		}
 		errs = append(errs, l.readObject(src, obj, into)...)
 	}
-	return errors.Join(errs...)
+	return joinErrors(errs)
 }
 
 // decodeDocument decodes as the API server does a request body: duplicate

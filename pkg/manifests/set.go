@@ -59,9 +59,9 @@ func (s *Set) duplicate(key objectKey) *field.Error {
 	if !ok || key.name == "" {
 		return nil
 	}
-	object := key.kind + " " + key.name
+	object := key.kind + " " + printable(key.name)
 	if key.namespace != "" {
-		object = key.kind + " " + key.namespace + "/" + key.name
+		object = key.kind + " " + printable(key.namespace+"/"+key.name)
 	}
 	return &field.Error{Type: field.ErrorTypeDuplicate, Field: "metadata.name", BadValue: key.name, Detail: object + " is already in " + prev}
 }
@@ -86,6 +86,9 @@ type Profile struct {
 type Skipped struct {
 	Source, APIVersion, Kind, Name string
 }
+
+// String locates the document and names the object, for the user.
+func (s Skipped) String() string { return describe(s.Source, s.Kind, s.Name) }
 
 // DocumentError is everything wrong with one document. Error prints one
 // problem per line, each prefixed with the document and object so the
@@ -121,7 +124,7 @@ func describe(src, kind, name string) string {
 	if kind == "" && name == "" {
 		return src
 	}
-	return src + " (" + strings.TrimSpace(kind+" "+name) + ")"
+	return src + " (" + strings.TrimSpace(printable(kind)+" "+printable(name)) + ")"
 }
 
 func fieldErrors(errs field.ErrorList) []error {

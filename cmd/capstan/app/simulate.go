@@ -67,7 +67,7 @@ func runSimulate(cmd *cobra.Command, opts SimulateOptions) error {
 	if len(set.Skipped) > 0 {
 		var skipped []string
 		for _, s := range set.Skipped {
-			skipped = append(skipped, fmt.Sprintf("%s (%s %s)", s.Source, s.Kind, s.Name))
+			skipped = append(skipped, s.String())
 		}
 		fmt.Fprintf(cmd.ErrOrStderr(), "skipped %d document(s) of kinds simulate does not model: %s\n", len(skipped), strings.Join(skipped, ", "))
 	}

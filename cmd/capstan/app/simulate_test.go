@@ -36,3 +36,21 @@ func TestSimulateWritesTheReportAsWellAsTheOutput(t *testing.T) {
 		t.Errorf("--report into a missing directory: err = %v, want a creating report error", err)
 	}
 }
+
+// Documents of kinds simulate does not model are listed, with what does
+// not print in their names escaped.
+func TestSimulateListsSkippedKindsEscaped(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.yaml")
+	data := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\n---\napiVersion: example.com/v1\nkind: \"Evil\\e[2J\"\nmetadata: {name: x}\n"
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := run(t, "simulate", "-f", path, "--duration", "1m")
+	if err != nil {
+		t.Fatalf("simulate: %v\n%s", err, out)
+	}
+	want := "skipped 2 document(s) of kinds simulate does not model: " + path + ", document 1 (ConfigMap settings), " + path + `, document 2 ("Evil\x1b[2J" x)` + "\n"
+	if !strings.HasPrefix(out, want) {
+		t.Errorf("output starts %q, want %q", out, want)
+	}
+}
