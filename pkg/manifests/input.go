@@ -15,11 +15,8 @@ import (
 // smaller; the API server refuses requests over 3 MiB.
 const MaxStreamBytes = 64 << 20
 
-// readStream reads r whole, up to MaxStreamBytes.
-func readStream(r io.Reader) ([]byte, error) {
-	return readCapped(r, MaxStreamBytes)
-}
-
+// readCapped reads r whole if it holds at most limit bytes, reading one
+// more to tell.
 func readCapped(r io.Reader, limit int64) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {

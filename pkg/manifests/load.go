@@ -96,7 +96,7 @@ func (l *Loader) Load(paths []string, stdin io.Reader) (*Set, error) {
 	}
 	for _, path := range paths {
 		if path == "-" {
-			data, err := readStream(stdin)
+			data, err := readCapped(stdin, MaxStreamBytes)
 			read("stdin", data, err)
 			continue
 		}
@@ -123,7 +123,7 @@ func readFile(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return readStream(f)
+	return readCapped(f, MaxStreamBytes)
 }
 
 // manifestFiles is path itself, or the manifests under directory path.
@@ -208,10 +208,12 @@ func (l *Loader) readObject(src string, obj map[string]any, set *Set) []error {
 	if gvk.Kind == "List" && gvk.GroupVersion().String() == "v1" {
 		return l.readList(src, obj, set)
 	}
-	if want, ok := l.versions[gvk.GroupKind()]; !ok {
+	want, ok := l.versions[gvk.GroupKind()]
+	if !ok {
 		set.Skipped = append(set.Skipped, Skipped{Source: src, APIVersion: u.GetAPIVersion(), Kind: gvk.Kind, Name: u.GetName()})
 		return nil
-	} else if want != gvk.GroupVersion().String() {
+	}
+	if want != gvk.GroupVersion().String() {
 		return fail(field.NotSupported(field.NewPath("apiVersion"), u.GetAPIVersion(), []string{want}))
 	}
 	key := l.identify(u)
@@ -230,17 +232,20 @@ func (l *Loader) readObject(src string, obj map[string]any, set *Set) []error {
 	return nil
 }
 
-// identify scopes u as applying it would (scope) and returns its
-// identity: cluster-scoped kinds, the CloudProfile and the OpenModel
+// identify sets u's namespace as applying it would (scope) and returns
+// its identity: cluster-scoped kinds, the CloudProfile and the OpenModel
 // have no namespace.
 func (l *Loader) identify(u *unstructured.Unstructured) objectKey {
 	gvk := u.GroupVersionKind()
 	key := objectKey{group: gvk.Group, kind: gvk.Kind, name: u.GetName()}
-	if c, ok := l.custom[gvk]; ok {
+	c, isCustom := l.custom[gvk]
+	b, isBuiltin := l.builtins[gvk]
+	switch {
+	case isCustom:
 		scope(u, c.version.namespaced)
-	} else if b, ok := l.builtins[gvk]; ok {
+	case isBuiltin:
 		scope(u, b.namespaced)
-	} else {
+	default:
 		return key
 	}
 	key.namespace = u.GetNamespace()
