@@ -23,6 +23,7 @@ tools: ## Build the control-plane binaries and dev tools (skips what exists).
 generate: tools ## Regenerate CRDs and deepcopy.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
 	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd
+	go run ./hack/crdpatch config/crd
 	$(CONTROLLER_GEN) rbac:roleName=capstan paths=./cmd/... output:rbac:artifacts:config=config/rbac
 	go mod tidy
 

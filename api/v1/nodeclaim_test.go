@@ -46,6 +46,7 @@ func TestNodeClaimRequirementsAreValidated(t *testing.T) {
 		{req(v1.LabelInstanceCPU, corev1.NodeSelectorOpGt, "x"), "must have a single non-negative integer value"},
 		{req(v1.LabelZone, corev1.NodeSelectorOpIn), "requirements with operator 'In' must have a value defined"},
 		{req(v1.LabelZone, corev1.NodeSelectorOpDoesNotExist, "a"), "operator 'Exists' or 'DoesNotExist' must not have values"},
+		{req(v1.LabelInstanceCPU, corev1.NodeSelectorOpLt), "must have a single non-negative integer value"},
 		{v1.NodeSelectorRequirementWithMinValues{Key: v1.LabelZone, Operator: corev1.NodeSelectorOpIn, Values: []string{"a"}, MinValues: ptr.To(2)}, "requirements with 'minValues' must have at least that many values"},
 	} {
 		nc := test.NodeClaim(func(nc *v1.NodeClaim) {
@@ -53,11 +54,18 @@ func TestNodeClaimRequirementsAreValidated(t *testing.T) {
 		})
 		assertRejected(t, env.Client.Create(ctx, nc), "spec.requirements[0]", tc.message)
 	}
+	// What the provisioner writes: its NodePool, and Exists and
+	// DoesNotExist without values.
 	nc := test.NodeClaim(func(nc *v1.NodeClaim) {
-		nc.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{req(v1.NodePoolLabelKey, corev1.NodeSelectorOpIn, "default")}
+		nc.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{
+			req(v1.NodePoolLabelKey, corev1.NodeSelectorOpIn, "default"),
+			req("example.com/team", corev1.NodeSelectorOpExists),
+			req("example.com/spare", corev1.NodeSelectorOpDoesNotExist),
+			req(v1.LabelInstanceCPU, corev1.NodeSelectorOpGt, "3"),
+		}
 	})
 	if err := env.Client.Create(ctx, nc); err != nil {
-		t.Errorf("NodeClaim requiring its NodePool rejected: %v", err)
+		t.Errorf("NodeClaim the provisioner would write rejected: %v", err)
 	}
 }
 

@@ -73,7 +73,7 @@ type TemplateMetadata struct {
 	// Labels are added to every node. The karpenter.sh domain and
 	// kubernetes.io/hostname are Capstan's to set.
 	// +kubebuilder:validation:MaxProperties=100
-	// +kubebuilder:validation:XValidation:message="label domain \"karpenter.sh\" is restricted: only karpenter.sh/do-not-sync-taints may be set",rule="self.all(k, !k.startsWith('karpenter.sh/') || k == 'karpenter.sh/do-not-sync-taints')"
+	// +kubebuilder:validation:XValidation:message="label domain \"karpenter.sh\" is restricted: only karpenter.sh/capacity-type and karpenter.sh/do-not-sync-taints may be set",rule="self.all(k, k in ['karpenter.sh/capacity-type', 'karpenter.sh/do-not-sync-taints'] || !k.find('^[^/]+').endsWith('karpenter.sh'))"
 	// +kubebuilder:validation:XValidation:message="label \"kubernetes.io/hostname\" is restricted",rule="self.all(k, k != 'kubernetes.io/hostname')"
 	// +optional
 	Labels map[string]string `json:"labels,omitempty"`
@@ -99,7 +99,9 @@ type NodeClaimTemplateSpec struct {
 	// capacity type, architecture …). An empty list allows every capacity
 	// type, tried reserved, then spot, then on-demand.
 	// +kubebuilder:validation:MaxItems=100
-	// +kubebuilder:validation:XValidation:message="label domain \"karpenter.sh\" is restricted: only karpenter.sh/capacity-type may be required",rule="self.all(r, !r.key.startsWith('karpenter.sh/') || r.key == 'karpenter.sh/capacity-type')"
+	// +kubebuilder:validation:XValidation:message="label domain \"karpenter.sh\" is restricted: only karpenter.sh/capacity-type may be required",rule="self.all(r, r.key == 'karpenter.sh/capacity-type' || !r.key.find('^[^/]+').endsWith('karpenter.sh'))"
+	// +kubebuilder:validation:XValidation:message="label domain \"kubernetes.io\" is restricted: only the well-known labels (topology.kubernetes.io/zone, topology.kubernetes.io/region, node.kubernetes.io/instance-type, kubernetes.io/arch, kubernetes.io/os, their beta forms) and the node.kubernetes.io and node-restriction.kubernetes.io domains may be required",rule="self.all(r, r.key in ['beta.kubernetes.io/instance-type', 'failure-domain.beta.kubernetes.io/region', 'beta.kubernetes.io/os', 'beta.kubernetes.io/arch', 'failure-domain.beta.kubernetes.io/zone', 'topology.kubernetes.io/zone', 'topology.kubernetes.io/region', 'node.kubernetes.io/instance-type', 'kubernetes.io/arch', 'kubernetes.io/os', 'node.kubernetes.io/windows-build'] || r.key.find('^[^/]+').endsWith('node.kubernetes.io') || r.key.find('^[^/]+').endsWith('node-restriction.kubernetes.io') || !r.key.find('^[^/]+').endsWith('kubernetes.io'))"
+	// +kubebuilder:validation:XValidation:message="label domain \"k8s.io\" is restricted: only the kops.k8s.io domain may be required",rule="self.all(r, r.key.find('^[^/]+').endsWith('kops.k8s.io') || !r.key.find('^[^/]+').endsWith('k8s.io'))"
 	// +kubebuilder:validation:XValidation:message="label \"kubernetes.io/hostname\" is restricted: a NodePool cannot choose node names",rule="self.all(r, r.key != 'kubernetes.io/hostname')"
 	// +required
 	Requirements []NodeSelectorRequirementWithMinValues `json:"requirements"`

@@ -33,6 +33,19 @@ func TestInvalidNodePoolsAreRejected(t *testing.T) {
 	}
 }
 
+// Manifests as the reference's documentation writes them are accepted:
+// every rule is total over the optional fields they leave out.
+func TestValidNodePoolsAreAccepted(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range test.ValidNodePools() {
+		t.Run(tc.Name, func(t *testing.T) {
+			if err := env.Client.Create(ctx, tc.NodePool); err != nil {
+				t.Fatalf("rejected: %v", err)
+			}
+		})
+	}
+}
+
 func assertRejected(t *testing.T, err error, field, message string) {
 	t.Helper()
 	if err == nil {

@@ -6,10 +6,13 @@ import corev1 "k8s.io/api/core/v1"
 // an optional minimum number of distinct values a launch must keep open
 // (for example at least 5 instance types for spot flexibility).
 //
-// +kubebuilder:validation:XValidation:message="requirements with operator 'In' must have a value defined",rule="self.operator == 'In' ? size(self.values) != 0 : true"
-// +kubebuilder:validation:XValidation:message="requirements operator 'Gt', 'Lt', 'Gte' or 'Lte' must have a single non-negative integer value",rule="(self.operator in ['Gt', 'Lt', 'Gte', 'Lte']) ? (size(self.values) == 1 && self.values[0].matches('^[0-9]+$')) : true"
-// +kubebuilder:validation:XValidation:message="requirements with 'minValues' must have at least that many values specified in the 'values' field",rule="(self.operator == 'In' && has(self.minValues)) ? size(self.values) >= self.minValues : true"
-// +kubebuilder:validation:XValidation:message="requirements with operator 'Exists' or 'DoesNotExist' must not have values",rule="(self.operator in ['Exists', 'DoesNotExist']) ? size(self.values) == 0 : true"
+// Every rule is total: values is optional (Exists and DoesNotExist are
+// usually written without it), so each reads it only behind has().
+//
+// +kubebuilder:validation:XValidation:message="requirements with operator 'In' must have a value defined",rule="self.operator == 'In' ? (has(self.values) && size(self.values) != 0) : true"
+// +kubebuilder:validation:XValidation:message="requirements operator 'Gt', 'Lt', 'Gte' or 'Lte' must have a single non-negative integer value (at most 9223372036854775807)",rule="(self.operator in ['Gt', 'Lt', 'Gte', 'Lte']) ? (has(self.values) && size(self.values) == 1 && self.values[0].matches('^[0-9]+$') && (size(self.values[0].find('[1-9][0-9]*$')) < 19 || (size(self.values[0].find('[1-9][0-9]*$')) == 19 && self.values[0].find('[1-9][0-9]*$') <= '9223372036854775807'))) : true"
+// +kubebuilder:validation:XValidation:message="requirements with 'minValues' must have at least that many values specified in the 'values' field",rule="(self.operator == 'In' && has(self.minValues)) ? (has(self.values) && size(self.values) >= self.minValues) : true"
+// +kubebuilder:validation:XValidation:message="requirements with operator 'Exists' or 'DoesNotExist' must not have values",rule="(self.operator in ['Exists', 'DoesNotExist']) ? (!has(self.values) || size(self.values) == 0) : true"
 type NodeSelectorRequirementWithMinValues struct {
 	// Key is the label key the requirement applies to.
 	// +kubebuilder:validation:MaxLength=316
@@ -23,6 +26,7 @@ type NodeSelectorRequirementWithMinValues struct {
 	// Values are the label values the operator uses.
 	// +kubebuilder:validation:MaxItems=100
 	// +kubebuilder:validation:items:MaxLength=63
+	// +kubebuilder:validation:items:Pattern=`^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`
 	// +listType=atomic
 	// +optional
 	Values []string `json:"values,omitempty"`

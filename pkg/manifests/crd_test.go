@@ -75,6 +75,18 @@ func TestInvalidNodePoolsAreRejectedOffline(t *testing.T) {
 	}
 }
 
+func TestValidNodePoolsAreAcceptedOffline(t *testing.T) {
+	l := newLoader(t)
+	for _, tc := range test.ValidNodePools() {
+		t.Run(tc.Name, func(t *testing.T) {
+			doc := manifest(t, v1.SchemeGroupVersion.WithKind("NodePool"), tc.NodePool)
+			if err := l.Read("nodes.yaml", doc, &Set{}); err != nil {
+				t.Fatalf("rejected: %v", err)
+			}
+		})
+	}
+}
+
 // invalidCRDCase is a document the apiserver rejects; those for
 // SimNodeClass and durations mirror api/sim/v1alpha1's
 // TestInvalidSimNodeClassesAreRejected and api/v1's

@@ -39,6 +39,34 @@ func InvalidNodePools() []InvalidNodePool {
 			"spec.template.spec.requirements[0]", "must have a single non-negative integer value"},
 		{"Gte with a word", NodePool(withRequirements(requirement(v1.LabelInstanceCPU, "Gte", "four"))),
 			"spec.template.spec.requirements[0]", "must have a single non-negative integer value"},
+		{"Gt without values", NodePool(withRequirements(requirement(v1.LabelInstanceCPU, corev1.NodeSelectorOpGt))),
+			"spec.template.spec.requirements[0]", "must have a single non-negative integer value"},
+		{"Gt overflowing int64", NodePool(withRequirements(requirement(v1.LabelInstanceCPU, corev1.NodeSelectorOpGt, "9223372036854775808"))),
+			"spec.template.spec.requirements[0]", "(at most 9223372036854775807)"},
+		{"Lt overflowing int64 with leading zeros", NodePool(withRequirements(requirement(v1.LabelInstanceCPU, corev1.NodeSelectorOpLt, "0099999999999999999999"))),
+			"spec.template.spec.requirements[0]", "(at most 9223372036854775807)"},
+		{"minValues without values", NodePool(withRequirements(v1.NodeSelectorRequirementWithMinValues{Key: v1.LabelInstanceType, Operator: corev1.NodeSelectorOpIn, MinValues: ptr.To(1)})),
+			"spec.template.spec.requirements[0]", "requirements with 'minValues' must have at least that many values"},
+		{"a value that is not a label value", NodePool(withRequirements(requirement("example.com/team", corev1.NodeSelectorOpIn, "ml team"))),
+			"spec.template.spec.requirements[0].values[0]", "should match"},
+		{"restricted kubernetes.io requirement", NodePool(withRequirements(requirement("node-role.kubernetes.io/worker", corev1.NodeSelectorOpExists))),
+			"spec.template.spec.requirements", `label domain "kubernetes.io" is restricted`},
+		{"restricted k8s.io requirement", NodePool(withRequirements(requirement("example.k8s.io/tier", corev1.NodeSelectorOpIn, "a"))),
+			"spec.template.spec.requirements", `label domain "k8s.io" is restricted`},
+		{"restricted karpenter.sh subdomain requirement", NodePool(withRequirements(requirement("team.karpenter.sh/x", corev1.NodeSelectorOpIn, "a"))),
+			"spec.template.spec.requirements", `label domain "karpenter.sh" is restricted`},
+		{"taint with an unknown effect", NodePool(func(np *v1.NodePool) {
+			np.Spec.Template.Spec.Taints = []corev1.Taint{{Key: "dedicated", Value: "gpu", Effect: "NoScheduleEver"}}
+		}), "spec.template.spec.taints[0].effect", `Unsupported value: "NoScheduleEver"`},
+		{"taint with an invalid key", NodePool(func(np *v1.NodePool) {
+			np.Spec.Template.Spec.Taints = []corev1.Taint{{Key: "dedicated gpu", Effect: corev1.TaintEffectNoSchedule}}
+		}), "spec.template.spec.taints[0].key", "should match"},
+		{"startup taint with an invalid value", NodePool(func(np *v1.NodePool) {
+			np.Spec.Template.Spec.StartupTaints = []corev1.Taint{{Key: "example.com/init", Value: "not ready", Effect: corev1.TaintEffectNoSchedule}}
+		}), "spec.template.spec.startupTaints[0].value", "should match"},
+		{"label value that is not a label value", NodePool(func(np *v1.NodePool) {
+			np.Spec.Template.ObjectMeta.Labels = map[string]string{"team": "ml team"}
+		}), "spec.template.metadata.labels.team", "should match"},
 		{"Exists with values", NodePool(withRequirements(requirement(v1.LabelZone, corev1.NodeSelectorOpExists, "a"))),
 			"spec.template.spec.requirements[0]", "operator 'Exists' or 'DoesNotExist' must not have values"},
 		{"unknown operator", NodePool(withRequirements(requirement(v1.LabelZone, "Near", "a"))),
@@ -53,7 +81,7 @@ func InvalidNodePools() []InvalidNodePool {
 		{"restricted hostname requirement", NodePool(withRequirements(requirement(v1.LabelHostname, corev1.NodeSelectorOpIn, "node-1"))),
 			"spec.template.spec.requirements", `label "kubernetes.io/hostname" is restricted`},
 		{"restricted karpenter.sh label", NodePool(func(np *v1.NodePool) {
-			np.Spec.Template.ObjectMeta.Labels = map[string]string{v1.CapacityTypeLabelKey: "spot"}
+			np.Spec.Template.ObjectMeta.Labels = map[string]string{v1.NodePoolLabelKey: "other"}
 		}), "spec.template.metadata.labels", `label domain "karpenter.sh" is restricted`},
 		{"restricted hostname label", NodePool(func(np *v1.NodePool) {
 			np.Spec.Template.ObjectMeta.Labels = map[string]string{v1.LabelHostname: "x"}
