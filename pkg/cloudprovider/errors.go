@@ -276,3 +276,22 @@ func IsCreateError(err error) bool {
 func AsCreateError(err error) (*CreateError, bool) {
 	return errors.AsType[*CreateError](err)
 }
+
+// CheckNodeClassRef returns a *NodeClassNotReadyError when ref is unset or
+// names a NodeClass kind the provider does not serve (GetSupportedNodeClasses):
+// a NodePool pointing at another provider's NodeClass must not be launched
+// from, even if a NodeClass of the same name exists here.
+func CheckNodeClassRef(cp CloudProvider, ref *v1.NodeClassReference) error {
+	if ref == nil {
+		return NewNodeClassNotReadyError("", errors.New("spec.template.spec.nodeClassRef is not set"))
+	}
+	var served []string
+	for _, gvk := range cp.GetSupportedNodeClasses() {
+		if gvk.Group == ref.Group && gvk.Kind == ref.Kind {
+			return nil
+		}
+		served = append(served, gvk.Kind+"."+gvk.Group)
+	}
+	return NewNodeClassNotReadyError(ref.Name, fmt.Errorf("kind %s.%s is not served by cloud provider %s (it serves %s)",
+		ref.Kind, ref.Group, cp.Name(), strings.Join(served, ", ")))
+}

@@ -41,6 +41,10 @@ func (c *claim) domain(key string) (string, bool) { return claimDomain(c.hostnam
 type filterResult struct {
 	options []*itData
 	reason  Reason
+	// largest is the componentwise maximum of what the instance types the
+	// requirements allow have room for, to name the resources no type has
+	// enough of.
+	largest scheduling.Resources
 }
 
 // filter keeps the instance types that fit requests and whose labels and
@@ -55,11 +59,17 @@ func filter(its []*itData, reqs scheduling.Requirements, requests scheduling.Res
 func filterInto(buf, its []*itData, reqs scheduling.Requirements, requests scheduling.Resources, reservation string, slots map[string]int) filterResult {
 	out := buf[:0]
 	reason := ReasonIncompatibleRequirements
+	var largest scheduling.Resources
 	for _, it := range its {
 		if it.it.Requirements.Intersects(reqs) != nil {
 			continue
 		}
 		if !requests.Fits(it.alloc) {
+			if reason != ReasonNoInstanceTypeFits {
+				largest = it.alloc
+			} else {
+				largest = largest.Max(it.alloc)
+			}
 			reason = maxReason(reason, ReasonNoInstanceTypeFits)
 			continue
 		}
@@ -72,7 +82,7 @@ func filterInto(buf, its []*itData, reqs scheduling.Requirements, requests sched
 	if len(out) > 0 {
 		return filterResult{options: out}
 	}
-	return filterResult{options: out, reason: reason}
+	return filterResult{options: out, reason: reason, largest: largest}
 }
 
 func maxReason(a, b Reason) Reason {
@@ -179,10 +189,6 @@ func (c *claim) toNodeClaim(maxTypes int, slots map[string]int) *NodeClaim {
 	for i, p := range c.pods {
 		pods[i] = p.pod
 	}
-	labels := make(map[string]string, len(c.pool.labels))
-	for k, v := range c.pool.labels {
-		labels[k] = v
-	}
 	return &NodeClaim{
 		NodePool:      c.pool.name,
 		Requirements:  reqs,
@@ -191,10 +197,28 @@ func (c *claim) toNodeClaim(maxTypes int, slots map[string]int) *NodeClaim {
 		Requests:      c.requests.ResourceList(),
 		ReservationID: c.reservation,
 		CapacityType:  plan.capacityType,
-		Labels:        labels,
+		Labels:        claimLabels(c.pool.labels, c.reqs),
 		Taints:        c.pool.np.Spec.Template.Spec.Taints,
 		StartupTaints: c.pool.np.Spec.Template.Spec.StartupTaints,
 	}
+}
+
+// claimLabels are the labels the node must carry: the NodePool's, and
+// every label the requirements fix (team In [ml] → team=ml; Exists → a
+// value), as the solver already assumed when it placed pods on the claim.
+// Well-known labels are left to the cloud, which sets them from the
+// instance it launches.
+func claimLabels(poolLabels map[string]string, reqs scheduling.Requirements) map[string]string {
+	labels := make(map[string]string, len(poolLabels))
+	for k, v := range reqs.Labels() {
+		if !scheduling.IsWellKnown(k) {
+			labels[k] = v
+		}
+	}
+	for k, v := range poolLabels {
+		labels[k] = v
+	}
+	return labels
 }
 
 func minValuesOf(reqs scheduling.Requirements, key string) *int {

@@ -13,26 +13,46 @@ type nodeData struct {
 	hostPorts []scheduling.HostPort
 }
 
-func newNodeData(n *Node) *nodeData {
+// newNodeData prepares a node. An in-flight NodeClaim runs no pods yet,
+// but the daemonsets that will run on it already hold their host ports:
+// its allocatable (what it was sized for) counts their requests.
+func newNodeData(n *Node, daemons []*podData) *nodeData {
 	d := &nodeData{node: n, free: scheduling.NewResources(n.Allocatable)}
 	for _, p := range n.Pods {
 		d.free = d.free.Sub(scheduling.PodRequests(p))
 		d.hostPorts = append(d.hostPorts, scheduling.PodHostPorts(p)...)
 	}
+	if n.InFlight {
+		for _, ds := range daemons {
+			if len(ds.hostPorts) > 0 && d.runs(ds) {
+				d.hostPorts = append(d.hostPorts, ds.hostPorts...)
+			}
+		}
+	}
 	return d
 }
 
-// fits reports whether kube-scheduler would place the pod here: the node
-// is not being deleted, taints (the disrupted taint included) are
-// tolerated, labels match, resources and host ports are free.
+// runs reports whether a daemonset's pod would run on the node.
+func (n *nodeData) runs(ds *podData) bool {
+	if scheduling.Tolerates(ds.pod.Spec.Tolerations, n.node.Taints) != nil {
+		return false
+	}
+	for _, v := range ds.variants {
+		if v.reqs.Matches(n.node.Labels) == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// fits reports whether kube-scheduler would place the pod here, taints
+// aside (the solver checks them, as its pass decides): the node is not
+// being deleted, labels match, resources and host ports are free.
 func (n *nodeData) fits(p *podData, reqs scheduling.Requirements) bool {
 	if n.node.Deleting || !p.requests.Fits(n.free) {
 		return false
 	}
-	if reqs.Matches(n.node.Labels) != nil || scheduling.PortsConflict(n.hostPorts, p.hostPorts) {
-		return false
-	}
-	return scheduling.Tolerates(p.pod.Spec.Tolerations, n.node.Taints) == nil
+	return reqs.Matches(n.node.Labels) == nil && !scheduling.PortsConflict(n.hostPorts, p.hostPorts)
 }
 
 // domain is the node's topology domain for key, its label's value; a

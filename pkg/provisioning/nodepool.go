@@ -13,11 +13,17 @@ import (
 	"github.com/capstan-dev/capstan/pkg/scheduling"
 )
 
-// itData is an instance type with its resources precomputed.
+// itData is an instance type with its resources precomputed, as a node of
+// one NodePool would have it.
 type itData struct {
-	it       *cloudprovider.InstanceType
+	it *cloudprovider.InstanceType
+	// alloc is what pods may use: allocatable less what the daemonsets
+	// that would run on this instance type request.
 	alloc    scheduling.Resources
 	capacity scheduling.Resources
+	// daemon is those daemonsets' requests, daemonPorts their host ports.
+	daemon      scheduling.Resources
+	daemonPorts []scheduling.HostPort
 	// price is the cheapest available offering's, +Inf if none.
 	price float64
 }
@@ -31,8 +37,6 @@ type poolData struct {
 	reqs   scheduling.Requirements
 	labels map[string]string
 	taints []corev1.Taint
-	// daemon is what the daemonsets a node of this NodePool runs request.
-	daemon scheduling.Resources
 	// its are the instance types, cheapest available offering first.
 	its []*itData
 	// limit is what the NodePool may still add: its limits less existing,
@@ -52,13 +56,27 @@ func newPoolData(np *v1.NodePool, its []*cloudprovider.InstanceType, daemons []*
 	for k, v := range np.Spec.Template.ObjectMeta.Labels {
 		p.labels[k] = v
 	}
+	var runs []*podData
 	for _, d := range daemons {
 		if p.runsDaemon(d) {
-			p.daemon = p.daemon.Add(d.requests)
+			runs = append(runs, d)
 		}
 	}
 	for _, it := range its {
-		p.its = append(p.its, &itData{it: it, alloc: scheduling.NewResources(it.Allocatable()), capacity: scheduling.NewResources(it.Capacity), price: cheapestAvailable(it)})
+		d := &itData{it: it, alloc: scheduling.NewResources(it.Allocatable()), capacity: scheduling.NewResources(it.Capacity), price: cheapestAvailable(it)}
+		for _, ds := range runs {
+			if p.runsDaemonOn(ds, it) {
+				d.daemon = d.daemon.Add(ds.requests)
+				d.daemonPorts = append(d.daemonPorts, ds.hostPorts...)
+			}
+		}
+		// A type its daemonsets don't fit on is never launched, as in the
+		// reference: they must run on every node.
+		if !d.daemon.Fits(d.alloc) {
+			continue
+		}
+		d.alloc = d.alloc.Sub(d.daemon)
+		p.its = append(p.its, d)
 	}
 	slices.SortStableFunc(p.its, func(a, b *itData) int {
 		return cmp.Or(cmp.Compare(a.price, b.price), cmp.Compare(a.it.Name, b.it.Name))
@@ -95,6 +113,27 @@ func (p *poolData) runsDaemon(d *podData) bool {
 	return false
 }
 
+// runsDaemon's per-instance-type part: a daemonset that selects instance
+// types (by node affinity on their labels) runs only on those, so only
+// they carry its overhead and host ports.
+func (p *poolData) runsDaemonOn(d *podData, it *cloudprovider.InstanceType) bool {
+	for _, v := range d.variants {
+		if p.reqs.Compatible(v.reqs, scheduling.WellKnownLabels()) == nil && it.Requirements.Intersects(v.reqs) == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// withoutPortConflicts drops, in place, the instance types on which a
+// daemonset holds one of ports.
+func withoutPortConflicts(options []*itData, ports []scheduling.HostPort) []*itData {
+	if len(ports) == 0 {
+		return options
+	}
+	return slices.DeleteFunc(options, func(it *itData) bool { return scheduling.PortsConflict(it.daemonPorts, ports) })
+}
+
 // limitsOf converts a NodePool's limits. Not scheduling.NewResources:
 // unlisted resources must be unlimited (math.MaxInt64), a zero extended
 // limit ("no GPUs") must be kept, and "nodes" is a count of nodes.
@@ -105,18 +144,18 @@ func limitsOf(limits v1.Limits) (scheduling.Resources, int64, sets.Set[corev1.Re
 	for name, q := range limits {
 		switch name {
 		case corev1.ResourceCPU:
-			r.CPU = q.MilliValue()
+			r.CPU = scheduling.MilliValue(q)
 		case corev1.ResourceMemory:
-			r.Memory = q.Value()
+			r.Memory = scheduling.Value(q)
 		case corev1.ResourceEphemeralStorage:
-			r.Storage = q.Value()
+			r.Storage = scheduling.Value(q)
 		case corev1.ResourcePods:
-			r.Pods = q.Value()
+			r.Pods = scheduling.Value(q)
 		case "nodes":
-			nodes = q.Value()
+			nodes = scheduling.Value(q)
 		default:
 			limited.Insert(name)
-			r.Extended = append(r.Extended, scheduling.Extended{Name: name, Value: q.Value()})
+			r.Extended = append(r.Extended, scheduling.Extended{Name: name, Value: scheduling.Value(q)})
 		}
 	}
 	slices.SortFunc(r.Extended, func(a, b scheduling.Extended) int { return cmp.Compare(a.Name, b.Name) })

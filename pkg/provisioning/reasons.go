@@ -9,6 +9,10 @@ type Reason string
 const (
 	// NoNodePool: there is no NodePool at all.
 	ReasonNoNodePool Reason = "NoNodePool"
+	// NodeClassNotReady: the NodePools that could take the pod cannot
+	// launch: their NodeClass is missing, not ready, or of a kind the
+	// cloud provider does not serve.
+	ReasonNodeClassNotReady Reason = "NodeClassNotReady"
 	// VolumeNotFound: a volume the pod mounts (claim or bound volume) does
 	// not exist, so no node can be chosen for it.
 	ReasonVolumeNotFound Reason = "VolumeNotFound"
@@ -45,24 +49,26 @@ func (r Reason) specificity() int {
 	switch r {
 	case ReasonNoNodePool:
 		return 0
+	case ReasonNodeClassNotReady:
+		return 1
 	case ReasonInvalidPod, ReasonVolumeNotFound:
 		return 10
 	case ReasonTaintNotTolerated:
-		return 1
-	case ReasonIncompatibleRequirements:
 		return 2
-	case ReasonTopologyUnsatisfiable:
+	case ReasonIncompatibleRequirements:
 		return 3
-	case ReasonNoInstanceTypeFits:
+	case ReasonTopologyUnsatisfiable:
 		return 4
-	case ReasonAllOfferingsUnavailable:
+	case ReasonNoInstanceTypeFits:
 		return 5
-	case ReasonMinValuesUnsatisfiable:
+	case ReasonAllOfferingsUnavailable:
 		return 6
-	case ReasonNodePoolLimitExceeded:
+	case ReasonMinValuesUnsatisfiable:
 		return 7
-	case ReasonReservationExhausted:
+	case ReasonNodePoolLimitExceeded:
 		return 8
+	case ReasonReservationExhausted:
+		return 9
 	}
 	return -1
 }

@@ -3,6 +3,7 @@ package provisioning
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -22,8 +23,15 @@ type solver struct {
 	claims    []*claim
 	slots     map[string]int
 	wellKnown sets.Set[string]
-	topo      *topology
-	result    Result
+	// unusable are the NodePools that cannot launch, sorted, and why.
+	unusable    []string
+	unusableWhy map[string]string
+	topo        *topology
+	result      Result
+	// preferNoSchedule is set when some node or NodePool has a
+	// PreferNoSchedule taint; avoid is set during the first placement pass,
+	// which treats those taints as blocking.
+	preferNoSchedule, avoid bool
 	// candidates and scratch are reused across placements to avoid
 	// allocating.
 	candidates []candidate
@@ -90,6 +98,13 @@ func newSolver(in Input) *solver {
 		}
 	}
 	orderPools(s.pools)
+	s.unusable, s.unusableWhy = slices.Sorted(maps.Keys(in.UnusableNodePools)), in.UnusableNodePools
+	for _, p := range s.pools {
+		s.preferNoSchedule = s.preferNoSchedule || scheduling.HasPreferNoSchedule(p.taints)
+	}
+	for _, n := range in.Nodes {
+		s.preferNoSchedule = s.preferNoSchedule || scheduling.HasPreferNoSchedule(n.Taints)
+	}
 	for _, n := range in.Nodes {
 		if p, ok := byName[n.NodePool]; ok {
 			p.consume(scheduling.NewResources(n.Capacity), 1)
@@ -99,7 +114,7 @@ func newSolver(in Input) *solver {
 	for _, inFlight := range []bool{false, true} {
 		for _, n := range in.Nodes {
 			if n.InFlight == inFlight {
-				s.nodes = append(s.nodes, newNodeData(n))
+				s.nodes = append(s.nodes, newNodeData(n, daemons))
 			}
 		}
 	}
@@ -127,23 +142,45 @@ func (s *solver) unplace(pod *corev1.Pod, reason Reason, message string) {
 
 func (s *solver) place(p *podData) {
 	failure := &attempt{reason: ReasonNoNodePool}
-	if len(s.pools) == 0 {
+	for _, name := range s.unusable {
+		failure.record(ReasonNodeClassNotReady, fmt.Sprintf("nodepool %s: %s", name, s.unusableWhy[name]))
+	}
+	if len(s.pools) == 0 && len(s.unusable) == 0 {
 		failure.details = []string{"no NodePool exists"}
 	}
-	for i := range p.variants {
-		v := &p.variants[i]
-		mins := s.topo.minCounts(p, v, s)
-		if s.placeOnNode(p, v, mins) || s.placeOnClaim(p, v, mins, true) || s.newClaim(p, v, mins, failure) ||
-			s.placeOnClaim(p, v, mins, false) {
-			return
+	// PreferNoSchedule taints are avoided with every variant before any is
+	// tolerated: tolerating them is the last relaxation.
+	passes := []bool{false}
+	if s.preferNoSchedule {
+		passes = []bool{true, false}
+	}
+	defer func() { s.avoid = false }()
+	for _, avoid := range passes {
+		s.avoid = avoid
+		for i := range p.variants {
+			v := &p.variants[i]
+			mins := s.topo.minCounts(p, v, s)
+			if s.placeOnNode(p, v, mins) || s.placeOnClaim(p, v, mins, true) || s.newClaim(p, v, mins, failure) ||
+				s.placeOnClaim(p, v, mins, false) {
+				return
+			}
 		}
 	}
 	s.unplace(p.pod, failure.reason, strings.Join(failure.details, "; "))
 }
 
+// tolerates is scheduling.Tolerates, or ToleratesStrictly in the pass
+// that avoids PreferNoSchedule taints.
+func (s *solver) tolerates(pod *corev1.Pod, taints []corev1.Taint) error {
+	if s.avoid {
+		return scheduling.ToleratesStrictly(pod.Spec.Tolerations, taints)
+	}
+	return scheduling.Tolerates(pod.Spec.Tolerations, taints)
+}
+
 func (s *solver) placeOnNode(p *podData, v *variant, mins []int32) bool {
 	for _, n := range s.nodes {
-		if n.fits(p, v.reqs) && s.topo.admitNode(p, v, mins, n) {
+		if n.fits(p, v.reqs) && s.tolerates(p.pod, n.node.Taints) == nil && s.topo.admitNode(p, v, mins, n) {
 			n.add(p)
 			s.topo.record(p, n.domain)
 			s.result.Nominations = append(s.result.Nominations, Nomination{Pod: p.pod, NodeName: n.node.Name})
@@ -189,10 +226,9 @@ func (s *solver) placeOnClaim(p *podData, v *variant, mins []int32, thrifty bool
 // at least what a claim of p's own would cost, and refusing growth above
 // it never makes a plan dearer.
 func growthLimit(c *claim, p *podData, v *variant) float64 {
-	requests := c.pool.daemon.Add(p.requests)
 	limit := math.Inf(1)
 	for _, it := range c.options {
-		if it.price < limit && requests.Fits(it.alloc) && it.it.Requirements.Intersects(v.reqs) == nil {
+		if it.price < limit && p.requests.Fits(it.alloc) && it.it.Requirements.Intersects(v.reqs) == nil {
 			limit = it.price
 		}
 	}
@@ -231,7 +267,7 @@ func (s *solver) addToClaim(c *claim, p *podData, v *variant, mins []int32, thri
 	if c.reqs.Compatible(v.reqs, s.wellKnown) != nil || scheduling.PortsConflict(c.hostPorts, p.hostPorts) {
 		return false
 	}
-	if scheduling.Tolerates(p.pod.Spec.Tolerations, c.pool.taints) != nil {
+	if s.tolerates(p.pod, c.pool.taints) != nil {
 		return false
 	}
 	pins, ok := s.topo.admitClaim(p, v, mins, c, c.reqs, s)
@@ -240,6 +276,7 @@ func (s *solver) addToClaim(c *claim, p *podData, v *variant, mins []int32, thri
 	}
 	merged := c.reqs.Intersection(v.reqs)
 	f := filterInto(s.scratch, c.options, merged, requests, c.reservation, s.slots)
+	f.options = withoutPortConflicts(f.options, p.hostPorts)
 	s.scratch = f.options
 	if len(f.options) == 0 {
 		return false
@@ -279,7 +316,7 @@ func (s *solver) newClaim(p *podData, v *variant, mins []int32, failure *attempt
 }
 
 func (s *solver) claimFor(pool *poolData, p *podData, v *variant, mins []int32) (*claim, Reason, string) {
-	if err := scheduling.Tolerates(p.pod.Spec.Tolerations, pool.taints); err != nil {
+	if err := s.tolerates(p.pod, pool.taints); err != nil {
 		return nil, ReasonTaintNotTolerated, err.Error()
 	}
 	if err := pool.reqs.Compatible(v.reqs, s.wellKnown); err != nil {
@@ -291,10 +328,13 @@ func (s *solver) claimFor(pool *poolData, p *podData, v *variant, mins []int32) 
 	if !ok {
 		return nil, ReasonTopologyUnsatisfiable, "pod affinity, anti-affinity or topology spread leaves no domain this NodePool can launch into"
 	}
-	requests := pool.daemon.Add(p.requests)
+	requests := p.requests
 	f := filter(pool.its, merged, requests, "", nil)
 	if len(f.options) == 0 {
-		return nil, f.reason, describe(f.reason, requests)
+		return nil, f.reason, describe(f, requests)
+	}
+	if f.options = withoutPortConflicts(f.options, p.hostPorts); len(f.options) == 0 {
+		return nil, ReasonNoInstanceTypeFits, "a daemonset holds a host port the pod needs on every instance type that fits"
 	}
 	merged, f.options, ok = s.applyPins(pins, merged, f.options, "")
 	if !ok {
@@ -360,13 +400,21 @@ func (s *solver) bookCapacity(c *claim, options []*itData) bool {
 	return false
 }
 
-func describe(reason Reason, requests scheduling.Resources) string {
-	switch reason {
+func describe(f filterResult, requests scheduling.Resources) string {
+	switch f.reason {
 	case ReasonAllOfferingsUnavailable:
 		return "instance types fit, but every offering the pod may use is unavailable"
 	case ReasonIncompatibleRequirements:
 		return "no instance type matches the pod's requirements (zone, architecture, capacity type, instance labels)"
-	default:
-		return fmt.Sprintf("no instance type has room for cpu %dm, memory %d bytes and %d pods (daemonsets included)", requests.CPU, requests.Memory, requests.Pods)
 	}
+	if short := requests.Exceeded(f.largest); len(short) > 0 {
+		parts := make([]string, len(short))
+		for i, name := range short {
+			parts[i] = fmt.Sprintf("%s %s (the most any instance type has room for is %s)",
+				name, scheduling.FormatAmount(name, requests.Get(name)), scheduling.FormatAmount(name, f.largest.Get(name)))
+		}
+		return "no instance type has room for " + strings.Join(parts, ", ") + ", after the daemonsets it runs"
+	}
+	return fmt.Sprintf("no single instance type has room for cpu %s, memory %s and %d pods together, after the daemonsets it runs",
+		scheduling.FormatAmount(corev1.ResourceCPU, requests.CPU), scheduling.FormatAmount(corev1.ResourceMemory, requests.Memory), requests.Pods)
 }

@@ -56,7 +56,12 @@ type Input struct {
 	Namespaces map[string]map[string]string
 	// Volumes are the claims, volumes and classes pods refer to.
 	Volumes Volumes
-	Options Options
+	// UnusableNodePools are NodePools nothing can be launched from now
+	// (their NodeClass is missing, not ready or of a kind the cloud
+	// provider does not serve), by name, with why: a pod no other NodePool
+	// takes reports it rather than "no NodePool exists".
+	UnusableNodePools map[string]string
+	Options           Options
 }
 
 // Node is an existing node, or an in-flight NodeClaim not yet registered,

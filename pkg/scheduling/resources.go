@@ -1,6 +1,7 @@
 package scheduling
 
 import (
+	"math"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -31,22 +32,90 @@ func NewResources(rl corev1.ResourceList) Resources {
 	for name, q := range rl {
 		switch name {
 		case corev1.ResourceCPU:
-			r.CPU = q.MilliValue()
+			r.CPU = MilliValue(q)
 		case corev1.ResourceMemory:
-			r.Memory = q.Value()
+			r.Memory = Value(q)
 		case corev1.ResourceEphemeralStorage:
-			r.Storage = q.Value()
+			r.Storage = Value(q)
 		case corev1.ResourcePods:
-			r.Pods = q.Value()
+			r.Pods = Value(q)
 		default:
 			if q.IsZero() {
 				continue
 			}
-			r.Extended = append(r.Extended, Extended{Name: name, Value: q.Value()})
+			r.Extended = append(r.Extended, Extended{Name: name, Value: Value(q)})
 		}
 	}
 	slices.SortFunc(r.Extended, func(a, b Extended) int { return compareNames(a.Name, b.Name) })
 	return r
+}
+
+// The largest quantities an int64 holds in each unit.
+var (
+	maxMilli = resource.NewMilliQuantity(math.MaxInt64, resource.DecimalSI)
+	minMilli = resource.NewMilliQuantity(math.MinInt64, resource.DecimalSI)
+	maxValue = resource.NewQuantity(math.MaxInt64, resource.DecimalSI)
+	minValue = resource.NewQuantity(math.MinInt64, resource.DecimalSI)
+)
+
+// MilliValue is q in thousandths, saturated to the int64 range:
+// Quantity.MilliValue wraps around (9.3e15 cores comes back negative), and
+// a request that large must never fit a node nor a limit that large block
+// one.
+func MilliValue(q resource.Quantity) int64 {
+	switch {
+	case q.Cmp(*maxMilli) > 0:
+		return math.MaxInt64
+	case q.Cmp(*minMilli) < 0:
+		return math.MinInt64
+	}
+	return q.MilliValue()
+}
+
+// Value is q rounded up to an integer, saturated to the int64 range.
+func Value(q resource.Quantity) int64 {
+	switch {
+	case q.Cmp(*maxValue) > 0:
+		return math.MaxInt64
+	case q.Cmp(*minValue) < 0:
+		return math.MinInt64
+	}
+	return q.Value()
+}
+
+// FormatAmount renders an amount of one resource in its integer unit
+// (millicores for cpu) as a quantity, for messages.
+func FormatAmount(name corev1.ResourceName, v int64) string {
+	switch name {
+	case corev1.ResourceCPU:
+		return resource.NewMilliQuantity(v, resource.DecimalSI).String()
+	case corev1.ResourceMemory, corev1.ResourceEphemeralStorage:
+		return resource.NewQuantity(v, resource.BinarySI).String()
+	}
+	return resource.NewQuantity(v, resource.DecimalSI).String()
+}
+
+// add and sub saturate instead of wrapping around, so sums of huge
+// requests stay huge.
+func add(a, b int64) int64 {
+	c := a + b
+	switch {
+	case a > 0 && b > 0 && c < 0:
+		return math.MaxInt64
+	case a < 0 && b < 0 && c >= 0:
+		return math.MinInt64
+	}
+	return c
+}
+
+func sub(a, b int64) int64 {
+	if b == math.MinInt64 {
+		if a >= 0 {
+			return math.MaxInt64
+		}
+		return a - b
+	}
+	return add(a, -b)
 }
 
 func compareNames(a, b corev1.ResourceName) int {
@@ -71,16 +140,24 @@ func PodRequests(pod *corev1.Pod) Resources {
 
 // Add returns r + o.
 func (r Resources) Add(o Resources) Resources {
-	out := Resources{CPU: r.CPU + o.CPU, Memory: r.Memory + o.Memory, Storage: r.Storage + o.Storage, Pods: r.Pods + o.Pods}
+	out := Resources{CPU: add(r.CPU, o.CPU), Memory: add(r.Memory, o.Memory), Storage: add(r.Storage, o.Storage), Pods: add(r.Pods, o.Pods)}
 	out.Extended = mergeExtended(r.Extended, o.Extended, 1)
 	return out
 }
 
 // Sub returns r − o; amounts may go negative.
 func (r Resources) Sub(o Resources) Resources {
-	out := Resources{CPU: r.CPU - o.CPU, Memory: r.Memory - o.Memory, Storage: r.Storage - o.Storage, Pods: r.Pods - o.Pods}
+	out := Resources{CPU: sub(r.CPU, o.CPU), Memory: sub(r.Memory, o.Memory), Storage: sub(r.Storage, o.Storage), Pods: sub(r.Pods, o.Pods)}
 	out.Extended = mergeExtended(r.Extended, o.Extended, -1)
 	return out
+}
+
+// merge is a + b for sign 1, a − b for sign −1, saturating.
+func merge(a, b, sign int64) int64 {
+	if sign < 0 {
+		return sub(a, b)
+	}
+	return add(a, b)
 }
 
 func mergeExtended(a, b []Extended, sign int64) []Extended {
@@ -98,10 +175,10 @@ func mergeExtended(a, b []Extended, sign int64) []Extended {
 			out = append(out, a[i])
 			i++
 		case i == len(a) || b[j].Name < a[i].Name:
-			out = append(out, Extended{Name: b[j].Name, Value: sign * b[j].Value})
+			out = append(out, Extended{Name: b[j].Name, Value: merge(0, b[j].Value, sign)})
 			j++
 		default:
-			out = append(out, Extended{Name: a[i].Name, Value: a[i].Value + sign*b[j].Value})
+			out = append(out, Extended{Name: a[i].Name, Value: merge(a[i].Value, b[j].Value, sign)})
 			i++
 			j++
 		}

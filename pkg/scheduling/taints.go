@@ -23,3 +23,25 @@ func Tolerates(tolerations []corev1.Toleration, taints []corev1.Taint) error {
 func blocksScheduling(t *corev1.Taint) bool {
 	return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
 }
+
+// ToleratesStrictly is Tolerates with PreferNoSchedule taints blocking too:
+// the solver first avoids them and tolerates them only as the last
+// relaxation, as the reference does, so a pod goes to an untainted
+// NodePool or node when one fits.
+func ToleratesStrictly(tolerations []corev1.Toleration, taints []corev1.Taint) error {
+	taint, untolerated := corev1helpers.FindMatchingUntoleratedTaint(klog.Background(), taints, tolerations, func(*corev1.Taint) bool { return true }, true)
+	if untolerated {
+		return fmt.Errorf("taint %s=%s:%s not tolerated", taint.Key, taint.Value, taint.Effect)
+	}
+	return nil
+}
+
+// HasPreferNoSchedule reports whether any taint is PreferNoSchedule.
+func HasPreferNoSchedule(taints []corev1.Taint) bool {
+	for _, t := range taints {
+		if t.Effect == corev1.TaintEffectPreferNoSchedule {
+			return true
+		}
+	}
+	return false
+}

@@ -271,15 +271,23 @@ func (c *Cluster) Snapshot(ctx context.Context) (Snapshot, error) {
 }
 
 // BuildWithCloud asks the cloud for each NodePool's instance types and
-// builds the snapshot. A NodePool whose NodeClass is not ready is left
-// out (its pods report why); other errors fail the snapshot.
+// builds the snapshot. A NodePool whose NodeClass is of a kind the cloud
+// does not serve, missing or not ready is left out, and recorded with why
+// in Input.UnusableNodePools (its pods report it); other errors fail the
+// snapshot.
 func BuildWithCloud(ctx context.Context, objs Objects, cloud cloudprovider.CloudProvider, schedulerNames []string) (Snapshot, error) {
 	its := map[string][]*cloudprovider.InstanceType{}
+	unusable := map[string]string{}
 	var usable []v1.NodePool
 	for _, np := range objs.NodePools {
+		if err := cloudprovider.CheckNodeClassRef(cloud, np.Spec.Template.Spec.NodeClassRef); err != nil {
+			unusable[np.Name] = err.Error()
+			continue
+		}
 		types, err := cloud.GetInstanceTypes(ctx, &np)
 		if err != nil {
 			if cloudprovider.IsNodeClassNotReadyError(err) {
+				unusable[np.Name] = err.Error()
 				continue
 			}
 			return Snapshot{}, errors.Join(fmt.Errorf("getting instance types for nodepool %s", np.Name), err)
@@ -288,5 +296,9 @@ func BuildWithCloud(ctx context.Context, objs Objects, cloud cloudprovider.Cloud
 		usable = append(usable, np)
 	}
 	objs.NodePools = usable
-	return Build(objs, its, schedulerNames), nil
+	s := Build(objs, its, schedulerNames)
+	if len(unusable) > 0 {
+		s.Input.UnusableNodePools = unusable
+	}
+	return s, nil
 }

@@ -179,7 +179,7 @@ func runController(ctx context.Context, opts Options) error {
 		lifecycle.Register(mgr),
 		nodeclaim.NewPodEvents(mgr.GetClient(), clk).Register(ctx, mgr),
 		termination.New(mgr.GetClient(), cp, mgr.GetEventRecorder("capstan"), clk).Register(ctx, mgr),
-		nodepool.New(mgr.GetClient(), clk).Register(mgr),
+		nodepool.New(mgr.GetClient(), clk, mgr.GetEventRecorder("capstan")).Register(mgr),
 		garbagecollection.New(mgr.GetClient(), cp, mgr.GetEventRecorder("capstan"), clk, garbagecollection.Options{Interval: opts.GCInterval, Grace: opts.GCGrace}).Register(mgr),
 		simnodeclass.New(mgr.GetClient(), cloud, clk, simnodeclass.Options{}).Register(mgr),
 	); err != nil {

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"maps"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,15 +28,17 @@ const Name = "nodepool"
 // Controller reconciles NodePools: hash annotations, status.resources
 // and conditions.
 type Controller struct {
-	client client.Client
-	clock  clock.Clock
+	client   client.Client
+	clock    clock.Clock
+	recorder events.EventRecorder
 }
 
 // New returns the NodePool controller. c reads and patches NodePools and
 // reads NodeClaims and SimNodeClasses (the manager's cached client in the
-// binary); clk stamps condition transitions.
-func New(c client.Client, clk clock.Clock) *Controller {
-	return &Controller{client: c, clock: clk}
+// binary); clk stamps condition transitions; recorder says on the NodePool
+// why nothing is launched from it.
+func New(c client.Client, clk clock.Clock, recorder events.EventRecorder) *Controller {
+	return &Controller{client: c, clock: clk, recorder: recorder}
 }
 
 // Register adds the controller to mgr. It reconciles a NodePool when it
@@ -86,6 +90,9 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			return reconcile.Result{}, client.IgnoreNotFound(fmt.Errorf("annotating nodepool %s with its hash, %w", np.Name, err))
 		}
 		log.FromContext(ctx).V(1).Info("annotated nodepool with its hash", "hash", d.Annotations[v1.NodePoolHashAnnotationKey])
+	}
+	if ev := NodeClassEvent(np.Status.Conditions, d.Status.Conditions); ev != nil {
+		c.recorder.Eventf(np, nil, corev1.EventTypeWarning, ev.Reason, "Provision", "%s", ev.Message)
 	}
 	if !equality.Semantic.DeepEqual(np.Status, d.Status) {
 		patched := np.DeepCopy()

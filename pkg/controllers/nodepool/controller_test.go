@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -53,7 +54,9 @@ func TestNodePoolWithManager(t *testing.T) {
 	g := test.NewGomega(t)
 	ctx := context.Background()
 	clk := clocktesting.NewFakeClock(start)
-	startManager(t, func(mgr manager.Manager) error { return New(mgr.GetClient(), clk).Register(mgr) })
+	startManager(t, func(mgr manager.Manager) error {
+		return New(mgr.GetClient(), clk, mgr.GetEventRecorder("test")).Register(mgr)
+	})
 
 	className := test.RandomName("simnodeclass")
 	np := test.NodePool(func(np *v1.NodePool) { np.Spec.Template.Spec.NodeClassRef.Name = className })
@@ -140,7 +143,7 @@ func TestInvalidBudgets(t *testing.T) {
 			ctx := context.Background()
 			np := test.NodePool(tc.mod)
 			create(t, np)
-			c := New(env.Client, clocktesting.NewFakeClock(start))
+			c := New(env.Client, clocktesting.NewFakeClock(start), events.NewFakeRecorder(10))
 			_, err := c.Reconcile(ctx, reconcile.Request{NamespacedName: types.NamespacedName{Name: np.Name}})
 			g.Expect(err).NotTo(gomega.HaveOccurred())
 			got := &v1.NodePool{}
@@ -159,7 +162,7 @@ func TestReconcileIsIdempotent(t *testing.T) {
 	g := test.NewGomega(t)
 	ctx := context.Background()
 	clk := clocktesting.NewFakeClock(start)
-	c := New(env.Client, clk)
+	c := New(env.Client, clk, events.NewFakeRecorder(10))
 	np := test.NodePool(func(np *v1.NodePool) { np.Spec.Weight = ptr.To[int32](5) })
 	create(t, np)
 	req := reconcile.Request{NamespacedName: types.NamespacedName{Name: np.Name}}
@@ -180,4 +183,41 @@ func TestReconcileIsIdempotent(t *testing.T) {
 	g.Expect(env.Client.Delete(ctx, np)).To(gomega.Succeed())
 	_, err = c.Reconcile(ctx, req)
 	g.Expect(err).NotTo(gomega.HaveOccurred())
+}
+
+// A NodePool pointing at a NodeClass kind the provider does not serve, or
+// at a SimNodeClass that does not exist, is not Ready, and says why in a
+// warning event, once per change.
+func TestNodeClassProblemsAreReported(t *testing.T) {
+	cases := []struct {
+		name    string
+		ref     v1.NodeClassReference
+		reason  string
+		message string
+	}{
+		{"another provider's kind", v1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "default"}, ReasonUnsupportedNodeClass, "EC2NodeClass karpenter.k8s.aws/default is not supported"},
+		{"a missing SimNodeClass", v1.NodeClassReference{Group: simv1alpha1.Group, Kind: SimNodeClassKind, Name: "absent"}, ReasonNodeClassNotFound, `SimNodeClass "absent" not found`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := test.NewGomega(t)
+			ctx := context.Background()
+			np := test.NodePool(func(np *v1.NodePool) { np.Spec.Template.Spec.NodeClassRef = &tc.ref })
+			create(t, np)
+			recorder := events.NewFakeRecorder(10)
+			c := New(env.Client, clocktesting.NewFakeClock(start), recorder)
+			req := reconcile.Request{NamespacedName: types.NamespacedName{Name: np.Name}}
+			for range 2 {
+				_, err := c.Reconcile(ctx, req)
+				g.Expect(err).NotTo(gomega.HaveOccurred())
+			}
+			got := &v1.NodePool{}
+			g.Expect(env.Client.Get(ctx, req.NamespacedName, got)).To(gomega.Succeed())
+			cond := expectCondition(g, got, v1.ConditionTypeNodeClassReady, metav1.ConditionFalse, tc.reason)
+			g.Expect(cond.Message).To(gomega.ContainSubstring(tc.message))
+			expectCondition(g, got, v1.ConditionTypeReady, metav1.ConditionFalse, tc.reason)
+			g.Expect(recorder.Events).To(gomega.HaveLen(1), "one event for one change")
+			g.Expect(<-recorder.Events).To(gomega.And(gomega.HavePrefix("Warning "+tc.reason), gomega.ContainSubstring(tc.message)))
+		})
+	}
 }

@@ -172,18 +172,18 @@ func SupportsNodeClass(ref *v1.NodeClassReference) bool {
 
 // NodeClassReady is True when ref names a SimNodeClass that exists (nc
 // non-nil), is not being deleted and whose Ready condition is True; False
-// when it is missing or not ready; Unknown when ref names another kind of
-// NodeClass.
+// when it is missing or not ready, or when ref names a kind the provider
+// does not serve: nothing is launched from such a NodePool.
 func NodeClassReady(ref *v1.NodeClassReference, nc *simv1alpha1.SimNodeClass) metav1.Condition {
 	cond := metav1.Condition{Type: v1.ConditionTypeNodeClassReady, Status: metav1.ConditionFalse}
 	switch {
 	case ref == nil:
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionUnknown, ReasonUnsupportedNodeClass, "spec.template.spec.nodeClassRef is not set"
+		cond.Reason, cond.Message = ReasonUnsupportedNodeClass, "spec.template.spec.nodeClassRef is not set"
 	case !SupportsNodeClass(ref):
-		cond.Status, cond.Reason = metav1.ConditionUnknown, ReasonUnsupportedNodeClass
-		cond.Message = fmt.Sprintf("nodeClassRef %s %s/%s is not supported; only %s %s", ref.Kind, ref.Group, ref.Name, SimNodeClassKind, simv1alpha1.Group)
+		cond.Reason = ReasonUnsupportedNodeClass
+		cond.Message = fmt.Sprintf("nodeClassRef %s %s/%s is not supported; only %s %s: no nodes are launched from this NodePool", ref.Kind, ref.Group, ref.Name, SimNodeClassKind, simv1alpha1.Group)
 	case nc == nil:
-		cond.Reason, cond.Message = ReasonNodeClassNotFound, fmt.Sprintf("%s %q not found", SimNodeClassKind, ref.Name)
+		cond.Reason, cond.Message = ReasonNodeClassNotFound, fmt.Sprintf("%s %q not found: no nodes are launched from this NodePool until it exists", SimNodeClassKind, ref.Name)
 	case nc.DeletionTimestamp != nil:
 		cond.Reason, cond.Message = ReasonNodeClassNotReady, fmt.Sprintf("%s %q is being deleted", SimNodeClassKind, ref.Name)
 	default:
@@ -225,4 +225,19 @@ func Ready(deps ...metav1.Condition) metav1.Condition {
 func ReferencesSimNodeClass(np *v1.NodePool, name string) bool {
 	ref := np.Spec.Template.Spec.NodeClassRef
 	return SupportsNodeClass(ref) && ref.Name == name
+}
+
+// NodeClassEvent is the warning to record when a NodePool's NodeClassReady
+// condition turns False or changes reason while False (from old to new
+// conditions): once per change, so a NodePool left broken is not spammed.
+// Nil when there is nothing new to say.
+func NodeClassEvent(old, new []metav1.Condition) *metav1.Condition {
+	now := meta.FindStatusCondition(new, v1.ConditionTypeNodeClassReady)
+	if now == nil || now.Status != metav1.ConditionFalse {
+		return nil
+	}
+	if was := meta.FindStatusCondition(old, v1.ConditionTypeNodeClassReady); was != nil && was.Status == now.Status && was.Reason == now.Reason {
+		return nil
+	}
+	return now
 }

@@ -167,10 +167,10 @@ func TestNodeClassReady(t *testing.T) {
 			nc.DeletionTimestamp = &now
 		}), metav1.ConditionFalse, ReasonNodeClassNotReady, "being deleted"},
 		{"another group", &v1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "default"}, nil,
-			metav1.ConditionUnknown, ReasonUnsupportedNodeClass, "EC2NodeClass karpenter.k8s.aws/default is not supported"},
+			metav1.ConditionFalse, ReasonUnsupportedNodeClass, "EC2NodeClass karpenter.k8s.aws/default is not supported"},
 		{"another kind in the sim group", &v1.NodeClassReference{Group: simv1alpha1.Group, Kind: "CloudProfile", Name: "default"}, nil,
-			metav1.ConditionUnknown, ReasonUnsupportedNodeClass, "not supported"},
-		{"no reference", nil, nil, metav1.ConditionUnknown, ReasonUnsupportedNodeClass, "not set"},
+			metav1.ConditionFalse, ReasonUnsupportedNodeClass, "not supported"},
+		{"no reference", nil, nil, metav1.ConditionFalse, ReasonUnsupportedNodeClass, "not set"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -238,8 +238,8 @@ func TestStep(t *testing.T) {
 	byType := cmpopts.SortSlices(func(a, b metav1.Condition) bool { return a.Type < b.Type })
 	want := []metav1.Condition{
 		at(cond(v1.ConditionTypeValidationSucceeded, metav1.ConditionTrue, v1.ConditionTypeValidationSucceeded, ""), t0),
-		at(cond(v1.ConditionTypeNodeClassReady, metav1.ConditionFalse, ReasonNodeClassNotFound, `SimNodeClass "default" not found`), t0),
-		at(cond(v1.ConditionTypeReady, metav1.ConditionFalse, ReasonNodeClassNotFound, `NodeClassReady: SimNodeClass "default" not found`), t0),
+		at(cond(v1.ConditionTypeNodeClassReady, metav1.ConditionFalse, ReasonNodeClassNotFound, `SimNodeClass "default" not found: no nodes are launched from this NodePool until it exists`), t0),
+		at(cond(v1.ConditionTypeReady, metav1.ConditionFalse, ReasonNodeClassNotFound, `NodeClassReady: SimNodeClass "default" not found: no nodes are launched from this NodePool until it exists`), t0),
 	}
 	if diff := cmp.Diff(want, first.Status.Conditions, byType); diff != "" {
 		t.Errorf("first conditions (-want +got):\n%s", diff)
@@ -306,5 +306,34 @@ func TestHasAnnotations(t *testing.T) {
 		if got := hasAnnotations(tc.have, want); got != tc.ok {
 			t.Errorf("hasAnnotations(%v) = %t, want %t", tc.have, got, tc.ok)
 		}
+	}
+}
+
+func TestNodeClassEvent(t *testing.T) {
+	ready := cond(v1.ConditionTypeNodeClassReady, metav1.ConditionTrue, v1.ConditionTypeNodeClassReady, "")
+	missing := cond(v1.ConditionTypeNodeClassReady, metav1.ConditionFalse, ReasonNodeClassNotFound, "not found")
+	unsupported := cond(v1.ConditionTypeNodeClassReady, metav1.ConditionFalse, ReasonUnsupportedNodeClass, "not supported")
+	cases := []struct {
+		name     string
+		old, new []metav1.Condition
+		want     string
+	}{
+		{"first reconcile finds it missing", nil, []metav1.Condition{missing}, ReasonNodeClassNotFound},
+		{"ready turns missing", []metav1.Condition{ready}, []metav1.Condition{missing}, ReasonNodeClassNotFound},
+		{"still missing", []metav1.Condition{missing}, []metav1.Condition{missing}, ""},
+		{"another reason", []metav1.Condition{missing}, []metav1.Condition{unsupported}, ReasonUnsupportedNodeClass},
+		{"ready", []metav1.Condition{missing}, []metav1.Condition{ready}, ""},
+		{"no condition", nil, nil, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ""
+			if ev := NodeClassEvent(tc.old, tc.new); ev != nil {
+				got = ev.Reason
+			}
+			if got != tc.want {
+				t.Errorf("NodeClassEvent reason = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }
