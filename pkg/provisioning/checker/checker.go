@@ -14,8 +14,6 @@ import (
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/klog/v2"
 
-	v1 "github.com/capstan-dev/capstan/api/v1"
-	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/provisioning"
 )
 
@@ -119,7 +117,7 @@ func checkNominations(in provisioning.Input, r provisioning.Result) []error {
 		if !nodes[name].InFlight || nodes[name].Allocatable != nil {
 			errs = append(errs, checkResources(pods, nil, nodes[name].Allocatable, "node "+name)...)
 		}
-		errs = append(errs, checkPorts(pods, "node "+name)...)
+		errs = append(errs, checkPorts(inFlightPorts(in, nodes[name], pods), "node "+name)...)
 	}
 	return errs
 }
@@ -258,106 +256,4 @@ func checkLimits(in provisioning.Input, r provisioning.Result, used map[string]c
 		}
 	}
 	return errs
-}
-
-// launchNode is one concrete node a NodeClaim could become.
-type launchNode struct {
-	instanceType *cloudprovider.InstanceType
-	offering     *cloudprovider.Offering
-	node         *corev1.Node
-}
-
-// launchable lists every (instance type, offering) the cloud could pick for
-// the claim: an available offering whose labels satisfy the claim's
-// requirements, checked with kube-scheduler's matcher on a concrete node.
-func launchable(c *provisioning.NodeClaim) ([]launchNode, error) {
-	selector, err := nodeaffinity.NewNodeSelector(&corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: toCore(c)}}})
-	if err != nil {
-		return nil, fmt.Errorf("invalid requirements: %w", err)
-	}
-	var out []launchNode
-	for _, it := range c.InstanceTypes {
-		for _, o := range it.Offerings {
-			if !o.IsAvailable() && o.ReservationID == "" {
-				continue
-			}
-			node := concreteNode(c, it, o)
-			if selector.Match(node) {
-				out = append(out, launchNode{instanceType: it, offering: o, node: node})
-			}
-		}
-	}
-	if len(out) == 0 {
-		return nil, errors.New("no instance type and offering can satisfy its requirements")
-	}
-	return out, nil
-}
-
-func toCore(c *provisioning.NodeClaim) []corev1.NodeSelectorRequirement {
-	var out []corev1.NodeSelectorRequirement
-	for _, r := range c.Requirements.NodeSelectorRequirements() {
-		out = append(out, corev1.NodeSelectorRequirement{Key: r.Key, Operator: r.Operator, Values: r.Values})
-	}
-	return out
-}
-
-// concreteNode is the node the cloud would register: the instance type's
-// single-valued labels, the offering's zone, capacity type and
-// reservation, and the NodePool's labels.
-func concreteNode(c *provisioning.NodeClaim, it *cloudprovider.InstanceType, o *cloudprovider.Offering) *corev1.Node {
-	labels := map[string]string{}
-	for key, r := range it.Requirements {
-		if vals := r.Values(); len(vals) == 1 && r.Operator() == corev1.NodeSelectorOpIn {
-			labels[key] = vals[0]
-		}
-	}
-	labels[v1.LabelZone] = o.Zone
-	labels[v1.CapacityTypeLabelKey] = o.CapacityType
-	if o.ReservationID != "" {
-		labels[v1.LabelCapacityReservationID] = o.ReservationID
-	}
-	for k, v := range c.Labels {
-		labels[k] = v
-	}
-	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "planned", Labels: labels}, Spec: corev1.NodeSpec{Taints: c.Taints}}
-}
-
-// checkNode verifies one concrete node a claim could become.
-func checkNode(in provisioning.Input, c *provisioning.NodeClaim, n launchNode, where string) []error {
-	var errs []error
-	for _, p := range c.Pods {
-		errs = append(errs, fits(p, n.node, where)...)
-	}
-	var daemons []*corev1.Pod
-	for _, d := range in.DaemonSetPods {
-		if len(fits(d, n.node, where)) == 0 && tolerates(d, c.StartupTaints) {
-			daemons = append(daemons, d)
-		}
-	}
-	errs = append(errs, checkResources(c.Pods, daemons, allocatable(n.instanceType), where)...)
-	errs = append(errs, checkPorts(c.Pods, where)...)
-	return errs
-}
-
-func tolerates(p *corev1.Pod, taints []corev1.Taint) bool {
-	_, untolerated := corev1helpers.FindMatchingUntoleratedTaint(klog.Background(), taints, p.Spec.Tolerations, func(t *corev1.Taint) bool {
-		return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
-	}, true)
-	return !untolerated
-}
-
-// allocatable is capacity less kube-reserved, system-reserved and the
-// eviction threshold, in Quantity arithmetic.
-func allocatable(it *cloudprovider.InstanceType) corev1.ResourceList {
-	out := corev1.ResourceList{}
-	for name, q := range it.Capacity {
-		a := q.DeepCopy()
-		for _, rl := range []corev1.ResourceList{it.Overhead.KubeReserved, it.Overhead.SystemReserved, it.Overhead.EvictionThreshold} {
-			if o, ok := rl[name]; ok {
-				a.Sub(o)
-			}
-		}
-		out[name] = a
-	}
-	return out
 }

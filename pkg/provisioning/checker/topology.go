@@ -329,8 +329,9 @@ func checkSpread(in provisioning.Input, all []placed) []error {
 }
 
 // eligibleDomains lists the values of key the pod could reach: existing
-// nodes' and every NodePool's instance types' (zones from offerings),
-// kept when the pod's own required node affinity on key allows them.
+// nodes' and every NodePool's instance types' (zones, zone IDs and
+// capacity types from offerings), kept when the pod's own required node
+// affinity on key allows them.
 func eligibleDomains(in provisioning.Input, pod *corev1.Pod, key string) []string {
 	set := map[string]bool{}
 	for _, n := range in.Nodes {
@@ -353,6 +354,10 @@ func eligibleDomains(in provisioning.Input, pod *corev1.Pod, key string) []strin
 					v = o.Zone
 				case v1.CapacityTypeLabelKey:
 					v = o.CapacityType
+				case v1.LabelZoneID:
+					if v = o.ZoneID; v == "" {
+						continue
+					}
 				default:
 					continue
 				}
