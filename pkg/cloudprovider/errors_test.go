@@ -10,6 +10,7 @@ import (
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider/fake"
 )
 
 // verdicts are what every Is helper says about one error.
@@ -171,5 +172,32 @@ func TestIsInsufficientCapacityCode(t *testing.T) {
 		if cloudprovider.IsInsufficientCapacityCode(code) {
 			t.Errorf("IsInsufficientCapacityCode(%q) = true", code)
 		}
+	}
+}
+
+// A NodeClass reference is checked against the kinds the provider
+// serves, group and kind both, not by name alone.
+func TestCheckNodeClassRef(t *testing.T) {
+	cp := fake.New()
+	cases := []struct {
+		name string
+		ref  *v1.NodeClassReference
+		want string
+	}{
+		{"served", &v1.NodeClassReference{Group: "sim.capstan.dev", Kind: "SimNodeClass", Name: "default"}, ""},
+		{"another provider's kind", &v1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "default"}, "kind EC2NodeClass.karpenter.k8s.aws is not served"},
+		{"the right kind in another group", &v1.NodeClassReference{Group: "example.com", Kind: "SimNodeClass", Name: "default"}, "is not served"},
+		{"unset", nil, "nodeClassRef is not set"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := cloudprovider.CheckNodeClassRef(cp, tc.ref)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("rejected: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !cloudprovider.IsNodeClassNotReadyError(err)):
+				t.Fatalf("error %v; want a NodeClassNotReadyError containing %q", err, tc.want)
+			}
+		})
 	}
 }

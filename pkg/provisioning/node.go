@@ -71,3 +71,34 @@ func (n *nodeData) add(p *podData) {
 	n.free = n.free.Sub(p.requests)
 	n.hostPorts = append(n.hostPorts, p.hostPorts...)
 }
+
+// Misfit says why kube-scheduler would never place pod on node for a
+// reason other than room: a label its node selector or required affinity
+// needs, a taint it does not tolerate, a host port taken. "" when only
+// room (or nothing) stands in the way.
+func Misfit(pod *corev1.Pod, node *Node) string {
+	matched := false
+	var mismatch error
+	for _, term := range requiredTerms(pod) {
+		if err := term.Matches(node.Labels); err != nil {
+			mismatch = err
+			continue
+		}
+		matched = true
+		break
+	}
+	if !matched && mismatch != nil {
+		return mismatch.Error()
+	}
+	if err := scheduling.Tolerates(pod.Spec.Tolerations, node.Taints); err != nil {
+		return err.Error()
+	}
+	var used []scheduling.HostPort
+	for _, p := range node.Pods {
+		used = append(used, scheduling.PodHostPorts(p)...)
+	}
+	if scheduling.PortsConflict(used, scheduling.PodHostPorts(pod)) {
+		return "a host port the pod needs is taken"
+	}
+	return ""
+}

@@ -42,6 +42,10 @@ const (
 	// ReservationExhausted: the pod may only use capacity reservations and
 	// every compatible one is full.
 	ReasonReservationExhausted Reason = "ReservationExhausted"
+	// NominatedNodeMismatch: the pod was planned onto a NodeClaim whose
+	// node registered without fitting it (a label, taint or host port the
+	// plan did not expect); Capstan does not launch for it again.
+	ReasonNominatedNodeMismatch Reason = "NominatedNodeMismatch"
 )
 
 // specificity orders reasons for choosing the one to report.
@@ -51,7 +55,7 @@ func (r Reason) specificity() int {
 		return 0
 	case ReasonNodeClassNotReady:
 		return 1
-	case ReasonInvalidPod, ReasonVolumeNotFound:
+	case ReasonInvalidPod, ReasonVolumeNotFound, ReasonNominatedNodeMismatch:
 		return 10
 	case ReasonTaintNotTolerated:
 		return 2

@@ -79,6 +79,9 @@ type Node struct {
 	Capacity corev1.ResourceList
 	// Pods are bound (or nominated) to the node, daemonset pods included.
 	Pods []*corev1.Pod
+	// NodeClaim names the NodeClaim an existing node registered for, if
+	// any (an in-flight NodeClaim's Name is its own).
+	NodeClaim string
 	// InFlight is set for a NodeClaim that has not registered a node yet.
 	InFlight bool
 	// Deleting nodes take no new pods.

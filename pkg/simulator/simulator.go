@@ -62,6 +62,9 @@ type Simulator struct {
 	scaled      int
 	// boundAt is the world version binding last ran at.
 	boundAt int
+	// nominations is the provisioner's guard against launching again for
+	// a pod whose planned node registered without fitting it.
+	nominations plan.Nominations
 }
 
 // New builds a simulation of the manifests on the profile's cloud.

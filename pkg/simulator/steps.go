@@ -192,7 +192,7 @@ func (s *Simulator) provision(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	d := plan.Decide(ctx, snapshot, plan.Options{
-		MaxInstanceTypes: s.opts.MaxInstanceTypes, Unavailable: s.unavailable, Models: s.world.model,
+		MaxInstanceTypes: s.opts.MaxInstanceTypes, Unavailable: s.unavailable, Models: s.world.model, Nominations: &s.nominations,
 	}, s.claimName)
 	for _, f := range d.FlavorFailures {
 		s.rec.pending(now, podKey(f.Pod), f.Reason, f.Err.Error())

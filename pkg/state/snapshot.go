@@ -180,6 +180,7 @@ func existingNode(n *corev1.Node, nc *v1.NodeClaim, pods []*corev1.Pod) *provisi
 		Deleting: n.DeletionTimestamp != nil,
 	}
 	if nc != nil {
+		out.NodeClaim = nc.Name
 		out.Deleting = out.Deleting || nc.DeletionTimestamp != nil
 		if !meta.IsStatusConditionTrue(nc.Status.Conditions, v1.ConditionTypeInitialized) {
 			out.Taints = expectedTaints(n.Spec.Taints, nc)

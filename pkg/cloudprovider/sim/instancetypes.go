@@ -29,8 +29,8 @@ const ReservedPriceDivisor = 1e7
 // carries its zone's ID (ZoneID), so a pod may pick a zone by either.
 func (c *Cloud) GetInstanceTypes(ctx context.Context, np *v1.NodePool) ([]*cloudprovider.InstanceType, error) {
 	ref := np.Spec.Template.Spec.NodeClassRef
-	if ref == nil {
-		return nil, cloudprovider.NewNodeClassNotReadyError("", nil)
+	if err := cloudprovider.CheckNodeClassRef(c, ref); err != nil {
+		return nil, err
 	}
 	nc, err := c.nodeClass(ctx, ref.Name)
 	if err != nil {

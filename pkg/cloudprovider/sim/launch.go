@@ -3,7 +3,6 @@ package sim
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -40,8 +39,8 @@ type candidate struct {
 // the next capacity type: the provisioner marks the offerings and plans
 // again, which is how fallback stays visible and fast.
 func (c *Cloud) Create(ctx context.Context, nc *v1.NodeClaim) (*v1.NodeClaim, error) {
-	if nc.Spec.NodeClassRef == nil {
-		return nil, cloudprovider.NewNodeClassNotReadyError("", errors.New("nodeclaim has no nodeClassRef"))
+	if err := cloudprovider.CheckNodeClassRef(c, nc.Spec.NodeClassRef); err != nil {
+		return nil, err
 	}
 	nodeClass, err := c.nodeClass(ctx, nc.Spec.NodeClassRef.Name)
 	if err != nil {

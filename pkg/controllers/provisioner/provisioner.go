@@ -67,6 +67,9 @@ type Provisioner struct {
 	// re-plan) must count them, or it plans their pods a second time.
 	created map[string]*v1.NodeClaim
 	trigger chan event.GenericEvent
+	// nominations guards against launching again and again for a pod
+	// whose planned node registered without fitting it.
+	nominations plan.Nominations
 }
 
 // forgetFailedAfter bounds how long a failed NodeClaim is remembered; by
@@ -215,7 +218,9 @@ func (p *Provisioner) provision(ctx context.Context) (waiting bool, err error) {
 	}
 	snapshot.Input.Nodes = p.withCreated(p.withoutFailed(snapshot.Input.Nodes))
 	start := p.clock.Now()
-	d := plan.Decide(ctx, snapshot, p.opts.Plan, func(np string) string { return np + "-" + rand.String(5) })
+	opts := p.opts.Plan
+	opts.Nominations = &p.nominations
+	d := plan.Decide(ctx, snapshot, opts, func(np string) string { return np + "-" + rand.String(5) })
 	for _, f := range d.FlavorFailures {
 		p.recorder.Eventf(f.Pod, nil, corev1.EventTypeWarning, f.Reason, "Provision", "%s", f.Err.Error())
 	}

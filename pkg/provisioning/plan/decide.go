@@ -19,6 +19,10 @@ type Options struct {
 	Models ModelLookup
 	// Unavailable explains fallbacks: which preferred offerings are out.
 	Unavailable *cloudprovider.UnavailableOfferings
+	// Nominations, when set, is remembered across decisions so a pod whose
+	// planned node registered without fitting it is reported rather than
+	// launched for again (see Nominations); nil for one-off what-ifs.
+	Nominations *Nominations
 }
 
 // Decision is one provisioning round: what the solver decided and the
@@ -53,11 +57,17 @@ func Decide(ctx context.Context, snapshot state.Snapshot, opts Options, name fun
 		snapshot.Input.Pods, flavorNames, d.FlavorFailures = applyFlavors(ctx, snapshot.Input.Pods, opts.Models)
 	}
 	d.Pending = len(snapshot.Input.Pods)
+	var mismatched []provisioning.Unplaced
+	if opts.Nominations != nil {
+		snapshot.Input.Pods, mismatched = opts.Nominations.mismatched(snapshot.Input.Pods, snapshot.Input.Nodes)
+		defer func() { opts.Nominations.record(d, inFlightNames(snapshot.Input.Nodes), mismatched) }()
+	}
 	if d.Pending == 0 {
 		return d
 	}
 	snapshot.Input.Options.MaxInstanceTypes = opts.MaxInstanceTypes
 	d.Result = provisioning.Solve(snapshot.Input)
+	d.Result.Unplaced = append(d.Result.Unplaced, mismatched...)
 	for _, c := range d.Result.NewNodeClaims {
 		np := snapshot.NodePools[c.NodePool]
 		nc := NewNodeClaim(np, c, name(np.Name))
@@ -73,4 +83,14 @@ func Decide(ctx context.Context, snapshot state.Snapshot, opts Options, name fun
 		d.NodeClaims = append(d.NodeClaims, nc)
 	}
 	return d
+}
+
+func inFlightNames(nodes []*provisioning.Node) map[string]bool {
+	out := map[string]bool{}
+	for _, n := range nodes {
+		if n.InFlight {
+			out[n.Name] = true
+		}
+	}
+	return out
 }
