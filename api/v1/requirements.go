@@ -16,7 +16,7 @@ import corev1 "k8s.io/api/core/v1"
 type NodeSelectorRequirementWithMinValues struct {
 	// Key is the label key the requirement applies to.
 	// +kubebuilder:validation:MaxLength=316
-	// +kubebuilder:validation:Pattern=`^(([a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?)(\.([a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?))*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$`
+	// +kubebuilder:validation:Pattern=`^(([a-z0-9]([-a-z0-9]*[a-z0-9])?)(\.([a-z0-9]([-a-z0-9]*[a-z0-9])?))*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$`
 	// +required
 	Key string `json:"key"`
 	// Operator relates the key to the values.

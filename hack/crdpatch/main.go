@@ -11,10 +11,11 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// Syntax of label keys (a qualified name with an optional DNS prefix) and
-// values, as Kubernetes validates them on objects.
+// Syntax of label and taint keys (a qualified name with an optional
+// lowercase DNS-subdomain prefix) and values, as Kubernetes validates them
+// on Nodes.
 const (
-	qualifiedNamePattern = `^(([a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?)(\.([a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?))*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$`
+	qualifiedNamePattern = `^(([a-z0-9]([-a-z0-9]*[a-z0-9])?)(\.([a-z0-9]([-a-z0-9]*[a-z0-9])?))*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$`
 	labelValuePattern    = `^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`
 	maxKeyLength         = 316
 	maxValueLength       = 63

@@ -49,6 +49,8 @@ func InvalidNodePools() []InvalidNodePool {
 			"spec.template.spec.requirements[0]", "requirements with 'minValues' must have at least that many values"},
 		{"a value that is not a label value", NodePool(withRequirements(requirement("example.com/team", corev1.NodeSelectorOpIn, "ml team"))),
 			"spec.template.spec.requirements[0].values[0]", "should match"},
+		{"a key with an uppercase domain", NodePool(withRequirements(requirement("Example.com/team", corev1.NodeSelectorOpExists))),
+			"spec.template.spec.requirements[0].key", "should match"},
 		{"restricted kubernetes.io requirement", NodePool(withRequirements(requirement("node-role.kubernetes.io/worker", corev1.NodeSelectorOpExists))),
 			"spec.template.spec.requirements", `label domain "kubernetes.io" is restricted`},
 		{"restricted k8s.io requirement", NodePool(withRequirements(requirement("example.k8s.io/tier", corev1.NodeSelectorOpIn, "a"))),
