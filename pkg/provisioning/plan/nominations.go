@@ -18,7 +18,7 @@ import (
 // (NominatedNodeMismatch) until its planned node fits it or it goes.
 // Both the controller and simulate keep one; the zero value is ready.
 type Nominations struct {
-	byPod map[types.UID]string
+	byPod map[types.NamespacedName]string
 }
 
 // mismatched takes out of pods those whose planned NodeClaim has
@@ -38,7 +38,7 @@ func (n *Nominations) mismatched(pods []*corev1.Pod, nodes []*provisioning.Node)
 	kept := make([]*corev1.Pod, 0, len(pods))
 	var out []provisioning.Unplaced
 	for _, p := range pods {
-		claim := n.byPod[p.UID]
+		claim := n.byPod[keyOf(p)]
 		node := registered[claim]
 		if node == nil {
 			kept = append(kept, p)
@@ -59,22 +59,25 @@ func (n *Nominations) mismatched(pods []*corev1.Pod, nodes []*provisioning.Node)
 // keeps the mismatched pods' so they stay reported; everything else is
 // forgotten (bound or deleted pods are no longer pending).
 func (n *Nominations) record(d Decision, inFlight map[string]bool, mismatched []provisioning.Unplaced) {
-	next := make(map[types.UID]string, len(n.byPod))
+	next := make(map[types.NamespacedName]string, len(n.byPod))
 	for _, u := range mismatched {
-		next[u.Pod.UID] = n.byPod[u.Pod.UID]
+		next[keyOf(u.Pod)] = n.byPod[keyOf(u.Pod)]
 	}
 	for i, c := range d.Result.NewNodeClaims {
 		for _, p := range c.Pods {
-			next[p.UID] = d.NodeClaims[i].Name
+			next[keyOf(p)] = d.NodeClaims[i].Name
 		}
 	}
 	for _, nom := range d.Result.Nominations {
 		if inFlight[nom.NodeName] {
-			next[nom.Pod.UID] = nom.NodeName
+			next[keyOf(nom.Pod)] = nom.NodeName
 		}
 	}
 	n.byPod = next
 }
 
-// Of is the NodeClaim a pod was last planned onto, "" if none.
-func (n *Nominations) Of(uid types.UID) string { return n.byPod[uid] }
+// keyOf names a pod by namespace and name: pods read by simulate have no
+// UID, and a pod recreated under its name is judged afresh anyway.
+func keyOf(p *corev1.Pod) types.NamespacedName {
+	return types.NamespacedName{Namespace: p.Namespace, Name: p.Name}
+}
