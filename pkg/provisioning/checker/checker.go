@@ -117,7 +117,7 @@ func checkNominations(in provisioning.Input, r provisioning.Result) []error {
 		if !nodes[name].InFlight || nodes[name].Allocatable != nil {
 			errs = append(errs, checkResources(pods, nil, nodes[name].Allocatable, "node "+name)...)
 		}
-		errs = append(errs, checkPorts(inFlightPorts(in, nodes[name], pods), "node "+name)...)
+		errs = append(errs, checkPorts(inFlightDaemons(in, nodes[name]), pods, "node "+name)...)
 	}
 	return errs
 }
@@ -162,7 +162,10 @@ func checkResources(pods, daemons []*corev1.Pod, allocatable corev1.ResourceList
 	return errs
 }
 
-func checkPorts(pods []*corev1.Pod, where string) []error {
+// checkPorts: no two pods take one host port. held are daemonsets', whose
+// clashes among themselves are the cluster's, not the plan's: only pods are
+// checked against them.
+func checkPorts(held, pods []*corev1.Pod, where string) []error {
 	type port struct {
 		ip       string
 		port     int32
@@ -170,7 +173,7 @@ func checkPorts(pods []*corev1.Pod, where string) []error {
 	}
 	var used []port
 	var errs []error
-	for _, p := range pods {
+	for i, p := range append(slices.Clip(held), pods...) {
 		// Regular init containers have exited before the pod runs; only
 		// sidecars (restartable init containers) hold their ports.
 		containers := slices.Clone(p.Spec.Containers)
@@ -189,6 +192,9 @@ func checkPorts(pods []*corev1.Pod, where string) []error {
 					proto = corev1.ProtocolTCP
 				}
 				for _, u := range used {
+					if i < len(held) {
+						break
+					}
 					if u.port == cp.HostPort && u.protocol == proto && (u.ip == cp.HostIP || u.ip == "" || cp.HostIP == "" || u.ip == "0.0.0.0" || cp.HostIP == "0.0.0.0") {
 						errs = append(errs, fmt.Errorf("%s: host port %d/%s taken twice (pod %s)", where, cp.HostPort, proto, p.Name))
 					}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -127,7 +126,7 @@ func checkNode(in provisioning.Input, c *provisioning.NodeClaim, n launchNode, w
 	}
 	daemons := daemonsOn(in, n.node, c.StartupTaints)
 	errs = append(errs, checkResources(c.Pods, daemons, allocatable(n.instanceType), where)...)
-	errs = append(errs, checkPorts(append(daemons, c.Pods...), where)...)
+	errs = append(errs, checkPorts(daemons, c.Pods, where)...)
 	return errs
 }
 
@@ -219,12 +218,34 @@ func allocatable(it *cloudprovider.InstanceType) corev1.ResourceList {
 	return out
 }
 
-// inFlightPorts adds to an in-flight NodeClaim's pods the daemonsets that
-// will run on it: they hold their host ports before any pod arrives.
-func inFlightPorts(in provisioning.Input, n *provisioning.Node, pods []*corev1.Pod) []*corev1.Pod {
+// inFlightDaemons are the daemonsets that will run on an in-flight
+// NodeClaim: they hold their host ports before any pod arrives.
+func inFlightDaemons(in provisioning.Input, n *provisioning.Node) []*corev1.Pod {
 	if !n.InFlight {
-		return pods
+		return nil
 	}
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: n.Labels}, Spec: corev1.NodeSpec{Taints: n.Taints}}
-	return append(daemonsOn(in, node, nil), slices.Clone(pods)...)
+	return daemonsOn(in, node, nil)
+}
+
+// daemonsFit reports whether a NodePool can launch the instance type in
+// the offering at all: the daemonsets certain to run there (selecting
+// labels the cloud and the NodePool's template fix) fit its allocatable.
+// A type that cannot launch is no node kube-scheduler will ever see, so
+// not a topology domain.
+func daemonsFit(in provisioning.Input, np *v1.NodePool, it *cloudprovider.InstanceType, o *cloudprovider.Offering) bool {
+	labels := map[string]string{v1.NodePoolLabelKey: np.Name}
+	for _, r := range np.Spec.Template.Spec.Requirements {
+		if r.Operator == corev1.NodeSelectorOpIn && len(r.Values) == 1 {
+			labels[r.Key] = r.Values[0]
+		}
+	}
+	for k, v := range np.Spec.Template.ObjectMeta.Labels {
+		labels[k] = v
+	}
+	for k, v := range cloudLabels(it, o) {
+		labels[k] = v
+	}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "planned", Labels: labels}, Spec: corev1.NodeSpec{Taints: np.Spec.Template.Spec.Taints}}
+	return len(checkResources(nil, daemonsOn(in, node, np.Spec.Template.Spec.StartupTaints), allocatable(it), "")) == 0
 }

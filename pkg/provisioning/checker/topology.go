@@ -330,8 +330,9 @@ func checkSpread(in provisioning.Input, all []placed) []error {
 
 // eligibleDomains lists the values of key the pod could reach: existing
 // nodes' and every NodePool's instance types' (zones, zone IDs and
-// capacity types from offerings), kept when the pod's own required node
-// affinity on key allows them.
+// capacity types from offerings; never of a type the NodePool cannot
+// launch, its daemonsets not fitting), kept when the pod's own required
+// node affinity on key allows them.
 func eligibleDomains(in provisioning.Input, pod *corev1.Pod, key string) []string {
 	set := map[string]bool{}
 	for _, n := range in.Nodes {
@@ -348,6 +349,9 @@ func eligibleDomains(in provisioning.Input, pod *corev1.Pod, key string) []strin
 		}
 		for _, it := range in.InstanceTypes[np.Name] {
 			for _, o := range it.Offerings {
+				if !daemonsFit(in, np, it, o) {
+					continue
+				}
 				v := ""
 				switch key {
 				case v1.LabelZone:
