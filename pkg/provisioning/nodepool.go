@@ -114,12 +114,18 @@ func (p *poolData) runsDaemon(d *podData) bool {
 }
 
 // runsDaemon's per-instance-type part: a daemonset that selects instance
-// types (by node affinity on their labels) runs only on those, so only
-// they carry its overhead and host ports.
+// types (by node affinity on their labels) or zones runs only on the types
+// it selects with an offering in a zone it allows, so only they carry its
+// overhead and host ports.
 func (p *poolData) runsDaemonOn(d *podData, it *cloudprovider.InstanceType) bool {
 	for _, v := range d.variants {
-		if p.reqs.Compatible(v.reqs, scheduling.WellKnownLabels()) == nil && it.Requirements.Intersects(v.reqs) == nil {
-			return true
+		if p.reqs.Compatible(v.reqs, scheduling.WellKnownLabels()) != nil || it.Requirements.Intersects(v.reqs) != nil {
+			continue
+		}
+		for _, o := range it.Offerings {
+			if o.CompatibleWith(v.reqs) {
+				return true
+			}
 		}
 	}
 	return false

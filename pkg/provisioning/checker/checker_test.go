@@ -238,15 +238,6 @@ func withPodAffinity(a *corev1.Affinity, affine bool, key string, l map[string]s
 	return a
 }
 
-// knownSolverIssues are seeds whose failure is a reported solver issue,
-// owned elsewhere; they are logged, not failed, until it is fixed.
-var knownSolverIssues = map[uint64]string{
-	// newPoolData drops instance type m.1 for a daemonset selecting zone-id
-	// id-zone-b, an offering m.1 lacks; m.1 could launch in zone-c, so the
-	// solver's spread domains miss zone-c and it stacks pods in zone-a.
-	354: "daemonset overhead per instance type ignores offerings",
-}
-
 // The solver's results on random workloads pass the independent checker,
 // in both reservation modes.
 func TestRandomWorkloadsAreSound(t *testing.T) {
@@ -259,11 +250,7 @@ func TestRandomWorkloadsAreSound(t *testing.T) {
 		}
 		r := provisioning.Solve(in)
 		if err := checker.Check(in, r); err != nil {
-			if why, ok := knownSolverIssues[seed]; ok {
-				t.Logf("seed %d, known solver issue (%s): %v", seed, why, err)
-			} else {
-				t.Fatalf("seed %d: %v", seed, err)
-			}
+			t.Fatalf("seed %d: %v", seed, err)
 		}
 		placed += len(in.Pods) - len(r.Unplaced)
 	}
