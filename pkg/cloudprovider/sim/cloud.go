@@ -46,6 +46,11 @@ type Cloud struct {
 	catalog map[string]catalog.InstanceType
 	mu      sync.Mutex
 	state   *State
+	// store is the state file; nil keeps the inventory in memory.
+	store *store
+	// pending are the side effects of the change in progress (a node
+	// stopping), run once the change is saved and dropped if it is not.
+	pending []func()
 }
 
 // New starts a simulated cloud, resuming the inventory in the state file
@@ -61,18 +66,105 @@ func New(opts Options) (*Cloud, error) {
 	for _, it := range opts.Catalog {
 		c.catalog[it.Name] = it
 	}
-	s, ok, err := load(opts.StatePath)
+	if opts.StatePath == "" {
+		c.state = c.freshState(opts.Clock.Now())
+		return c, nil
+	}
+	st, err := openStore(opts.StatePath)
 	if err != nil {
 		return nil, err
 	}
-	if !ok {
-		s = c.freshState(opts.Clock.Now())
-		if err := s.save(opts.StatePath); err != nil {
-			return nil, err
+	if err := c.open(st); err != nil {
+		_ = st.close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// open reads the state file under its lock, or writes a fresh inventory
+// when there is none.
+func (c *Cloud) open(st *store) error {
+	if err := st.acquire(); err != nil {
+		return err
+	}
+	defer st.release()
+	s, err := st.refresh()
+	if err != nil {
+		return err
+	}
+	if s == nil {
+		s = c.freshState(c.opts.Clock.Now())
+		if err := st.save(s); err != nil {
+			return err
 		}
 	}
-	c.state = s
-	return c, nil
+	c.state, c.store = s, st
+	return nil
+}
+
+// Close releases the state file's lock file. The cloud must not be used
+// after.
+func (c *Cloud) Close() error {
+	if c.store == nil {
+		return nil
+	}
+	return c.store.close()
+}
+
+// beginLocked takes the state file's lock and re-reads the file when
+// another cloud (a predecessor or the other replica) changed it. The
+// caller holds c.mu and calls the returned release when done.
+func (c *Cloud) beginLocked() (release func(), err error) {
+	if c.store == nil {
+		return func() {}, nil
+	}
+	if err := c.store.acquire(); err != nil {
+		return nil, err
+	}
+	s, err := c.store.refresh()
+	if err != nil {
+		c.store.release()
+		return nil, err
+	}
+	if s != nil {
+		c.state = s
+	}
+	return c.store.release, nil
+}
+
+// syncLocked is beginLocked, then the events due by now, saved.
+func (c *Cloud) syncLocked(ctx context.Context) (release func(), err error) {
+	release, err = c.beginLocked()
+	if err != nil {
+		return nil, err
+	}
+	if err := c.advanceLocked(ctx); err != nil {
+		release()
+		return nil, err
+	}
+	return release, nil
+}
+
+// commitLocked saves the inventory, then runs the change's side effects.
+// When the save fails it restores the inventory the file holds and drops
+// the side effects, so memory and disk never disagree.
+func (c *Cloud) commitLocked() error {
+	pending := c.pending
+	c.pending = nil
+	if c.store != nil {
+		if err := c.store.save(c.state); err != nil {
+			if s, lerr := c.store.lastSaved(); lerr == nil {
+				c.state = s
+			}
+			// else the save may have replaced the file: the next
+			// operation re-reads it (store.saved is cleared).
+			return err
+		}
+	}
+	for _, f := range pending {
+		f()
+	}
+	return nil
 }
 
 func (c *Cloud) freshState(now time.Time) *State {
@@ -128,10 +220,14 @@ func (c *Cloud) RepairPolicies() []cloudprovider.RepairPolicy {
 }
 
 // Snapshot returns a copy of the inventory, for tests and `simulate`.
+// When the state file cannot be read or written it returns the inventory
+// as last saved; the cloud's next operation returns the error.
 func (c *Cloud) Snapshot() State {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.advanceLocked(context.Background())
+	if release, err := c.syncLocked(context.Background()); err == nil {
+		defer release()
+	}
 	out := *c.state
 	out.Instances = map[string]*Instance{}
 	for id, i := range c.state.Instances {
@@ -148,10 +244,14 @@ func (c *Cloud) Snapshot() State {
 
 // Reservations returns a copy of the reservations at the cloud's now, for
 // the SimNodeClass controller.
+// Like Snapshot, it returns the reservations as last saved when the state
+// file cannot be read or written.
 func (c *Cloud) Reservations() []Reservation {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.advanceLocked(context.Background())
+	if release, err := c.syncLocked(context.Background()); err == nil {
+		defer release()
+	}
 	return c.reservationsLocked()
 }
 

@@ -27,8 +27,9 @@ const (
 // account's view of its reservations when a refresh interval has passed,
 // and ends the instances whose notice deadline has passed. Time moves
 // only through the clock, so every public method calls it first; nothing
-// runs in the background.
-func (c *Cloud) advanceLocked(ctx context.Context) {
+// runs in the background. Changes are saved; when that fails nothing
+// advances and the error is returned.
+func (c *Cloud) advanceLocked(ctx context.Context) error {
 	now := c.opts.Clock.Now()
 	changed := false
 	// The last periodic refresh sees the events due by its own time and
@@ -56,16 +57,17 @@ func (c *Cloud) advanceLocked(ctx context.Context) {
 			changed = true
 			if n.Ends == InstanceStopped {
 				inst.State = InstanceStopped
-				c.opts.Kubelet.Stop(ctx, NodeName(inst))
+				c.stopNodeLocked(ctx, NodeName(inst))
 			} else {
 				c.terminateLocked(ctx, inst)
 			}
 			break
 		}
 	}
-	if changed {
-		_ = c.state.save(c.opts.StatePath)
+	if !changed {
+		return nil
 	}
+	return c.commitLocked()
 }
 
 // applyEventsLocked applies the profile's events due by until and
@@ -205,7 +207,11 @@ func (c *Cloud) applySpotPriceLocked(e simv1alpha1.CloudEvent, at time.Time) {
 func (c *Cloud) Interruptions(ctx context.Context) ([]cloudprovider.InterruptionNotice, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.advanceLocked(ctx)
+	release, err := c.syncLocked(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	now := c.opts.Clock.Now()
 	var out []cloudprovider.InterruptionNotice
 	for _, id := range slices.Sorted(maps.Keys(c.state.Instances)) {

@@ -37,8 +37,13 @@ func (c *Cloud) GetInstanceTypes(ctx context.Context, np *v1.NodePool) ([]*cloud
 		return nil, err
 	}
 	c.mu.Lock()
-	c.advanceLocked(ctx)
+	release, err := c.syncLocked(ctx)
+	if err != nil {
+		c.mu.Unlock()
+		return nil, err
+	}
 	its := c.instanceTypesLocked(nc, c.opts.Clock.Now())
+	release()
 	c.mu.Unlock()
 	if c.opts.Unavailable != nil {
 		its = c.opts.Unavailable.Apply(its)

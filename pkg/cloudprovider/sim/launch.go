@@ -51,7 +51,11 @@ func (c *Cloud) Create(ctx context.Context, nc *v1.NodeClaim) (*v1.NodeClaim, er
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.advanceLocked(ctx)
+	release, err := c.syncLocked(ctx)
+	if err != nil {
+		return nil, cloudprovider.NewCreateError("StateReadFailed", err)
+	}
+	defer release()
 	now := c.opts.Clock.Now()
 	its := c.instanceTypesLocked(nodeClass, now)
 	if c.opts.Unavailable != nil {
@@ -180,7 +184,10 @@ func (c *Cloud) launchLocked(ctx context.Context, nc *v1.NodeClaim, nodeClass *s
 	}
 	ice.Err = fmt.Errorf("launching nodeclaim %s: no %s offering has capacity", nc.Name, cands[0].o.CapacityType)
 	if learned {
-		_ = c.state.save(c.opts.StatePath)
+		// What the account learned is kept only if it is saved.
+		if err := c.commitLocked(); err != nil {
+			return nil, cloudprovider.NewCreateError("StateWriteFailed", err)
+		}
 	}
 	return nil, ice
 }
@@ -225,8 +232,9 @@ func (c *Cloud) runLocked(ctx context.Context, nc *v1.NodeClaim, nodeClass *simv
 	c.state.Instances[inst.ID] = inst
 	// The inventory is durable before the caller hears of the instance: a
 	// crash from here on leaks an instance garbage collection can find.
-	if err := c.state.save(c.opts.StatePath); err != nil {
-		delete(c.state.Instances, inst.ID)
+	// When the save fails commitLocked restores the pools, reservation use
+	// and ids as the file holds them, and nothing launches.
+	if err := c.commitLocked(); err != nil {
 		return nil, cloudprovider.NewCreateError("StateWriteFailed", err)
 	}
 	out := c.toNodeClaim(inst, cand.it)
@@ -298,13 +306,21 @@ func NodeName(inst *Instance) string { return "sim-" + inst.ID[2:] }
 func (c *Cloud) Delete(ctx context.Context, nc *v1.NodeClaim) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.advanceLocked(ctx)
+	release, err := c.syncLocked(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
 	inst := c.byProviderIDLocked(nc.Status.ProviderID)
 	if inst == nil || inst.State == InstanceTerminated {
 		return cloudprovider.NewNodeClaimNotFoundError(nc.Status.ProviderID, nil)
 	}
 	c.terminateLocked(ctx, inst)
-	return c.state.save(c.opts.StatePath)
+	// When the save fails the instance runs on, as the file says.
+	if err := c.commitLocked(); err != nil {
+		return fmt.Errorf("terminating instance %s, %w", inst.ID, err)
+	}
+	return nil
 }
 
 func (c *Cloud) terminateLocked(ctx context.Context, inst *Instance) {
@@ -319,7 +335,12 @@ func (c *Cloud) terminateLocked(ctx context.Context, inst *Instance) {
 	}
 	inst.State = InstanceTerminated
 	inst.Notices = nil
-	c.opts.Kubelet.Stop(ctx, NodeName(inst))
+	c.stopNodeLocked(ctx, NodeName(inst))
+}
+
+// stopNodeLocked stops an instance's node once the change is saved.
+func (c *Cloud) stopNodeLocked(ctx context.Context, name string) {
+	c.pending = append(c.pending, func() { c.opts.Kubelet.Stop(ctx, name) })
 }
 
 func (c *Cloud) byProviderIDLocked(providerID string) *Instance {
@@ -335,7 +356,11 @@ func (c *Cloud) byProviderIDLocked(providerID string) *Instance {
 func (c *Cloud) Get(ctx context.Context, providerID string) (*v1.NodeClaim, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.advanceLocked(ctx)
+	release, err := c.syncLocked(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	inst := c.byProviderIDLocked(providerID)
 	if inst == nil || inst.State == InstanceTerminated {
 		return nil, cloudprovider.NewNodeClaimNotFoundError(providerID, nil)
@@ -348,7 +373,11 @@ func (c *Cloud) Get(ctx context.Context, providerID string) (*v1.NodeClaim, erro
 func (c *Cloud) List(ctx context.Context) ([]*v1.NodeClaim, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.advanceLocked(ctx)
+	release, err := c.syncLocked(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	var out []*v1.NodeClaim
 	for _, id := range slices.Sorted(maps.Keys(c.state.Instances)) {
 		inst := c.state.Instances[id]
@@ -371,7 +400,13 @@ func (c *Cloud) typeLocked(name string) *cloudprovider.InstanceType {
 // NodeClass no longer selects has drifted.
 func (c *Cloud) IsDrifted(ctx context.Context, nc *v1.NodeClaim) (cloudprovider.DriftReason, error) {
 	c.mu.Lock()
+	release, err := c.beginLocked()
+	if err != nil {
+		c.mu.Unlock()
+		return "", err
+	}
 	inst := c.byProviderIDLocked(nc.Status.ProviderID)
+	release()
 	c.mu.Unlock()
 	if inst == nil || inst.ReservationID == "" {
 		return "", nil
@@ -382,6 +417,10 @@ func (c *Cloud) IsDrifted(ctx context.Context, nc *v1.NodeClaim) (cloudprovider.
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if release, err = c.beginLocked(); err != nil {
+		return "", err
+	}
+	defer release()
 	status := ResolveNodeClass(nodeClass.Spec, c.reservationsLocked(), c.opts.Clock.Now())
 	for _, r := range status.CapacityReservations {
 		if r.ID == inst.ReservationID {

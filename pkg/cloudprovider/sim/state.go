@@ -1,10 +1,14 @@
 package sim
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
-	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -74,59 +78,120 @@ func poolKey(instanceType, zone, capacityType string) string {
 	return instanceType + "/" + zone + "/" + capacityType
 }
 
-// load reads the state file; a missing file is no error (a fresh cloud).
-func load(path string) (*State, bool, error) {
-	data, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
-		return nil, false, nil
+// ErrCorruptState is wrapped by the error of a state file that cannot be
+// trusted: empty, null, truncated, garbled or inconsistent.
+var ErrCorruptState = errors.New("corrupt sim state")
+
+// decodeState decodes and validates a state file's content.
+func decodeState(path string, data []byte) (*State, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, fmt.Errorf("loading sim state %s, %w: the file is empty", path, ErrCorruptState)
 	}
-	if err != nil {
-		return nil, false, fmt.Errorf("reading sim state %s, %w", path, err)
+	var s *State
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("loading sim state %s, %w: %w", path, ErrCorruptState, err)
 	}
-	s := &State{}
-	if err := json.Unmarshal(data, s); err != nil {
-		return nil, false, fmt.Errorf("decoding sim state %s, %w", path, err)
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("loading sim state %s, %w: data after the inventory", path, ErrCorruptState)
 	}
-	return s, true, nil
+	if s == nil {
+		return nil, fmt.Errorf("loading sim state %s, %w: the file holds null", path, ErrCorruptState)
+	}
+	if err := s.validate(); err != nil {
+		return nil, fmt.Errorf("loading sim state %s, %w: %w", path, ErrCorruptState, err)
+	}
+	return s, nil
 }
 
-// save writes the state atomically: a crash mid-write leaves the old file.
-func (s *State) save(path string) error {
-	if path == "" {
-		return nil
+// validate checks what the cloud relies on: the maps it writes to exist,
+// no counter is negative, every instance has an id it is filed under and
+// that the next launch cannot reuse, and each reservation's use is the
+// number of live instances in it.
+func (s *State) validate() error {
+	switch {
+	case s.Start.IsZero():
+		return errors.New("no start time")
+	case s.Instances == nil:
+		return errors.New("no instances")
+	case s.Reservations == nil:
+		return errors.New("no reservations")
+	case s.Pools == nil:
+		return errors.New("no pools")
+	case s.SpotPrices == nil:
+		return errors.New("no spot prices")
+	case s.NextID < 0:
+		return fmt.Errorf("negative nextID %d", s.NextID)
+	case s.Events < 0:
+		return fmt.Errorf("negative events %d", s.Events)
 	}
-	data, err := json.MarshalIndent(s, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encoding sim state, %w", err)
+	for key, n := range s.Pools {
+		if n < 0 {
+			return fmt.Errorf("pool %s has negative count %d", key, n)
+		}
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".sim-state-*")
-	if err != nil {
-		return fmt.Errorf("writing sim state %s, %w", path, err)
+	for key, p := range s.SpotPrices {
+		if p < 0 {
+			return fmt.Errorf("spot price %s is negative (%g)", key, p)
+		}
 	}
-	if _, err := tmp.Write(data); err != nil {
-		_ = tmp.Close()
-		_ = os.Remove(tmp.Name())
-		return fmt.Errorf("writing sim state %s, %w", path, err)
+	for id, r := range s.Reservations {
+		switch {
+		case r == nil:
+			return fmt.Errorf("reservation %s is null", id)
+		case r.ID != id:
+			return fmt.Errorf("reservation filed as %q has id %q", id, r.ID)
+		case r.Total < 0 || r.Used < 0 || r.External < 0 || r.ExternalSeen < 0:
+			return fmt.Errorf("reservation %s has a negative count (total %d, used %d, external %d, externalSeen %d)", id, r.Total, r.Used, r.External, r.ExternalSeen)
+		case r.Used+r.External > r.Total || r.ExternalSeen > r.Total:
+			return fmt.Errorf("reservation %s holds more than its total %d (used %d, external %d, externalSeen %d)", id, r.Total, r.Used, r.External, r.ExternalSeen)
+		}
 	}
-	if err := tmp.Close(); err != nil {
-		_ = os.Remove(tmp.Name())
-		return fmt.Errorf("writing sim state %s, %w", path, err)
+	live := map[string]int{}
+	for id, inst := range s.Instances {
+		switch {
+		case inst == nil:
+			return fmt.Errorf("instance %s is null", id)
+		case inst.ID == "":
+			return fmt.Errorf("instance filed as %q has no id", id)
+		case inst.ID != id:
+			return fmt.Errorf("instance filed as %q has id %q", id, inst.ID)
+		case inst.InstanceType == "" || inst.Zone == "" || inst.CapacityType == "":
+			return fmt.Errorf("instance %s lacks its instance type, zone or capacity type", id)
+		case inst.State != InstanceRunning && inst.State != InstanceStopped && inst.State != InstanceTerminated:
+			return fmt.Errorf("instance %s has unknown state %q", id, inst.State)
+		case inst.Price < 0:
+			return fmt.Errorf("instance %s has negative price %g", id, inst.Price)
+		}
+		if n, err := strconv.ParseUint(strings.TrimPrefix(id, "i-"), 16, 63); err == nil && strings.HasPrefix(id, "i-") && n > uint64(s.NextID) {
+			return fmt.Errorf("instance %s is beyond nextID %d: the next launch would reuse an id", id, s.NextID)
+		}
+		if inst.ReservationID == "" {
+			continue
+		}
+		if s.Reservations[inst.ReservationID] == nil {
+			return fmt.Errorf("instance %s is in unknown reservation %s", id, inst.ReservationID)
+		}
+		if inst.State != InstanceTerminated {
+			live[inst.ReservationID]++
+		}
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("writing sim state %s, %w", path, err)
+	for id, r := range s.Reservations {
+		if r.Used != live[id] {
+			return fmt.Errorf("reservation %s counts %d used, but %d live instances are in it", id, r.Used, live[id])
+		}
 	}
 	return nil
 }
 
 // LoadState reads a state file, for tests and tools that inspect the
-// simulated cloud's inventory from outside the controller.
+// simulated cloud's inventory from outside the controller. The file is
+// replaced atomically, so reading it without the lock is safe.
 func LoadState(path string) (*State, error) {
-	s, ok, err := load(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("reading sim state %s, %w", path, err)
 	}
-	if !ok {
-		return nil, fmt.Errorf("sim state %s does not exist", path)
-	}
-	return s, nil
+	return decodeState(path, data)
 }
