@@ -20,11 +20,12 @@ build: ## Build the capstan binary into bin/.
 tools: ## Build the control-plane binaries and dev tools (skips what exists).
 	./hack/tools.sh
 
-generate: tools ## Regenerate CRDs and deepcopy.
+generate: tools ## Regenerate CRDs, deepcopy and RBAC.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
 	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd
 	go run ./hack/crdpatch config/crd
 	$(CONTROLLER_GEN) rbac:roleName=capstan paths=./cmd/... output:rbac:artifacts:config=config/rbac
+	$(CONTROLLER_GEN) rbac:roleName=capstan-sim-kubelet paths=./pkg/cloudprovider/sim/... output:rbac:stdout > config/rbac/sim-kubelet.yaml
 	go mod tidy
 
 verify: tools ## Regenerate, vet and lint; fail if anything generated was stale.

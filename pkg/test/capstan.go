@@ -13,11 +13,14 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capstan-dev/capstan/config/rbac"
 )
 
 // StartCapstan runs bin/capstan's controller against the cluster as its
-// own user, bound to exactly config/rbac's ClusterRole (so a missing
-// permission fails the suite), with leader election on, its simulated
+// own user, bound to exactly config/rbac's roles (so a missing permission
+// fails the suite), with leader election on in kube-system, its simulated
 // cloud's inventory under Root and extra flags args. It returns the URL of
 // the controller's metrics.
 func (c *Cluster) StartCapstan(args ...string) (string, error) {
@@ -49,26 +52,40 @@ func (c *Cluster) StartCapstan(args ...string) (string, error) {
 	return "http://" + addr + "/metrics", nil
 }
 
+// capstanUser creates config/rbac's roles and binds the user capstan to
+// each of them: the ClusterRole capstan, the Role capstan in the
+// leader-election namespace (the default of --leader-election-namespace,
+// which StartCapstan keeps) and, as the controller runs on the simulated
+// cloud, the sim kubelet's ClusterRole. Nothing else: a permission missing
+// from the generated roles fails the suite.
 func (c *Cluster) capstanUser() (string, error) {
 	ctx := context.Background()
-	role, err := ReadManifests("config/rbac/role.yaml")
+	roles, err := rbac.Load()
 	if err != nil {
 		return "", err
 	}
-	for _, m := range role {
-		if err := c.Client.Create(ctx, m.Object); err != nil && !apierrors.IsAlreadyExists(err) {
-			return "", fmt.Errorf("creating %s, %w", m.Object.GetName(), err)
+	subjects := []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: rbac.Controller}}
+	var objs []client.Object
+	for _, r := range roles.ClusterRoles {
+		objs = append(objs, r, &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: r.Name},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: r.Name},
+			Subjects:   subjects,
+		})
+	}
+	for _, r := range roles.Roles {
+		objs = append(objs, r, &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: r.Name, Namespace: r.Namespace},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: r.Name},
+			Subjects:   subjects,
+		})
+	}
+	for _, obj := range objs {
+		if err := c.Client.Create(ctx, obj.DeepCopyObject().(client.Object)); err != nil && !apierrors.IsAlreadyExists(err) {
+			return "", fmt.Errorf("creating %T %s, %w", obj, obj.GetName(), err)
 		}
 	}
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "capstan"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "capstan"},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "capstan"}},
-	}
-	if err := c.Client.Create(ctx, binding); err != nil && !apierrors.IsAlreadyExists(err) {
-		return "", fmt.Errorf("binding capstan's role, %w", err)
-	}
-	return c.UserKubeconfig("capstan")
+	return c.UserKubeconfig(rbac.Controller)
 }
 
 // CapstanOptions shape an end-to-end package's cluster.
