@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -259,28 +260,83 @@ type Cluster struct {
 	Client         client.Reader
 	Cloud          cloudprovider.CloudProvider
 	SchedulerNames []string
+
+	mu sync.Mutex
+	// known are the instance types (and why NodePools were unusable) the
+	// last Snapshot got from the cloud, for ReadOnlySnapshot.
+	known    map[string][]*cloudprovider.InstanceType
+	unusable map[string]string
 }
 
 // Snapshot lists the objects and builds the snapshot with the cloud's
-// instance types (BuildWithCloud).
+// instance types (BuildWithCloud), remembering them for ReadOnlySnapshot.
 func (c *Cluster) Snapshot(ctx context.Context) (Snapshot, error) {
 	objs, err := List(ctx, c.Client)
 	if err != nil {
 		return Snapshot{}, err
 	}
-	return BuildWithCloud(ctx, objs, c.Cloud, c.SchedulerNames)
+	its, unusable, err := InstanceTypes(ctx, objs.NodePools, c.Cloud)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	c.mu.Lock()
+	c.known, c.unusable = its, unusable
+	c.mu.Unlock()
+	return buildWith(objs, its, unusable, c.SchedulerNames), nil
+}
+
+// ReadOnlySnapshot is Snapshot without asking the cloud: the instance
+// types are those the last Snapshot got (the provisioner's), so a reader
+// such as explain never advances the cloud or writes anything. A NodePool
+// the provisioner has not looked at yet is unusable, saying so.
+func (c *Cluster) ReadOnlySnapshot(ctx context.Context) (Snapshot, error) {
+	objs, err := List(ctx, c.Client)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	c.mu.Lock()
+	its, unusable := map[string][]*cloudprovider.InstanceType{}, map[string]string{}
+	for _, np := range objs.NodePools {
+		switch known, ok := c.known[np.Name]; {
+		case ok:
+			its[np.Name] = known
+		case c.unusable[np.Name] != "":
+			unusable[np.Name] = c.unusable[np.Name]
+		default:
+			unusable[np.Name] = "no instance types known yet: the provisioner has not solved since the NodePool appeared"
+		}
+	}
+	c.mu.Unlock()
+	return buildWith(objs, its, unusable, c.SchedulerNames), nil
+}
+
+// KnownInstanceTypes are the instance types the last Snapshot got for a
+// NodePool, and whether it got any.
+func (c *Cluster) KnownInstanceTypes(nodePool string) ([]*cloudprovider.InstanceType, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	its, ok := c.known[nodePool]
+	return its, ok
 }
 
 // BuildWithCloud asks the cloud for each NodePool's instance types and
-// builds the snapshot. A NodePool whose NodeClass is of a kind the cloud
-// does not serve, missing or not ready is left out, and recorded with why
-// in Input.UnusableNodePools (its pods report it); other errors fail the
-// snapshot.
+// builds the snapshot (InstanceTypes, then Build).
 func BuildWithCloud(ctx context.Context, objs Objects, cloud cloudprovider.CloudProvider, schedulerNames []string) (Snapshot, error) {
+	its, unusable, err := InstanceTypes(ctx, objs.NodePools, cloud)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	return buildWith(objs, its, unusable, schedulerNames), nil
+}
+
+// InstanceTypes asks the cloud for each NodePool's instance types. A
+// NodePool whose NodeClass is of a kind the cloud does not serve, missing
+// or not ready is left out and recorded with why in unusable (its pods
+// report it); other errors fail.
+func InstanceTypes(ctx context.Context, nodePools []v1.NodePool, cloud cloudprovider.CloudProvider) (map[string][]*cloudprovider.InstanceType, map[string]string, error) {
 	its := map[string][]*cloudprovider.InstanceType{}
 	unusable := map[string]string{}
-	var usable []v1.NodePool
-	for _, np := range objs.NodePools {
+	for _, np := range nodePools {
 		if err := cloudprovider.CheckNodeClassRef(cloud, np.Spec.Template.Spec.NodeClassRef); err != nil {
 			unusable[np.Name] = err.Error()
 			continue
@@ -291,15 +347,26 @@ func BuildWithCloud(ctx context.Context, objs Objects, cloud cloudprovider.Cloud
 				unusable[np.Name] = err.Error()
 				continue
 			}
-			return Snapshot{}, errors.Join(fmt.Errorf("getting instance types for nodepool %s", np.Name), err)
+			return nil, nil, errors.Join(fmt.Errorf("getting instance types for nodepool %s", np.Name), err)
 		}
 		its[np.Name] = types
-		usable = append(usable, np)
+	}
+	return its, unusable, nil
+}
+
+// buildWith builds the snapshot of the NodePools that have instance
+// types, recording the unusable ones.
+func buildWith(objs Objects, its map[string][]*cloudprovider.InstanceType, unusable map[string]string, schedulerNames []string) Snapshot {
+	usable := make([]v1.NodePool, 0, len(objs.NodePools))
+	for _, np := range objs.NodePools {
+		if _, ok := its[np.Name]; ok {
+			usable = append(usable, np)
+		}
 	}
 	objs.NodePools = usable
 	s := Build(objs, its, schedulerNames)
 	if len(unusable) > 0 {
 		s.Input.UnusableNodePools = unusable
 	}
-	return s, nil
+	return s
 }

@@ -54,9 +54,9 @@ type Options struct {
 	MaxInstanceTypes int
 	GCInterval       time.Duration
 	GCGrace          time.Duration
-	// CrashFile is test-only: when the file exists as a launch succeeds,
-	// the controller removes it and exits before recording the launch.
-	CrashFile       string
+	// testHooks are the e2e build's test-only flags (crashhook_e2e.go);
+	// empty in a normal build.
+	testHooks       testHooks
 	MetricsAddr     string
 	HealthAddr      string
 	LeaderElect     bool
@@ -71,6 +71,9 @@ func newControllerCommand() *cobra.Command {
 		Short: "Run the autoscaler against the cluster in KUBECONFIG (or in-cluster)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := opts.Validate(); err != nil {
+				return fmt.Errorf("invalid flags: %w", err)
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return runController(ctx, opts)
@@ -88,8 +91,7 @@ func newControllerCommand() *cobra.Command {
 	f.IntVar(&opts.MaxInstanceTypes, "max-instance-types", 60, "instance-type options per NodeClaim")
 	f.DurationVar(&opts.GCInterval, "gc-interval", time.Minute, "how often leaked instances and orphaned NodeClaims are collected")
 	f.DurationVar(&opts.GCGrace, "gc-grace", time.Minute, "how old an instance without a NodeClaim must be to count as leaked")
-	f.StringVar(&opts.CrashFile, "test-crash-after-launch-file", "", "test only: exit right after a launch while this file exists")
-	_ = f.MarkHidden("test-crash-after-launch-file")
+	opts.testHooks.bindFlags(cmd)
 	f.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":8080", "address of Prometheus metrics and the /explain/ endpoints `capstan explain` asks (0 disables both)")
 	f.StringVar(&opts.HealthAddr, "health-probe-bind-address", ":8081", "health and readiness probe address")
 	f.BoolVar(&opts.LeaderElect, "leader-elect", true, "elect a leader with a Lease so only one replica acts")
@@ -162,16 +164,12 @@ func runController(ctx context.Context, opts Options) error {
 		Window: plan.Window{Idle: opts.BatchIdle, Max: opts.BatchMax}, SchedulerNames: opts.SchedulerNames,
 		Plan: plan.Options{MaxInstanceTypes: opts.MaxInstanceTypes, Models: provisioner.APIModelLookup(mgr.GetClient()), Unavailable: unavailable},
 	})
-	explainMux.Handle(explainserver.Path, explainserver.New(mgr.GetClient(), cluster, cp, plan.Options{
+	explainMux.Handle(explainserver.Path, explainserver.New(mgr.GetClient(), cluster, plan.Options{
 		MaxInstanceTypes: opts.MaxInstanceTypes, Models: provisioner.APIModelLookup(mgr.GetClient()), Unavailable: unavailable,
 	}, opts.SchedulerNames, clk).Handler())
 	lifecycle := nodeclaim.New(mgr.GetClient(), mgr.GetAPIReader(), cp, unavailable, prov, mgr.GetEventRecorder("capstan"), clk, opts.RegistrationTTL)
-	if opts.CrashFile != "" {
-		lifecycle = lifecycle.WithAfterCreate(func(string) {
-			if os.Remove(opts.CrashFile) == nil {
-				os.Exit(3)
-			}
-		})
+	if hook := opts.testHooks.afterCreate(); hook != nil {
+		lifecycle = lifecycle.WithAfterCreate(hook)
 	}
 	if err := errors.Join(
 		prov.Register(mgr),

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
+	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/errors"
@@ -12,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
-	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/explain"
 	"github.com/capstan-dev/capstan/pkg/provisioning/plan"
 	"github.com/capstan-dev/capstan/pkg/state"
@@ -21,34 +23,76 @@ import (
 // Path is where the server is mounted.
 const Path = "/explain/"
 
-// Server answers explain requests from the controller's view.
+// Server answers explain requests from the controller's view. It only
+// reads: objects from the informer cache and the instance types the
+// provisioner last got from the cloud (state.Cluster.ReadOnlySnapshot),
+// never the cloud itself. Snapshots are reused for SnapshotTTL and at most
+// MaxConcurrent requests are answered at once (the rest get 429), so
+// explain cannot starve the autoscaler.
 type Server struct {
 	client         client.Reader
 	cluster        *state.Cluster
-	cloud          cloudprovider.CloudProvider
 	plan           plan.Options
 	schedulerNames []string
 	clock          clock.PassiveClock
+	slots          chan struct{}
+
+	mu       sync.Mutex
+	snapshot state.Snapshot
+	takenAt  time.Time
 }
 
-// New builds the server over the controller's cache, snapshot and cloud.
-func New(c client.Reader, cluster *state.Cluster, cloud cloudprovider.CloudProvider, opts plan.Options, schedulerNames []string, clk clock.PassiveClock) *Server {
-	return &Server{client: c, cluster: cluster, cloud: cloud, plan: opts, schedulerNames: schedulerNames, clock: clk}
+// Bounds on what explain may cost the controller.
+const (
+	// MaxConcurrent requests are answered at once.
+	MaxConcurrent = 4
+	// SnapshotTTL is how long one snapshot answers requests.
+	SnapshotTTL = 5 * time.Second
+)
+
+// New builds the server over the controller's cache and snapshots.
+func New(c client.Reader, cluster *state.Cluster, opts plan.Options, schedulerNames []string, clk clock.PassiveClock) *Server {
+	// The server answers what-ifs; it must not record nominations.
+	opts.Nominations = nil
+	return &Server{client: c, cluster: cluster, plan: opts, schedulerNames: schedulerNames, clock: clk, slots: make(chan struct{}, MaxConcurrent)}
 }
 
 // Handler routes the explain requests.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET "+Path+"pod/{namespace}/{name}", answer(s.pod))
-	mux.HandleFunc("GET "+Path+"nodepool/{name}", answer(s.nodePool))
-	mux.HandleFunc("GET "+Path+"node/{name}", answer(s.node))
+	mux.HandleFunc("GET "+Path+"pod/{namespace}/{name}", s.answer(s.pod))
+	mux.HandleFunc("GET "+Path+"nodepool/{name}", s.answer(s.nodePool))
+	mux.HandleFunc("GET "+Path+"node/{name}", s.answer(s.node))
 	return mux
+}
+
+// snapshotNow returns a snapshot at most SnapshotTTL old.
+func (s *Server) snapshotNow(ctx context.Context) (state.Snapshot, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.takenAt.IsZero() && s.clock.Since(s.takenAt) < SnapshotTTL {
+		return s.snapshot, nil
+	}
+	snapshot, err := s.cluster.ReadOnlySnapshot(ctx)
+	if err != nil {
+		return state.Snapshot{}, err
+	}
+	s.snapshot, s.takenAt = snapshot, s.clock.Now()
+	return snapshot, nil
 }
 
 // answer serves an explanation as JSON, or its error: 404 for what does
 // not exist, 500 otherwise.
-func answer(explainer func(*http.Request) (any, error)) http.HandlerFunc {
+func (s *Server) answer(explainer func(*http.Request) (any, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case s.slots <- struct{}{}:
+			defer func() { <-s.slots }()
+		default:
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "too many explain requests at once; retry", http.StatusTooManyRequests)
+			return
+		}
 		out, err := explainer(r)
 		if err != nil {
 			code := http.StatusInternalServerError
@@ -69,10 +113,13 @@ func (s *Server) pod(r *http.Request) (any, error) {
 	if err := s.client.Get(ctx, client.ObjectKey{Namespace: r.PathValue("namespace"), Name: r.PathValue("name")}, p); err != nil {
 		return nil, err
 	}
-	snapshot, err := s.cluster.Snapshot(ctx)
+	snapshot, err := s.snapshotNow(ctx)
 	if err != nil {
 		return nil, err
 	}
+	// Solving modifies nothing in the snapshot, but its pod list is the
+	// caller's to change: each request gets its own.
+	snapshot.Input.Pods = slices.Clone(snapshot.Input.Pods)
 	return explain.ForPod(ctx, explain.PodInput{Pod: p, Snapshot: snapshot, SchedulerNames: s.schedulerNames, Plan: s.plan}), nil
 }
 
@@ -82,7 +129,7 @@ func (s *Server) nodePool(r *http.Request) (any, error) {
 	if err := s.client.Get(ctx, client.ObjectKey{Name: r.PathValue("name")}, np); err != nil {
 		return nil, err
 	}
-	snapshot, err := s.cluster.Snapshot(ctx)
+	snapshot, err := s.snapshotNow(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -90,10 +137,7 @@ func (s *Server) nodePool(r *http.Request) (any, error) {
 	if err := s.client.List(ctx, claims, client.MatchingLabels{v1.NodePoolLabelKey: np.Name}); err != nil {
 		return nil, fmt.Errorf("listing nodeclaims of nodepool %s, %w", np.Name, err)
 	}
-	its, err := s.cloud.GetInstanceTypes(ctx, np)
-	if err != nil {
-		return nil, fmt.Errorf("getting instance types for nodepool %s, %w", np.Name, err)
-	}
+	its, _ := s.cluster.KnownInstanceTypes(np.Name)
 	return explain.ForNodePool(explain.NodePoolInput{NodePool: np, Nodes: snapshot.Input.Nodes, NodeClaims: claims.Items, InstanceTypes: its, Now: s.clock.Now()})
 }
 

@@ -68,8 +68,12 @@ func TestServer(t *testing.T) {
 
 	clk := clocktesting.NewFakeClock(time.Now())
 	cluster := &state.Cluster{Client: c, Cloud: cloud, SchedulerNames: []string{corev1.DefaultSchedulerName}}
-	srv := httptest.NewServer(explainserver.New(c, cluster, cloud, plan.Options{}, cluster.SchedulerNames, clk).Handler())
+	srv := httptest.NewServer(explainserver.New(c, cluster, plan.Options{}, cluster.SchedulerNames, clk).Handler())
 	defer srv.Close()
+	// Explain only reads: it answers from the instance types the
+	// provisioner's last snapshot got from the cloud.
+	_, err = cluster.Snapshot(ctx)
+	g.Expect(err).NotTo(gomega.HaveOccurred())
 
 	var p explain.Pod
 	g.Expect(get(g, srv, explainserver.Path+"pod/"+ns+"/"+pod.Name, &p)).To(gomega.Equal(http.StatusOK))
@@ -95,4 +99,29 @@ func TestServer(t *testing.T) {
 
 	g.Expect(get(g, srv, explainserver.Path+"pod/"+ns+"/missing", nil)).To(gomega.Equal(http.StatusNotFound))
 	g.Expect(get(g, srv, explainserver.Path+"node/missing", nil)).To(gomega.Equal(http.StatusNotFound))
+}
+
+// Explain never calls the cloud: a NodePool the provisioner has not
+// snapshotted yet is reported as such, and the cloud sees no call.
+func TestServerOnlyReads(t *testing.T) {
+	ctx := context.Background()
+	g := test.NewGomega(t)
+	c := env.Client
+	ns := test.Namespace(t, c)
+	cloud := fake.New(test.InstanceType(test.InstanceTypeOptions{Name: "m.xlarge", CPU: 4, Memory: 16, Price: 0.2}))
+	np := test.NodePool()
+	g.Expect(c.Create(ctx, np)).To(gomega.Succeed())
+	t.Cleanup(func() { _ = c.Delete(ctx, np) })
+	pod := test.Pod(ns)
+	g.Expect(c.Create(ctx, pod)).To(gomega.Succeed())
+
+	cluster := &state.Cluster{Client: c, Cloud: cloud, SchedulerNames: []string{corev1.DefaultSchedulerName}}
+	srv := httptest.NewServer(explainserver.New(c, cluster, plan.Options{}, cluster.SchedulerNames, clocktesting.NewFakeClock(time.Now())).Handler())
+	defer srv.Close()
+	var p explain.Pod
+	g.Expect(get(g, srv, explainserver.Path+"pod/"+ns+"/"+pod.Name, &p)).To(gomega.Equal(http.StatusOK))
+	var pool explain.NodePool
+	g.Expect(get(g, srv, explainserver.Path+"nodepool/"+np.Name, &pool)).To(gomega.Equal(http.StatusOK))
+	g.Expect(cloud.GetInstanceTypesCalls).To(gomega.BeEmpty(), "explain asked the cloud")
+	g.Expect(cloud.ListCalls).To(gomega.BeZero(), "explain asked the cloud")
 }
