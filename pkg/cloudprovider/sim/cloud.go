@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -153,11 +154,14 @@ func (c *Cloud) commitLocked() error {
 	c.pending = nil
 	if c.store != nil {
 		if err := c.store.save(c.state); err != nil {
-			if s, lerr := c.store.lastSaved(); lerr == nil {
-				c.state = s
+			s, lerr := c.store.lastSaved()
+			if lerr != nil {
+				// Cannot happen (it was read or written whole); should it,
+				// the next operation re-reads the file whatever it holds.
+				c.store.saved = nil
+				return errors.Join(err, lerr)
 			}
-			// else the save may have replaced the file: the next
-			// operation re-reads it (store.saved is cleared).
+			c.state = s
 			return err
 		}
 	}
@@ -239,6 +243,8 @@ func (c *Cloud) Snapshot() State {
 		cp := *r
 		out.Reservations[id] = &cp
 	}
+	out.Pools = maps.Clone(c.state.Pools)
+	out.SpotPrices = maps.Clone(c.state.SpotPrices)
 	return out
 }
 

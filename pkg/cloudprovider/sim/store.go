@@ -89,10 +89,9 @@ func (st *store) save(s *State) error {
 		return fmt.Errorf("encoding sim state %s, %w", st.path, err)
 	}
 	if err := writeDurably(st.path, data); err != nil {
-		// The rename may have happened even when syncing the directory
-		// failed: forget what the file holds, so the next operation reads
-		// it rather than trusting memory.
-		st.saved = nil
+		// saved stays the old content. Should the rename have happened
+		// before syncing the directory failed, the file now differs from
+		// it, so the next operation re-reads the file: memory follows disk.
 		return err
 	}
 	st.saved = data
