@@ -18,7 +18,8 @@ import (
 	"github.com/capstan-dev/capstan/config/rbac"
 )
 
-// StartCapstan runs bin/capstan's controller against the cluster as its
+// StartCapstan runs bin/capstan-e2e's controller (capstan built with the
+// e2e tag, so with its test-only flags) against the cluster as its
 // own user, bound to exactly config/rbac's roles (so a missing permission
 // fails the suite), with leader election on in kube-system, its simulated
 // cloud's inventory under Root and extra flags args. It returns the URL of
@@ -28,9 +29,9 @@ func (c *Cluster) StartCapstan(args ...string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	bin := filepath.Join(root, "bin", "capstan")
+	bin := filepath.Join(root, "bin", "capstan-e2e")
 	if _, err := os.Stat(bin); err != nil {
-		return "", fmt.Errorf("capstan binary missing (run `make build`), %w", err)
+		return "", fmt.Errorf("capstan-e2e binary missing (run `make e2e`, or `go build -tags e2e -o bin/capstan-e2e ./cmd/capstan`), %w", err)
 	}
 	kubeconfig, err := c.capstanUser()
 	if err != nil {

@@ -92,7 +92,7 @@ func newControllerCommand() *cobra.Command {
 	f.DurationVar(&opts.GCInterval, "gc-interval", time.Minute, "how often leaked instances and orphaned NodeClaims are collected")
 	f.DurationVar(&opts.GCGrace, "gc-grace", time.Minute, "how old an instance without a NodeClaim must be to count as leaked")
 	opts.testHooks.bindFlags(cmd)
-	f.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":8080", "address of Prometheus metrics and the /explain/ endpoints `capstan explain` asks (0 disables both)")
+	f.StringVar(&opts.MetricsAddr, "metrics-bind-address", "127.0.0.1:8080", "address of Prometheus metrics and the /explain/ endpoints `capstan explain` asks; localhost only by default (0 disables both)")
 	f.StringVar(&opts.HealthAddr, "health-probe-bind-address", ":8081", "health and readiness probe address")
 	f.BoolVar(&opts.LeaderElect, "leader-elect", true, "elect a leader with a Lease so only one replica acts")
 	f.StringVar(&opts.LeaderNamespace, "leader-election-namespace", "kube-system", "namespace of the leader-election Lease")

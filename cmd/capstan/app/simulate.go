@@ -57,8 +57,8 @@ manifests, else the embedded default cloud.`,
 }
 
 func runSimulate(cmd *cobra.Command, opts SimulateOptions) error {
-	if opts.Output != "text" && opts.Output != "json" {
-		return fmt.Errorf("unknown output format %q (want text or json)", opts.Output)
+	if err := opts.Validate(); err != nil {
+		return fmt.Errorf("invalid flags: %w", err)
 	}
 	set, err := manifests.Load(opts.Files, cmd.InOrStdin())
 	if err != nil {

@@ -1,0 +1,143 @@
+package app
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/capstan-dev/capstan/pkg/simulator"
+)
+
+// defaultControllerOptions are the controller's flags as parsed with
+// none given.
+func defaultControllerOptions(t *testing.T) Options {
+	t.Helper()
+	f := newControllerCommand().Flags()
+	if err := f.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	var opts Options
+	var errs []error
+	str := func(name string) string { v, err := f.GetString(name); errs = append(errs, err); return v }
+	dur := func(name string) time.Duration { v, err := f.GetDuration(name); errs = append(errs, err); return v }
+	opts.CloudProvider = str("cloud-provider")
+	opts.BatchIdle, opts.BatchMax = dur("batch-idle-duration"), dur("batch-max-duration")
+	opts.UnavailableTTL, opts.RegistrationTTL = dur("unavailable-offerings-ttl"), dur("registration-ttl")
+	opts.GCInterval, opts.GCGrace = dur("gc-interval"), dur("gc-grace")
+	opts.MetricsAddr, opts.HealthAddr = str("metrics-bind-address"), str("health-probe-bind-address")
+	opts.LeaderNamespace = str("leader-election-namespace")
+	var err error
+	opts.SchedulerNames, err = f.GetStringSlice("scheduler-names")
+	errs = append(errs, err)
+	opts.MaxInstanceTypes, err = f.GetInt("max-instance-types")
+	errs = append(errs, err)
+	opts.LeaderElect, err = f.GetBool("leader-elect")
+	errs = append(errs, err)
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	return opts
+}
+
+func TestControllerOptionsValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mod  func(*Options)
+		want []string // substrings of the error; none means valid
+	}{
+		{name: "defaults", mod: func(*Options) {}},
+		{name: "disabled addresses", mod: func(o *Options) { o.MetricsAddr, o.HealthAddr = "0", "0" }},
+		{name: "all interfaces and IPv6", mod: func(o *Options) { o.MetricsAddr, o.HealthAddr = ":8080", "[::1]:8081" }},
+		{name: "host name", mod: func(o *Options) { o.MetricsAddr = "localhost:0" }},
+		{name: "equal windows", mod: func(o *Options) { o.BatchIdle, o.BatchMax = time.Second, time.Second }},
+		{name: "no leader election, no namespace", mod: func(o *Options) { o.LeaderElect, o.LeaderNamespace = false, "" }},
+		{name: "unknown cloud", mod: func(o *Options) { o.CloudProvider = "aws" }, want: []string{"--cloud-provider"}},
+		{name: "zero registration ttl", mod: func(o *Options) { o.RegistrationTTL = 0 }, want: []string{"--registration-ttl must be positive"}},
+		{name: "negative gc interval", mod: func(o *Options) { o.GCInterval = -time.Second }, want: []string{"--gc-interval must be positive, got -1s"}},
+		{name: "zero gc grace", mod: func(o *Options) { o.GCGrace = 0 }, want: []string{"--gc-grace"}},
+		{name: "zero idle", mod: func(o *Options) { o.BatchIdle = 0 }, want: []string{"--batch-idle-duration must be positive"}},
+		{name: "zero max", mod: func(o *Options) { o.BatchMax = 0 }, want: []string{"--batch-max-duration must be positive"}},
+		{name: "idle over max", mod: func(o *Options) { o.BatchIdle, o.BatchMax = time.Minute, time.Second }, want: []string{"--batch-idle-duration 1m0s must not exceed --batch-max-duration 1s"}},
+		{name: "zero unavailable ttl", mod: func(o *Options) { o.UnavailableTTL = 0 }, want: []string{"--unavailable-offerings-ttl"}},
+		{name: "zero instance types", mod: func(o *Options) { o.MaxInstanceTypes = 0 }, want: []string{"--max-instance-types must be between 1 and 100, got 0"}},
+		{name: "too many instance types", mod: func(o *Options) { o.MaxInstanceTypes = 101 }, want: []string{"--max-instance-types"}},
+		{name: "no scheduler", mod: func(o *Options) { o.SchedulerNames = nil }, want: []string{"--scheduler-names"}},
+		{name: "empty scheduler", mod: func(o *Options) { o.SchedulerNames = []string{"a", ""} }, want: []string{"--scheduler-names"}},
+		{name: "metrics without port", mod: func(o *Options) { o.MetricsAddr = "127.0.0.1" }, want: []string{`--metrics-bind-address "127.0.0.1" is not host:port`}},
+		{name: "metrics named port", mod: func(o *Options) { o.MetricsAddr = ":http" }, want: []string{"--metrics-bind-address", "want a number"}},
+		{name: "health port out of range", mod: func(o *Options) { o.HealthAddr = ":70000" }, want: []string{"--health-probe-bind-address"}},
+		{name: "health bad host", mod: func(o *Options) { o.HealthAddr = "bad_host!:80" }, want: []string{"--health-probe-bind-address", "want an IP address or a DNS name"}},
+		{name: "empty address", mod: func(o *Options) { o.HealthAddr = "" }, want: []string{"--health-probe-bind-address"}},
+		{name: "bad lease namespace", mod: func(o *Options) { o.LeaderNamespace = "Kube_System" }, want: []string{"--leader-election-namespace"}},
+		{name: "every error at once", mod: func(o *Options) { o.GCInterval, o.GCGrace, o.MaxInstanceTypes = 0, 0, 0 },
+			want: []string{"--gc-interval", "--gc-grace", "--max-instance-types"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := defaultControllerOptions(t)
+			tc.mod(&opts)
+			checkValidate(t, opts.Validate(), tc.want)
+		})
+	}
+}
+
+func TestSimulateOptionsValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mod  func(*SimulateOptions)
+		want []string
+	}{
+		{name: "defaults", mod: func(*SimulateOptions) {}},
+		{name: "json", mod: func(o *SimulateOptions) { o.Output = "json" }},
+		{name: "seed zero", mod: func(o *SimulateOptions) { o.Simulator.Seed = 0 }},
+		{name: "unknown output", mod: func(o *SimulateOptions) { o.Output = "yaml" }, want: []string{`--output "yaml" is unknown`}},
+		{name: "no files", mod: func(o *SimulateOptions) { o.Files = nil }, want: []string{"--filename is required"}},
+		{name: "empty file", mod: func(o *SimulateOptions) { o.Files = []string{""} }, want: []string{"--filename must not be empty"}},
+		{name: "zero duration", mod: func(o *SimulateOptions) { o.Simulator.Duration = 0 }, want: []string{"--duration must be positive"}},
+		{name: "huge duration", mod: func(o *SimulateOptions) { o.Simulator.Duration = 1000 * time.Hour }, want: []string{"--duration 1000h0m0s is longer than"}},
+		{name: "idle over max", mod: func(o *SimulateOptions) { o.Simulator.Window.Idle = time.Hour }, want: []string{"--batch-idle-duration 1h0m0s must not exceed"}},
+		{name: "negative max", mod: func(o *SimulateOptions) { o.Simulator.Window.Max = -1 }, want: []string{"--batch-max-duration must be positive"}},
+		{name: "zero unavailable ttl", mod: func(o *SimulateOptions) { o.Simulator.UnavailableTTL = 0 }, want: []string{"--unavailable-offerings-ttl"}},
+		{name: "instance types", mod: func(o *SimulateOptions) { o.Simulator.MaxInstanceTypes = -3 }, want: []string{"--max-instance-types"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := SimulateOptions{Files: []string{"x.yaml"}, Output: "text", Simulator: simulator.DefaultOptions()}
+			tc.mod(&opts)
+			checkValidate(t, opts.Validate(), tc.want)
+		})
+	}
+}
+
+func checkValidate(t *testing.T, err error, want []string) {
+	t.Helper()
+	if len(want) == 0 {
+		if err != nil {
+			t.Fatalf("Validate() = %v, want nil", err)
+		}
+		return
+	}
+	if err == nil {
+		t.Fatalf("Validate() = nil, want an error with %q", want)
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("Validate() = %v, want it to contain %q", err, w)
+		}
+	}
+}
+
+// Invalid flags fail the command before anything starts: no kubeconfig is
+// read, no manifest loaded.
+func TestInvalidFlagsStopTheCommands(t *testing.T) {
+	t.Setenv("KUBECONFIG", "/nonexistent")
+	_, err := run(t, "controller", "--gc-interval=0s", "--batch-idle-duration=1m", "--metrics-bind-address=nope")
+	for _, w := range []string{"invalid flags", "--gc-interval", "--batch-idle-duration", "--metrics-bind-address"} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("controller with bad flags: err = %v, want it to contain %q", err, w)
+		}
+	}
+	_, err = run(t, "simulate", "-f", "/nonexistent.yaml", "--duration=0s")
+	if err == nil || !strings.Contains(err.Error(), "--duration must be positive") {
+		t.Errorf("simulate --duration=0s: err = %v, want a --duration error before reading the file", err)
+	}
+}
