@@ -19,6 +19,9 @@ import (
 // selects and tolerates, bound directly, as the DaemonSet controller does.
 // The solver already sized new nodes for them.
 func (s *Simulator) daemonSets(context.Context) (bool, error) {
+	if len(s.world.daemonSets) == 0 {
+		return false, nil
+	}
 	changed := false
 	for _, node := range s.world.sortedNodes() {
 		if node.DeletionTimestamp != nil || hasTaint(node, corev1.TaintNodeNotReady) {
@@ -76,7 +79,7 @@ func hasTaint(node *corev1.Node, key string) bool {
 // docs/simulate.md). Pods that fit nowhere are marked Unschedulable, which
 // is what makes them the provisioner's.
 func (s *Simulator) bind(context.Context) (bool, error) {
-	if s.world.version == s.boundAt {
+	if s.world.version == s.boundAt || s.pendingCount() == 0 {
 		return false, nil
 	}
 	now := s.clock.Now()
@@ -103,7 +106,7 @@ func (s *Simulator) bind(context.Context) (bool, error) {
 		result := provisioning.Solve(in)
 		for _, n := range result.Nominations {
 			p := s.world.pods[podKey(n.Pod)]
-			p.Spec.NodeName = n.NodeName
+			s.world.bindPod(p, n.NodeName)
 			setScheduled(p, corev1.ConditionTrue, "", now)
 			s.rec.bound(podKey(p))
 			changed = true
@@ -115,9 +118,6 @@ func (s *Simulator) bind(context.Context) (bool, error) {
 				changed = true
 			}
 		}
-	}
-	if changed {
-		s.world.changed()
 	}
 	s.boundAt = s.world.version
 	return changed, nil

@@ -21,9 +21,14 @@ const notEvictedFor = 300 * time.Second
 // recorder keeps what the run reports: every launched node from launch
 // to deletion, the events, each pending pod's reason and the samples.
 type recorder struct {
-	start  time.Time
-	nodes  map[string]*nodeRecord
-	events []Event
+	start time.Time
+	// nodes are the records by NodeClaim name; byProviderID indexes
+	// them by instance, and order lists them by launch (records), so
+	// no lookup scans every node.
+	nodes        map[string]*nodeRecord
+	byProviderID map[string]*nodeRecord
+	order        []*nodeRecord
+	events       []Event
 	// reasons are pending pods' latest reasons, "Reason: message".
 	reasons map[string]string
 	// notices already reported, by provider id and kind; ends are the
@@ -44,7 +49,7 @@ type nodeRecord struct {
 }
 
 func newRecorder(start time.Time) *recorder {
-	return &recorder{start: start, nodes: map[string]*nodeRecord{}, reasons: map[string]string{}, notices: map[string]bool{}, ends: map[string]string{}}
+	return &recorder{start: start, nodes: map[string]*nodeRecord{}, byProviderID: map[string]*nodeRecord{}, reasons: map[string]string{}, notices: map[string]bool{}, ends: map[string]string{}}
 }
 
 func (r *recorder) event(now time.Time, kind, object, message string) {
@@ -62,6 +67,9 @@ func (r *recorder) launched(now time.Time, nc *v1.NodeClaim, price float64) {
 		providerID: nc.Status.ProviderID, launched: now,
 	}
 	r.nodes[nc.Name] = rec
+	r.byProviderID[rec.providerID] = rec
+	i, _ := slices.BinarySearchFunc(r.order, rec, launchOrder)
+	r.order = slices.Insert(r.order, i, rec)
 	r.event(now, "Launched", "nodeclaim/"+nc.Name, fmt.Sprintf("launched %s (%s, %s) at %.4f/h", rec.InstanceType, rec.CapacityType, rec.Zone, price))
 }
 
@@ -96,10 +104,8 @@ func (r *recorder) notice(now time.Time, n cloudprovider.InterruptionNotice) {
 	}
 	r.notices[key] = true
 	object := n.ProviderID
-	for _, rec := range r.nodes {
-		if rec.providerID == n.ProviderID {
-			object = "node/" + rec.Name
-		}
+	if rec := r.byProviderID[n.ProviderID]; rec != nil {
+		object = "node/" + rec.Name
 	}
 	message := n.Message
 	if !n.Deadline.IsZero() {
@@ -119,24 +125,22 @@ func (r *recorder) endReason(providerID, def string) string {
 // stop records, once, that a node's instance stopped: billing ends and
 // its pods are evicted after the not-ready toleration.
 func (r *recorder) stop(now time.Time, node *corev1.Node) bool {
-	for _, rec := range r.nodes {
-		if rec.providerID != node.Spec.ProviderID || rec.stopped {
-			continue
-		}
-		rec.stopped, rec.ended, rec.evictAt = true, now, now.Add(notEvictedFor)
-		r.event(now, "InstanceStopped", "node/"+node.Name, fmt.Sprintf("the instance stopped; its pods are evicted in %s", notEvictedFor))
-		return true
+	rec := r.byProviderID[node.Spec.ProviderID]
+	if rec == nil || rec.stopped {
+		return false
 	}
-	return false
+	rec.stopped, rec.ended, rec.evictAt = true, now, now.Add(notEvictedFor)
+	r.event(now, "InstanceStopped", "node/"+node.Name, fmt.Sprintf("the instance stopped; its pods are evicted in %s", notEvictedFor))
+	return true
 }
 
-func (r *recorder) evictAt(node string) (time.Time, bool) {
-	for _, rec := range r.nodes {
-		if rec.Name == node && rec.stopped && rec.DeletedAt == "" {
-			return rec.evictAt, true
-		}
+// evictAt is when a stopped node's pods are evicted.
+func (r *recorder) evictAt(node *corev1.Node) (time.Time, bool) {
+	rec := r.byProviderID[node.Spec.ProviderID]
+	if rec == nil || rec.Name != node.Name || !rec.stopped || rec.DeletedAt != "" {
+		return time.Time{}, false
 	}
-	return time.Time{}, false
+	return rec.evictAt, true
 }
 
 // pending records a pod's reason, with an event when it changes.
@@ -184,10 +188,8 @@ func (r *recorder) sample(now time.Time, pending int) {
 }
 
 // records are every node's record, by launch time then name.
-func (r *recorder) records() []*nodeRecord {
-	out := slices.Collect(maps.Values(r.nodes))
-	slices.SortFunc(out, func(a, b *nodeRecord) int {
-		return cmp.Or(a.launched.Compare(b.launched), cmp.Compare(a.NodeClaim, b.NodeClaim))
-	})
-	return out
+func (r *recorder) records() []*nodeRecord { return r.order }
+
+func launchOrder(a, b *nodeRecord) int {
+	return cmp.Or(a.launched.Compare(b.launched), cmp.Compare(a.NodeClaim, b.NodeClaim))
 }

@@ -2,7 +2,6 @@ package simulator_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -133,55 +132,8 @@ spec:
 	}
 }
 
-// thousandPods is a 1,000-pod Deployment spread over three zones on
-// spot m6i.2xlarge, with a spot interruption in one zone every 20
-// minutes.
-func thousandPods(t testing.TB) *manifests.Set {
-	var events strings.Builder
-	for i := 1; i <= 5; i++ {
-		fmt.Fprintf(&events, "  - {at: %dm, type: SpotInterruption, instanceType: m6i.2xlarge, zone: us-west-2%c}\n", 20*i, "abc"[i%3])
-	}
-	return read(t, `apiVersion: sim.capstan.dev/v1alpha1
-kind: CloudProfile
-metadata: {name: interruptions}
-spec:
-  events:
-`+events.String()+`---
-apiVersion: sim.capstan.dev/v1alpha1
-kind: SimNodeClass
-metadata: {name: default}
-spec: {}
----
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: default}
-spec:
-  template:
-    spec:
-      nodeClassRef: {group: sim.capstan.dev, kind: SimNodeClass, name: default}
-      requirements:
-      - {key: node.kubernetes.io/instance-type, operator: In, values: [m6i.2xlarge]}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: default}
-spec:
-  replicas: 1000
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      topologySpreadConstraints:
-      - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule, labelSelector: {matchLabels: {app: web}}}
-      containers:
-      - name: web
-        image: registry.k8s.io/pause:3.10
-        resources: {requests: {cpu: 500m, memory: 1Gi}}
-`)
-}
-
 func TestInterruptedPodsFindNewNodes(t *testing.T) {
-	r := run(t, thousandPods(t))
+	r := run(t, spreadDeployment(t, 1000))
 	if running(r) != 1000 {
 		t.Errorf("%d pods running at the end, want 1000", running(r))
 	}
@@ -192,15 +144,5 @@ func TestInterruptedPodsFindNewNodes(t *testing.T) {
 		if len(n.Pods) == 0 {
 			t.Errorf("node %s is empty at the end", n.Name)
 		}
-	}
-}
-
-// BenchmarkTwoHoursOfAThousandPods reports how long 2h of virtual time
-// takes for thousandPods (the target is under 10 s).
-func BenchmarkTwoHoursOfAThousandPods(b *testing.B) {
-	set := thousandPods(b)
-	for b.Loop() {
-		r := run(b, set)
-		b.ReportMetric(float64(r.Summary.NodesLaunched), "nodes")
 	}
 }

@@ -74,7 +74,7 @@ func (s *Simulator) collect(ctx context.Context) (bool, error) {
 			s.world.changed()
 			changed = true
 		}
-		if at, ok := s.rec.evictAt(node.Name); ok && !now.Before(at) {
+		if at, ok := s.rec.evictAt(node); ok && !now.Before(at) {
 			for _, p := range s.world.podsOn(node.Name) {
 				if !state.IsDaemonSetPod(p) {
 					s.world.deletePod(p)
@@ -95,7 +95,7 @@ func (s *Simulator) removeClaim(nc *v1.NodeClaim, reason string) {
 		for _, p := range pods {
 			s.world.deletePod(p)
 		}
-		delete(s.world.nodes, node.Name)
+		s.world.deleteNode(node)
 	} else {
 		s.rec.deleted(now, nc.Name, reason, nil)
 	}
@@ -121,7 +121,7 @@ func (s *Simulator) register(context.Context) (bool, error) {
 	changed := false
 	for _, node := range s.kubelet.Due(now) {
 		setReady(node, corev1.ConditionTrue, now)
-		s.world.nodes[node.Name] = node
+		s.world.setNode(node)
 		changed = true
 	}
 	for _, nc := range s.world.sortedClaims() {
@@ -131,7 +131,7 @@ func (s *Simulator) register(context.Context) (bool, error) {
 		case lifecycle.Register:
 			synced, _ := lifecycle.SyncNode(nc, node)
 			synced.Spec.Taints = withoutStartupTaints(synced.Spec.Taints, nc.Spec.StartupTaints)
-			s.world.nodes[node.Name] = synced
+			s.world.setNode(synced)
 			nc.Status.NodeName = node.Name
 			setCondition(nc, v1.ConditionTypeRegistered, now)
 			s.rec.registered(nc.Name, node.Name)
@@ -208,9 +208,6 @@ func (s *Simulator) provision(ctx context.Context) (bool, error) {
 	if len(d.Result.Unplaced) > 0 || len(d.Result.Nominations) > 0 || len(d.FlavorFailures) > 0 {
 		s.batch.recheckAt(now.Add(s.opts.Window.Max))
 	}
-	if len(d.NodeClaims) > 0 {
-		s.world.changed()
-	}
 	return len(d.NodeClaims) > 0, nil
 }
 
@@ -223,7 +220,9 @@ func (s *Simulator) snapshot(ctx context.Context) (state.Snapshot, error) {
 func (s *Simulator) claimName(nodePool string) string {
 	for {
 		name := nodePool + "-" + suffix(s.rng)
-		if _, taken := s.world.claims[name]; !taken {
+		// A deleted NodeClaim's name stays taken: the report keys its
+		// node by it.
+		if _, taken := s.world.claims[name]; !taken && s.rec.nodes[name] == nil {
 			return name
 		}
 	}
@@ -234,12 +233,17 @@ func (s *Simulator) claimName(nodePool string) string {
 // once, as the controller does.
 func (s *Simulator) launch(ctx context.Context) (bool, error) {
 	now := s.clock.Now()
-	changed := false
+	// Outcomes are recorded after the loop, in order, so the cloud's
+	// inventory is read once for the launches' prices, not once each.
+	type outcome struct {
+		nc        *v1.NodeClaim
+		kind, msg string
+	}
+	var outcomes []outcome
 	for _, nc := range s.world.sortedClaims() {
 		if action, _ := lifecycle.Next(nc, nil, now, s.opts.RegistrationTTL); action != lifecycle.Launch {
 			continue
 		}
-		changed = true
 		created, err := s.cloud.Create(ctx, nc)
 		if err != nil {
 			kind := "LaunchFailed"
@@ -247,9 +251,8 @@ func (s *Simulator) launch(ctx context.Context) (bool, error) {
 				kind = "InsufficientCapacity"
 				s.unavailable.MarkFromError(err)
 			}
-			s.rec.event(now, kind, "nodeclaim/"+nc.Name, err.Error())
+			outcomes = append(outcomes, outcome{nc: nc, kind: kind, msg: err.Error()})
 			delete(s.world.claims, nc.Name)
-			s.world.changed()
 			s.batch.trigger(now, true)
 			continue
 		}
@@ -260,20 +263,31 @@ func (s *Simulator) launch(ctx context.Context) (bool, error) {
 		nc.Status.ProviderID, nc.Status.ImageID = created.Status.ProviderID, created.Status.ImageID
 		nc.Status.Capacity, nc.Status.Allocatable = created.Status.Capacity, created.Status.Allocatable
 		setCondition(nc, v1.ConditionTypeLaunched, now)
-		s.rec.launched(now, nc, s.priceOf(nc))
+		outcomes = append(outcomes, outcome{nc: nc})
 	}
-	return changed, nil
+	var prices map[string]float64
+	for _, o := range outcomes {
+		if o.kind != "" {
+			s.rec.event(now, o.kind, "nodeclaim/"+o.nc.Name, o.msg)
+			continue
+		}
+		if prices == nil {
+			prices = s.prices()
+		}
+		s.rec.launched(now, o.nc, prices[o.nc.Status.ProviderID])
+	}
+	return len(outcomes) > 0, nil
 }
 
-// priceOf is the price of the offering a NodeClaim launched into, as the
-// cloud's inventory records it.
-func (s *Simulator) priceOf(nc *v1.NodeClaim) float64 {
-	for _, inst := range s.cloud.Snapshot().Instances {
-		if inst.ProviderID() == nc.Status.ProviderID {
-			return inst.Price
-		}
+// prices are the prices of the offerings instances launched into, by
+// provider id, as the cloud's inventory records them.
+func (s *Simulator) prices() map[string]float64 {
+	instances := s.cloud.Snapshot().Instances
+	out := make(map[string]float64, len(instances))
+	for _, inst := range instances {
+		out[inst.ProviderID()] = inst.Price
 	}
-	return 0
+	return out
 }
 
 func (s *Simulator) notices(ctx context.Context) []cloudprovider.InterruptionNotice {
@@ -294,7 +308,7 @@ func (s *Simulator) lifecycleDeadlines() []time.Time {
 		}
 	}
 	for _, node := range s.world.sortedNodes() {
-		if at, ok := s.rec.evictAt(node.Name); ok {
+		if at, ok := s.rec.evictAt(node); ok {
 			out = append(out, at)
 		}
 	}

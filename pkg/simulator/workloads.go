@@ -93,16 +93,14 @@ func (w *workload) target() string { return w.namespace + "/" + w.name }
 // prefers pods not yet running.
 func (w *workload) reconcile(world *world, rng *rand.Rand) (created, deleted int) {
 	var live []*corev1.Pod
-	for _, p := range world.sortedPods() {
-		if w.pods[podKey(p)] {
-			live = append(live, p)
-		}
-	}
 	for key := range w.pods {
-		if _, ok := world.pods[key]; !ok {
+		if p, ok := world.pods[key]; ok {
+			live = append(live, p)
+		} else {
 			delete(w.pods, key)
 		}
 	}
+	world.inCreationOrder(live)
 	for i := len(live) - 1; i >= int(w.replicas); i-- {
 		world.deletePod(live[i])
 		delete(w.pods, podKey(live[i]))
@@ -110,9 +108,6 @@ func (w *workload) reconcile(world *world, rng *rand.Rand) (created, deleted int
 	}
 	for n := len(live); n < int(w.replicas); n++ {
 		p := w.newPod(world, rng)
-		if p == nil {
-			break
-		}
 		world.addPod(p)
 		w.pods[podKey(p)] = true
 		created++
@@ -133,15 +128,25 @@ func (w *workload) newPod(world *world, rng *rand.Rand) *corev1.Pod {
 		p.Labels[appsv1.StatefulSetPodNameLabel] = p.Name
 		w.bindClaims(world, p)
 	case w.hash != "":
-		p.Name = w.owner.Name + "-" + suffix(rng)
+		p.Name = freeName(world, w.namespace, w.owner.Name, rng)
 		p.Labels[appsv1.DefaultDeploymentUniqueLabelKey] = w.hash
 	default:
-		p.Name = w.name + "-" + suffix(rng)
-	}
-	if _, taken := world.pods[podKey(p)]; taken {
-		return nil
+		p.Name = freeName(world, w.namespace, w.name, rng)
 	}
 	return p
+}
+
+// freeName is prefix-xxxxx, drawn again while a pod has it. Giving up
+// on a taken name until the next round instead would leave the rest of
+// the replicas to later rounds, each binding the whole cluster again:
+// tens of thousands of replicas draw hundreds of taken names.
+func freeName(world *world, namespace, prefix string, rng *rand.Rand) string {
+	for {
+		name := prefix + "-" + suffix(rng)
+		if _, taken := world.pods[namespace+"/"+name]; !taken {
+			return name
+		}
+	}
 }
 
 func (w *workload) freeOrdinal(world *world) string {

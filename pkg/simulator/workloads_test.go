@@ -72,7 +72,7 @@ func TestWorkloadsKeepTheirReplicas(t *testing.T) {
 	if created != 0 || deleted != 2 {
 		t.Errorf("scaling 3 → 1 created %d, deleted %d", created, deleted)
 	}
-	delete(w.pods, "ns/db-0")
+	w.deletePod(w.pods["ns/db-0"])
 	for _, wl := range w.workloads {
 		wl.reconcile(w, rng)
 	}

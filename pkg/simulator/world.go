@@ -34,11 +34,20 @@ type world struct {
 	volumes     []corev1.PersistentVolume
 	classes     []storagev1.StorageClass
 	workloads   []*workload
-	// seq orders pods by creation, as the scheduler's queue does.
-	seq      int
-	podOrder map[string]int
-	// version counts changes to pods and nodes, so binding runs only when
-	// there may be something new to bind.
+	// created numbers pods in creation order, as the scheduler's queue
+	// takes them; order lists them so, deleted ones included until
+	// compacted away, so reading every pod in order needs no sort.
+	seq     int
+	created map[*corev1.Pod]int
+	order   []*corev1.Pod
+	// onNode and nodeByProviderID index bound pods and Nodes, so a
+	// node's pods and a NodeClaim's Node are found without a scan of the
+	// cluster: a run of thousands of nodes would otherwise be quadratic.
+	onNode           map[string][]*corev1.Pod
+	nodeByProviderID map[string]string
+	// version counts changes to pods and nodes (not NodeClaims, which
+	// binding ignores), so binding runs only when there may be something
+	// new to bind.
 	version int
 }
 
@@ -48,7 +57,8 @@ func newWorld(set *manifests.Set) *world {
 	w := &world{
 		pods: map[string]*corev1.Pod{}, nodes: map[string]*corev1.Node{}, claims: map[string]*v1.NodeClaim{},
 		nodeClasses: map[string]*simv1alpha1.SimNodeClass{}, models: map[string]*flavors.OpenModel{},
-		namespaces: map[string]corev1.Namespace{}, podOrder: map[string]int{},
+		namespaces: map[string]corev1.Namespace{}, created: map[*corev1.Pod]int{},
+		onNode: map[string][]*corev1.Pod{}, nodeByProviderID: map[string]string{},
 		nodePools: slices.Clone(set.NodePools), daemonSets: slices.Clone(set.DaemonSets),
 		claimsPVC: slices.Clone(set.PersistentVolumeClaims), volumes: slices.Clone(set.PersistentVolumes),
 		classes: slices.Clone(set.StorageClasses),
@@ -99,8 +109,12 @@ func (w *world) addPod(p *corev1.Pod) {
 		p.Spec.SchedulerName = corev1.DefaultSchedulerName
 	}
 	w.seq++
-	w.podOrder[podKey(p)] = w.seq
+	w.created[p] = w.seq
+	w.order = append(w.order, p)
 	w.pods[podKey(p)] = p
+	if p.Spec.NodeName != "" {
+		w.onNode[p.Spec.NodeName] = append(w.onNode[p.Spec.NodeName], p)
+	}
 	w.changed()
 	if _, ok := w.namespaces[p.Namespace]; !ok {
 		ns := corev1.Namespace{}
@@ -110,35 +124,44 @@ func (w *world) addPod(p *corev1.Pod) {
 	}
 }
 
+// bindPod binds a pending pod to a node.
+func (w *world) bindPod(p *corev1.Pod, node string) {
+	p.Spec.NodeName = node
+	w.onNode[node] = append(w.onNode[node], p)
+	w.changed()
+}
+
 func (w *world) deletePod(p *corev1.Pod) {
 	delete(w.pods, podKey(p))
-	delete(w.podOrder, podKey(p))
+	delete(w.created, p)
+	if on := slices.DeleteFunc(w.onNode[p.Spec.NodeName], func(q *corev1.Pod) bool { return q == p }); len(on) > 0 {
+		w.onNode[p.Spec.NodeName] = on
+	} else {
+		delete(w.onNode, p.Spec.NodeName)
+	}
 	w.changed()
 }
 
 // sortedPods are the pods in creation order.
 func (w *world) sortedPods() []*corev1.Pod {
-	return w.podsWhere(func(*corev1.Pod) bool { return true })
-}
-
-// podsWhere are the pods keep accepts, in creation order.
-func (w *world) podsWhere(keep func(*corev1.Pod) bool) []*corev1.Pod {
-	type entry struct {
-		seq int
-		pod *corev1.Pod
+	// Compact once deleted pods are most of order, so reads stay
+	// linear in the pods there are.
+	if len(w.order) > 2*len(w.created) {
+		w.order = slices.DeleteFunc(w.order, func(p *corev1.Pod) bool { _, ok := w.created[p]; return !ok })
 	}
-	entries := make([]entry, 0, len(w.pods))
-	for key, p := range w.pods {
-		if keep(p) {
-			entries = append(entries, entry{w.podOrder[key], p})
+	out := make([]*corev1.Pod, 0, len(w.created))
+	for _, p := range w.order {
+		if _, ok := w.created[p]; ok {
+			out = append(out, p)
 		}
 	}
-	slices.SortFunc(entries, func(a, b entry) int { return cmp.Compare(a.seq, b.seq) })
-	out := make([]*corev1.Pod, len(entries))
-	for i, e := range entries {
-		out[i] = e.pod
-	}
 	return out
+}
+
+// inCreationOrder sorts pods of the world by when they were created.
+func (w *world) inCreationOrder(pods []*corev1.Pod) []*corev1.Pod {
+	slices.SortFunc(pods, func(a, b *corev1.Pod) int { return cmp.Compare(w.created[a], w.created[b]) })
+	return pods
 }
 
 func (w *world) sortedNodes() []*corev1.Node {
@@ -157,9 +180,20 @@ func sortedValues[T any](m map[string]*T) []*T {
 	return out
 }
 
-// podsOn are the pods bound to a node.
+// podsOn are the pods bound to a node, in creation order.
 func (w *world) podsOn(node string) []*corev1.Pod {
-	return w.podsWhere(func(p *corev1.Pod) bool { return p.Spec.NodeName == node })
+	return w.inCreationOrder(slices.Clone(w.onNode[node]))
+}
+
+// setNode creates or updates a Node.
+func (w *world) setNode(n *corev1.Node) {
+	w.nodes[n.Name] = n
+	w.nodeByProviderID[n.Spec.ProviderID] = n.Name
+}
+
+func (w *world) deleteNode(n *corev1.Node) {
+	delete(w.nodes, n.Name)
+	delete(w.nodeByProviderID, n.Spec.ProviderID)
 }
 
 // nodeOf finds the Node of a NodeClaim by provider id.
@@ -167,12 +201,7 @@ func (w *world) nodeOf(nc *v1.NodeClaim) *corev1.Node {
 	if nc.Status.ProviderID == "" {
 		return nil
 	}
-	for _, n := range w.sortedNodes() {
-		if n.Spec.ProviderID == nc.Status.ProviderID {
-			return n
-		}
-	}
-	return nil
+	return w.nodes[w.nodeByProviderID[nc.Status.ProviderID]]
 }
 
 // objects is the world as the provisioner lists it from the API server.
@@ -181,12 +210,17 @@ func (w *world) objects() state.Objects {
 		NodePools: w.nodePools, DaemonSets: w.daemonSets,
 		Claims: w.claimsPVC, Volumes: w.volumes, StorageClasses: w.classes,
 	}
+	// Sized up front: the pods are copied by value, and growing a slice
+	// of them over and over is most of a large run's copying.
+	objs.Pods = make([]corev1.Pod, 0, len(w.pods))
 	for _, p := range w.sortedPods() {
 		objs.Pods = append(objs.Pods, *p)
 	}
+	objs.Nodes = make([]corev1.Node, 0, len(w.nodes))
 	for _, n := range w.sortedNodes() {
 		objs.Nodes = append(objs.Nodes, *n)
 	}
+	objs.NodeClaims = make([]v1.NodeClaim, 0, len(w.claims))
 	for _, nc := range w.sortedClaims() {
 		objs.NodeClaims = append(objs.NodeClaims, *nc)
 	}
