@@ -27,6 +27,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/catalog"
 	cpmetrics "github.com/capstan-dev/capstan/pkg/cloudprovider/metrics"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
+	"github.com/capstan-dev/capstan/pkg/controllers/apiauth"
 	"github.com/capstan-dev/capstan/pkg/controllers/clustermetrics"
 	"github.com/capstan-dev/capstan/pkg/controllers/explainserver"
 	"github.com/capstan-dev/capstan/pkg/controllers/garbagecollection"
@@ -58,6 +59,10 @@ type Options struct {
 	// empty in a normal build.
 	testHooks       testHooks
 	MetricsAddr     string
+	// MetricsSecure serves metrics and explain over HTTPS, each request
+	// authenticated and authorized by the API server (apiauth).
+	MetricsSecure  bool
+	MetricsCertDir string
 	HealthAddr      string
 	LeaderElect     bool
 	LeaderNamespace string
@@ -93,6 +98,8 @@ func newControllerCommand() *cobra.Command {
 	f.DurationVar(&opts.GCGrace, "gc-grace", time.Minute, "how old an instance without a NodeClaim must be to count as leaked")
 	opts.testHooks.bindFlags(cmd)
 	f.StringVar(&opts.MetricsAddr, "metrics-bind-address", "127.0.0.1:8080", "address of Prometheus metrics and the /explain/ endpoints `capstan explain` asks; localhost only by default (0 disables both)")
+	f.BoolVar(&opts.MetricsSecure, "metrics-secure", false, "serve metrics and /explain/ over HTTPS, requiring a bearer token the API server accepts and RBAC for what is asked (production; see docs/security.md)")
+	f.StringVar(&opts.MetricsCertDir, "metrics-cert-dir", "", "directory with tls.crt and tls.key for --metrics-secure (default: a self-signed certificate)")
 	f.StringVar(&opts.HealthAddr, "health-probe-bind-address", ":8081", "health and readiness probe address")
 	f.BoolVar(&opts.LeaderElect, "leader-elect", true, "elect a leader with a Lease so only one replica acts")
 	f.StringVar(&opts.LeaderNamespace, "leader-election-namespace", "kube-system", "namespace of the leader-election Lease")
@@ -120,7 +127,7 @@ func runController(ctx context.Context, opts Options) error {
 	explainMux := http.NewServeMux()
 	mgr, err := ctrl.NewManager(cfg, manager.Options{
 		Scheme:                  scheme,
-		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsAddr, ExtraHandlers: map[string]http.Handler{explainserver.Path: explainMux}},
+		Metrics:                 metricsOptions(opts, explainMux),
 		HealthProbeBindAddress:  opts.HealthAddr,
 		LeaderElection:          opts.LeaderElect,
 		LeaderElectionID:        "capstan-controller",
@@ -187,6 +194,17 @@ func runController(ctx context.Context, opts Options) error {
 		return fmt.Errorf("running manager, %w", err)
 	}
 	return nil
+}
+
+// metricsOptions serve metrics and explain: over HTTPS behind the API
+// server's authentication and authorization with --metrics-secure, else
+// plain HTTP for development (bound to localhost by default).
+func metricsOptions(opts Options, explain http.Handler) metricsserver.Options {
+	o := metricsserver.Options{BindAddress: opts.MetricsAddr, ExtraHandlers: map[string]http.Handler{explainserver.Path: explain}}
+	if opts.MetricsSecure {
+		o.SecureServing, o.CertDir, o.FilterProvider = true, opts.MetricsCertDir, apiauth.FilterProvider
+	}
+	return o
 }
 
 func loadProfile(path string) (*simv1alpha1.CloudProfile, error) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -27,10 +28,14 @@ import (
 type ExplainOptions struct {
 	// Controller is the running controller's metrics address; empty
 	// computes what the API alone allows.
-	Controller     string
-	Output         string
-	Namespace      string
-	SchedulerNames []string
+	Controller string
+	// ControllerCAFile verifies an https controller's certificate;
+	// ControllerInsecure skips that (a self-signed certificate).
+	ControllerCAFile   string
+	ControllerInsecure bool
+	Output             string
+	Namespace          string
+	SchedulerNames     []string
 }
 
 func newExplainCommand() *cobra.Command {
@@ -50,6 +55,8 @@ the API alone allows (KUBECONFIG) and says what it cannot know.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.Controller, "controller-address", "", "the controller's metrics address, e.g. http://localhost:8080 (default: compute from the API alone)")
+	f.StringVar(&opts.ControllerCAFile, "controller-ca-file", "", "CA certificate that signed an https controller's serving certificate")
+	f.BoolVar(&opts.ControllerInsecure, "controller-insecure-skip-tls-verify", false, "do not verify an https controller's certificate (its default is self-signed); the kubeconfig's credentials are still sent")
 	f.StringVarP(&opts.Output, "output", "o", "text", "output format: text or json")
 	f.StringVarP(&opts.Namespace, "namespace", "n", "default", "the pod's namespace when NAME has none")
 	f.StringSliceVar(&opts.SchedulerNames, "scheduler-names", []string{corev1.DefaultSchedulerName}, "the schedulers Capstan serves, as the controller's flag (without a controller)")
@@ -74,7 +81,7 @@ func runExplain(ctx context.Context, w io.Writer, opts ExplainOptions, kind, nam
 		answer = &explain.Node{}
 	}
 	if opts.Controller != "" {
-		err = ask(ctx, opts.Controller, path, answer)
+		err = ask(ctx, opts, path, answer)
 	} else {
 		err = computeOffline(ctx, opts, path, answer)
 	}
@@ -111,11 +118,25 @@ func explainPath(kind, name, namespace string) (string, error) {
 	return "", fmt.Errorf("cannot explain %q: want pod, nodepool or node", kind)
 }
 
-// ask gets the controller's answer.
-func ask(ctx context.Context, address, path string, into any) error {
+// MaxAnswerBytes caps what `capstan explain` reads from a controller, so
+// a wrong address or a hostile server cannot exhaust its memory.
+const MaxAnswerBytes = 16 << 20
+
+// ask gets the controller's answer. Over https it presents the
+// kubeconfig's credentials (token, client certificate or exec plugin),
+// which the controller checks with the API server (--metrics-secure).
+func ask(ctx context.Context, opts ExplainOptions, path string, into any) error {
+	address := opts.Controller
 	base := strings.TrimSuffix(address, "/")
 	if !strings.Contains(base, "://") {
 		base = "http://" + base
+	}
+	httpClient := http.DefaultClient
+	if strings.HasPrefix(base, "https://") {
+		var err error
+		if httpClient, err = controllerClient(opts); err != nil {
+			return err
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -123,19 +144,44 @@ func ask(ctx context.Context, address, path string, into any) error {
 	if err != nil {
 		return fmt.Errorf("asking the controller at %s, %w", address, err)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := httpClient.Do(req)
 	if err != nil {
 		return fmt.Errorf("asking the controller at %s (run without --controller-address to compute from the API alone), %w", address, err)
 	}
 	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(resp.Body)
+	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxAnswerBytes+1))
 	if err != nil {
 		return fmt.Errorf("reading the controller's answer, %w", err)
+	}
+	if len(body) > MaxAnswerBytes {
+		return fmt.Errorf("the controller at %s answered more than %d MiB; refusing to read it", address, MaxAnswerBytes>>20)
 	}
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("the controller at %s answered %s: %s", address, resp.Status, strings.TrimSpace(string(body)))
 	}
 	return json.Unmarshal(body, into)
+}
+
+// controllerClient authenticates as the kubeconfig's user, trusting the
+// controller's serving certificate per --controller-ca-file (or not
+// verifying it, with --controller-insecure-skip-tls-verify).
+func controllerClient(opts ExplainOptions) (*http.Client, error) {
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading kubeconfig for the controller's credentials, %w", err)
+	}
+	cfg = rest.CopyConfig(cfg)
+	// The kubeconfig's CA is the API server's, not the controller's.
+	cfg.CAFile, cfg.CAData = opts.ControllerCAFile, nil
+	cfg.Insecure = opts.ControllerInsecure
+	if cfg.Insecure {
+		cfg.CAFile = ""
+	}
+	c, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("building the controller client, %w", err)
+	}
+	return c, nil
 }
 
 // computeOffline answers from the API alone.
