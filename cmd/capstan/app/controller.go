@@ -57,12 +57,12 @@ type Options struct {
 	GCGrace          time.Duration
 	// testHooks are the e2e build's test-only flags (crashhook_e2e.go);
 	// empty in a normal build.
-	testHooks       testHooks
-	MetricsAddr     string
+	testHooks   testHooks
+	MetricsAddr string
 	// MetricsSecure serves metrics and explain over HTTPS, each request
 	// authenticated and authorized by the API server (apiauth).
-	MetricsSecure  bool
-	MetricsCertDir string
+	MetricsSecure   bool
+	MetricsCertDir  string
 	HealthAddr      string
 	LeaderElect     bool
 	LeaderNamespace string
