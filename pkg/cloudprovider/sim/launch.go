@@ -53,7 +53,7 @@ func (c *Cloud) Create(ctx context.Context, nc *v1.NodeClaim) (*v1.NodeClaim, er
 	defer c.mu.Unlock()
 	release, err := c.syncLocked(ctx)
 	if err != nil {
-		return nil, cloudprovider.NewCreateError("StateReadFailed", err)
+		return nil, cloudprovider.NewCreateError("StateFileUnavailable", err)
 	}
 	defer release()
 	now := c.opts.Clock.Now()
