@@ -29,6 +29,13 @@ package app
 // +kubebuilder:rbac:groups=sim.capstan.dev,resources=simnodeclasses/status,verbs=patch
 // +kubebuilder:rbac:groups=llmaz.io,resources=openmodels,verbs=get;list;watch
 //
+// With --metrics-secure, each request to metrics and explain is checked by
+// the API server: its bearer token by a TokenReview, what it asks by a
+// SubjectAccessReview (pkg/controllers/apiauth).
+//
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+//
 // Leader election takes the Lease capstan-controller (LeaderElectionID in
 // controller.go) in --leader-election-namespace, kube-system by default: a
 // namespaced Role, so Capstan cannot touch kube-scheduler's or
