@@ -120,12 +120,12 @@ func DecodeProfile(src string, doc []byte) (*simv1alpha1.CloudProfile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading cloud profile %s, %w", src, err)
 	}
-	p, err := decodeProfile(src, doc)
+	p, missing, err := decodeProfile(src, doc)
 	if err != nil {
 		return nil, err
 	}
 	Default(p)
-	if errs := validateProfile(p, types); len(errs) > 0 {
+	if errs := append(missing, validateProfile(p, types)...); len(errs) > 0 {
 		return nil, &ProfileError{Source: src, Errs: errs}
 	}
 	return p, nil
@@ -152,21 +152,39 @@ func SplitDocuments(data []byte) [][]byte {
 // decodeProfile decodes strictly in two passes: the unstructured converter
 // names unknown fields by path and matches keys case-sensitively, as
 // encoding/json does not; yaml.UnmarshalStrict then rejects duplicate keys
-// and explains type errors.
-func decodeProfile(src string, doc []byte) (*simv1alpha1.CloudProfile, error) {
+// and explains type errors. missing lists the required counts the
+// document leaves out, which the decoded ints cannot tell from 0.
+func decodeProfile(src string, doc []byte) (p *simv1alpha1.CloudProfile, missing field.ErrorList, err error) {
 	var generic map[string]any
 	if err := utilyaml.Unmarshal(doc, &generic); err != nil {
-		return nil, fmt.Errorf("decoding %s, %w", src, err)
+		return nil, nil, fmt.Errorf("decoding %s, %w", src, err)
 	}
-	p := &simv1alpha1.CloudProfile{}
+	p = &simv1alpha1.CloudProfile{}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(generic, p, true); runtime.IsStrictDecodingError(err) {
-		return nil, fmt.Errorf("decoding %s, %w", src, err)
+		return nil, nil, fmt.Errorf("decoding %s, %w", src, err)
 	}
 	p = &simv1alpha1.CloudProfile{}
 	if err := yaml.UnmarshalStrict(doc, p); err != nil {
-		return nil, fmt.Errorf("decoding %s, %w", src, err)
+		return nil, nil, fmt.Errorf("decoding %s, %w", src, err)
 	}
-	return p, nil
+	spec, _ := generic["spec"].(map[string]any)
+	missing = append(missingCounts(spec, "capacity", "a pool's count is how many instances it can launch; write 0 for none"),
+		missingCounts(spec, "reservations", "a reservation's count is how many instances it holds")...)
+	return p, missing, nil
+}
+
+// missingCounts lists the items of spec's list that have no count.
+func missingCounts(spec map[string]any, list, detail string) field.ErrorList {
+	items, _ := spec[list].([]any)
+	var errs field.ErrorList
+	for i, item := range items {
+		if m, ok := item.(map[string]any); ok {
+			if v, set := m["count"]; !set || v == nil {
+				errs = append(errs, field.Required(field.NewPath("spec", list).Index(i).Child("count"), detail))
+			}
+		}
+	}
+	return errs
 }
 
 // Default fills what a profile leaves unset: style aws, region us-west-2,
@@ -492,15 +510,18 @@ func (c *profileChecker) count(path *field.Path, count *int, least int) {
 	}
 }
 
+// maxPriceLength bounds a price string; no hourly price needs more.
+const maxPriceLength = 32
+
 // price takes what SimNodeClass spotMaxPrice takes: dollars per hour as a
 // decimal string, which a YAML float would not keep exact.
 func (c *profileChecker) price(path *field.Path, price string) {
 	whole, frac, dot := strings.Cut(price, ".")
 	digits := func(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }
-	switch f, _ := strconv.ParseFloat(price, 64); {
+	switch f, err := strconv.ParseFloat(price, 64); {
 	case price == "":
 		c.add(field.Required(path, ""))
-	case !digits(whole) || dot && !digits(frac):
+	case !digits(whole) || dot && !digits(frac) || err != nil || len(price) > maxPriceLength:
 		c.add(field.Invalid(path, price, `must be a decimal number of dollars per hour, like "0.0634"`))
 	case f <= 0:
 		c.add(field.Invalid(path, price, "must be positive"))
