@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
@@ -64,5 +65,36 @@ func TestRecorder(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"Launched", "SpotInterruption", "NodeDeleted"}, kinds); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
+// TestRecordsAreInLaunchOrder: records come by launch time, then name,
+// however launches at one instant arrive; a stop is found by provider id.
+func TestRecordsAreInLaunchOrder(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	r := newRecorder(t0)
+	for i, name := range []string{"c", "b", "a"} {
+		nc := &v1.NodeClaim{}
+		nc.Name, nc.Status.ProviderID = name, "sim://"+name
+		at := t0
+		if name == "c" {
+			at = t0.Add(time.Minute)
+		}
+		r.launched(at, nc, float64(i))
+	}
+	var got []string
+	for _, rec := range r.records() {
+		got = append(got, rec.NodeClaim)
+	}
+	if diff := cmp.Diff([]string{"a", "b", "c"}, got); diff != "" {
+		t.Errorf("records (-want +got):\n%s", diff)
+	}
+	node := &corev1.Node{}
+	node.Name, node.Spec.ProviderID = "b", "sim://b"
+	if !r.stop(t0, node) || r.stop(t0, node) {
+		t.Error("a stop is not recorded exactly once")
+	}
+	if at, ok := r.evictAt(node); !ok || !at.Equal(t0.Add(notEvictedFor)) {
+		t.Errorf("eviction at %v, %v", at, ok)
 	}
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 
+	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/flavors"
 	"github.com/capstan-dev/capstan/pkg/manifests"
 )
@@ -44,5 +46,58 @@ func TestOpenModelsAreInstalledOnlyWhenTheManifestsHaveOne(t *testing.T) {
 	}
 	if _, err := w.SimNodeClass(context.Background(), "missing"); err == nil {
 		t.Error("a missing SimNodeClass is not an error")
+	}
+}
+
+// TestWorldIndexesPodsByNode: a node's pods and a NodeClaim's Node come
+// from indexes kept by every change, in creation order.
+func TestWorldIndexesPodsByNode(t *testing.T) {
+	w := newWorld(&manifests.Set{})
+	pods := map[string]*corev1.Pod{}
+	for _, name := range []string{"c", "a", "b", "d"} {
+		p := &corev1.Pod{}
+		p.Name, p.Namespace = name, "team"
+		if name == "d" {
+			p.Spec.NodeName = "n1"
+		}
+		w.addPod(p)
+		pods[name] = p
+	}
+	w.bindPod(pods["b"], "n1")
+	w.bindPod(pods["c"], "n1")
+	w.bindPod(pods["a"], "n2")
+	podNames := func(ps []*corev1.Pod) []string {
+		var out []string
+		for _, p := range ps {
+			out = append(out, p.Name)
+		}
+		return out
+	}
+	if diff := cmp.Diff([]string{"c", "b", "d"}, podNames(w.podsOn("n1"))); diff != "" {
+		t.Errorf("pods on n1 (-want +got):\n%s", diff)
+	}
+	w.deletePod(pods["b"])
+	w.deletePod(pods["a"])
+	if diff := cmp.Diff([]string{"c", "d"}, podNames(w.podsOn("n1"))); diff != "" {
+		t.Errorf("pods on n1 after deleting b (-want +got):\n%s", diff)
+	}
+	if got := w.podsOn("n2"); len(got) != 0 {
+		t.Errorf("pods on n2 after deleting its only pod: %v", podNames(got))
+	}
+	if diff := cmp.Diff([]string{"c", "d"}, podNames(w.sortedPods())); diff != "" {
+		t.Errorf("pods (-want +got):\n%s", diff)
+	}
+
+	node := &corev1.Node{}
+	node.Name, node.Spec.ProviderID = "n1", "sim://i-1"
+	w.setNode(node)
+	nc := &v1.NodeClaim{}
+	nc.Status.ProviderID = "sim://i-1"
+	if got := w.nodeOf(nc); got != node {
+		t.Errorf("node of the claim %v, want n1", got)
+	}
+	w.deleteNode(node)
+	if got := w.nodeOf(nc); got != nil {
+		t.Errorf("node of the claim %v after the node was deleted", got)
 	}
 }
