@@ -72,7 +72,7 @@ func New(set *manifests.Set, profile *simv1alpha1.CloudProfile, types []catalog.
 	if opts.Duration <= 0 {
 		return nil, errors.New("the simulation needs a positive duration")
 	}
-	if err := checkScaleTargets(set, profile); err != nil {
+	if err := checkScaleTargets("cloud profile", set, profile); err != nil {
 		return nil, err
 	}
 	origin := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -100,14 +100,15 @@ func New(set *manifests.Set, profile *simv1alpha1.CloudProfile, types []catalog.
 
 // checkScaleTargets: a Scale event must name a Deployment in the
 // manifests, or the run would silently not scale.
-func checkScaleTargets(set *manifests.Set, profile *simv1alpha1.CloudProfile) error {
+// src locates the profile in the error.
+func checkScaleTargets(src string, set *manifests.Set, profile *simv1alpha1.CloudProfile) error {
 	deployments := map[string]bool{}
 	for _, d := range set.Deployments {
 		deployments[d.Namespace+"/"+d.Name] = true
 	}
 	for i, e := range profile.Spec.Events {
 		if e.Type == simv1alpha1.EventScale && !deployments[e.Workload] {
-			return fmt.Errorf("cloud profile: spec.events[%d].workload: no Deployment %s among the manifests", i, e.Workload)
+			return fmt.Errorf("%s: spec.events[%d].workload: no Deployment %s among the manifests", src, i, e.Workload)
 		}
 	}
 	return nil
@@ -221,11 +222,27 @@ func Profile(path string, set *manifests.Set) (*simv1alpha1.CloudProfile, error)
 	return sim.DefaultProfile()
 }
 
+// profileSource names where Profile found the profile, for errors.
+func profileSource(path string, set *manifests.Set) string {
+	switch {
+	case path != "":
+		return path
+	case len(set.CloudProfiles) == 1:
+		return set.CloudProfiles[0].Source
+	}
+	return "the embedded cloud profile"
+}
+
 // Simulate runs the manifests on their cloud (Profile) over the catalog:
 // what `capstan simulate` does.
 func Simulate(ctx context.Context, set *manifests.Set, profilePath string, opts Options) (*Result, error) {
 	profile, err := Profile(profilePath, set)
 	if err != nil {
+		return nil, err
+	}
+	// The profile's events are checked against the manifests here too,
+	// where the error can name the profile's file.
+	if err := checkScaleTargets(profileSource(profilePath, set), set, profile); err != nil {
 		return nil, err
 	}
 	types, err := catalog.Load()
