@@ -125,8 +125,8 @@ func DecodeProfile(src string, doc []byte) (*simv1alpha1.CloudProfile, error) {
 		return nil, err
 	}
 	Default(p)
-	if errs := append(missing, validateProfile(p, types)...); len(errs) > 0 {
-		return nil, &ProfileError{Source: src, Errs: errs}
+	if missing = append(missing, validateProfile(p, types)...); len(missing) > 0 {
+		return nil, &ProfileError{Source: src, Errs: missing}
 	}
 	return p, nil
 }
