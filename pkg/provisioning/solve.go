@@ -28,9 +28,9 @@ type solver struct {
 	unusableWhy map[string]string
 	topo        *topology
 	result      Result
-	// preferNoSchedule is set when some node or NodePool has a
-	// PreferNoSchedule taint; avoid is set during the first placement pass,
-	// which treats those taints as blocking.
+	// preferNoSchedule is set when some NodePool has a PreferNoSchedule
+	// taint; avoid is set during the first placement pass, which treats
+	// those taints as blocking on new capacity.
 	preferNoSchedule, avoid bool
 	// candidates and scratch are reused across placements to avoid
 	// allocating.
@@ -101,9 +101,6 @@ func newSolver(in Input) *solver {
 	s.unusable, s.unusableWhy = slices.Sorted(maps.Keys(in.UnusableNodePools)), in.UnusableNodePools
 	for _, p := range s.pools {
 		s.preferNoSchedule = s.preferNoSchedule || scheduling.HasPreferNoSchedule(p.taints)
-	}
-	for _, n := range in.Nodes {
-		s.preferNoSchedule = s.preferNoSchedule || scheduling.HasPreferNoSchedule(n.Taints)
 	}
 	for _, n := range in.Nodes {
 		if p, ok := byName[n.NodePool]; ok {
@@ -180,7 +177,10 @@ func (s *solver) tolerates(pod *corev1.Pod, taints []corev1.Taint) error {
 
 func (s *solver) placeOnNode(p *podData, v *variant, mins []int32) bool {
 	for _, n := range s.nodes {
-		if n.fits(p, v.reqs) && s.tolerates(p.pod, n.node.Taints) == nil && s.topo.admitNode(p, v, mins, n) {
+		// Existing and in-flight nodes tolerate PreferNoSchedule at once:
+		// kube-scheduler binds there when nothing else is up, so launching
+		// an untainted node instead would only leave it empty.
+		if n.fits(p, v.reqs) && scheduling.Tolerates(p.pod.Spec.Tolerations, n.node.Taints) == nil && s.topo.admitNode(p, v, mins, n) {
 			n.add(p)
 			s.topo.record(p, n.domain)
 			s.result.Nominations = append(s.result.Nominations, Nomination{Pod: p.pod, NodeName: n.node.Name})

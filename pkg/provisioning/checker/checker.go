@@ -23,6 +23,7 @@ func Check(in provisioning.Input, r provisioning.Result) error {
 	errs = append(errs, checkAccounting(in, r)...)
 	errs = append(errs, checkNominations(in, r)...)
 	errs = append(errs, checkTopology(in, r)...)
+	errs = append(errs, checkPreferNoSchedule(in, r)...)
 	booked := map[string]int{}
 	used := map[string]corev1.ResourceList{}
 	usedNodes := map[string]int64{}

@@ -71,7 +71,13 @@ func randomInput(rng *rand.Rand) provisioning.Input {
 					Key: v1.LabelZone, Operator: corev1.NodeSelectorOpIn, Values: pick(rng, zones)})
 			}
 			if rng.IntN(3) == 0 {
-				np.Spec.Template.Spec.Taints = []corev1.Taint{{Key: "team", Value: "a", Effect: corev1.TaintEffectNoSchedule}}
+				// The second NodePool's taint is only a preference, so
+				// avoiding it is checked on real solver output too.
+				effect := corev1.TaintEffectNoSchedule
+				if i == 1 {
+					effect = corev1.TaintEffectPreferNoSchedule
+				}
+				np.Spec.Template.Spec.Taints = []corev1.Taint{{Key: "team", Value: "a", Effect: effect}}
 			}
 			if rng.IntN(3) == 0 {
 				np.Spec.Limits = v1.Limits{corev1.ResourceCPU: *resource.NewQuantity(int64(8+rng.IntN(40)), resource.DecimalSI)}

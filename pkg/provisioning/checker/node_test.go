@@ -155,3 +155,32 @@ func TestZoneIDComesFromTheOffering(t *testing.T) {
 		t.Errorf("checker said %v, want a pod that does not match", err)
 	}
 }
+
+// A claim from a NodePool whose PreferNoSchedule taint its pod does not
+// tolerate is flagged when an untainted NodePool could have launched a
+// node for the pod; as the last resort it is not.
+func TestCheckerCatchesAvoidablePreferNoSchedule(t *testing.T) {
+	large := test.InstanceType(test.InstanceTypeOptions{Name: "m.large", CPU: 2, Memory: 8})
+	spare := test.NodePool(func(np *v1.NodePool) {
+		np.Name = "spare"
+		np.Spec.Template.Spec.Taints = []corev1.Taint{{Key: "example.com/spare", Effect: corev1.TaintEffectPreferNoSchedule}}
+	})
+	plain := test.NodePool(func(np *v1.NodePool) { np.Name = "plain" })
+	in := provisioning.Input{Pods: []*corev1.Pod{podWith("a", "1")}, NodePools: []*v1.NodePool{spare, plain},
+		InstanceTypes: map[string][]*cloudprovider.InstanceType{"spare": {large}, "plain": {large}}}
+	r := provisioning.Solve(in)
+	if err := checker.Check(in, r); err != nil || len(r.NewNodeClaims) != 1 || r.NewNodeClaims[0].NodePool != "plain" {
+		t.Fatalf("solver result %+v, checker %v; want one sound claim from plain", r, err)
+	}
+	r.NewNodeClaims[0].NodePool, r.NewNodeClaims[0].Taints = "spare", spare.Spec.Template.Spec.Taints
+	if err := checker.Check(in, r); err == nil || !strings.Contains(err.Error(), "nodepool plain, without one, could launch a node for it") {
+		t.Errorf("checker said %v, want the avoidable taint flagged", err)
+	}
+
+	// With plain tainted NoSchedule, spare is the last resort.
+	plain.Spec.Template.Spec.Taints = []corev1.Taint{{Key: "dedicated", Effect: corev1.TaintEffectNoSchedule}}
+	r = provisioning.Solve(in)
+	if err := checker.Check(in, r); err != nil || len(r.NewNodeClaims) != 1 || r.NewNodeClaims[0].NodePool != "spare" {
+		t.Errorf("solver result %+v, checker %v; want one sound claim from spare", r, err)
+	}
+}
