@@ -100,7 +100,11 @@ func (w *workload) reconcile(world *world, rng *rand.Rand) (created, deleted int
 			delete(w.pods, key)
 		}
 	}
-	world.inCreationOrder(live)
+	// Only a scale-down needs them in order (sorting every round was
+	// most of this step).
+	if len(live) > int(w.replicas) {
+		world.inCreationOrder(live)
+	}
 	for i := len(live) - 1; i >= int(w.replicas); i-- {
 		world.deletePod(live[i])
 		delete(w.pods, podKey(live[i]))
