@@ -111,15 +111,22 @@ func (s *Simulator) bind(context.Context) (bool, error) {
 			s.rec.bound(podKey(p))
 			changed = true
 		}
+		// kube-scheduler retries unschedulable pods when nodes join and
+		// rewrites their condition (its message counts the nodes), which
+		// wakes the provisioner: a pod planned onto a node that registered
+		// without room for it (the binder packs differently) must not wait
+		// for ever.
+		nodesJoined := len(nodes) != s.boundNodes
 		for _, u := range result.Unplaced {
 			p := s.world.pods[podKey(u.Pod)]
-			if setScheduled(p, corev1.ConditionFalse, corev1.PodReasonUnschedulable, now) {
+			marked := setScheduled(p, corev1.ConditionFalse, corev1.PodReasonUnschedulable, now)
+			if marked || nodesJoined {
 				s.batch.trigger(now, false)
-				changed = true
 			}
+			changed = changed || marked
 		}
 	}
-	s.boundAt = s.world.version
+	s.boundAt, s.boundNodes = s.world.version, len(nodes)
 	return changed, nil
 }
 

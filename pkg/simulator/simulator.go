@@ -60,8 +60,9 @@ type Simulator struct {
 	rec         *recorder
 	batch       batch
 	scaled      int
-	// boundAt is the world version binding last ran at.
-	boundAt int
+	// boundAt is the world version binding last ran at, boundNodes how
+	// many registered nodes it saw.
+	boundAt, boundNodes int
 	// nominations is the provisioner's guard against launching again for
 	// a pod whose planned node registered without fitting it.
 	nominations plan.Nominations

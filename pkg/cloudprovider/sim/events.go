@@ -45,29 +45,40 @@ func (c *Cloud) advanceLocked(ctx context.Context) error {
 	if c.applyEventsLocked(now) {
 		changed = true
 	}
-	for _, id := range slices.Sorted(maps.Keys(c.state.Instances)) {
-		inst := c.state.Instances[id]
-		if inst.State != InstanceRunning {
-			continue
+	// Every call looks at every instance, so only the few whose notice is
+	// due are sorted (for a deterministic order), not the whole inventory.
+	var due []string
+	for id, inst := range c.state.Instances {
+		if inst.State == InstanceRunning && dueNotice(inst, now) != nil {
+			due = append(due, id)
 		}
-		for _, n := range inst.Notices {
-			if n.Ends == "" || n.Deadline.After(now) {
-				continue
-			}
-			changed = true
-			if n.Ends == InstanceStopped {
-				inst.State = InstanceStopped
-				c.stopNodeLocked(ctx, NodeName(inst))
-			} else {
-				c.terminateLocked(ctx, inst)
-			}
-			break
+	}
+	slices.Sort(due)
+	for _, id := range due {
+		inst := c.state.Instances[id]
+		changed = true
+		if dueNotice(inst, now).Ends == InstanceStopped {
+			inst.State = InstanceStopped
+			c.stopNodeLocked(ctx, NodeName(inst))
+		} else {
+			c.terminateLocked(ctx, inst)
 		}
 	}
 	if !changed {
 		return nil
 	}
 	return c.commitLocked()
+}
+
+// dueNotice is the instance's first notice whose deadline has passed and
+// that ends it, nil if none.
+func dueNotice(inst *Instance, now time.Time) *Notice {
+	for i := range inst.Notices {
+		if n := &inst.Notices[i]; n.Ends != "" && !n.Deadline.After(now) {
+			return n
+		}
+	}
+	return nil
 }
 
 // applyEventsLocked applies the profile's events due by until and
