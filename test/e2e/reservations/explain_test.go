@@ -119,12 +119,19 @@ func TestExplainReservationExhausted(t *testing.T) {
 		pods := &corev1.PodList{}
 		g.Expect(cluster.Client.List(context.Background(), pods, client.InNamespace(ns))).To(gomega.Succeed())
 		g.Expect(pods.Items).To(gomega.HaveLen(2))
+		// The waiting pod is the one left once the other is bound: before
+		// that, either may still be bound to the reserved node.
+		waiting = nil
+		bound := 0
 		for i, p := range pods.Items {
 			if p.Spec.NodeName == "" {
 				waiting = &pods.Items[i]
+			} else {
+				bound++
 			}
 		}
 		g.Expect(launchedBy(claimsOf(g, np))).To(gomega.Equal(map[string]int{"reserved/cr-explain": 1}))
+		g.Expect(bound).To(gomega.Equal(1))
 		g.Expect(waiting).NotTo(gomega.BeNil())
 	}).WithTimeout(90 * time.Second).Should(gomega.Succeed())
 	explainedBy(g, waiting, np.Name, string(provisioning.ReasonReservationExhausted))
