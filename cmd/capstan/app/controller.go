@@ -27,6 +27,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/catalog"
 	cpmetrics "github.com/capstan-dev/capstan/pkg/cloudprovider/metrics"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
+	"github.com/capstan-dev/capstan/pkg/clusterstate"
 	"github.com/capstan-dev/capstan/pkg/controllers/apiauth"
 	"github.com/capstan-dev/capstan/pkg/controllers/clustermetrics"
 	"github.com/capstan-dev/capstan/pkg/controllers/explainserver"
@@ -38,7 +39,6 @@ import (
 	"github.com/capstan-dev/capstan/pkg/controllers/termination"
 	"github.com/capstan-dev/capstan/pkg/lifecycle"
 	"github.com/capstan-dev/capstan/pkg/provisioning/plan"
-	"github.com/capstan-dev/capstan/pkg/state"
 )
 
 // Options are everything `capstan controller` is configured with; parsed
@@ -159,7 +159,7 @@ func runController(ctx context.Context, opts Options) error {
 		return fmt.Errorf("starting the simulated cloud, %w", err)
 	}
 	cp := cpmetrics.Decorate(cloud, ctrlmetrics.Registry)
-	cluster := &state.Cluster{Client: mgr.GetClient(), Cloud: cp, SchedulerNames: opts.SchedulerNames}
+	cluster := &clusterstate.Cluster{Client: mgr.GetClient(), Cloud: cp, SchedulerNames: opts.SchedulerNames}
 	metrics, err := provisioner.NewMetrics(ctrlmetrics.Registry)
 	if err != nil {
 		return fmt.Errorf("registering metrics, %w", err)

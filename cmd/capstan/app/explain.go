@@ -19,6 +19,7 @@ import (
 
 	"github.com/capstan-dev/capstan/api"
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/clusterstate"
 	"github.com/capstan-dev/capstan/pkg/controllers/explainserver"
 	"github.com/capstan-dev/capstan/pkg/explain"
 	"github.com/capstan-dev/capstan/pkg/state"
@@ -208,7 +209,7 @@ func computeOffline(ctx context.Context, opts ExplainOptions, path string, into 
 	case *explain.Pod:
 		return offlinePod(ctx, c, opts, parts[1], parts[2], out)
 	case *explain.NodePool:
-		objs, err := state.List(ctx, c)
+		objs, err := clusterstate.List(ctx, c)
 		if err != nil {
 			return err
 		}
@@ -234,7 +235,7 @@ func offlinePod(ctx context.Context, c client.Client, opts ExplainOptions, names
 	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, p); err != nil {
 		return fmt.Errorf("getting pod %s/%s, %w", namespace, name, err)
 	}
-	objs, err := state.List(ctx, c)
+	objs, err := clusterstate.List(ctx, c)
 	if err != nil {
 		return err
 	}

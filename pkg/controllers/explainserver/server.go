@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/clusterstate"
 	"github.com/capstan-dev/capstan/pkg/explain"
 	"github.com/capstan-dev/capstan/pkg/provisioning/plan"
 	"github.com/capstan-dev/capstan/pkg/state"
@@ -25,13 +26,13 @@ const Path = "/explain/"
 
 // Server answers explain requests from the controller's view. It only
 // reads: objects from the informer cache and the instance types the
-// provisioner last got from the cloud (state.Cluster.ReadOnlySnapshot),
+// provisioner last got from the cloud (clusterstate.Cluster.ReadOnlySnapshot),
 // never the cloud itself. Snapshots are reused for SnapshotTTL and at most
 // MaxConcurrent requests are answered at once (the rest get 429), so
 // explain cannot starve the autoscaler.
 type Server struct {
 	client         client.Reader
-	cluster        *state.Cluster
+	cluster        *clusterstate.Cluster
 	plan           plan.Options
 	schedulerNames []string
 	clock          clock.PassiveClock
@@ -51,7 +52,7 @@ const (
 )
 
 // New builds the server over the controller's cache and snapshots.
-func New(c client.Reader, cluster *state.Cluster, opts plan.Options, schedulerNames []string, clk clock.PassiveClock) *Server {
+func New(c client.Reader, cluster *clusterstate.Cluster, opts plan.Options, schedulerNames []string, clk clock.PassiveClock) *Server {
 	// The server answers what-ifs; it must not record nominations.
 	opts.Nominations = nil
 	return &Server{client: c, cluster: cluster, plan: opts, schedulerNames: schedulerNames, clock: clk, slots: make(chan struct{}, MaxConcurrent)}

@@ -15,10 +15,10 @@ import (
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/fake"
+	"github.com/capstan-dev/capstan/pkg/clusterstate"
 	"github.com/capstan-dev/capstan/pkg/controllers/explainserver"
 	"github.com/capstan-dev/capstan/pkg/explain"
 	"github.com/capstan-dev/capstan/pkg/provisioning/plan"
-	"github.com/capstan-dev/capstan/pkg/state"
 	"github.com/capstan-dev/capstan/pkg/test"
 )
 
@@ -67,7 +67,7 @@ func TestServer(t *testing.T) {
 	g.Expect(c.Status().Update(ctx, pod)).To(gomega.Succeed())
 
 	clk := clocktesting.NewFakeClock(time.Now())
-	cluster := &state.Cluster{Client: c, Cloud: cloud, SchedulerNames: []string{corev1.DefaultSchedulerName}}
+	cluster := &clusterstate.Cluster{Client: c, Cloud: cloud, SchedulerNames: []string{corev1.DefaultSchedulerName}}
 	srv := httptest.NewServer(explainserver.New(c, cluster, plan.Options{}, cluster.SchedulerNames, clk).Handler())
 	defer srv.Close()
 	// Explain only reads: it answers from the instance types the
@@ -115,7 +115,7 @@ func TestServerOnlyReads(t *testing.T) {
 	pod := test.Pod(ns)
 	g.Expect(c.Create(ctx, pod)).To(gomega.Succeed())
 
-	cluster := &state.Cluster{Client: c, Cloud: cloud, SchedulerNames: []string{corev1.DefaultSchedulerName}}
+	cluster := &clusterstate.Cluster{Client: c, Cloud: cloud, SchedulerNames: []string{corev1.DefaultSchedulerName}}
 	srv := httptest.NewServer(explainserver.New(c, cluster, plan.Options{}, cluster.SchedulerNames, clocktesting.NewFakeClock(time.Now())).Handler())
 	defer srv.Close()
 	var p explain.Pod

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/clusterstate"
 	"github.com/capstan-dev/capstan/pkg/provisioning"
 	"github.com/capstan-dev/capstan/pkg/provisioning/plan"
 	"github.com/capstan-dev/capstan/pkg/state"
@@ -46,7 +47,7 @@ func singleton() reconcile.Request {
 type Provisioner struct {
 	metrics  *Metrics
 	client   client.Client
-	cluster  *state.Cluster
+	cluster  *clusterstate.Cluster
 	recorder events.EventRecorder
 	clock    clock.Clock
 	opts     Options
@@ -77,7 +78,7 @@ type Provisioner struct {
 const forgetFailedAfter = time.Minute
 
 // New builds a provisioner.
-func New(c client.Client, cluster *state.Cluster, recorder events.EventRecorder, clk clock.Clock, metrics *Metrics, opts Options) *Provisioner {
+func New(c client.Client, cluster *clusterstate.Cluster, recorder events.EventRecorder, clk clock.Clock, metrics *Metrics, opts Options) *Provisioner {
 	return &Provisioner{client: c, cluster: cluster, recorder: recorder, clock: clk, metrics: metrics, opts: opts,
 		failed: map[string]time.Time{}, created: map[string]*v1.NodeClaim{}, trigger: make(chan event.GenericEvent, 1)}
 }

@@ -1,0 +1,96 @@
+package clusterstate
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/state"
+)
+
+// List reads every object a snapshot is built from.
+func List(ctx context.Context, c client.Reader) (state.Objects, error) {
+	pods, nodes, ncs, nps := &corev1.PodList{}, &corev1.NodeList{}, &v1.NodeClaimList{}, &v1.NodePoolList{}
+	dss, nss := &appsv1.DaemonSetList{}, &corev1.NamespaceList{}
+	pvcs, pvs, scs := &corev1.PersistentVolumeClaimList{}, &corev1.PersistentVolumeList{}, &storagev1.StorageClassList{}
+	for _, l := range []client.ObjectList{pods, nodes, ncs, nps, dss, nss, pvcs, pvs, scs} {
+		if err := c.List(ctx, l); err != nil {
+			return state.Objects{}, fmt.Errorf("listing %T, %w", l, err)
+		}
+	}
+	return state.Objects{
+		Pods: pods.Items, Nodes: nodes.Items, NodeClaims: ncs.Items, NodePools: nps.Items, DaemonSets: dss.Items,
+		Namespaces: nss.Items, Claims: pvcs.Items, Volumes: pvs.Items, StorageClasses: scs.Items,
+	}, nil
+}
+
+// Cluster builds snapshots from a (cache-backed) client and the cloud.
+type Cluster struct {
+	Client         client.Reader
+	Cloud          cloudprovider.CloudProvider
+	SchedulerNames []string
+
+	mu sync.Mutex
+	// known are the instance types (and why NodePools were unusable) the
+	// last Snapshot got from the cloud, for ReadOnlySnapshot.
+	known    map[string][]*cloudprovider.InstanceType
+	unusable map[string]string
+}
+
+// Snapshot lists the objects and builds the snapshot with the cloud's
+// instance types (state.BuildWithCloud), remembering them for ReadOnlySnapshot.
+func (c *Cluster) Snapshot(ctx context.Context) (state.Snapshot, error) {
+	objs, err := List(ctx, c.Client)
+	if err != nil {
+		return state.Snapshot{}, err
+	}
+	its, unusable, err := state.InstanceTypes(ctx, objs.NodePools, c.Cloud)
+	if err != nil {
+		return state.Snapshot{}, err
+	}
+	c.mu.Lock()
+	c.known, c.unusable = its, unusable
+	c.mu.Unlock()
+	return state.BuildWith(objs, its, unusable, c.SchedulerNames), nil
+}
+
+// ReadOnlySnapshot is Snapshot without asking the cloud: the instance
+// types are those the last Snapshot got (the provisioner's), so a reader
+// such as explain never advances the cloud or writes anything. A NodePool
+// the provisioner has not looked at yet is unusable, saying so.
+func (c *Cluster) ReadOnlySnapshot(ctx context.Context) (state.Snapshot, error) {
+	objs, err := List(ctx, c.Client)
+	if err != nil {
+		return state.Snapshot{}, err
+	}
+	c.mu.Lock()
+	its, unusable := map[string][]*cloudprovider.InstanceType{}, map[string]string{}
+	for _, np := range objs.NodePools {
+		switch known, ok := c.known[np.Name]; {
+		case ok:
+			its[np.Name] = known
+		case c.unusable[np.Name] != "":
+			unusable[np.Name] = c.unusable[np.Name]
+		default:
+			unusable[np.Name] = "no instance types known yet: the provisioner has not solved since the NodePool appeared"
+		}
+	}
+	c.mu.Unlock()
+	return state.BuildWith(objs, its, unusable, c.SchedulerNames), nil
+}
+
+// KnownInstanceTypes are the instance types the last Snapshot got for a
+// NodePool, and whether it got any.
+func (c *Cluster) KnownInstanceTypes(nodePool string) ([]*cloudprovider.InstanceType, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	its, ok := c.known[nodePool]
+	return its, ok
+}
