@@ -60,7 +60,7 @@ type Limits corev1.ResourceList
 
 // NodeClaimTemplate is the metadata and spec stamped on each NodeClaim.
 //
-// +kubebuilder:validation:XValidation:message="a NodePool for control-plane nodes (label or taint node-role.kubernetes.io/control-plane) must not allow spot capacity: require karpenter.sh/capacity-type In [on-demand, reserved] or NotIn [spot]",rule="!((has(self.metadata) && has(self.metadata.labels) && 'node-role.kubernetes.io/control-plane' in self.metadata.labels) || (has(self.spec.taints) && self.spec.taints.exists(t, t.key == 'node-role.kubernetes.io/control-plane'))) || self.spec.requirements.exists(r, r.key == 'karpenter.sh/capacity-type' && ((r.operator == 'In' && !('spot' in r.values)) || (r.operator == 'NotIn' && 'spot' in r.values) || r.operator == 'DoesNotExist'))"
+// +kubebuilder:validation:XValidation:message="a NodePool for control-plane nodes (label or taint node-role.kubernetes.io/control-plane) must not allow spot capacity: require karpenter.sh/capacity-type In [on-demand, reserved] or NotIn [spot]",rule="!((has(self.metadata) && has(self.metadata.labels) && 'node-role.kubernetes.io/control-plane' in self.metadata.labels) || (has(self.spec.taints) && self.spec.taints.exists(t, t.key == 'node-role.kubernetes.io/control-plane'))) || self.spec.requirements.exists(r, r.key == 'karpenter.sh/capacity-type' && ((r.operator == 'In' && has(r.values) && !('spot' in r.values)) || (r.operator == 'NotIn' && has(r.values) && 'spot' in r.values) || r.operator == 'DoesNotExist'))"
 type NodeClaimTemplate struct {
 	// +optional
 	ObjectMeta TemplateMetadata `json:"metadata,omitempty"`

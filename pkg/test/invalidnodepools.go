@@ -121,6 +121,10 @@ func InvalidNodePools() []InvalidNodePool {
 			np.Spec.Template.Spec.Taints = []corev1.Taint{{Key: v1.ControlPlaneLabelKey, Effect: corev1.TaintEffectNoSchedule}}
 			np.Spec.Template.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{requirement(v1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, "spot", "on-demand")}
 		}), "spec.template", "a NodePool for control-plane nodes"},
+		{"control-plane label with NotIn and no values", NodePool(func(np *v1.NodePool) {
+			cp(np)
+			np.Spec.Template.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{requirement(v1.CapacityTypeLabelKey, corev1.NodeSelectorOpNotIn)}
+		}), "spec.template", "a NodePool for control-plane nodes"},
 		{"missing nodeClassRef", NodePool(func(np *v1.NodePool) { np.Spec.Template.Spec.NodeClassRef = nil }),
 			"spec.template.spec.nodeClassRef", "Required value"},
 	}
