@@ -1,0 +1,117 @@
+package disruption
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/state"
+)
+
+// Input is the cluster as disruption sees it.
+type Input struct {
+	NodePools  []*v1.NodePool
+	NodeClaims []*v1.NodeClaim
+	Nodes      []*corev1.Node
+	// Pods are the pods bound to nodes.
+	Pods []*corev1.Pod
+	PDBs []*policyv1.PodDisruptionBudget
+}
+
+// Candidate is a node a method may disrupt, with its pods and what, if
+// anything, blocks voluntary disruption of it.
+type Candidate struct {
+	NodeClaim *v1.NodeClaim
+	Node      *corev1.Node
+	NodePool  *v1.NodePool
+	// Pods must move elsewhere if the node goes: not DaemonSet pods, not
+	// finished ones.
+	Pods []*corev1.Pod
+	// Blocked says why voluntary methods must leave the node alone, in
+	// the reference's words; empty when nothing does.
+	Blocked string
+}
+
+// Candidates are the NodeClaims a NodePool owns with a registered Node,
+// by NodeClaim name. Forceful methods (expiration, interruption) may act
+// on blocked ones; voluntary methods never do.
+func Candidates(in Input) []Candidate {
+	pools := map[string]*v1.NodePool{}
+	for _, np := range in.NodePools {
+		pools[np.Name] = np
+	}
+	nodes := map[string]*corev1.Node{}
+	for _, n := range in.Nodes {
+		nodes[n.Name] = n
+	}
+	pods := map[string][]*corev1.Pod{}
+	for _, p := range in.Pods {
+		pods[p.Spec.NodeName] = append(pods[p.Spec.NodeName], p)
+	}
+	var out []Candidate
+	for _, nc := range in.NodeClaims {
+		np, node := pools[nc.Labels[v1.NodePoolLabelKey]], nodes[nc.Status.NodeName]
+		if np == nil || node == nil {
+			continue
+		}
+		c := Candidate{NodeClaim: nc, Node: node, NodePool: np}
+		for _, p := range pods[node.Name] {
+			if !state.IsDaemonSetPod(p) && !state.IsTerminal(p) {
+				c.Pods = append(c.Pods, p)
+			}
+		}
+		c.Blocked = blocked(c, pods[node.Name], in.PDBs)
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b Candidate) int { return strings.Compare(a.NodeClaim.Name, b.NodeClaim.Name) })
+	return out
+}
+
+// blocked is the first reason voluntary disruption must not touch c.
+func blocked(c Candidate, all []*corev1.Pod, pdbs []*policyv1.PodDisruptionBudget) string {
+	switch {
+	case c.NodeClaim.DeletionTimestamp != nil || c.Node.DeletionTimestamp != nil:
+		return "node is being deleted"
+	case !meta.IsStatusConditionTrue(c.NodeClaim.Status.Conditions, v1.ConditionTypeInitialized):
+		return "node is not initialized"
+	case c.Node.Annotations[v1.DoNotDisruptAnnotationKey] == "true":
+		return fmt.Sprintf("node %s has do-not-disrupt", c.Node.Name)
+	}
+	for _, p := range all {
+		if p.Annotations[v1.DoNotDisruptAnnotationKey] == "true" && !state.IsTerminal(p) {
+			return fmt.Sprintf("pod %s/%s has do-not-disrupt", p.Namespace, p.Name)
+		}
+	}
+	for _, p := range c.Pods {
+		if pdb := refusing(p, pdbs); pdb != nil {
+			return fmt.Sprintf("pdb %s/%s prevents pod evictions", pdb.Namespace, pdb.Name)
+		}
+	}
+	return ""
+}
+
+// refusing is a PDB that would refuse evicting p now: it selects p and
+// allows no disruption.
+func refusing(p *corev1.Pod, pdbs []*policyv1.PodDisruptionBudget) *policyv1.PodDisruptionBudget {
+	for _, pdb := range pdbs {
+		if pdb.Namespace != p.Namespace || pdb.Status.DisruptionsAllowed > 0 || pdb.Spec.Selector == nil {
+			continue
+		}
+		selector, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
+		// In policy/v1 an empty selector selects every pod of the namespace.
+		if err != nil {
+			continue
+		}
+		if selector.Matches(labels.Set(p.Labels)) {
+			return pdb
+		}
+	}
+	return nil
+}
