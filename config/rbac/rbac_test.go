@@ -59,6 +59,8 @@ var allowed = []struct {
 		"the simnodeclass controller patches reservations and conditions"},
 	{"ClusterRole/capstan", "llmaz.io", "openmodels", nil, []string{"get", "list", "watch"},
 		"model flavors of llmaz pods"},
+	{"ClusterRole/capstan", "policy", "poddisruptionbudgets", nil, []string{"get", "list", "watch"},
+		"the snapshot carries PDBs: voluntary disruption leaves a node alone while a PDB would refuse evicting its pods"},
 	{"ClusterRole/capstan", "authentication.k8s.io", "tokenreviews", nil, []string{"create"},
 		"--metrics-secure: the bearer token of a request to metrics or explain is checked with the API server"},
 	{"ClusterRole/capstan", "authorization.k8s.io", "subjectaccessreviews", nil, []string{"create"},

@@ -7,6 +7,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -20,14 +21,15 @@ func List(ctx context.Context, c client.Reader) (state.Objects, error) {
 	pods, nodes, ncs, nps := &corev1.PodList{}, &corev1.NodeList{}, &v1.NodeClaimList{}, &v1.NodePoolList{}
 	dss, nss := &appsv1.DaemonSetList{}, &corev1.NamespaceList{}
 	pvcs, pvs, scs := &corev1.PersistentVolumeClaimList{}, &corev1.PersistentVolumeList{}, &storagev1.StorageClassList{}
-	for _, l := range []client.ObjectList{pods, nodes, ncs, nps, dss, nss, pvcs, pvs, scs} {
+	pdbs := &policyv1.PodDisruptionBudgetList{}
+	for _, l := range []client.ObjectList{pods, nodes, ncs, nps, dss, nss, pvcs, pvs, scs, pdbs} {
 		if err := c.List(ctx, l); err != nil {
 			return state.Objects{}, fmt.Errorf("listing %T, %w", l, err)
 		}
 	}
 	return state.Objects{
 		Pods: pods.Items, Nodes: nodes.Items, NodeClaims: ncs.Items, NodePools: nps.Items, DaemonSets: dss.Items,
-		Namespaces: nss.Items, Claims: pvcs.Items, Volumes: pvs.Items, StorageClasses: scs.Items,
+		Namespaces: nss.Items, Claims: pvcs.Items, Volumes: pvs.Items, StorageClasses: scs.Items, PDBs: pdbs.Items,
 	}, nil
 }
 

@@ -7,6 +7,10 @@ import (
 
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/fake"
 	"github.com/capstan-dev/capstan/pkg/clusterstate"
@@ -44,4 +48,21 @@ func TestReadOnlySnapshotNeverAsksTheCloud(t *testing.T) {
 	its, ok := c.KnownInstanceTypes(np.Name)
 	g.Expect(ok).To(gomega.BeTrue())
 	g.Expect(its[0].Name).To(gomega.Equal("m.large"))
+}
+
+// List reads every kind a snapshot and disruption need, PDBs included.
+func TestListReadsPDBs(t *testing.T) {
+	g := test.NewGomega(t)
+	ctx := context.Background()
+	ns := test.Namespace(t, env.Client)
+	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "web-pdb", Namespace: ns},
+		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(1)), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}
+	g.Expect(env.Client.Create(ctx, pdb)).To(gomega.Succeed())
+	objs, err := clusterstate.List(ctx, env.Client)
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	found := false
+	for _, p := range objs.PDBs {
+		found = found || (p.Namespace == ns && p.Name == "web-pdb")
+	}
+	g.Expect(found).To(gomega.BeTrue(), "PDBs %v", objs.PDBs)
 }

@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 
@@ -29,6 +30,8 @@ type Objects struct {
 	Claims         []corev1.PersistentVolumeClaim
 	Volumes        []corev1.PersistentVolume
 	StorageClasses []storagev1.StorageClass
+	// PDBs are the PodDisruptionBudgets voluntary disruption must respect.
+	PDBs []policyv1.PodDisruptionBudget
 }
 
 // Snapshot is the provisioner's view of the cluster at one moment.

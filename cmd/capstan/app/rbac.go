@@ -28,6 +28,7 @@ package app
 // +kubebuilder:rbac:groups=sim.capstan.dev,resources=simnodeclasses,verbs=get;list;watch
 // +kubebuilder:rbac:groups=sim.capstan.dev,resources=simnodeclasses/status,verbs=patch
 // +kubebuilder:rbac:groups=llmaz.io,resources=openmodels,verbs=get;list;watch
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch
 //
 // With --metrics-secure, each request to metrics and explain is checked by
 // the API server: its bearer token by a TokenReview, what it asks by a
