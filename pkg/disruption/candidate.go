@@ -23,6 +23,35 @@ type Input struct {
 	// Pods are the pods bound to nodes.
 	Pods []*corev1.Pod
 	PDBs []*policyv1.PodDisruptionBudget
+	// Snapshot is the scheduling view of the same objects (instance types
+	// included): where pods could go without a candidate, and where the
+	// pending ones are headed.
+	Snapshot state.Snapshot
+}
+
+// NewInput is the disruption view of a snapshot's objects.
+func NewInput(objs state.Objects, snapshot state.Snapshot) Input {
+	in := Input{Snapshot: snapshot}
+	for i := range objs.NodePools {
+		if objs.NodePools[i].DeletionTimestamp == nil {
+			in.NodePools = append(in.NodePools, &objs.NodePools[i])
+		}
+	}
+	for i := range objs.NodeClaims {
+		in.NodeClaims = append(in.NodeClaims, &objs.NodeClaims[i])
+	}
+	for i := range objs.Nodes {
+		in.Nodes = append(in.Nodes, &objs.Nodes[i])
+	}
+	for i := range objs.Pods {
+		if objs.Pods[i].Spec.NodeName != "" {
+			in.Pods = append(in.Pods, &objs.Pods[i])
+		}
+	}
+	for i := range objs.PDBs {
+		in.PDBs = append(in.PDBs, &objs.PDBs[i])
+	}
+	return in
 }
 
 // Candidate is a node a method may disrupt, with its pods and what, if
@@ -55,6 +84,7 @@ func Candidates(in Input) []Candidate {
 	for _, p := range in.Pods {
 		pods[p.Spec.NodeName] = append(pods[p.Spec.NodeName], p)
 	}
+	nominated := nominatedNodes(in.Snapshot)
 	var out []Candidate
 	for _, nc := range in.NodeClaims {
 		np, node := pools[nc.Labels[v1.NodePoolLabelKey]], nodes[nc.Status.NodeName]
@@ -68,19 +98,28 @@ func Candidates(in Input) []Candidate {
 			}
 		}
 		c.Blocked = blocked(c, pods[node.Name], in.PDBs)
+		if c.Blocked == "" && nominated[node.Name] {
+			c.Blocked = "node is nominated for a pending pod"
+		}
 		out = append(out, c)
 	}
 	slices.SortFunc(out, func(a, b Candidate) int { return strings.Compare(a.NodeClaim.Name, b.NodeClaim.Name) })
 	return out
 }
 
+// Blockers of nodes on their way in or out: no event is worth sending.
+const (
+	blockedDeleting      = "node is being deleted"
+	blockedUninitialized = "node is not initialized"
+)
+
 // blocked is the first reason voluntary disruption must not touch c.
 func blocked(c Candidate, all []*corev1.Pod, pdbs []*policyv1.PodDisruptionBudget) string {
 	switch {
 	case c.NodeClaim.DeletionTimestamp != nil || c.Node.DeletionTimestamp != nil:
-		return "node is being deleted"
+		return blockedDeleting
 	case !meta.IsStatusConditionTrue(c.NodeClaim.Status.Conditions, v1.ConditionTypeInitialized):
-		return "node is not initialized"
+		return blockedUninitialized
 	case c.Node.Annotations[v1.DoNotDisruptAnnotationKey] == "true":
 		return fmt.Sprintf("node %s has do-not-disrupt", c.Node.Name)
 	}

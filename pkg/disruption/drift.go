@@ -1,6 +1,13 @@
 package disruption
 
 import (
+	"fmt"
+	"slices"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/scheduling"
 )
@@ -43,4 +50,90 @@ func Drifted(nc *v1.NodeClaim, np *v1.NodePool) string {
 		}
 	}
 	return ""
+}
+
+// Drift replaces drifted nodes (their Drifted condition is True): empty
+// ones are deleted together, as many per NodePool as the Drifted budget
+// allows; otherwise one node at a time, with replacements pre-spun for
+// the pods other nodes cannot take. A node whose pods would fit nowhere
+// stays, and the verdict says which pod.
+type Drift struct{}
+
+// Name implements Method.
+func (Drift) Name() string { return "Drift" }
+
+// Reason implements Method.
+func (Drift) Reason() v1.DisruptionReason { return v1.DisruptionReasonDrifted }
+
+// Compute implements Method.
+func (d Drift) Compute(env Env) Outcome {
+	out := Outcome{Command: Command{Method: d.Name(), Reason: d.Reason()}}
+	var busy []Candidate
+	taken := map[string]int{}
+	for _, c := range env.Candidates {
+		if !meta.IsStatusConditionTrue(c.NodeClaim.Status.Conditions, v1.ConditionTypeDrifted) || c.Blocked == blockedDeleting {
+			continue
+		}
+		out.Eligible++
+		pool := c.NodePool.Name
+		switch {
+		case c.Blocked != "":
+			if reportable(c) {
+				out.Verdicts = append(out.Verdicts, verdict(c, d, EventDisruptionBlocked, c.Blocked))
+			}
+		case env.Allowed[pool] == 0:
+			out.Verdicts = append(out.Verdicts, budgetVerdict(c, d, EventDisruptionBlocked))
+		case len(c.Pods) > 0:
+			busy = append(busy, c)
+		case taken[pool] < env.Allowed[pool]:
+			taken[pool]++
+			out.Command.Candidates = append(out.Command.Candidates, c)
+		}
+	}
+	if len(out.Command.Candidates) > 0 {
+		return out
+	}
+	slices.SortStableFunc(busy, func(a, b Candidate) int { return driftedSince(a).Compare(driftedSince(b)) })
+	for _, c := range busy {
+		sim := env.Simulate([]Candidate{c})
+		if len(sim.Unplaced) > 0 {
+			u := sim.Unplaced[0]
+			out.Verdicts = append(out.Verdicts, verdict(c, d, EventDisruptionBlocked,
+				fmt.Sprintf("pod %s/%s would not schedule without the node: %s", u.Pod.Namespace, u.Pod.Name, u.Message)))
+			continue
+		}
+		out.Command.Candidates, out.Command.Replacements = []Candidate{c}, sim.Replacements
+		return out
+	}
+	return out
+}
+
+func driftedSince(c Candidate) time.Time {
+	if cond := meta.FindStatusCondition(c.NodeClaim.Status.Conditions, v1.ConditionTypeDrifted); cond != nil {
+		return cond.LastTransitionTime.Time
+	}
+	return time.Time{}
+}
+
+// DriftCondition is the Drifted condition nc should carry, nil when it
+// should carry none: with the Drift gate off no NodeClaim is drifted
+// (seed 004); reason is Drifted's own, else the cloud's (cloudReason).
+func DriftCondition(nc *v1.NodeClaim, np *v1.NodePool, cloudReason string, gate bool, now time.Time) *metav1.Condition {
+	if !gate {
+		return nil
+	}
+	reason := Drifted(nc, np)
+	if reason == "" {
+		reason = cloudReason
+	}
+	if reason == "" {
+		return nil
+	}
+	return &metav1.Condition{Type: v1.ConditionTypeDrifted, Status: metav1.ConditionTrue, Reason: reason,
+		Message: driftMessages[reason], LastTransitionTime: metav1.NewTime(now)}
+}
+
+var driftMessages = map[string]string{
+	DriftNodePool:     "the NodePool's template changed since the node was launched",
+	DriftRequirements: "the node's labels no longer satisfy the NodePool's requirements",
 }

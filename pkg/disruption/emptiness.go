@@ -20,33 +20,64 @@ func (Emptiness) Name() string { return "Emptiness" }
 func (Emptiness) Reason() v1.DisruptionReason { return v1.DisruptionReasonEmpty }
 
 // Compute implements Method.
-func (e Emptiness) Compute(candidates []Candidate, allowed map[string]int, now time.Time) (Command, bool) {
-	cmd := Command{Method: e.Name(), Reason: e.Reason()}
+func (e Emptiness) Compute(env Env) Outcome {
+	out := Outcome{Command: Command{Method: e.Name(), Reason: e.Reason()}}
 	taken := map[string]int{}
-	for _, c := range candidates {
-		if c.Blocked != "" || !Empty(c, now) || taken[c.NodePool.Name] >= allowed[c.NodePool.Name] {
+	for _, c := range env.Candidates {
+		if !Empty(c, env.Now) || c.Blocked == blockedDeleting {
 			continue
 		}
-		taken[c.NodePool.Name]++
-		cmd.Candidates = append(cmd.Candidates, c)
+		out.Eligible++
+		pool := c.NodePool.Name
+		switch {
+		case c.Blocked != "":
+			if reportable(c) {
+				out.Verdicts = append(out.Verdicts, verdict(c, e, EventUnconsolidatable, c.Blocked))
+			}
+		case env.Allowed[pool] == 0:
+			out.Verdicts = append(out.Verdicts, budgetVerdict(c, e, EventUnconsolidatable))
+		case taken[pool] < env.Allowed[pool]:
+			taken[pool]++
+			out.Command.Candidates = append(out.Command.Candidates, c)
+		}
 	}
-	return cmd, len(cmd.Candidates) > 0
+	return out
 }
 
 // Empty reports whether c runs no pod that must move and has been so for
 // its NodePool's consolidateAfter.
 func Empty(c Candidate, now time.Time) bool {
-	after := c.NodePool.Spec.Disruption.ConsolidateAfter
-	if len(c.Pods) > 0 || after.Never {
-		return false
+	return len(c.Pods) == 0 && Consolidatable(c.NodeClaim, c.NodePool, now)
+}
+
+// Consolidatable reports whether the NodePool's consolidateAfter has
+// passed since a pod last arrived at or left nc's node (else since nc
+// was created); never under consolidateAfter: Never.
+func Consolidatable(nc *v1.NodeClaim, np *v1.NodePool, now time.Time) bool {
+	at, ok := ConsolidatableAt(nc, np)
+	return ok && !now.Before(at)
+}
+
+// ConsolidatableAt is when nc becomes consolidatable; false under
+// consolidateAfter: Never.
+func ConsolidatableAt(nc *v1.NodeClaim, np *v1.NodePool) (time.Time, bool) {
+	after := np.Spec.Disruption.ConsolidateAfter
+	if after.Never {
+		return time.Time{}, false
 	}
-	since := c.NodeClaim.Status.LastPodEventTime.Time
+	since := nc.Status.LastPodEventTime.Time
 	if since.IsZero() {
-		since = c.NodeClaim.CreationTimestamp.Time
+		since = nc.CreationTimestamp.Time
 	}
 	var wait time.Duration
 	if after.Duration != nil {
 		wait = *after.Duration
 	}
-	return !now.Before(since.Add(wait))
+	return since.Add(wait), true
+}
+
+// reportable: blockers worth an event; a node being deleted or still
+// initializing is on its way, not stuck.
+func reportable(c Candidate) bool {
+	return c.Blocked != blockedDeleting && c.Blocked != blockedUninitialized
 }

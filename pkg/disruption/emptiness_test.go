@@ -45,7 +45,8 @@ func TestEmptiness(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newCluster("a", "b", "c")
 			tc.setup(c)
-			cmd, ok, err := Plan(c.in, Methods(), tc.now)
+			d, err := Plan(c.in, Methods(true), tc.now)
+			cmd, ok := d.Command, d.Found
 			if err != nil {
 				t.Fatal(err)
 			}

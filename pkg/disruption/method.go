@@ -7,48 +7,116 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/provisioning"
 )
 
 // Command is one disruption decision: the candidates to disrupt together,
-// by which method and for which budget reason.
+// by which method and for which budget reason, and the replacements to
+// launch (and see initialized) before they go.
 type Command struct {
-	Method     string
-	Reason     v1.DisruptionReason
-	Candidates []Candidate
+	Method       string
+	Reason       v1.DisruptionReason
+	Candidates   []Candidate
+	Replacements []*provisioning.NodeClaim
 }
 
-// Method is one way of disrupting nodes. Compute sees every candidate
-// (blocked ones included, so it can report them) and how many nodes of
-// each NodePool its reason may still disrupt, and yields a command or
-// nothing.
+// Names are the command's candidates' NodeClaim names.
+func (c Command) Names() []string {
+	out := make([]string, 0, len(c.Candidates))
+	for _, cand := range c.Candidates {
+		out = append(out, cand.NodeClaim.Name)
+	}
+	return out
+}
+
+// Event reasons a Verdict is reported under: consolidation methods say a
+// node is Unconsolidatable, the others that its disruption is blocked.
+const (
+	EventUnconsolidatable  = "Unconsolidatable"
+	EventDisruptionBlocked = "DisruptionBlocked"
+)
+
+// Verdict is a node a method would disrupt but may not now, and why, in
+// the reference's words.
+type Verdict struct {
+	NodeClaim string
+	Node      string
+	Method    string
+	Event     string
+	Message   string
+}
+
+// Env is what a method decides over.
+type Env struct {
+	// Candidates are every candidate, blocked ones included.
+	Candidates []Candidate
+	// Allowed is how many nodes of each NodePool the method's reason may
+	// still disrupt.
+	Allowed map[string]int
+	Now     time.Time
+	// Simulate asks where the candidates' pods would go without them.
+	Simulate func([]Candidate) Simulation
+}
+
+// Outcome is what a method found: a command (when it has candidates),
+// the nodes it wanted but could not take, and how many nodes it found
+// eligible before blockers and budgets.
+type Outcome struct {
+	Command  Command
+	Verdicts []Verdict
+	Eligible int
+}
+
+// Method is one way of disrupting nodes.
 type Method interface {
 	Name() string
 	Reason() v1.DisruptionReason
-	Compute(candidates []Candidate, allowed map[string]int, now time.Time) (Command, bool)
+	Compute(env Env) Outcome
 }
 
-// Methods are the voluntary methods in seed 004's order.
-func Methods() []Method { return []Method{Emptiness{}} }
+// Methods are the voluntary methods in seed 004's order; drift only with
+// its feature gate.
+func Methods(drift bool) []Method {
+	if drift {
+		return []Method{Drift{}, Emptiness{}}
+	}
+	return []Method{Emptiness{}}
+}
 
-// Plan runs the methods one at a time: the first that yields a command
-// wins. Budgets are evaluated per NodePool for each method's reason.
-func Plan(in Input, methods []Method, now time.Time) (Command, bool, error) {
+// Decision is a planning round: the command (if any method yielded one),
+// every verdict met on the way and what each method found eligible.
+type Decision struct {
+	Command  Command
+	Found    bool
+	Verdicts []Verdict
+	Eligible map[string]int
+}
+
+// Plan runs the methods one at a time over in: the first that yields a
+// command wins. Budgets are evaluated per NodePool for each method's
+// reason.
+func Plan(in Input, methods []Method, now time.Time) (Decision, error) {
 	candidates := Candidates(in)
+	d := Decision{Eligible: map[string]int{}}
 	for _, m := range methods {
-		allowed, err := allowedByPool(in, m.Reason(), now)
+		allowed, err := AllowedByPool(in, m.Reason(), now)
 		if err != nil {
-			return Command{}, false, err
+			return d, err
 		}
-		if cmd, ok := m.Compute(candidates, allowed, now); ok {
-			return cmd, true, nil
+		out := m.Compute(Env{Candidates: candidates, Allowed: allowed, Now: now, Simulate: simulator(in)})
+		d.Eligible[m.Name()] = out.Eligible
+		d.Verdicts = append(d.Verdicts, out.Verdicts...)
+		if len(out.Command.Candidates) > 0 {
+			d.Command, d.Found = out.Command, true
+			return d, nil
 		}
 	}
-	return Command{}, false, nil
+	return d, nil
 }
 
-// allowedByPool is Allowed for each NodePool, counting its NodeClaims
+// AllowedByPool is Allowed for each NodePool, counting its NodeClaims
 // with nodes, and those being deleted or NotReady.
-func allowedByPool(in Input, reason v1.DisruptionReason, now time.Time) (map[string]int, error) {
+func AllowedByPool(in Input, reason v1.DisruptionReason, now time.Time) (map[string]int, error) {
 	nodes := map[string]*corev1.Node{}
 	for _, n := range in.Nodes {
 		nodes[n.Name] = n
@@ -74,6 +142,15 @@ func allowedByPool(in Input, reason v1.DisruptionReason, now time.Time) (map[str
 		out[np.Name] = n
 	}
 	return out, nil
+}
+
+// budgetVerdict is the verdict for a node its NodePool's budget holds.
+func budgetVerdict(c Candidate, m Method, event string) Verdict {
+	return verdict(c, m, event, fmt.Sprintf("disruption budget of 0 for %s", m.Reason()))
+}
+
+func verdict(c Candidate, m Method, event, msg string) Verdict {
+	return Verdict{NodeClaim: c.NodeClaim.Name, Node: c.Node.Name, Method: m.Name(), Event: event, Message: msg}
 }
 
 func ready(n *corev1.Node) bool {

@@ -2,7 +2,6 @@ package disruption
 
 import (
 	"testing"
-	"time"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 )
@@ -17,12 +16,12 @@ type fixed struct {
 
 func (f fixed) Name() string                { return f.name }
 func (f fixed) Reason() v1.DisruptionReason { return f.reason }
-func (f fixed) Compute(cs []Candidate, allowed map[string]int, _ time.Time) (Command, bool) {
-	*f.saw = allowed
+func (f fixed) Compute(env Env) Outcome {
+	*f.saw = env.Allowed
 	if !f.yields {
-		return Command{}, false
+		return Outcome{}
 	}
-	return Command{Method: f.name, Reason: f.reason, Candidates: cs[:1]}, true
+	return Outcome{Command: Command{Method: f.name, Reason: f.reason, Candidates: env.Candidates[:1]}}
 }
 
 // Methods run in order, each with its own reason's budgets; the first
@@ -34,13 +33,13 @@ func TestPlanRunsMethodsInOrder(t *testing.T) {
 		{Nodes: "1"},
 	}
 	var drift, empty, never map[string]int
-	cmd, ok, err := Plan(c.in, []Method{
+	d, err := Plan(c.in, []Method{
 		fixed{"Drift", v1.DisruptionReasonDrifted, false, &drift},
 		fixed{"Emptiness", v1.DisruptionReasonEmpty, true, &empty},
 		fixed{"Later", v1.DisruptionReasonUnderutilized, true, &never},
 	}, t0)
-	if err != nil || !ok || cmd.Method != "Emptiness" {
-		t.Fatalf("command %+v %v %v; want Emptiness's", cmd, ok, err)
+	if err != nil || !d.Found || d.Command.Method != "Emptiness" {
+		t.Fatalf("command %+v %v %v; want Emptiness's", d.Command, d.Found, err)
 	}
 	if drift["default"] != 0 || empty["default"] != 1 || never != nil {
 		t.Errorf("budgets seen: drift %v, empty %v, later %v; want 0, 1 and not run", drift, empty, never)
