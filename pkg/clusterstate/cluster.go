@@ -49,18 +49,25 @@ type Cluster struct {
 // Snapshot lists the objects and builds the snapshot with the cloud's
 // instance types (state.BuildWithCloud), remembering them for ReadOnlySnapshot.
 func (c *Cluster) Snapshot(ctx context.Context) (state.Snapshot, error) {
+	_, s, err := c.SnapshotWithObjects(ctx)
+	return s, err
+}
+
+// SnapshotWithObjects is Snapshot and the objects it was built from, for
+// readers (disruption) that need both views of one moment.
+func (c *Cluster) SnapshotWithObjects(ctx context.Context) (state.Objects, state.Snapshot, error) {
 	objs, err := List(ctx, c.Client)
 	if err != nil {
-		return state.Snapshot{}, err
+		return state.Objects{}, state.Snapshot{}, err
 	}
 	its, unusable, err := state.InstanceTypes(ctx, objs.NodePools, c.Cloud)
 	if err != nil {
-		return state.Snapshot{}, err
+		return state.Objects{}, state.Snapshot{}, err
 	}
 	c.mu.Lock()
 	c.known, c.unusable = its, unusable
 	c.mu.Unlock()
-	return state.BuildWith(objs, its, unusable, c.SchedulerNames), nil
+	return objs, state.BuildWith(objs, its, unusable, c.SchedulerNames), nil
 }
 
 // ReadOnlySnapshot is Snapshot without asking the cloud: the instance

@@ -129,8 +129,12 @@ func DriftCondition(nc *v1.NodeClaim, np *v1.NodePool, cloudReason string, gate 
 	if reason == "" {
 		return nil
 	}
+	msg, ok := driftMessages[reason]
+	if !ok {
+		msg = "the cloud provider reports the instance drifted from its NodeClass"
+	}
 	return &metav1.Condition{Type: v1.ConditionTypeDrifted, Status: metav1.ConditionTrue, Reason: reason,
-		Message: driftMessages[reason], LastTransitionTime: metav1.NewTime(now)}
+		Message: msg, LastTransitionTime: metav1.NewTime(now)}
 }
 
 var driftMessages = map[string]string{

@@ -30,6 +30,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/clusterstate"
 	"github.com/capstan-dev/capstan/pkg/controllers/apiauth"
 	"github.com/capstan-dev/capstan/pkg/controllers/clustermetrics"
+	disruptionctrl "github.com/capstan-dev/capstan/pkg/controllers/disruption"
 	"github.com/capstan-dev/capstan/pkg/controllers/explainserver"
 	"github.com/capstan-dev/capstan/pkg/controllers/garbagecollection"
 	"github.com/capstan-dev/capstan/pkg/controllers/nodeclaim"
@@ -64,6 +65,7 @@ type Options struct {
 	MetricsSecure   bool
 	MetricsCertDir  string
 	HealthAddr      string
+	Disruption      *DisruptionFlags
 	LeaderElect     bool
 	LeaderNamespace string
 	Zap             zap.Options
@@ -97,6 +99,11 @@ func newControllerCommand() *cobra.Command {
 	f.DurationVar(&opts.GCInterval, "gc-interval", time.Minute, "how often leaked instances and orphaned NodeClaims are collected")
 	f.DurationVar(&opts.GCGrace, "gc-grace", time.Minute, "how old an instance without a NodeClaim must be to count as leaked")
 	opts.testHooks.bindFlags(cmd)
+	disruptionFlags, err := newDisruptionFlags(f)
+	if err != nil {
+		panic(err) // the gates are declared once, here: a duplicate is a programming error
+	}
+	opts.Disruption = disruptionFlags
 	f.StringVar(&opts.MetricsAddr, "metrics-bind-address", "127.0.0.1:8080", "address of Prometheus metrics and the /explain/ endpoints `capstan explain` asks; localhost only by default (0 disables both)")
 	f.BoolVar(&opts.MetricsSecure, "metrics-secure", false, "serve metrics and /explain/ over HTTPS, requiring a bearer token the API server accepts and RBAC for what is asked (production; see docs/security.md)")
 	f.StringVar(&opts.MetricsCertDir, "metrics-cert-dir", "", "directory with tls.crt and tls.key for --metrics-secure (default: a self-signed certificate)")
@@ -174,6 +181,14 @@ func runController(ctx context.Context, opts Options) error {
 	explainMux.Handle(explainserver.Path, explainserver.New(mgr.GetClient(), cluster, plan.Options{
 		MaxInstanceTypes: opts.MaxInstanceTypes, Models: provisioner.APIModelLookup(mgr.GetClient()), Unavailable: unavailable,
 	}, opts.SchedulerNames, clk).Handler())
+	disruptionMetrics, err := disruptionctrl.NewMetrics(ctrlmetrics.Registry)
+	if err != nil {
+		return fmt.Errorf("registering disruption metrics, %w", err)
+	}
+	disrupt := disruptionctrl.New(mgr.GetClient(), mgr.GetAPIReader(), cluster, mgr.GetEventRecorder("capstan"), clk, disruptionMetrics, disruptionctrl.Options{
+		PollInterval: opts.Disruption.PollInterval, ValidationDelay: opts.Disruption.ValidationDelay,
+		ReplacementTimeout: opts.Disruption.ReplacementTimeout, Drift: opts.Disruption.Drift(),
+	})
 	lifecycle := nodeclaim.New(mgr.GetClient(), mgr.GetAPIReader(), cp, unavailable, prov, mgr.GetEventRecorder("capstan"), clk, opts.RegistrationTTL)
 	if hook := opts.testHooks.afterCreate(); hook != nil {
 		lifecycle = lifecycle.WithAfterCreate(hook)
@@ -187,6 +202,8 @@ func runController(ctx context.Context, opts Options) error {
 		nodepool.New(mgr.GetClient(), clk, mgr.GetEventRecorder("capstan")).Register(mgr),
 		garbagecollection.New(mgr.GetClient(), cp, mgr.GetEventRecorder("capstan"), clk, garbagecollection.Options{Interval: opts.GCInterval, Grace: opts.GCGrace}).Register(mgr),
 		simnodeclass.New(mgr.GetClient(), cloud, clk, simnodeclass.Options{}).Register(mgr),
+		disrupt.Register(mgr),
+		disruptionctrl.NewConditions(mgr.GetClient(), cp, clk, opts.Disruption.Drift()).Register(mgr),
 	); err != nil {
 		return fmt.Errorf("registering controllers, %w", err)
 	}

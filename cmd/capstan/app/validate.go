@@ -32,6 +32,9 @@ func (o Options) Validate() error {
 		validateBindAddress("--metrics-bind-address", o.MetricsAddr),
 		validateBindAddress("--health-probe-bind-address", o.HealthAddr),
 	)
+	if o.Disruption != nil {
+		errs = append(errs, o.Disruption.validate())
+	}
 	if o.LeaderElect {
 		for _, msg := range validation.IsDNS1123Label(o.LeaderNamespace) {
 			errs = append(errs, fmt.Errorf("--leader-election-namespace %q is not a namespace name: %s", o.LeaderNamespace, msg))

@@ -1,0 +1,56 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/component-base/featuregate"
+
+	"github.com/capstan-dev/capstan/pkg/disruption"
+)
+
+// The feature gates, spelled as the reference's --feature-gates
+// (decision 16).
+const (
+	FeatureDrift                   featuregate.Feature = "Drift"
+	FeatureSpotToSpotConsolidation featuregate.Feature = "SpotToSpotConsolidation"
+)
+
+// DisruptionFlags are the disruption settings `capstan controller` and
+// `capstan simulate` share.
+type DisruptionFlags struct {
+	Features           featuregate.MutableFeatureGate
+	PollInterval       time.Duration
+	ValidationDelay    time.Duration
+	ReplacementTimeout time.Duration
+}
+
+// newDisruptionFlags binds the flags with the reference's defaults.
+func newDisruptionFlags(f *pflag.FlagSet) (*DisruptionFlags, error) {
+	d := &DisruptionFlags{Features: featuregate.NewFeatureGate()}
+	if err := d.Features.Add(map[featuregate.Feature]featuregate.FeatureSpec{
+		FeatureDrift:                   {Default: true, PreRelease: featuregate.Beta},
+		FeatureSpotToSpotConsolidation: {Default: false, PreRelease: featuregate.Alpha},
+	}); err != nil {
+		return nil, fmt.Errorf("declaring feature gates, %w", err)
+	}
+	d.Features.AddFlag(f)
+	f.DurationVar(&d.PollInterval, "disruption-poll-interval", 10*time.Second, "how often disruption is evaluated while no command is in flight")
+	f.DurationVar(&d.ValidationDelay, "disruption-validation-delay", disruption.DefaultValidationDelay, "how long a disruption decision waits before it is checked again against fresh state and carried out")
+	f.DurationVar(&d.ReplacementTimeout, "disruption-replacement-timeout", disruption.DefaultReplacementTimeout, "abandon a disruption (un-tainting its nodes) when its replacements have not initialized by then")
+	return d, nil
+}
+
+// Drift reports the Drift feature gate.
+func (d *DisruptionFlags) Drift() bool { return d.Features.Enabled(FeatureDrift) }
+
+func (d *DisruptionFlags) validate() error {
+	var delay error
+	if d.ValidationDelay < 0 {
+		delay = fmt.Errorf("--disruption-validation-delay must not be negative, got %s", d.ValidationDelay)
+	}
+	return errors.Join(positive("--disruption-poll-interval", d.PollInterval), delay,
+		positive("--disruption-replacement-timeout", d.ReplacementTimeout))
+}

@@ -1,0 +1,94 @@
+package disruption
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/disruption"
+)
+
+// cloudDriftPoll is how often a NodeClaim is asked about again when
+// nothing Capstan watches changes: the cloud's side (a NodeClass's
+// resolved reservations) drifts on its own.
+const cloudDriftPoll = 5 * time.Minute
+
+// Conditions keeps each NodeClaim's Drifted and Consolidatable
+// conditions (disruption.UpdateConditions).
+type Conditions struct {
+	client client.Client
+	cloud  cloudprovider.CloudProvider
+	clock  clock.Clock
+	drift  bool
+}
+
+// NewConditions builds the conditions controller; drift is the Drift
+// feature gate.
+func NewConditions(c client.Client, cloud cloudprovider.CloudProvider, clk clock.Clock, drift bool) *Conditions {
+	return &Conditions{client: c, cloud: cloud, clock: clk, drift: drift}
+}
+
+// Reconcile judges one NodeClaim against its NodePool and the cloud.
+func (c *Conditions) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	nc := &v1.NodeClaim{}
+	if err := c.client.Get(ctx, req.NamespacedName, nc); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if nc.DeletionTimestamp != nil || nc.Status.ProviderID == "" {
+		return reconcile.Result{}, nil
+	}
+	np := &v1.NodePool{}
+	if err := c.client.Get(ctx, client.ObjectKey{Name: nc.Labels[v1.NodePoolLabelKey]}, np); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	var cloudReason cloudprovider.DriftReason
+	if c.drift {
+		reason, err := c.cloud.IsDrifted(ctx, nc)
+		if err != nil {
+			return reconcile.Result{}, fmt.Errorf("asking the cloud whether nodeclaim %s drifted, %w", nc.Name, err)
+		}
+		cloudReason = reason
+	}
+	patch := client.MergeFromWithOptions(nc.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	now := c.clock.Now()
+	changed, at := disruption.UpdateConditions(nc, np, string(cloudReason), c.drift, now)
+	if changed {
+		if err := c.client.Status().Patch(ctx, nc, patch); err != nil {
+			return reconcile.Result{}, client.IgnoreNotFound(fmt.Errorf("updating the disruption conditions of nodeclaim %s, %w", nc.Name, err))
+		}
+	}
+	wait := cloudDriftPoll
+	if !at.IsZero() {
+		wait = min(wait, max(at.Sub(now), time.Millisecond))
+	}
+	return reconcile.Result{RequeueAfter: wait}, nil
+}
+
+// Register watches NodeClaims, and NodePools for the NodeClaims they own
+// (a NodePool edit drifts them).
+func (c *Conditions) Register(mgr manager.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("disruption-conditions").
+		For(&v1.NodeClaim{}).
+		Watches(&v1.NodePool{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+			ncs := &v1.NodeClaimList{}
+			if err := c.client.List(ctx, ncs, client.MatchingLabels{v1.NodePoolLabelKey: o.GetName()}); err != nil {
+				return nil
+			}
+			out := make([]reconcile.Request, 0, len(ncs.Items))
+			for i := range ncs.Items {
+				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&ncs.Items[i])})
+			}
+			return out
+		})).
+		Complete(c)
+}

@@ -1,0 +1,325 @@
+package disruption
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/clusterstate"
+	"github.com/capstan-dev/capstan/pkg/disruption"
+)
+
+// Options tune the controller.
+type Options struct {
+	// PollInterval is how often disruption is evaluated with no command
+	// in flight (the reference polls every 10 s).
+	PollInterval time.Duration
+	// ValidationDelay and ReplacementTimeout mean what they do in
+	// disruption.Options.
+	ValidationDelay    time.Duration
+	ReplacementTimeout time.Duration
+	// Drift is the Drift feature gate.
+	Drift bool
+}
+
+// replacingPoll is how often a command waiting on its replacements looks
+// at them.
+const replacingPoll = time.Second
+
+// Controller runs the disruption engine against the API server.
+type Controller struct {
+	client client.Client
+	// reader reads replacements past the cache: one just created must not
+	// look failed because the cache has not seen it yet.
+	reader   client.Reader
+	cluster  *clusterstate.Cluster
+	recorder events.EventRecorder
+	clock    clock.Clock
+	metrics  *Metrics
+	opts     Options
+	engine   *disruption.Engine
+	trigger  chan event.GenericEvent
+}
+
+// New builds the controller.
+func New(c client.Client, reader client.Reader, cluster *clusterstate.Cluster, recorder events.EventRecorder, clk clock.Clock, metrics *Metrics, opts Options) *Controller {
+	engine := &disruption.Engine{EventInterval: disruption.DefaultEventInterval, Options: disruption.Options{
+		Methods: disruption.Methods(opts.Drift), ValidationDelay: opts.ValidationDelay, ReplacementTimeout: opts.ReplacementTimeout,
+		Name: func(np string) string { return np + "-" + rand.String(5) },
+	}}
+	return &Controller{client: c, reader: reader, cluster: cluster, recorder: recorder, clock: clk, metrics: metrics, opts: opts,
+		engine: engine, trigger: make(chan event.GenericEvent, 1)}
+}
+
+func singleton() reconcile.Request {
+	return reconcile.Request{NamespacedName: types.NamespacedName{Name: "disruption"}}
+}
+
+// Reconcile observes the cluster, ticks the engine and applies what it
+// decided.
+func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
+	objs, snapshot, err := c.cluster.SnapshotWithObjects(ctx)
+	if err != nil {
+		return reconcile.Result{}, fmt.Errorf("snapshotting the cluster, %w", err)
+	}
+	in := disruption.NewInput(objs, snapshot)
+	replacements, err := c.observe(ctx, c.engine.Replacements())
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	start := c.clock.Now()
+	tick, err := c.engine.Tick(in, replacements, start)
+	if tick.Planned != nil {
+		c.metrics.evaluation.Observe(c.clock.Since(start).Seconds())
+		if err := c.record(in, tick.Planned); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	if err != nil {
+		return reconcile.Result{}, fmt.Errorf("evaluating disruption, %w", err)
+	}
+	if err := c.apply(ctx, in, tick); err != nil {
+		return reconcile.Result{}, err
+	}
+	return reconcile.Result{RequeueAfter: c.next(tick)}, nil
+}
+
+// next is when to evaluate again: soon while a command is in flight, the
+// poll interval otherwise.
+func (c *Controller) next(tick disruption.Tick) time.Duration {
+	wait := c.opts.PollInterval
+	if o, ok := c.engine.Active(); ok && o.Phase == disruption.PhaseReplacing {
+		wait = replacingPoll
+	}
+	if !tick.WakeAt.IsZero() {
+		wait = min(wait, max(tick.WakeAt.Sub(c.clock.Now()), time.Millisecond))
+	}
+	return wait
+}
+
+// observe reads each replacement past the cache.
+func (c *Controller) observe(ctx context.Context, names []string) (map[string]disruption.ReplacementStatus, error) {
+	out := map[string]disruption.ReplacementStatus{}
+	for _, name := range names {
+		nc := &v1.NodeClaim{}
+		if err := c.reader.Get(ctx, client.ObjectKey{Name: name}, nc); err != nil {
+			if client.IgnoreNotFound(err) != nil {
+				return nil, fmt.Errorf("reading replacement nodeclaim %s, %w", name, err)
+			}
+			continue
+		}
+		switch {
+		case nc.DeletionTimestamp != nil:
+		case meta.IsStatusConditionTrue(nc.Status.Conditions, v1.ConditionTypeInitialized):
+			out[name] = disruption.ReplacementInitialized
+		default:
+			out[name] = disruption.ReplacementLaunching
+		}
+	}
+	return out, nil
+}
+
+// record reports a planning round: eligible nodes, budgets, verdicts.
+func (c *Controller) record(in disruption.Input, d *disruption.Decision) error {
+	for method, n := range d.Eligible {
+		c.metrics.eligible.WithLabelValues(method).Set(float64(n))
+	}
+	for _, reason := range []v1.DisruptionReason{v1.DisruptionReasonEmpty, v1.DisruptionReasonDrifted, v1.DisruptionReasonUnderutilized} {
+		allowed, err := disruption.AllowedByPool(in, reason, c.clock.Now())
+		if err != nil {
+			return err
+		}
+		for pool, n := range allowed {
+			c.metrics.allowed.WithLabelValues(pool, string(reason)).Set(float64(n))
+		}
+	}
+	return nil
+}
+
+// apply carries a tick out: stale taints off, verdicts reported, the
+// command's actions applied, its end recorded.
+func (c *Controller) apply(ctx context.Context, in disruption.Input, tick disruption.Tick) error {
+	for _, n := range tick.Stale {
+		log.FromContext(ctx).Info("removing stale disruption taint", "node", n.Name)
+		if err := c.untaint(ctx, n.Name); err != nil {
+			return err
+		}
+	}
+	for _, v := range tick.Verdicts {
+		for _, obj := range objectsOf(in, v.NodeClaim, v.Node) {
+			c.recorder.Eventf(obj, nil, corev1.EventTypeNormal, v.Event, "Disrupt", "%s", v.Message)
+		}
+	}
+	if tick.Started != nil {
+		log.FromContext(ctx).Info("disruption decided", "method", tick.Started.Method, "reason", tick.Started.Reason,
+			"nodeclaims", tick.Started.Names(), "replacements", len(tick.Started.Replacements))
+	}
+	var cmd disruption.Command
+	if o, ok := c.engine.Active(); ok {
+		cmd = o.Command
+	}
+	if tick.Finished != nil {
+		cmd = *tick.Finished
+	}
+	for _, a := range tick.Actions {
+		if err := c.act(ctx, cmd, a); err != nil {
+			return err
+		}
+	}
+	if tick.Finished != nil && tick.Abandoned != "" {
+		log.FromContext(ctx).Info("disruption abandoned", "method", cmd.Method, "nodeclaims", cmd.Names(), "why", tick.Abandoned)
+		for _, cand := range cmd.Candidates {
+			c.recorder.Eventf(cand.NodeClaim, nil, corev1.EventTypeNormal, disruption.EventDisruptionBlocked, "Disrupt", "%s abandoned: %s", cmd.Method, tick.Abandoned)
+		}
+	}
+	return nil
+}
+
+// act applies one action.
+func (c *Controller) act(ctx context.Context, cmd disruption.Command, a disruption.Action) error {
+	why := fmt.Sprintf("%s (%s)", cmd.Method, cmd.Reason)
+	switch a.Kind {
+	case disruption.ActionTaint:
+		for _, cand := range a.Candidates {
+			if err := c.taint(ctx, cand, cmd); err != nil {
+				return err
+			}
+		}
+	case disruption.ActionUntaint:
+		for _, cand := range a.Candidates {
+			if err := c.untaint(ctx, cand.Node.Name); err != nil {
+				return err
+			}
+			if err := c.setReason(ctx, cand.NodeClaim.Name, nil); err != nil {
+				return err
+			}
+		}
+	case disruption.ActionLaunch:
+		for _, nc := range a.NodeClaims {
+			if err := c.client.Create(ctx, nc); err != nil {
+				return fmt.Errorf("creating replacement nodeclaim %s, %w", nc.Name, err)
+			}
+			for _, cand := range cmd.Candidates {
+				c.recorder.Eventf(cand.NodeClaim, nil, corev1.EventTypeNormal, "DisruptionLaunching", "Disrupt", "%s: launching replacement nodeclaim %s", why, nc.Name)
+				c.recorder.Eventf(cand.Node, nil, corev1.EventTypeNormal, "DisruptionLaunching", "Disrupt", "%s: launching replacement nodeclaim %s", why, nc.Name)
+			}
+		}
+	case disruption.ActionDelete:
+		for _, cand := range a.Candidates {
+			if err := client.IgnoreNotFound(c.client.Delete(ctx, cand.NodeClaim.DeepCopy())); err != nil {
+				return fmt.Errorf("deleting nodeclaim %s, %w", cand.NodeClaim.Name, err)
+			}
+			c.recorder.Eventf(cand.NodeClaim, nil, corev1.EventTypeNormal, "DisruptionTerminating", "Disrupt", "%s: deleting the node", why)
+			c.recorder.Eventf(cand.Node, nil, corev1.EventTypeNormal, "DisruptionTerminating", "Disrupt", "%s: deleting the node", why)
+		}
+		c.metrics.decisions.WithLabelValues(cmd.Method, string(cmd.Reason)).Inc()
+		log.FromContext(ctx).Info("disrupting", "method", cmd.Method, "reason", cmd.Reason, "nodeclaims", cmd.Names())
+	}
+	return nil
+}
+
+// taint marks a candidate's node karpenter.sh/disrupted:NoSchedule and
+// records on its NodeClaim why it is being disrupted.
+func (c *Controller) taint(ctx context.Context, cand disruption.Candidate, cmd disruption.Command) error {
+	node := &corev1.Node{}
+	if err := c.client.Get(ctx, client.ObjectKey{Name: cand.Node.Name}, node); err != nil {
+		return fmt.Errorf("reading node %s, %w", cand.Node.Name, err)
+	}
+	taint := v1.DisruptedNoScheduleTaint()
+	if !slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.MatchTaint(&taint) }) {
+		patch := client.MergeFromWithOptions(node.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		node.Spec.Taints = append(node.Spec.Taints, taint)
+		if err := c.client.Patch(ctx, node, patch); err != nil {
+			return fmt.Errorf("tainting node %s, %w", node.Name, err)
+		}
+	}
+	return c.setReason(ctx, cand.NodeClaim.Name, &metav1.Condition{Type: v1.ConditionTypeDisruptionReason, Status: metav1.ConditionTrue,
+		Reason: string(cmd.Reason), Message: cmd.Method, LastTransitionTime: metav1.NewTime(c.clock.Now())})
+}
+
+func (c *Controller) untaint(ctx context.Context, name string) error {
+	node := &corev1.Node{}
+	if err := c.client.Get(ctx, client.ObjectKey{Name: name}, node); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	taint := v1.DisruptedNoScheduleTaint()
+	kept := slices.DeleteFunc(slices.Clone(node.Spec.Taints), func(t corev1.Taint) bool { return t.MatchTaint(&taint) })
+	if len(kept) == len(node.Spec.Taints) {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(node.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	node.Spec.Taints = kept
+	if err := c.client.Patch(ctx, node, patch); err != nil {
+		return client.IgnoreNotFound(fmt.Errorf("un-tainting node %s, %w", name, err))
+	}
+	return nil
+}
+
+// setReason sets (cond) or removes (nil) a NodeClaim's DisruptionReason
+// condition.
+func (c *Controller) setReason(ctx context.Context, name string, cond *metav1.Condition) error {
+	nc := &v1.NodeClaim{}
+	if err := c.client.Get(ctx, client.ObjectKey{Name: name}, nc); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	patch := client.MergeFromWithOptions(nc.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	changed := false
+	if cond != nil {
+		changed = meta.SetStatusCondition(&nc.Status.Conditions, *cond)
+	} else {
+		changed = meta.RemoveStatusCondition(&nc.Status.Conditions, v1.ConditionTypeDisruptionReason)
+	}
+	if !changed {
+		return nil
+	}
+	if err := c.client.Status().Patch(ctx, nc, patch); err != nil {
+		return client.IgnoreNotFound(fmt.Errorf("recording the disruption reason of nodeclaim %s, %w", name, err))
+	}
+	return nil
+}
+
+// objectsOf are a verdict's NodeClaim and Node, as events regard them.
+func objectsOf(in disruption.Input, nodeClaim, node string) []runtime.Object {
+	var out []runtime.Object
+	for _, nc := range in.NodeClaims {
+		if nc.Name == nodeClaim {
+			out = append(out, nc)
+		}
+	}
+	for _, n := range in.Nodes {
+		if n.Name == node {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Register adds the controller to the manager; it evaluates once at
+// start, then on its own schedule (RequeueAfter).
+func (c *Controller) Register(mgr manager.Manager) error {
+	c.trigger <- event.GenericEvent{Object: &corev1.Node{}}
+	toSingleton := func(context.Context, client.Object) []reconcile.Request { return []reconcile.Request{singleton()} }
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("disruption").
+		WatchesRawSource(source.Channel(c.trigger, handler.EnqueueRequestsFromMapFunc(toSingleton))).
+		Complete(c)
+}

@@ -1,0 +1,38 @@
+package disruption
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are disruption's Prometheus metrics.
+type Metrics struct {
+	decisions  *prometheus.CounterVec
+	eligible   *prometheus.GaugeVec
+	allowed    *prometheus.GaugeVec
+	evaluation prometheus.Histogram
+}
+
+// NewMetrics registers disruption's metrics on reg.
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{
+		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "capstan_disruption_decisions_total", Help: "Disruption commands carried out (candidates deleted), by method and reason.",
+		}, []string{"method", "reason"}),
+		eligible: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "capstan_disruption_eligible_nodes", Help: "Nodes each method found eligible in the last evaluation, before blockers and budgets.",
+		}, []string{"method"}),
+		allowed: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "capstan_disruption_budget_allowed", Help: "Disruptions each NodePool's budgets allow now, by reason.",
+		}, []string{"nodepool", "reason"}),
+		evaluation: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "capstan_disruption_evaluation_duration_seconds", Help: "Time one disruption evaluation (all methods) took.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16),
+		}),
+	}
+	for _, c := range []prometheus.Collector{m.decisions, m.eligible, m.allowed, m.evaluation} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}

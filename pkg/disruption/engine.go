@@ -1,0 +1,118 @@
+package disruption
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// DefaultEventInterval is how often the same verdict is reported for the
+// same node at most, so a blocked node is not spammed.
+const DefaultEventInterval = 5 * time.Minute
+
+// Engine is disruption's driver, the same for the controller and
+// simulate: at most one command in flight; while none is, it plans. It
+// keeps state between ticks but does no I/O: callers observe, tick and
+// apply the actions.
+type Engine struct {
+	Options Options
+	// EventInterval rate-limits verdicts per node and message.
+	EventInterval time.Duration
+
+	active   *Orchestration
+	reported map[string]time.Time
+}
+
+// Tick is what one tick decided.
+type Tick struct {
+	// Actions to apply, in order.
+	Actions []Action
+	// Stale are nodes to un-taint: tainted for a command no longer in
+	// flight.
+	Stale []*corev1.Node
+	// Planned is set when the tick planned: what the methods found.
+	Planned *Decision
+	// Started is a command just decided; it will be validated first.
+	Started *Command
+	// Finished is a command that ended this tick: its candidates deleted,
+	// or abandoned (Abandoned says why).
+	Finished  *Command
+	Abandoned string
+	// Verdicts to report now (rate-limited).
+	Verdicts []Verdict
+	// WakeAt is when to tick again at the latest (zero: the caller's
+	// polling interval).
+	WakeAt time.Time
+}
+
+// Active is the command in flight, if any.
+func (e *Engine) Active() (Orchestration, bool) {
+	if e.active == nil {
+		return Orchestration{}, false
+	}
+	return *e.active, true
+}
+
+// Replacements name the NodeClaims the caller must observe for the next
+// tick.
+func (e *Engine) Replacements() []string {
+	if e.active == nil {
+		return nil
+	}
+	return e.active.Replacements
+}
+
+// Tick moves the command in flight on, or plans a new one.
+func (e *Engine) Tick(in Input, replacements map[string]ReplacementStatus, now time.Time) (Tick, error) {
+	if e.active != nil {
+		res, err := e.Options.Step(*e.active, Observation{Input: in, Replacements: replacements}, now)
+		if err != nil {
+			e.active = nil
+			return Tick{}, err
+		}
+		t := Tick{Actions: res.Actions, WakeAt: res.WakeAt}
+		if res.Done {
+			cmd := res.Next.Command
+			t.Finished, t.Abandoned, e.active = &cmd, res.Abandoned, nil
+			return t, nil
+		}
+		e.active = &res.Next
+		return t, nil
+	}
+	t := Tick{Stale: StaleTaints(in, nil)}
+	d, err := Plan(in, e.Options.Methods, now)
+	if err != nil {
+		return t, err
+	}
+	t.Planned = &d
+	t.Verdicts = e.fresh(d.Verdicts, now)
+	if d.Found {
+		o := Start(d.Command, now)
+		e.active = &o
+		t.Started = &d.Command
+		t.WakeAt = now.Add(e.Options.ValidationDelay)
+	}
+	return t, nil
+}
+
+// fresh are the verdicts not reported within the interval.
+func (e *Engine) fresh(verdicts []Verdict, now time.Time) []Verdict {
+	if e.reported == nil {
+		e.reported = map[string]time.Time{}
+	}
+	for k, at := range e.reported {
+		if now.Sub(at) >= e.EventInterval {
+			delete(e.reported, k)
+		}
+	}
+	var out []Verdict
+	for _, v := range verdicts {
+		key := v.NodeClaim + "\x00" + v.Event + "\x00" + v.Message
+		if _, seen := e.reported[key]; seen {
+			continue
+		}
+		e.reported[key] = now
+		out = append(out, v)
+	}
+	return out
+}
