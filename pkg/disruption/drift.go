@@ -70,7 +70,12 @@ func (d Drift) Compute(env Env) Outcome {
 	out := Outcome{Command: Command{Method: d.Name(), Reason: d.Reason()}}
 	var busy []Candidate
 	taken := map[string]int{}
-	for _, c := range env.Candidates {
+	// The longest drifted first, empty or busy, as the reference orders
+	// them: a budget that cannot take every empty node takes those that
+	// have waited longest. Sorted on a copy: the methods share the slice.
+	candidates := slices.Clone(env.Candidates)
+	slices.SortStableFunc(candidates, func(a, b Candidate) int { return driftedSince(a).Compare(driftedSince(b)) })
+	for _, c := range candidates {
 		if !meta.IsStatusConditionTrue(c.NodeClaim.Status.Conditions, v1.ConditionTypeDrifted) || c.Blocked == blockedDeleting {
 			continue
 		}
@@ -93,7 +98,6 @@ func (d Drift) Compute(env Env) Outcome {
 	if len(out.Command.Candidates) > 0 {
 		return out
 	}
-	slices.SortStableFunc(busy, func(a, b Candidate) int { return driftedSince(a).Compare(driftedSince(b)) })
 	for _, c := range busy {
 		sim := env.Simulate([]Candidate{c})
 		if len(sim.Unplaced) > 0 {
