@@ -60,8 +60,7 @@ type Candidate struct {
 	NodeClaim *v1.NodeClaim
 	Node      *corev1.Node
 	NodePool  *v1.NodePool
-	// Pods must move elsewhere if the node goes: not DaemonSet pods, not
-	// finished ones.
+	// Pods must move elsewhere if the node goes (mustMove).
 	Pods []*corev1.Pod
 	// Blocked says why voluntary methods must leave the node alone, in
 	// the reference's words; empty when nothing does.
@@ -93,7 +92,7 @@ func Candidates(in Input) []Candidate {
 		}
 		c := Candidate{NodeClaim: nc, Node: node, NodePool: np}
 		for _, p := range pods[node.Name] {
-			if !state.IsDaemonSetPod(p) && !state.IsTerminal(p) {
+			if mustMove(p) {
 				c.Pods = append(c.Pods, p)
 			}
 		}
@@ -105,6 +104,14 @@ func Candidates(in Input) []Candidate {
 	}
 	slices.SortFunc(out, func(a, b Candidate) int { return strings.Compare(a.NodeClaim.Name, b.NodeClaim.Name) })
 	return out
+}
+
+// mustMove: the pod needs a place elsewhere if its node goes. DaemonSet
+// pods, finished and terminating pods, and static pods (their mirrors)
+// do not, as in the reference.
+func mustMove(p *corev1.Pod) bool {
+	_, mirror := p.Annotations[corev1.MirrorPodAnnotationKey]
+	return !state.IsDaemonSetPod(p) && !state.IsTerminal(p) && p.DeletionTimestamp == nil && !mirror
 }
 
 // Blockers of nodes on their way in or out: no event is worth sending.
