@@ -163,6 +163,14 @@ func (c *Controller) apply(ctx context.Context, in disruption.Input, tick disrup
 		if err := c.untaint(ctx, n.Name); err != nil {
 			return err
 		}
+		// The reason recorded for the lost command goes with its taint.
+		for _, nc := range in.NodeClaims {
+			if nc.Status.NodeName == n.Name {
+				if err := c.setReason(ctx, nc.Name, nil); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	for _, v := range tick.Verdicts {
 		for _, obj := range objectsOf(in, v.NodeClaim, v.Node) {
