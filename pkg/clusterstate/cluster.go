@@ -75,9 +75,17 @@ func (c *Cluster) SnapshotWithObjects(ctx context.Context) (state.Objects, state
 // such as explain never advances the cloud or writes anything. A NodePool
 // the provisioner has not looked at yet is unusable, saying so.
 func (c *Cluster) ReadOnlySnapshot(ctx context.Context) (state.Snapshot, error) {
+	_, s, err := c.ReadOnlySnapshotWithObjects(ctx)
+	return s, err
+}
+
+// ReadOnlySnapshotWithObjects is ReadOnlySnapshot and the objects it was
+// built from (explain's disruption answers need both views of one
+// moment); like it, it never asks the cloud.
+func (c *Cluster) ReadOnlySnapshotWithObjects(ctx context.Context) (state.Objects, state.Snapshot, error) {
 	objs, err := List(ctx, c.Client)
 	if err != nil {
-		return state.Snapshot{}, err
+		return state.Objects{}, state.Snapshot{}, err
 	}
 	c.mu.Lock()
 	its, unusable := map[string][]*cloudprovider.InstanceType{}, map[string]string{}
@@ -92,7 +100,7 @@ func (c *Cluster) ReadOnlySnapshot(ctx context.Context) (state.Snapshot, error) 
 		}
 	}
 	c.mu.Unlock()
-	return state.BuildWith(objs, its, unusable, c.SchedulerNames), nil
+	return objs, state.BuildWith(objs, its, unusable, c.SchedulerNames), nil
 }
 
 // KnownInstanceTypes are the instance types the last Snapshot got for a

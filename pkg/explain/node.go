@@ -1,26 +1,51 @@
 package explain
 
 import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/disruption"
 	"github.com/capstan-dev/capstan/pkg/provisioning/plan"
 )
 
-// disruptionPending stands where candidacy and blockers will be once
-// disruption lands.
-const disruptionPending = "Capstan does not disrupt nodes yet (consolidation, drift and expiry are to come): nothing will replace this node but an interruption, a liveness timeout or a deletion"
+// NodeInput is what explaining a node reads.
+type NodeInput struct {
+	NodeClaim *v1.NodeClaim
+	// Disruption is the cluster as the disruption controller sees it
+	// (disruption.NewInput over one snapshot's objects); nil when
+	// unknown, and then the answer says so.
+	Disruption *disruption.Input
+	// Drift is the controller's Drift feature gate: it picks the methods
+	// (disruption.Methods), as the controller does.
+	Drift bool
+	// Offline: the snapshot has no instance types (no controller to
+	// ask), so where a drifted node's pods would go is not known, nor is
+	// the Drift gate.
+	Offline bool
+	Now     time.Time
+}
 
-// ForNode reports a NodeClaim (and its Node's name): where it is in
-// its lifecycle, its conditions, and why it is this instance: what the
-// solver preferred and why it fell back.
-func ForNode(nc *v1.NodeClaim) Node {
+// ForNode reports a NodeClaim (and its Node's name): where it is in its
+// lifecycle, its conditions, why it is this instance (what the solver
+// preferred and why it fell back), and why it is or is not being
+// disrupted: its candidacy and blockers, drift, emptiness and the
+// budgets, and what the disruption controller's own planning
+// (disruption.Plan with the controller's methods) says of it now.
+func ForNode(in NodeInput) Node {
+	nc := in.NodeClaim
 	out := Node{
 		Node: nc.Status.NodeName, NodeClaim: nc.Name, NodePool: nc.Labels[v1.NodePoolLabelKey],
 		InstanceType: nc.Labels[v1.LabelInstanceType], CapacityType: nc.Labels[v1.CapacityTypeLabelKey],
 		Zone: nc.Labels[v1.LabelZone], ReservationID: nc.Labels[v1.LabelCapacityReservationID],
 		Preferred: nc.Annotations[plan.PreferredAnnotationKey], Fallback: nc.Annotations[plan.FallbackAnnotationKey],
-		Flavor: nc.Annotations[plan.FlavorAnnotationKey], Disruption: disruptionPending, Conditions: []Condition{},
+		Flavor: nc.Annotations[plan.FlavorAnnotationKey], Conditions: []Condition{},
 	}
 	for _, c := range nc.Status.Conditions {
 		out.Conditions = append(out.Conditions, Condition{Type: c.Type, Status: string(c.Status), Reason: c.Reason, Message: c.Message, Since: c.LastTransitionTime.Time})
@@ -38,5 +63,263 @@ func ForNode(nc *v1.NodeClaim) Node {
 	default:
 		out.Lifecycle = "Ready"
 	}
+	explainDisruption(in, &out)
 	return out
+}
+
+// disruptionReasons are the reasons budgets limit, in the order answers
+// list them.
+var disruptionReasons = []v1.DisruptionReason{v1.DisruptionReasonEmpty, v1.DisruptionReasonDrifted, v1.DisruptionReasonUnderutilized}
+
+// busyNotImplemented is said of a node with pods no method moves.
+const busyNotImplemented = "consolidation of busy nodes is not implemented yet"
+
+// explainDisruption fills in why the node is or is not being disrupted.
+func explainDisruption(in NodeInput, out *Node) {
+	nc := in.NodeClaim
+	if c := meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypeDrifted); c != nil && c.Status == "True" {
+		out.Drifted = &Drifted{Reason: c.Reason, Message: c.Message, Since: c.LastTransitionTime.Time}
+	}
+	reason := meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypeDisruptionReason)
+	if reason != nil && reason.Status != "True" {
+		reason = nil
+	}
+	if reason != nil {
+		out.DisruptionReason, out.DisruptionMethod = reason.Reason, reason.Message
+	}
+	if nc.DeletionTimestamp != nil {
+		out.DisruptionStatus, out.Disruption = DisruptionDeleting, deleting("the NodeClaim", reason)
+		return
+	}
+	if in.Disruption == nil {
+		out.Disruption = "not known here: disruption needs the cluster's objects"
+		out.Unknown = append(out.Unknown, "disruption: the cluster's objects were not read")
+		return
+	}
+	dis := *in.Disruption
+	cand, ok := candidate(dis, nc.Name)
+	if !ok {
+		out.DisruptionStatus, out.Disruption = DisruptionNotCandidate, "not a disruption candidate: "+notCandidate(dis, nc)
+		return
+	}
+	out.Candidate = true
+	pods := len(cand.Pods)
+	out.Pods = &pods
+	np := cand.NodePool
+	out.ConsolidateAfter = np.Spec.Disruption.ConsolidateAfter.String()
+	at, consolidates := disruption.ConsolidatableAt(cand.NodeClaim, np)
+	if consolidates {
+		out.ConsolidatableAt = &at
+	}
+	allowed, _, err := allowedNow(dis, np, in.Now)
+	if err != nil {
+		out.Disruption = "disruption cannot be evaluated: " + err.Error()
+		return
+	}
+	out.DisruptionsAllowed = allowed
+	if in.Offline && out.Drifted != nil {
+		out.Unknown = append(out.Unknown, "the Drift feature gate: the controller's (pass --controller-address); a Drifted condition is taken to mean it is on")
+	}
+	out.DisruptionBlockedBy = cand.Blocked
+	what := describe(out, cand, in.Now)
+	switch {
+	case cand.Node.DeletionTimestamp != nil:
+		out.DisruptionStatus, out.Disruption = DisruptionDeleting, deleting("its Node", reason)
+		return
+	case reason != nil:
+		out.DisruptionStatus = DisruptionDisrupting
+		out.Disruption = fmt.Sprintf("being disrupted (%s, by %s) since %s: tainted %s; it is deleted once any replacements have initialized",
+			reason.Reason, reason.Message, stamp(reason.LastTransitionTime.Time), v1.DisruptedTaintKey)
+		return
+	case cand.Blocked != "":
+		out.DisruptionStatus = DisruptionBlocked
+		out.Disruption = sentence(what, "disruption is blocked: "+cand.Blocked)
+		return
+	}
+	gate := in.Drift || in.Offline
+	d, err := disruption.Plan(dis, disruption.Methods(gate), in.Now)
+	if err != nil {
+		out.Disruption = sentence(what, "disruption cannot be evaluated: "+err.Error())
+		return
+	}
+	if d.Found && slices.Contains(d.Command.Names(), nc.Name) {
+		out.DisruptionStatus = DisruptionNext
+		out.DisruptionReason, out.DisruptionMethod = string(d.Command.Reason), d.Command.Method
+		next := fmt.Sprintf("the next planning round disrupts it: %s (%s)", d.Command.Method, d.Command.Reason)
+		if n := len(d.Command.Replacements); n > 0 {
+			next += fmt.Sprintf(", launching %d replacement(s) first", n)
+		}
+		out.Disruption = sentence(what, next)
+		return
+	}
+	for _, v := range d.Verdicts {
+		if v.NodeClaim == nc.Name {
+			out.DisruptionVerdicts = append(out.DisruptionVerdicts, DisruptionVerdict{Method: v.Method, Event: v.Event, Message: v.Message})
+		}
+	}
+	if len(out.DisruptionVerdicts) > 0 {
+		v := out.DisruptionVerdicts[0]
+		if in.Offline && v.Method == (disruption.Drift{}).Name() && allowed[string(v1.DisruptionReasonDrifted)] > 0 {
+			// Not blocked, not held by the budget: the verdict is the
+			// scheduling simulation's, and without instance types no
+			// replacement fits anything, so it is not the controller's.
+			out.DisruptionVerdicts = nil
+			out.Unknown = append(out.Unknown, "where a drifted node's pods would go: replacements need the cloud's instance types (pass --controller-address)")
+			out.DisruptionStatus = DisruptionHeld
+			out.Disruption = sentence(what, "whether its pods fit elsewhere is known to the controller")
+			return
+		}
+		out.DisruptionStatus = DisruptionHeld
+		out.Disruption = sentence(what, fmt.Sprintf("%s may not disrupt it now: %s", v.Method, v.Message))
+		return
+	}
+	consolidatable := consolidates && !in.Now.Before(at)
+	wanted := (out.Drifted != nil && gate) || (pods == 0 && consolidatable)
+	switch {
+	case wanted && d.Found:
+		out.DisruptionStatus = DisruptionHeld
+		out.Disruption = sentence(what, fmt.Sprintf("the next planning round disrupts %s first (%s, %s)",
+			strings.Join(d.Command.Names(), ", "), d.Command.Method, d.Command.Reason))
+	case wanted:
+		// A method wanted it, found no command and said nothing: not
+		// expected, but say what is known rather than guess.
+		out.DisruptionStatus = DisruptionHeld
+		out.Disruption = sentence(what, "no method disrupts it this round")
+	case out.Drifted != nil:
+		out.DisruptionStatus = DisruptionNone
+		out.Disruption = sentence(what, "the Drift feature gate is off: drift does not replace it")
+	case pods == 0 && consolidates:
+		out.DisruptionStatus = DisruptionWaiting
+		out.Disruption = what
+	case pods == 0:
+		out.DisruptionStatus = DisruptionNone
+		out.Disruption = what
+	default:
+		out.DisruptionStatus = DisruptionNone
+		out.Disruption = fmt.Sprintf("nothing to disrupt: it runs %d pod%s; %s", pods, plural(pods), busyNotImplemented)
+	}
+}
+
+// describe is what disruption sees in the candidate: drifted, empty
+// (and since or until when consolidatable), or busy.
+func describe(out *Node, c disruption.Candidate, now time.Time) string {
+	var parts []string
+	if d := out.Drifted; d != nil {
+		s := "drifted since " + stamp(d.Since) + " (" + d.Reason
+		if d.Message != "" {
+			s += ": " + d.Message
+		}
+		parts = append(parts, s+")")
+	}
+	switch at := out.ConsolidatableAt; {
+	case len(c.Pods) > 0:
+		if len(parts) > 0 {
+			parts = append(parts, fmt.Sprintf("it runs %d pod%s", len(c.Pods), plural(len(c.Pods))))
+		}
+	case at == nil:
+		parts = append(parts, "empty, but consolidateAfter: Never keeps empty nodes")
+	case now.Before(*at):
+		parts = append(parts, fmt.Sprintf("empty; consolidatable at %s (consolidateAfter %s after the last pod event)", stamp(*at), out.ConsolidateAfter))
+	default:
+		parts = append(parts, "empty and consolidatable since "+stamp(*at))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// sentence joins what a node is and what disruption does with it.
+func sentence(what, verdict string) string {
+	if what == "" {
+		return verdict
+	}
+	return what + "; " + verdict
+}
+
+// deleting says a node is going, and why when disruption chose it.
+func deleting(what string, reason *metav1.Condition) string {
+	if reason == nil {
+		return what + " is being deleted (no disruption reason recorded: deleted by hand, interrupted, expired or unhealthy)"
+	}
+	return fmt.Sprintf("%s is being deleted: disrupted (%s, by %s)", what, reason.Reason, reason.Message)
+}
+
+// candidate is the candidate for the NodeClaim named name.
+func candidate(in disruption.Input, name string) (disruption.Candidate, bool) {
+	for _, c := range disruption.Candidates(in) {
+		if c.NodeClaim.Name == name {
+			return c, true
+		}
+	}
+	return disruption.Candidate{}, false
+}
+
+// notCandidate says why disruption does not consider nc.
+func notCandidate(in disruption.Input, nc *v1.NodeClaim) string {
+	pool := nc.Labels[v1.NodePoolLabelKey]
+	if pool == "" {
+		return "no NodePool owns it"
+	}
+	if !slices.ContainsFunc(in.NodePools, func(np *v1.NodePool) bool { return np.Name == pool }) {
+		return fmt.Sprintf("its NodePool %s is gone or being deleted", pool)
+	}
+	if nc.Status.NodeName == "" {
+		return "its Node has not registered yet"
+	}
+	if !slices.ContainsFunc(in.NodeClaims, func(c *v1.NodeClaim) bool { return c.Name == nc.Name }) {
+		return "the NodeClaim is not in the controller's view yet; ask again in a few seconds"
+	}
+	return fmt.Sprintf("its Node %s is not in the cluster", nc.Status.NodeName)
+}
+
+// allowedNow is how many more of np's nodes each reason may disrupt now
+// (disruption.AllowedByPool over the NodePool's nodes), and how many of
+// its registered nodes are disrupting.
+func allowedNow(in disruption.Input, np *v1.NodePool, now time.Time) (map[string]int, int, error) {
+	in.NodePools = []*v1.NodePool{np}
+	out := map[string]int{}
+	for _, r := range disruptionReasons {
+		allowed, err := disruption.AllowedByPool(in, r, now)
+		if err != nil {
+			return nil, 0, err
+		}
+		out[string(r)] = allowed[np.Name]
+	}
+	return out, disruptingNodes(in, np.Name), nil
+}
+
+// disruptingNodes counts a NodePool's NodeClaims with a Node being
+// deleted or NotReady, as disruption.AllowedByPool counts them.
+func disruptingNodes(in disruption.Input, pool string) int {
+	nodes := map[string]*corev1.Node{}
+	for _, n := range in.Nodes {
+		nodes[n.Name] = n
+	}
+	disrupting := 0
+	for _, nc := range in.NodeClaims {
+		node := nodes[nc.Status.NodeName]
+		if node == nil || nc.Labels[v1.NodePoolLabelKey] != pool {
+			continue
+		}
+		if nc.DeletionTimestamp != nil || node.DeletionTimestamp != nil || !nodeReady(node) {
+			disrupting++
+		}
+	}
+	return disrupting
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }

@@ -1,14 +1,26 @@
 package explain_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/disruption"
 	"github.com/capstan-dev/capstan/pkg/explain"
 	"github.com/capstan-dev/capstan/pkg/provisioning/plan"
+	"github.com/capstan-dev/capstan/pkg/state"
+	"github.com/capstan-dev/capstan/pkg/test"
 )
 
 func TestExplainNode(t *testing.T) {
@@ -30,7 +42,7 @@ func TestExplainNode(t *testing.T) {
 		for _, c := range tc.conds {
 			nc.Status.Conditions = append(nc.Status.Conditions, metav1.Condition{Type: c, Status: metav1.ConditionTrue, LastTransitionTime: at})
 		}
-		got := explain.ForNode(nc)
+		got := explain.ForNode(explain.NodeInput{NodeClaim: nc, Disruption: &disruption.Input{}, Now: at.Time})
 		if got.Lifecycle != tc.want || len(got.Conditions) != len(tc.conds) {
 			t.Errorf("conditions %v: lifecycle %s, want %s", tc.conds, got.Lifecycle, tc.want)
 		}
@@ -39,7 +51,384 @@ func TestExplainNode(t *testing.T) {
 		}
 	}
 	nc.DeletionTimestamp = &at
-	if got := explain.ForNode(nc); got.Lifecycle != "Deleting" {
-		t.Errorf("lifecycle %s, want Deleting", got.Lifecycle)
+	if got := explain.ForNode(explain.NodeInput{NodeClaim: nc}); got.Lifecycle != "Deleting" || got.DisruptionStatus != explain.DisruptionDeleting {
+		t.Errorf("lifecycle %s (%s), want Deleting", got.Lifecycle, got.DisruptionStatus)
+	}
+	nc.DeletionTimestamp = nil
+	if got := explain.ForNode(explain.NodeInput{NodeClaim: nc}); got.Candidate || len(got.Unknown) != 1 {
+		t.Errorf("without the cluster's objects: %+v", got)
+	}
+}
+
+var now = time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
+
+// world is a small cluster: NodePool "web" (consolidateAfter 0s, budget
+// 100%) and one initialized, Ready node per name, each created an hour
+// ago with no pod event since.
+type world struct {
+	objs state.Objects
+	its  []*cloudprovider.InstanceType
+}
+
+func newWorld(nodes ...string) *world {
+	w := &world{}
+	w.objs.NodePools = []v1.NodePool{*test.NodePool(func(np *v1.NodePool) {
+		np.Name = "web"
+		np.Spec.Disruption.ConsolidateAfter = v1.MustParseNillableDuration("0s")
+		np.Spec.Disruption.Budgets = []v1.Budget{{Nodes: "100%"}}
+	})}
+	for _, n := range nodes {
+		w.node(n)
+	}
+	return w
+}
+
+func (w *world) pool() *v1.NodePool { return &w.objs.NodePools[0] }
+
+func (w *world) node(name string) {
+	nc := test.NodeClaim(func(nc *v1.NodeClaim) {
+		nc.Name = "nc-" + name
+		nc.CreationTimestamp = metav1.NewTime(now.Add(-time.Hour))
+		nc.Labels = map[string]string{v1.NodePoolLabelKey: "web"}
+		nc.Status.NodeName, nc.Status.ProviderID = name, "sim://"+name
+		nc.Status.Conditions = []metav1.Condition{{Type: v1.ConditionTypeInitialized, Status: metav1.ConditionTrue}}
+	})
+	w.objs.NodeClaims = append(w.objs.NodeClaims, *nc)
+	w.objs.Nodes = append(w.objs.Nodes, corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{v1.NodePoolLabelKey: "web"}},
+		Spec:       corev1.NodeSpec{ProviderID: "sim://" + name},
+		Status:     corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}},
+	})
+}
+
+func (w *world) claim(node string) *v1.NodeClaim {
+	for i := range w.objs.NodeClaims {
+		if w.objs.NodeClaims[i].Status.NodeName == node {
+			return &w.objs.NodeClaims[i]
+		}
+	}
+	panic("no nodeclaim for " + node)
+}
+
+func (w *world) nodeNamed(name string) *corev1.Node {
+	for i := range w.objs.Nodes {
+		if w.objs.Nodes[i].Name == name {
+			return &w.objs.Nodes[i]
+		}
+	}
+	panic("no node " + name)
+}
+
+// capacity gives a node room for cpu cores.
+func (w *world) capacity(node, cpu string) {
+	n := w.nodeNamed(node)
+	n.Status.Allocatable = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("16Gi"), corev1.ResourcePods: resource.MustParse("110")}
+	n.Status.Capacity = n.Status.Allocatable.DeepCopy()
+}
+
+// pod binds a pod (app=web, 1 CPU) to node; "" leaves it pending,
+// marked unschedulable.
+func (w *world) pod(name, node string, mods ...func(*corev1.Pod)) {
+	p := test.Pod("default", func(p *corev1.Pod) {
+		p.Name, p.Spec.NodeName, p.Labels = name, node, map[string]string{"app": "web"}
+		p.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("1")
+		if node == "" {
+			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}
+		}
+	})
+	for _, m := range mods {
+		m(p)
+	}
+	w.objs.Pods = append(w.objs.Pods, *p)
+}
+
+func (w *world) drift(node string) {
+	meta.SetStatusCondition(&w.claim(node).Status.Conditions, metav1.Condition{Type: v1.ConditionTypeDrifted, Status: metav1.ConditionTrue,
+		Reason: disruption.DriftNodePool, Message: "the NodePool's template changed", LastTransitionTime: metav1.NewTime(now.Add(-10 * time.Minute))})
+}
+
+func (w *world) budget(b ...v1.Budget) { w.pool().Spec.Disruption.Budgets = b }
+
+func (w *world) input() *disruption.Input {
+	snapshot := state.Build(w.objs, map[string][]*cloudprovider.InstanceType{"web": w.its}, []string{corev1.DefaultSchedulerName})
+	in := disruption.NewInput(w.objs, snapshot)
+	return &in
+}
+
+func doNotDisrupt(p *corev1.Pod) {
+	p.Annotations = map[string]string{v1.DoNotDisruptAnnotationKey: "true"}
+}
+
+// view is the disruption part of a node's answer.
+type view struct {
+	Status, Sentence, BlockedBy, Reason, Method string
+	Candidate                                   bool
+	Drifted                                     bool
+	Pods                                        *int
+	ConsolidateAfter                            string
+	ConsolidatableAt                            *time.Time
+	Allowed                                     map[string]int
+	Verdicts                                    []explain.DisruptionVerdict
+	Unknown                                     []string
+}
+
+func viewOf(n explain.Node) view {
+	return view{Status: n.DisruptionStatus, Sentence: n.Disruption, BlockedBy: n.DisruptionBlockedBy, Reason: n.DisruptionReason, Method: n.DisruptionMethod,
+		Candidate: n.Candidate, Drifted: n.Drifted != nil, Pods: n.Pods, ConsolidateAfter: n.ConsolidateAfter, ConsolidatableAt: n.ConsolidatableAt,
+		Allowed: n.DisruptionsAllowed, Verdicts: n.DisruptionVerdicts, Unknown: n.Unknown}
+}
+
+// The node's disruption answer is the disruption controller's own: its
+// candidates and blockers, drift, emptiness, budgets and what
+// disruption.Plan decides with the controller's methods.
+func TestExplainNodeDisruption(t *testing.T) {
+	hourAgo := now.Add(-time.Hour)
+	all := func(n int) map[string]int { return map[string]int{"Empty": n, "Drifted": n, "Underutilized": n} }
+	// candidate is the view of an initialized candidate in world a, b…
+	candidate := func(pods int, v view) view {
+		v.Candidate, v.Pods, v.ConsolidateAfter = true, ptr.To(pods), "0s"
+		if v.ConsolidatableAt == nil {
+			v.ConsolidatableAt = &hourAgo
+		}
+		if v.Allowed == nil {
+			v.Allowed = all(1)
+		}
+		return v
+	}
+	disruptedAt := metav1.NewTime(now.Add(-time.Minute))
+	withReason := func(nc *v1.NodeClaim) {
+		meta.SetStatusCondition(&nc.Status.Conditions, metav1.Condition{Type: v1.ConditionTypeDisruptionReason, Status: metav1.ConditionTrue,
+			Reason: "Empty", Message: "Emptiness", LastTransitionTime: disruptedAt})
+	}
+	for _, tc := range []struct {
+		name    string
+		setup   func(w *world)
+		node    string // default a
+		drift   bool
+		offline bool
+		want    view
+		// contains replaces an exact sentence where the solver words it.
+		contains string
+	}{
+		{
+			name:  "no NodePool owns it",
+			setup: func(w *world) { delete(w.claim("a").Labels, v1.NodePoolLabelKey) },
+			want:  view{Status: "NotCandidate", Sentence: "not a disruption candidate: no NodePool owns it"},
+		},
+		{
+			name:  "NodePool gone",
+			setup: func(w *world) { w.claim("a").Labels[v1.NodePoolLabelKey] = "gone" },
+			want:  view{Status: "NotCandidate", Sentence: "not a disruption candidate: its NodePool gone is gone or being deleted"},
+		},
+		{
+			name:  "not registered",
+			setup: func(w *world) { w.claim("a").Status.NodeName = "" },
+			want:  view{Status: "NotCandidate", Sentence: "not a disruption candidate: its Node has not registered yet"},
+		},
+		{
+			name: "being deleted by disruption",
+			setup: func(w *world) {
+				withReason(w.claim("a"))
+				w.claim("a").DeletionTimestamp = &disruptedAt
+			},
+			want: view{Status: "Deleting", Sentence: "the NodeClaim is being deleted: disrupted (Empty, by Emptiness)", Reason: "Empty", Method: "Emptiness"},
+		},
+		{
+			name:  "being deleted otherwise",
+			setup: func(w *world) { w.claim("a").DeletionTimestamp = &disruptedAt },
+			want:  view{Status: "Deleting", Sentence: "the NodeClaim is being deleted (no disruption reason recorded: deleted by hand, interrupted, expired or unhealthy)"},
+		},
+		{
+			name:  "its Node being deleted",
+			setup: func(w *world) { w.nodeNamed("a").DeletionTimestamp = &disruptedAt },
+			want: candidate(0, view{Status: "Deleting", BlockedBy: "node is being deleted", Allowed: all(0),
+				Sentence: "its Node is being deleted (no disruption reason recorded: deleted by hand, interrupted, expired or unhealthy)"}),
+		},
+		{
+			name:  "being disrupted, replacements launching",
+			setup: func(w *world) { withReason(w.claim("a")) },
+			want: candidate(0, view{Status: "Disrupting", Reason: "Empty", Method: "Emptiness",
+				Sentence: "being disrupted (Empty, by Emptiness) since 2026-03-10T11:59:00Z: tainted karpenter.sh/disrupted; it is deleted once any replacements have initialized"}),
+		},
+		{
+			name:  "not initialized",
+			setup: func(w *world) { w.claim("a").Status.Conditions = nil },
+			want: candidate(0, view{Status: "Blocked", BlockedBy: "node is not initialized",
+				Sentence: "empty and consolidatable since 2026-03-10T11:00:00Z; disruption is blocked: node is not initialized"}),
+		},
+		{
+			name:  "pod with do-not-disrupt",
+			setup: func(w *world) { w.pod("x", "a", doNotDisrupt) },
+			want: candidate(1, view{Status: "Blocked", BlockedBy: "pod default/x has do-not-disrupt",
+				Sentence: "disruption is blocked: pod default/x has do-not-disrupt"}),
+		},
+		{
+			name: "a PDB allows no eviction",
+			setup: func(w *world) {
+				w.pod("x", "a")
+				w.objs.PDBs = append(w.objs.PDBs, policyv1.PodDisruptionBudget{
+					ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+					Spec:       policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(1)), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}},
+				})
+			},
+			want: candidate(1, view{Status: "Blocked", BlockedBy: "pdb default/web prevents pod evictions",
+				Sentence: "disruption is blocked: pdb default/web prevents pod evictions"}),
+		},
+		{
+			name:  "node with do-not-disrupt",
+			setup: func(w *world) { w.nodeNamed("a").Annotations = map[string]string{v1.DoNotDisruptAnnotationKey: "true"} },
+			want: candidate(0, view{Status: "Blocked", BlockedBy: "node a has do-not-disrupt",
+				Sentence: "empty and consolidatable since 2026-03-10T11:00:00Z; disruption is blocked: node a has do-not-disrupt"}),
+		},
+		{
+			name: "nominated for a pending pod",
+			setup: func(w *world) {
+				w.capacity("a", "4")
+				w.pod("pending", "")
+			},
+			want: candidate(0, view{Status: "Blocked", BlockedBy: "node is nominated for a pending pod",
+				Sentence: "empty and consolidatable since 2026-03-10T11:00:00Z; disruption is blocked: node is nominated for a pending pod"}),
+		},
+		{
+			name:  "drifted and empty: Drift takes it",
+			setup: func(w *world) { w.drift("a") },
+			drift: true,
+			want: candidate(0, view{Status: "Next", Reason: "Drifted", Method: "Drift", Drifted: true,
+				Sentence: "drifted since 2026-03-10T11:50:00Z (NodePoolDrifted: the NodePool's template changed); empty and consolidatable since 2026-03-10T11:00:00Z; the next planning round disrupts it: Drift (Drifted)"}),
+		},
+		{
+			name: "drifted and busy: its pod fits on another node",
+			setup: func(w *world) {
+				w.node("b")
+				w.capacity("b", "4")
+				w.drift("a")
+				w.pod("x", "a")
+			},
+			drift: true,
+			want: candidate(1, view{Status: "Next", Reason: "Drifted", Method: "Drift", Drifted: true, Allowed: all(2),
+				Sentence: "drifted since 2026-03-10T11:50:00Z (NodePoolDrifted: the NodePool's template changed); it runs 1 pod; the next planning round disrupts it: Drift (Drifted)"}),
+		},
+		{
+			name: "drifted and busy: its pod fits nowhere",
+			setup: func(w *world) {
+				w.drift("a")
+				w.pod("x", "a")
+			},
+			drift:    true,
+			contains: "it runs 1 pod; Drift may not disrupt it now: pod default/x would not schedule without the node: ",
+		},
+		{
+			name: "drifted and busy, offline: where its pod would go is the controller's to know",
+			setup: func(w *world) {
+				w.drift("a")
+				w.pod("x", "a")
+			},
+			offline: true,
+			want: candidate(1, view{Status: "Held", Drifted: true,
+				Sentence: "drifted since 2026-03-10T11:50:00Z (NodePoolDrifted: the NodePool's template changed); it runs 1 pod; whether its pods fit elsewhere is known to the controller",
+				Unknown: []string{
+					"the Drift feature gate: the controller's (pass --controller-address); a Drifted condition is taken to mean it is on",
+					"where a drifted node's pods would go: replacements need the cloud's instance types (pass --controller-address)",
+				}}),
+		},
+		{
+			name: "drifted, the Drifted budget is 0",
+			setup: func(w *world) {
+				w.drift("a")
+				w.pod("x", "a")
+				w.budget(v1.Budget{Nodes: "100%"}, v1.Budget{Nodes: "0", Reasons: []v1.DisruptionReason{v1.DisruptionReasonDrifted}})
+			},
+			drift: true,
+			want: candidate(1, view{Status: "Held", Drifted: true, Allowed: map[string]int{"Empty": 1, "Drifted": 0, "Underutilized": 1},
+				Verdicts: []explain.DisruptionVerdict{{Method: "Drift", Event: "DisruptionBlocked", Message: "disruption budget of 0 for Drifted"}},
+				Sentence: "drifted since 2026-03-10T11:50:00Z (NodePoolDrifted: the NodePool's template changed); it runs 1 pod; Drift may not disrupt it now: disruption budget of 0 for Drifted"}),
+		},
+		{
+			name: "drifted with the Drift gate off",
+			setup: func(w *world) {
+				w.drift("a")
+				w.pod("x", "a")
+			},
+			want: candidate(1, view{Status: "None", Drifted: true,
+				Sentence: "drifted since 2026-03-10T11:50:00Z (NodePoolDrifted: the NodePool's template changed); it runs 1 pod; the Drift feature gate is off: drift does not replace it"}),
+		},
+		{
+			name:  "empty and consolidatable",
+			setup: func(*world) {},
+			want: candidate(0, view{Status: "Next", Reason: "Empty", Method: "Emptiness",
+				Sentence: "empty and consolidatable since 2026-03-10T11:00:00Z; the next planning round disrupts it: Emptiness (Empty)"}),
+		},
+		{
+			name: "empty, consolidatable later",
+			setup: func(w *world) {
+				w.pool().Spec.Disruption.ConsolidateAfter = v1.MustParseNillableDuration("90m")
+			},
+			want: func() view {
+				v := candidate(0, view{Status: "Waiting", ConsolidatableAt: ptr.To(now.Add(30 * time.Minute)),
+					Sentence: "empty; consolidatable at 2026-03-10T12:30:00Z (consolidateAfter 1h30m0s after the last pod event)"})
+				v.ConsolidateAfter = "1h30m0s"
+				return v
+			}(),
+		},
+		{
+			name: "empty, consolidateAfter: Never",
+			setup: func(w *world) {
+				w.pool().Spec.Disruption.ConsolidateAfter = v1.MustParseNillableDuration("Never")
+			},
+			want: view{Status: "None", Candidate: true, Pods: ptr.To(0), ConsolidateAfter: "Never", Allowed: all(1),
+				Sentence: "empty, but consolidateAfter: Never keeps empty nodes"},
+		},
+		{
+			name: "empty, the Empty budget is 0",
+			setup: func(w *world) {
+				w.budget(v1.Budget{Nodes: "0", Reasons: []v1.DisruptionReason{v1.DisruptionReasonEmpty}})
+			},
+			want: candidate(0, view{Status: "Held", Allowed: map[string]int{"Empty": 0, "Drifted": 1, "Underutilized": 1},
+				Verdicts: []explain.DisruptionVerdict{{Method: "Emptiness", Event: "Unconsolidatable", Message: "disruption budget of 0 for Empty"}},
+				Sentence: "empty and consolidatable since 2026-03-10T11:00:00Z; Emptiness may not disrupt it now: disruption budget of 0 for Empty"}),
+		},
+		{
+			name: "empty, another node goes first",
+			setup: func(w *world) {
+				w.node("b")
+				w.budget(v1.Budget{Nodes: "1"})
+			},
+			node: "b",
+			want: candidate(0, view{Status: "Held",
+				Sentence: "empty and consolidatable since 2026-03-10T11:00:00Z; the next planning round disrupts nc-a first (Emptiness, Empty)"}),
+		},
+		{
+			name: "busy",
+			setup: func(w *world) {
+				w.pod("x", "a")
+				w.pod("y", "a")
+			},
+			want: candidate(2, view{Status: "None", Sentence: "nothing to disrupt: it runs 2 pods; consolidation of busy nodes is not implemented yet"}),
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld("a")
+			tc.setup(w)
+			node := tc.node
+			if node == "" {
+				node = "a"
+			}
+			var nc *v1.NodeClaim
+			for i := range w.objs.NodeClaims {
+				if w.objs.NodeClaims[i].Name == "nc-"+node {
+					nc = w.objs.NodeClaims[i].DeepCopy()
+				}
+			}
+			got := explain.ForNode(explain.NodeInput{NodeClaim: nc, Disruption: w.input(), Drift: tc.drift, Offline: tc.offline, Now: now})
+			if tc.contains != "" {
+				if !strings.Contains(got.Disruption, tc.contains) || got.DisruptionStatus != explain.DisruptionHeld || len(got.DisruptionVerdicts) != 1 {
+					t.Errorf("got %q (%s, %v), want it to contain %q", got.Disruption, got.DisruptionStatus, got.DisruptionVerdicts, tc.contains)
+				}
+				return
+			}
+			if diff := cmp.Diff(tc.want, viewOf(got)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/budgets"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/disruption"
 	"github.com/capstan-dev/capstan/pkg/provisioning"
 )
 
@@ -18,11 +19,16 @@ type NodePoolInput struct {
 	// InstanceTypes are the NodePool's, whose offerings price its nodes;
 	// nil when unknown (offline).
 	InstanceTypes []*cloudprovider.InstanceType
-	Now           time.Time
+	// Disruption is the cluster as the disruption controller sees it,
+	// for the disruptions the budgets allow now; nil when unknown.
+	Disruption *disruption.Input
+	Now        time.Time
 }
 
 // ForNodePool reports a NodePool's limits and use, its nodes by
-// capacity type, what they cost, and its budgets now.
+// capacity type, what they cost, its budgets now, and how many of its
+// nodes each disruption reason may disrupt now and how many are
+// disrupting (disruption.AllowedByPool, as the controller counts).
 func ForNodePool(in NodePoolInput) (NodePool, error) {
 	np := in.NodePool
 	out := NodePool{NodePool: np.Name, Limits: limits(np, in.Nodes), Nodes: map[string]int{}}
@@ -49,5 +55,14 @@ func ForNodePool(in NodePoolInput) (NodePool, error) {
 		return NodePool{}, err
 	}
 	out.TimeZone, out.Budgets = loc.String(), statuses
+	if in.Disruption != nil {
+		allowed, disrupting, err := allowedNow(*in.Disruption, np, in.Now)
+		if err != nil {
+			return NodePool{}, err
+		}
+		out.DisruptionsAllowed, out.Disrupting = allowed, disrupting
+	} else {
+		out.Unknown = append(out.Unknown, "disruptions allowed now: the NodePool's nodes were not read")
+	}
 	return out, nil
 }

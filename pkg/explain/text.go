@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	v1 "github.com/capstan-dev/capstan/api/v1"
 )
 
 // WritePod writes a pod's explanation for people.
@@ -89,6 +91,10 @@ func WriteNodePool(w io.Writer, np NodePool) error {
 		}
 		b.WriteString(line + "\n")
 	}
+	if np.DisruptionsAllowed != nil {
+		fmt.Fprintf(&b, "  disruptions allowed now: %s; disrupting: %d node%s (being deleted or NotReady)\n",
+			describeAllowed(np.DisruptionsAllowed), np.Disrupting, plural(np.Disrupting))
+	}
 	writeUnknown(&b, np.Unknown)
 	_, err = io.WriteString(w, b.String())
 	return err
@@ -118,8 +124,35 @@ func WriteNode(w io.Writer, n Node) error {
 		fmt.Fprintf(&b, "  %s=%s since %s %s %s\n", c.Type, c.Status, c.Since.UTC().Format(time.RFC3339), c.Reason, c.Message)
 	}
 	fmt.Fprintf(&b, "  disruption: %s\n", n.Disruption)
+	// The sentence carries the first verdict; the others follow.
+	for i, v := range n.DisruptionVerdicts {
+		if i > 0 {
+			fmt.Fprintf(&b, "    also %s: %s\n", v.Method, v.Message)
+		}
+	}
+	if n.DisruptionsAllowed != nil {
+		fmt.Fprintf(&b, "  disruptions allowed now in NodePool %s: %s\n", n.NodePool, describeAllowed(n.DisruptionsAllowed))
+	}
+	writeUnknown(&b, n.Unknown)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// describeAllowed lists the disruptions each reason allows, in the
+// budgets' order of reasons, then any other.
+func describeAllowed(allowed map[string]int) string {
+	var parts []string
+	for _, r := range disruptionReasons {
+		if n, ok := allowed[string(r)]; ok {
+			parts = append(parts, fmt.Sprintf("%s %d", r, n))
+		}
+	}
+	for _, r := range slices.Sorted(maps.Keys(allowed)) {
+		if !slices.ContainsFunc(disruptionReasons, func(k v1.DisruptionReason) bool { return string(k) == r }) {
+			parts = append(parts, fmt.Sprintf("%s %d", r, allowed[r]))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 func writeLimits(b *strings.Builder, indent string, limits []Limit) {

@@ -67,7 +67,15 @@ type NodePool struct {
 	// in it.
 	TimeZone string           `json:"timeZone"`
 	Budgets  []budgets.Status `json:"budgets"`
-	Unknown  []string         `json:"unknown,omitempty"`
+	// DisruptionsAllowed is how many more of the NodePool's nodes each
+	// disruption reason (Empty, Drifted, Underutilized) may disrupt now:
+	// the budgets in force over its registered nodes, less those
+	// disrupting. Absent when the nodes are not known.
+	DisruptionsAllowed map[string]int `json:"disruptionsAllowed,omitempty"`
+	// Disrupting counts its registered nodes being deleted or NotReady,
+	// which budgets count as already disrupting.
+	Disrupting int      `json:"disrupting"`
+	Unknown    []string `json:"unknown,omitempty"`
 }
 
 // Node answers "what is this node, and why this one?".
@@ -89,8 +97,81 @@ type Node struct {
 	Preferred string `json:"preferred,omitempty"`
 	Fallback  string `json:"fallback,omitempty"`
 	Flavor    string `json:"flavor,omitempty"`
-	// Disruption will hold candidacy and blockers once disruption lands.
+	// Disruption says, in a sentence, why the node is or is not being
+	// disrupted: the disruption controller's own candidates, budgets and
+	// methods (disruption.Plan) run over the same snapshot.
 	Disruption string `json:"disruption"`
+	// DisruptionStatus sums Disruption up: one of the DisruptionStatus
+	// values below.
+	DisruptionStatus string `json:"disruptionStatus,omitempty"`
+	// Candidate: a NodePool owns the NodeClaim and its Node registered,
+	// so disruption considers it.
+	Candidate bool `json:"candidate"`
+	// DisruptionBlockedBy is what keeps voluntary disruption off the node
+	// (the candidate's blocker, in the reference's words).
+	DisruptionBlockedBy string `json:"disruptionBlockedBy,omitempty"`
+	// DisruptionReason and DisruptionMethod are why and by which method
+	// the node is being disrupted (its DisruptionReason condition), or
+	// would be by the next planning round.
+	DisruptionReason string `json:"disruptionReason,omitempty"`
+	DisruptionMethod string `json:"disruptionMethod,omitempty"`
+	// Drifted is the NodeClaim's Drifted condition, when True.
+	Drifted *Drifted `json:"drifted,omitempty"`
+	// Pods counts the pods that must move if the node goes (not
+	// DaemonSet or finished pods); absent for a non-candidate.
+	Pods *int `json:"pods,omitempty"`
+	// ConsolidateAfter is the NodePool's ("Never" disables emptiness);
+	// ConsolidatableAt when consolidateAfter has passed or will since
+	// the last pod event.
+	ConsolidateAfter string     `json:"consolidateAfter,omitempty"`
+	ConsolidatableAt *time.Time `json:"consolidatableAt,omitempty"`
+	// DisruptionsAllowed is how many more of the NodePool's nodes each
+	// reason may disrupt now.
+	DisruptionsAllowed map[string]int `json:"disruptionsAllowed,omitempty"`
+	// DisruptionVerdicts are what the planning round's methods said of
+	// the node: why they would disrupt it but may not now.
+	DisruptionVerdicts []DisruptionVerdict `json:"disruptionVerdicts,omitempty"`
+	// Unknown lists what this answer could not know.
+	Unknown []string `json:"unknown,omitempty"`
+}
+
+// DisruptionStatus values.
+const (
+	// DisruptionNotCandidate: no NodePool owns the NodeClaim, or its Node
+	// has not registered.
+	DisruptionNotCandidate = "NotCandidate"
+	// DisruptionDeleting: the NodeClaim or its Node is being deleted.
+	DisruptionDeleting = "Deleting"
+	// DisruptionDisrupting: a disruption command has tainted the node and
+	// is launching its replacements.
+	DisruptionDisrupting = "Disrupting"
+	// DisruptionBlocked: a blocker keeps voluntary disruption off it.
+	DisruptionBlocked = "Blocked"
+	// DisruptionNext: the next planning round disrupts it.
+	DisruptionNext = "Next"
+	// DisruptionHeld: a method would disrupt it but may not now (a
+	// budget, a pod that fits nowhere, another node going first).
+	DisruptionHeld = "Held"
+	// DisruptionWaiting: empty, consolidatable once consolidateAfter
+	// passes.
+	DisruptionWaiting = "Waiting"
+	// DisruptionNone: no method has anything to do with it.
+	DisruptionNone = "None"
+)
+
+// Drifted is a NodeClaim's Drifted condition.
+type Drifted struct {
+	Reason  string    `json:"reason"`
+	Message string    `json:"message,omitempty"`
+	Since   time.Time `json:"since"`
+}
+
+// DisruptionVerdict is a method's word on a node it would disrupt but
+// may not now.
+type DisruptionVerdict struct {
+	Method  string `json:"method"`
+	Event   string `json:"event"`
+	Message string `json:"message"`
 }
 
 // Condition is a NodeClaim condition.

@@ -178,9 +178,12 @@ func runController(ctx context.Context, opts Options) error {
 		Window: plan.Window{Idle: opts.BatchIdle, Max: opts.BatchMax}, SchedulerNames: opts.SchedulerNames,
 		Plan: plan.Options{MaxInstanceTypes: opts.MaxInstanceTypes, Models: provisioner.APIModelLookup(mgr.GetClient()), Unavailable: unavailable},
 	})
-	explainMux.Handle(explainserver.Path, explainserver.New(mgr.GetClient(), cluster, plan.Options{
-		MaxInstanceTypes: opts.MaxInstanceTypes, Models: provisioner.APIModelLookup(mgr.GetClient()), Unavailable: unavailable,
-	}, opts.SchedulerNames, clk).Handler())
+	explainMux.Handle(explainserver.Path, explainserver.New(mgr.GetClient(), cluster, explainserver.Options{
+		Plan: plan.Options{
+			MaxInstanceTypes: opts.MaxInstanceTypes, Models: provisioner.APIModelLookup(mgr.GetClient()), Unavailable: unavailable,
+		},
+		SchedulerNames: opts.SchedulerNames, Drift: opts.Disruption.Drift(),
+	}, clk).Handler())
 	disruptionMetrics, err := disruptionctrl.NewMetrics(ctrlmetrics.Registry)
 	if err != nil {
 		return fmt.Errorf("registering disruption metrics, %w", err)

@@ -21,6 +21,7 @@ import (
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/clusterstate"
 	"github.com/capstan-dev/capstan/pkg/controllers/explainserver"
+	"github.com/capstan-dev/capstan/pkg/disruption"
 	"github.com/capstan-dev/capstan/pkg/explain"
 	"github.com/capstan-dev/capstan/pkg/state"
 )
@@ -218,14 +219,20 @@ func computeOffline(ctx context.Context, opts ExplainOptions, path string, into 
 			return fmt.Errorf("getting nodepool %s, %w", parts[1], err)
 		}
 		snapshot := state.Build(objs, nil, opts.SchedulerNames)
-		*out, err = explain.ForNodePool(explain.NodePoolInput{NodePool: np, Nodes: snapshot.Input.Nodes, NodeClaims: objs.NodeClaims, Now: time.Now()})
+		dis := disruption.NewInput(objs, snapshot)
+		*out, err = explain.ForNodePool(explain.NodePoolInput{NodePool: np, Nodes: snapshot.Input.Nodes, NodeClaims: objs.NodeClaims, Disruption: &dis, Now: time.Now()})
 		return err
 	case *explain.Node:
 		nc, err := explainserver.FindNodeClaim(ctx, c, parts[1])
 		if err != nil {
 			return fmt.Errorf("finding the nodeclaim of %s, %w", parts[1], err)
 		}
-		*out = explain.ForNode(nc)
+		objs, err := clusterstate.List(ctx, c)
+		if err != nil {
+			return err
+		}
+		dis := disruption.NewInput(objs, state.Build(objs, nil, opts.SchedulerNames))
+		*out = explain.ForNode(explain.NodeInput{NodeClaim: nc, Disruption: &dis, Offline: true, Now: time.Now()})
 	}
 	return nil
 }

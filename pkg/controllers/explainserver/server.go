@@ -16,6 +16,7 @@ import (
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/clusterstate"
+	"github.com/capstan-dev/capstan/pkg/disruption"
 	"github.com/capstan-dev/capstan/pkg/explain"
 	"github.com/capstan-dev/capstan/pkg/provisioning/plan"
 	"github.com/capstan-dev/capstan/pkg/state"
@@ -31,16 +32,27 @@ const Path = "/explain/"
 // MaxConcurrent requests are answered at once (the rest get 429), so
 // explain cannot starve the autoscaler.
 type Server struct {
-	client         client.Reader
-	cluster        *clusterstate.Cluster
-	plan           plan.Options
-	schedulerNames []string
-	clock          clock.PassiveClock
-	slots          chan struct{}
+	client  client.Reader
+	cluster *clusterstate.Cluster
+	opts    Options
+	clock   clock.PassiveClock
+	slots   chan struct{}
 
 	mu       sync.Mutex
+	objects  state.Objects
 	snapshot state.Snapshot
 	takenAt  time.Time
+}
+
+// Options are what the controller decides with, so explain answers as
+// it would.
+type Options struct {
+	// Plan are the provisioner's options.
+	Plan plan.Options
+	// SchedulerNames are the schedulers Capstan serves.
+	SchedulerNames []string
+	// Drift is the disruption controller's Drift feature gate.
+	Drift bool
 }
 
 // Bounds on what explain may cost the controller.
@@ -52,10 +64,10 @@ const (
 )
 
 // New builds the server over the controller's cache and snapshots.
-func New(c client.Reader, cluster *clusterstate.Cluster, opts plan.Options, schedulerNames []string, clk clock.PassiveClock) *Server {
+func New(c client.Reader, cluster *clusterstate.Cluster, opts Options, clk clock.PassiveClock) *Server {
 	// The server answers what-ifs; it must not record nominations.
-	opts.Nominations = nil
-	return &Server{client: c, cluster: cluster, plan: opts, schedulerNames: schedulerNames, clock: clk, slots: make(chan struct{}, MaxConcurrent)}
+	opts.Plan.Nominations = nil
+	return &Server{client: c, cluster: cluster, opts: opts, clock: clk, slots: make(chan struct{}, MaxConcurrent)}
 }
 
 // Handler routes the explain requests.
@@ -67,19 +79,21 @@ func (s *Server) Handler() http.Handler {
 	return mux
 }
 
-// snapshotNow returns a snapshot at most SnapshotTTL old.
-func (s *Server) snapshotNow(ctx context.Context) (state.Snapshot, error) {
+// snapshotNow returns a snapshot at most SnapshotTTL old, and the
+// objects it was built from. Both are shared between requests: read
+// them, never change them.
+func (s *Server) snapshotNow(ctx context.Context) (state.Objects, state.Snapshot, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.takenAt.IsZero() && s.clock.Since(s.takenAt) < SnapshotTTL {
-		return s.snapshot, nil
+		return s.objects, s.snapshot, nil
 	}
-	snapshot, err := s.cluster.ReadOnlySnapshot(ctx)
+	objs, snapshot, err := s.cluster.ReadOnlySnapshotWithObjects(ctx)
 	if err != nil {
-		return state.Snapshot{}, err
+		return state.Objects{}, state.Snapshot{}, err
 	}
-	s.snapshot, s.takenAt = snapshot, s.clock.Now()
-	return snapshot, nil
+	s.objects, s.snapshot, s.takenAt = objs, snapshot, s.clock.Now()
+	return objs, snapshot, nil
 }
 
 // answer serves an explanation as JSON, or its error: 404 for what does
@@ -114,14 +128,14 @@ func (s *Server) pod(r *http.Request) (any, error) {
 	if err := s.client.Get(ctx, client.ObjectKey{Namespace: r.PathValue("namespace"), Name: r.PathValue("name")}, p); err != nil {
 		return nil, err
 	}
-	snapshot, err := s.snapshotNow(ctx)
+	_, snapshot, err := s.snapshotNow(ctx)
 	if err != nil {
 		return nil, err
 	}
 	// Solving modifies nothing in the snapshot, but its pod list is the
 	// caller's to change: each request gets its own.
 	snapshot.Input.Pods = slices.Clone(snapshot.Input.Pods)
-	return explain.ForPod(ctx, explain.PodInput{Pod: p, Snapshot: snapshot, SchedulerNames: s.schedulerNames, Plan: s.plan}), nil
+	return explain.ForPod(ctx, explain.PodInput{Pod: p, Snapshot: snapshot, SchedulerNames: s.opts.SchedulerNames, Plan: s.opts.Plan}), nil
 }
 
 func (s *Server) nodePool(r *http.Request) (any, error) {
@@ -130,7 +144,7 @@ func (s *Server) nodePool(r *http.Request) (any, error) {
 	if err := s.client.Get(ctx, client.ObjectKey{Name: r.PathValue("name")}, np); err != nil {
 		return nil, err
 	}
-	snapshot, err := s.snapshotNow(ctx)
+	objs, snapshot, err := s.snapshotNow(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -139,15 +153,25 @@ func (s *Server) nodePool(r *http.Request) (any, error) {
 		return nil, fmt.Errorf("listing nodeclaims of nodepool %s, %w", np.Name, err)
 	}
 	its, _ := s.cluster.KnownInstanceTypes(np.Name)
-	return explain.ForNodePool(explain.NodePoolInput{NodePool: np, Nodes: snapshot.Input.Nodes, NodeClaims: claims.Items, InstanceTypes: its, Now: s.clock.Now()})
+	dis := disruption.NewInput(objs, snapshot)
+	return explain.ForNodePool(explain.NodePoolInput{NodePool: np, Nodes: snapshot.Input.Nodes, NodeClaims: claims.Items, InstanceTypes: its,
+		Disruption: &dis, Now: s.clock.Now()})
 }
 
+// node answers from the disruption controller's own candidates, budgets
+// and methods (with its Drift gate) over the read-only snapshot.
 func (s *Server) node(r *http.Request) (any, error) {
-	nc, err := FindNodeClaim(r.Context(), s.client, r.PathValue("name"))
+	ctx := r.Context()
+	nc, err := FindNodeClaim(ctx, s.client, r.PathValue("name"))
 	if err != nil {
 		return nil, err
 	}
-	return explain.ForNode(nc), nil
+	objs, snapshot, err := s.snapshotNow(ctx)
+	if err != nil {
+		return nil, err
+	}
+	dis := disruption.NewInput(objs, snapshot)
+	return explain.ForNode(explain.NodeInput{NodeClaim: nc, Disruption: &dis, Drift: s.opts.Drift, Now: s.clock.Now()}), nil
 }
 
 // FindNodeClaim finds a NodeClaim by its name or its Node's.
