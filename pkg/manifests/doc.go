@@ -12,8 +12,10 @@
 // (podspec.go) as the API server's pod validation checks them; the
 // simulator's CloudProfile is decoded and validated by
 // pkg/cloudprovider/sim and an llmaz OpenModel by pkg/flavors. Other
-// kinds are skipped and listed, not errors. The same object twice is an
-// error, a stream over MaxStreamBytes is refused, and errors escape the
-// control characters they echo from the input. It never talks to a
-// cluster.
+// kinds are skipped and listed, not errors. The timing annotations
+// (ApplyAtAnnotation, DeleteAtAnnotation) put objects on the Set's
+// timeline instead of the start (timed.go). The same object twice is an
+// error unless they make it versions over time, a stream over
+// MaxStreamBytes is refused, and errors escape the control characters
+// they echo from the input. It never talks to a cluster.
 package manifests

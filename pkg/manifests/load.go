@@ -217,18 +217,26 @@ func (l *Loader) readObject(src string, obj map[string]any, set *Set) []error {
 		return fail(field.NotSupported(field.NewPath("apiVersion"), u.GetAPIVersion(), []string{want}))
 	}
 	key := l.identify(u)
-	// Every copy of an object after the first is an error. Timed edits,
-	// documents annotated simulate.capstan.dev/apply-at or
-	// simulate.capstan.dev/delete-at, are to be the one exception: when
-	// the loader reads them, they are later versions of an object by
-	// design, and this is where they are let through.
-	if err := set.duplicate(key); err != nil {
-		return fail(err)
+	// A copy of an object is an error, unless the timing annotations make
+	// it a later version (Set.conflict).
+	t, timingErrs := timingOf(gvk.GroupKind(), u.GetAnnotations())
+	if len(timingErrs) == 0 {
+		if err := set.conflict(key, t); err != nil {
+			return fail(err)
+		}
 	}
-	if errs := l.readKnown(src, u, set); len(errs) > 0 {
+	// Read on its own, so it joins the objects applied at the start or
+	// the timeline; the kind's errors are reported with the timing's.
+	read := &Set{}
+	errs := l.readKnown(src, u, read)
+	if len(timingErrs) > 0 {
+		return append(fail(fieldErrors(timingErrs)...), errs...)
+	}
+	if len(errs) > 0 {
 		return errs
 	}
-	set.record(key, src)
+	set.add(src, key, t, read)
+	set.record(key, src, t)
 	return nil
 }
 

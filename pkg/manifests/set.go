@@ -15,10 +15,12 @@ import (
 	"github.com/capstan-dev/capstan/pkg/flavors"
 )
 
-// Set is everything the manifests hold, by kind, in the order read.
-// Objects are defaulted as applying them would default them: Capstan's
-// kinds by their CRDs, a Pod's missing container requests to its limits,
-// and namespaced built-in kinds that name no namespace into "default".
+// Set is everything the manifests hold, by kind, in the order read:
+// what is applied at the start of a simulation, and the Timed changes
+// after it. Objects are defaulted as applying them would default them:
+// Capstan's kinds by their CRDs, a Pod's missing container requests to
+// its limits, and namespaced built-in kinds that name no namespace into
+// "default".
 type Set struct {
 	NodePools              []v1.NodePool
 	SimNodeClasses         []simv1alpha1.SimNodeClass
@@ -38,10 +40,16 @@ type Set struct {
 	// Skipped are documents of kinds simulate does not model (listed to
 	// the user, not an error).
 	Skipped []Skipped
+	// Timed are the changes the timing annotations schedule, in the order
+	// they happen (timed.go). An object annotated apply-at is only here;
+	// one annotated delete-at alone is in its list above, applied at the
+	// start, and here as its deletion.
+	Timed []TimedObject
 
-	// sources is where each named object was read, so a second copy is
-	// an error naming both places.
-	sources map[objectKey]string
+	// sources are where each named object's versions were read, so a
+	// copy is an error naming both places unless the versions follow
+	// each other in time.
+	sources map[objectKey][]version
 }
 
 // objectKey is an object's identity in a cluster: applying a second
@@ -49,29 +57,6 @@ type Set struct {
 // not run both. Cluster-scoped kinds have no namespace.
 type objectKey struct {
 	group, kind, namespace, name string
-}
-
-// duplicate is the error for an object already read, else nil. An
-// unnamed object is no one's copy: its kind's validation rejects it, or
-// it is a CloudProfile, a file that needs no name.
-func (s *Set) duplicate(key objectKey) *field.Error {
-	prev, ok := s.sources[key]
-	if !ok || key.name == "" {
-		return nil
-	}
-	object := key.kind + " " + printable(key.name)
-	if key.namespace != "" {
-		object = key.kind + " " + printable(key.namespace+"/"+key.name)
-	}
-	return &field.Error{Type: field.ErrorTypeDuplicate, Field: "metadata.name", BadValue: key.name, Detail: object + " is already in " + prev}
-}
-
-// record notes that the object key was read at src.
-func (s *Set) record(key objectKey, src string) {
-	if s.sources == nil {
-		s.sources = map[objectKey]string{}
-	}
-	s.sources[key] = src
 }
 
 // Profile is a CloudProfile, defaulted and validated against the catalog,

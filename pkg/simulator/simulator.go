@@ -107,6 +107,9 @@ func checkScaleTargets(src string, set *manifests.Set, profile *simv1alpha1.Clou
 	for _, d := range set.Deployments {
 		deployments[d.Namespace+"/"+d.Name] = true
 	}
+	for _, t := range set.Timed {
+		deployments[t.Namespace+"/"+t.Name] = deployments[t.Namespace+"/"+t.Name] || t.Kind == "Deployment"
+	}
 	for i, e := range profile.Spec.Events {
 		if e.Type == simv1alpha1.EventScale && !deployments[e.Workload] {
 			return fmt.Errorf("%s: spec.events[%d].workload: no Deployment %s among the manifests", src, i, e.Workload)
@@ -163,7 +166,8 @@ func (s *Simulator) settle(ctx context.Context) error {
 
 // round is one pass of every step, in the order a cluster reacts.
 func (s *Simulator) round(ctx context.Context) (bool, error) {
-	changed := s.scale()
+	changed := s.timed()
+	changed = s.scale() || changed
 	steps := []func(context.Context) (bool, error){
 		s.collect, s.workloads, s.register, s.daemonSets, s.bind, s.provision, s.launch,
 	}
@@ -194,6 +198,9 @@ func (s *Simulator) nextWake() (time.Time, bool) {
 	}
 	for _, e := range s.profile.Spec.Events {
 		consider(s.start.Add(e.At.Duration))
+	}
+	for _, t := range s.world.timeline {
+		consider(s.start.Add(t.At))
 	}
 	// Every notice's deadline, and when a notice the cloud holds back is
 	// first reported (a preemptible VM's 24-hour limit, 30 s ahead).

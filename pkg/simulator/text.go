@@ -12,11 +12,11 @@ import (
 )
 
 // isKeyEvent picks the events the text summary lists: failures,
-// interruptions, scaling and deletions. Pods' reasons and launches are
-// summarized in tables instead.
+// interruptions, scaling, deletions and the manifests' timed changes.
+// Pods' reasons and launches are summarized in tables instead.
 func isKeyEvent(kind string) bool {
 	switch kind {
-	case "InsufficientCapacity", "LaunchFailed", "RegistrationTimeout", "Scaled", "NodeDeleted", "InstanceStopped":
+	case "InsufficientCapacity", "LaunchFailed", "RegistrationTimeout", "Scaled", "NodeDeleted", "InstanceStopped", "Applied", "Deleted":
 		return true
 	}
 	switch cloudprovider.InterruptionKind(kind) {

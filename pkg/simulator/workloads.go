@@ -34,6 +34,9 @@ type workload struct {
 	// hash is the pod-template-hash label Deployments put on their pods.
 	hash string
 	pods map[string]bool
+	// rollout replaces pods of an earlier template after a timed update
+	// (rollout.go); nil otherwise.
+	rollout *rollout
 }
 
 func workloadsOf(set *manifests.Set) []*workload {
@@ -92,6 +95,13 @@ func (w *workload) target() string { return w.namespace + "/" + w.name }
 // newest pods go first on scale-down, as the ReplicaSet controller
 // prefers pods not yet running.
 func (w *workload) reconcile(world *world, rng *rand.Rand) (created, deleted int) {
+	if w.rollout != nil {
+		c, d, done := w.roll(world, rng)
+		if done {
+			return c, d
+		}
+		created, deleted = c, d
+	}
 	var live []*corev1.Pod
 	for key := range w.pods {
 		if p, ok := world.pods[key]; ok {

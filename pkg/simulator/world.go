@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	storagev1 "k8s.io/api/storage/v1"
 
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
@@ -34,6 +35,14 @@ type world struct {
 	volumes     []corev1.PersistentVolume
 	classes     []storagev1.StorageClass
 	workloads   []*workload
+	// pdbs are the PodDisruptionBudgets, their status computed when read
+	// (pdb.go).
+	pdbs []policyv1.PodDisruptionBudget
+	// timeline is the manifests' timed changes still to come, in order
+	// (timeline.go); llmaz: an OpenModel is among the manifests, timed
+	// or not, so its CRD counts as installed.
+	timeline []manifests.TimedObject
+	llmaz    bool
 	// created numbers pods in creation order, as the scheduler's queue
 	// takes them; order lists them so, deleted ones included until
 	// compacted away, so reading every pod in order needs no sort.
@@ -61,7 +70,8 @@ func newWorld(set *manifests.Set) *world {
 		onNode: map[string][]*corev1.Pod{}, nodeByProviderID: map[string]string{},
 		nodePools: slices.Clone(set.NodePools), daemonSets: slices.Clone(set.DaemonSets),
 		claimsPVC: slices.Clone(set.PersistentVolumeClaims), volumes: slices.Clone(set.PersistentVolumes),
-		classes: slices.Clone(set.StorageClasses),
+		classes: slices.Clone(set.StorageClasses), pdbs: slices.Clone(set.PodDisruptionBudgets),
+		timeline: slices.Clone(set.Timed), llmaz: len(set.OpenModels) > 0 || hasTimed[*flavors.OpenModel](set.Timed),
 	}
 	for i := range set.SimNodeClasses {
 		w.nodeClasses[set.SimNodeClasses[i].Name] = &set.SimNodeClasses[i]
@@ -89,7 +99,7 @@ func (w *world) SimNodeClass(_ context.Context, name string) (*simv1alpha1.SimNo
 // in the manifests llmaz counts as not installed, as in a cluster
 // without its CRD.
 func (w *world) model(_ context.Context, name string) (*flavors.OpenModel, bool, error) {
-	if len(w.models) == 0 {
+	if !w.llmaz {
 		return nil, false, nil
 	}
 	m, ok := w.models[name]
@@ -227,5 +237,6 @@ func (w *world) objects() state.Objects {
 	for _, name := range slices.Sorted(maps.Keys(w.namespaces)) {
 		objs.Namespaces = append(objs.Namespaces, w.namespaces[name])
 	}
+	objs.PDBs = w.pdbsWithStatus()
 	return objs
 }

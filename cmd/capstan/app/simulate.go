@@ -31,7 +31,9 @@ func newSimulateCommand() *cobra.Command {
 		Short: "Show what Capstan would launch for the manifests, and what it costs, in virtual time with no cluster",
 		Long: `simulate reads Kubernetes manifests (NodePools, SimNodeClasses, workloads,
 PDBs, volumes, llmaz OpenModels and a CloudProfile) and runs Capstan's own
-provisioning steps on the simulated cloud over virtual time.
+provisioning steps on the simulated cloud over virtual time. An object
+annotated simulate.capstan.dev/apply-at or simulate.capstan.dev/delete-at
+(durations from the start, e.g. 30m) is applied or deleted then.
 
 The cloud profile is --cloud-profile, else the CloudProfile among the
 manifests, else the embedded default cloud.`,
