@@ -102,3 +102,12 @@ func podGrace(p *corev1.Pod) int64 {
 	}
 	return corev1.DefaultTerminationGracePeriodSeconds
 }
+
+// Deadline is when a deleted NodeClaim's node must be empty: deletion
+// plus its terminationGracePeriod; zero without one.
+func Deadline(nc *v1.NodeClaim) time.Time {
+	if nc.Spec.TerminationGracePeriod == nil || nc.DeletionTimestamp == nil {
+		return time.Time{}
+	}
+	return nc.DeletionTimestamp.Add(nc.Spec.TerminationGracePeriod.Duration)
+}

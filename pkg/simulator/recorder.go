@@ -95,6 +95,20 @@ func (r *recorder) deleted(now time.Time, claim, reason string, pods []*corev1.P
 	r.event(now, "NodeDeleted", "node/"+rec.Name, fmt.Sprintf("%s (%s); %d pods displaced", reason, rec.InstanceType, len(pods)))
 }
 
+// disrupted records when disruption tainted a node for removal.
+func (r *recorder) disrupted(now time.Time, claim string) {
+	if rec := r.nodes[claim]; rec != nil {
+		rec.DisruptedAt = offset(r.start, now)
+	}
+}
+
+// undisrupted forgets it again: the command was abandoned.
+func (r *recorder) undisrupted(claim string) {
+	if rec := r.nodes[claim]; rec != nil {
+		rec.DisruptedAt = ""
+	}
+}
+
 // notice reports an interruption notice the first time it is seen.
 func (r *recorder) notice(now time.Time, n cloudprovider.InterruptionNotice) {
 	r.ends[n.ProviderID] = string(n.Kind)

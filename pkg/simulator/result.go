@@ -31,6 +31,9 @@ type Node struct {
 	ReservationID string  `json:"reservationID"`
 	PricePerHour  float64 `json:"pricePerHour"`
 	LaunchedAt    string  `json:"launchedAt"`
+	// DisruptedAt is when disruption tainted the node to replace or
+	// remove it; empty if it never did (or the command was abandoned).
+	DisruptedAt string `json:"disruptedAt"`
 	// DeletedAt is empty for a node still there at the end.
 	DeletedAt      string `json:"deletedAt"`
 	DeletionReason string `json:"deletionReason"`

@@ -13,6 +13,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/catalog"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
+	"github.com/capstan-dev/capstan/pkg/disruption"
 	"github.com/capstan-dev/capstan/pkg/lifecycle"
 	"github.com/capstan-dev/capstan/pkg/manifests"
 	"github.com/capstan-dev/capstan/pkg/provisioning/plan"
@@ -29,6 +30,7 @@ type Options struct {
 	RegistrationTTL  time.Duration
 	MaxInstanceTypes int
 	SchedulerNames   []string
+	Disruption       DisruptionOptions
 }
 
 // DefaultOptions are the controller's defaults and two hours.
@@ -38,6 +40,10 @@ func DefaultOptions() Options {
 		Window:         plan.Window{Idle: time.Second, Max: 10 * time.Second},
 		UnavailableTTL: cloudprovider.DefaultUnavailableOfferingsTTL, RegistrationTTL: lifecycle.DefaultRegistrationTTL,
 		MaxInstanceTypes: 60, SchedulerNames: []string{"default-scheduler"},
+		Disruption: DisruptionOptions{
+			Drift: true, PollInterval: 10 * time.Second,
+			ValidationDelay: disruption.DefaultValidationDelay, ReplacementTimeout: disruption.DefaultReplacementTimeout,
+		},
 	}
 }
 
@@ -66,6 +72,10 @@ type Simulator struct {
 	// nominations is the provisioner's guard against launching again for
 	// a pod whose planned node registered without fitting it.
 	nominations plan.Nominations
+	disrupter   *disrupter
+	// drainWakes are when draining nodes' plans change by themselves
+	// (a pod's deletion before the terminationGracePeriod comes due).
+	drainWakes []time.Time
 }
 
 // New builds a simulation of the manifests on the profile's cloud.
@@ -84,6 +94,7 @@ func New(set *manifests.Set, profile *simv1alpha1.CloudProfile, types []catalog.
 		rng:         rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15)),
 	}
 	s.rec = newRecorder(origin)
+	s.disrupter = newDisrupter(opts.Disruption, s.claimName)
 	cloud, err := sim.New(sim.Options{
 		Profile: profile, Catalog: types, Clock: clk, NodeClasses: s.world,
 		Kubelet: s.kubelet, Unavailable: s.unavailable,
@@ -169,7 +180,7 @@ func (s *Simulator) round(ctx context.Context) (bool, error) {
 	changed := s.timed()
 	changed = s.scale() || changed
 	steps := []func(context.Context) (bool, error){
-		s.collect, s.workloads, s.register, s.daemonSets, s.bind, s.provision, s.launch,
+		s.collect, s.workloads, s.register, s.daemonSets, s.bind, s.provision, s.launch, s.disrupt, s.terminate,
 	}
 	for _, step := range steps {
 		c, err := step(ctx)
@@ -211,6 +222,9 @@ func (s *Simulator) nextWake() (time.Time, bool) {
 		}
 	}
 	for _, t := range s.lifecycleDeadlines() {
+		consider(t)
+	}
+	for _, t := range append(s.disrupter.wake(s.world.version), s.drainWakes...) {
 		consider(t)
 	}
 	return next, !next.IsZero()

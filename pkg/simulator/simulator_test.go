@@ -69,7 +69,7 @@ func TestJSONContract(t *testing.T) {
 		want []string
 	}{
 		{"document", keysOf(doc), []string{"events", "nodes", "pods", "samples", "summary"}},
-		{"node", keysOf(first("nodes")), []string{"capacityType", "deletedAt", "deletionReason", "instanceType", "launchedAt", "name", "nodeClaim", "nodePool", "pods", "pricePerHour", "reservationID", "zone"}},
+		{"node", keysOf(first("nodes")), []string{"capacityType", "deletedAt", "deletionReason", "disruptedAt", "instanceType", "launchedAt", "name", "nodeClaim", "nodePool", "pods", "pricePerHour", "reservationID", "zone"}},
 		{"pod", keysOf(first("pods")), []string{"name", "node", "pendingReason"}},
 		{"event", keysOf(first("events")), []string{"at", "kind", "message", "object"}},
 		{"summary", keysOf(doc["summary"]), []string{"byCapacityType", "costPerHourAtEnd", "duration", "nodesAtEnd", "nodesLaunched", "podsPending", "totalCost"}},

@@ -110,7 +110,7 @@ func (c *Controller) drain(ctx context.Context, nc *v1.NodeClaim, node *corev1.N
 	for i := range pods.Items {
 		podPtrs[i] = &pods.Items[i]
 	}
-	plan := drain.PlanDrain(podPtrs, c.clock.Now(), deadline(nc))
+	plan := drain.PlanDrain(podPtrs, c.clock.Now(), drain.Deadline(nc))
 	if !plan.Drained {
 		refused, err := c.execute(ctx, plan)
 		if err != nil {
@@ -129,15 +129,6 @@ func (c *Controller) drain(ctx context.Context, nc *v1.NodeClaim, node *corev1.N
 		}
 	}
 	return reconcile.Result{}, true, nil
-}
-
-// deadline is when the node must be empty: deletion plus the NodeClaim's
-// terminationGracePeriod; zero without one.
-func deadline(nc *v1.NodeClaim) time.Time {
-	if nc.Spec.TerminationGracePeriod == nil {
-		return time.Time{}
-	}
-	return nc.DeletionTimestamp.Add(nc.Spec.TerminationGracePeriod.Duration)
 }
 
 // execute evicts and deletes; refused counts evictions a PDB refused.

@@ -1,0 +1,238 @@
+package simulator
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/disruption"
+	"github.com/capstan-dev/capstan/pkg/state"
+)
+
+// DisruptionOptions mean what the controller's disruption flags do.
+type DisruptionOptions struct {
+	// Drift is the Drift feature gate.
+	Drift              bool
+	PollInterval       time.Duration
+	ValidationDelay    time.Duration
+	ReplacementTimeout time.Duration
+}
+
+// disrupter is the disruption controller's state in a run: the same
+// Engine, ticked at the controller's poll interval, but only when a tick
+// could decide something new, so a quiet cluster does not wake the run
+// every ten seconds.
+type disrupter struct {
+	engine *disruption.Engine
+	// next is the earliest the engine ticks again; quiet is set when the
+	// last plan found nothing eligible, version the world it saw, and
+	// consolidatable the next time a NodeClaim becomes consolidatable.
+	next           time.Time
+	quiet          bool
+	version        int
+	consolidatable time.Time
+}
+
+func newDisrupter(opts DisruptionOptions, name func(string) string) *disrupter {
+	return &disrupter{engine: &disruption.Engine{EventInterval: disruption.DefaultEventInterval, Options: disruption.Options{
+		Methods: disruption.Methods(opts.Drift), ValidationDelay: opts.ValidationDelay, ReplacementTimeout: opts.ReplacementTimeout, Name: name,
+	}}}
+}
+
+// due reports whether the engine should tick at now.
+func (d *disrupter) due(now time.Time, version int) bool {
+	if o, ok := d.engine.Active(); ok {
+		return o.Phase == disruption.PhaseReplacing || !now.Before(d.next)
+	}
+	if now.Before(d.next) {
+		return false
+	}
+	return !d.quiet || version != d.version || (!d.consolidatable.IsZero() && !now.Before(d.consolidatable))
+}
+
+// wake is when the engine wants to tick next, if at all.
+func (d *disrupter) wake(version int) []time.Time {
+	if _, ok := d.engine.Active(); ok || !d.quiet || version != d.version {
+		return []time.Time{d.next, d.consolidatable}
+	}
+	return []time.Time{d.consolidatable}
+}
+
+// disrupt is the disruption controller: NodeClaims' Drifted and
+// Consolidatable conditions, then the engine's tick applied to the world.
+func (s *Simulator) disrupt(ctx context.Context) (bool, error) {
+	now := s.clock.Now()
+	d := s.disrupter
+	if !d.due(now, s.world.version) {
+		return false, nil
+	}
+	changed, err := s.updateConditions(ctx, now)
+	if err != nil {
+		return false, err
+	}
+	var in disruption.Input
+	if o, ok := d.engine.Active(); !ok || o.Phase == disruption.PhaseValidating {
+		objs := s.world.objects()
+		snapshot, err := state.BuildWithCloud(ctx, objs, s.cloud, s.opts.SchedulerNames)
+		if err != nil {
+			return false, err
+		}
+		in = disruption.NewInput(objs, snapshot)
+	}
+	version := s.world.version
+	tick, err := d.engine.Tick(in, s.replacements(), now)
+	if err != nil {
+		return false, fmt.Errorf("evaluating disruption, %w", err)
+	}
+	d.next = now.Add(s.opts.Disruption.PollInterval)
+	if !tick.WakeAt.IsZero() && tick.WakeAt.Before(d.next) {
+		d.next = tick.WakeAt
+	}
+	if tick.Planned != nil {
+		d.quiet, d.version = !tick.Planned.Found && len(tick.Planned.Verdicts) == 0 && eligible(tick.Planned) == 0, version
+	}
+	return s.applyTick(tick, now) || changed, nil
+}
+
+func eligible(d *disruption.Decision) int {
+	n := 0
+	for _, e := range d.Eligible {
+		n += e
+	}
+	return n
+}
+
+// updateConditions keeps each NodeClaim's Drifted and Consolidatable
+// conditions, as the controller's conditions controller does, and notes
+// when the next one becomes consolidatable.
+func (s *Simulator) updateConditions(ctx context.Context, now time.Time) (bool, error) {
+	pools := map[string]*v1.NodePool{}
+	for i := range s.world.nodePools {
+		pools[s.world.nodePools[i].Name] = &s.world.nodePools[i]
+	}
+	changed := false
+	s.disrupter.consolidatable = time.Time{}
+	for _, nc := range s.world.sortedClaims() {
+		np := pools[nc.Labels[v1.NodePoolLabelKey]]
+		if np == nil || nc.DeletionTimestamp != nil || nc.Status.ProviderID == "" {
+			continue
+		}
+		var cloudReason string
+		if s.opts.Disruption.Drift {
+			reason, err := s.cloud.IsDrifted(ctx, nc)
+			if err != nil {
+				return false, fmt.Errorf("asking the cloud whether nodeclaim %s drifted, %w", nc.Name, err)
+			}
+			cloudReason = string(reason)
+		}
+		c, at := disruption.UpdateConditions(nc, np, cloudReason, s.opts.Disruption.Drift, now)
+		changed = changed || c
+		if !at.IsZero() && (s.disrupter.consolidatable.IsZero() || at.Before(s.disrupter.consolidatable)) {
+			s.disrupter.consolidatable = at
+		}
+	}
+	return changed, nil
+}
+
+// replacements observes the command's replacement NodeClaims.
+func (s *Simulator) replacements() map[string]disruption.ReplacementStatus {
+	out := map[string]disruption.ReplacementStatus{}
+	for _, name := range s.disrupter.engine.Replacements() {
+		nc := s.world.claims[name]
+		switch {
+		case nc == nil || nc.DeletionTimestamp != nil:
+		case meta.IsStatusConditionTrue(nc.Status.Conditions, v1.ConditionTypeInitialized):
+			out[name] = disruption.ReplacementInitialized
+		default:
+			out[name] = disruption.ReplacementLaunching
+		}
+	}
+	return out
+}
+
+// applyTick applies a tick to the world, as the controller does through
+// the API server, and records it.
+func (s *Simulator) applyTick(tick disruption.Tick, now time.Time) bool {
+	changed := false
+	for _, n := range tick.Stale {
+		changed = s.setDisruptedTaint(n.Name, false) || changed
+	}
+	for _, v := range tick.Verdicts {
+		s.rec.event(now, v.Event, "node/"+v.Node, v.Message)
+	}
+	var cmd disruption.Command
+	if o, ok := s.disrupter.engine.Active(); ok {
+		cmd = o.Command
+	}
+	if tick.Finished != nil {
+		cmd = *tick.Finished
+	}
+	why := fmt.Sprintf("%s (%s)", cmd.Method, cmd.Reason)
+	for _, a := range tick.Actions {
+		changed = true
+		for _, cand := range a.Candidates {
+			nc := s.world.claims[cand.NodeClaim.Name]
+			if nc == nil {
+				continue
+			}
+			switch a.Kind {
+			case disruption.ActionTaint:
+				s.setDisruptedTaint(cand.Node.Name, true)
+				meta.SetStatusCondition(&nc.Status.Conditions, metav1.Condition{Type: v1.ConditionTypeDisruptionReason, Status: metav1.ConditionTrue,
+					Reason: string(cmd.Reason), Message: cmd.Method, LastTransitionTime: metav1.NewTime(now)})
+				s.rec.disrupted(now, nc.Name)
+			case disruption.ActionUntaint:
+				s.setDisruptedTaint(cand.Node.Name, false)
+				meta.RemoveStatusCondition(&nc.Status.Conditions, v1.ConditionTypeDisruptionReason)
+				s.rec.undisrupted(nc.Name)
+			case disruption.ActionDelete:
+				s.rec.event(now, "DisruptionTerminating", "node/"+cand.Node.Name, why+": deleting the node")
+				s.deleteClaim(nc, now)
+			}
+		}
+		for _, nc := range a.NodeClaims {
+			nc.CreationTimestamp = metav1.NewTime(now)
+			nc.Finalizers = []string{v1.TerminationFinalizer}
+			s.world.claims[nc.Name] = nc
+			for _, cand := range cmd.Candidates {
+				s.rec.event(now, "DisruptionLaunching", "node/"+cand.Node.Name, fmt.Sprintf("%s: launching replacement nodeclaim %s", why, nc.Name))
+			}
+		}
+	}
+	if tick.Finished != nil && tick.Abandoned != "" {
+		for _, cand := range cmd.Candidates {
+			s.rec.event(now, disruption.EventDisruptionBlocked, "node/"+cand.Node.Name, fmt.Sprintf("%s abandoned: %s", cmd.Method, tick.Abandoned))
+		}
+	}
+	if changed {
+		s.world.changed()
+	}
+	return changed
+}
+
+// setDisruptedTaint puts the karpenter.sh/disrupted:NoSchedule taint on
+// a node or takes it off; it reports a change.
+func (s *Simulator) setDisruptedTaint(name string, on bool) bool {
+	node := s.world.nodes[name]
+	if node == nil {
+		return false
+	}
+	taint := v1.DisruptedNoScheduleTaint()
+	has := slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.MatchTaint(&taint) })
+	switch {
+	case on && !has:
+		node.Spec.Taints = append(node.Spec.Taints, taint)
+	case !on && has:
+		node.Spec.Taints = slices.DeleteFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.MatchTaint(&taint) })
+	default:
+		return false
+	}
+	s.world.changed()
+	return true
+}
