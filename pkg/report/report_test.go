@@ -357,7 +357,7 @@ func TestTables(t *testing.T) {
 	var nodes, pending, events [][]string
 	for _, n := range r.Nodes {
 		nodes = append(nodes, []string{n.Name, n.NodePool, n.InstanceType, n.Zone, n.CapacityType, n.ReservationID,
-			fmt.Sprintf("%.4f", n.PricePerHour), n.LaunchedAt, n.DeletedAt, n.DeletionReason, strconv.Itoa(len(n.Pods))})
+			fmt.Sprintf("%.4f", n.PricePerHour), n.LaunchedAt, n.DisruptedAt, n.DeletedAt, n.DeletionReason, strconv.Itoa(len(n.Pods))})
 	}
 	for _, p := range r.Pods {
 		if p.Node == "" {

@@ -12,11 +12,13 @@ import (
 )
 
 // isKeyEvent picks the events the text summary lists: failures,
-// interruptions, scaling, deletions and the manifests' timed changes.
+// interruptions, scaling, disruption, deletions and the manifests'
+// timed changes.
 // Pods' reasons and launches are summarized in tables instead.
 func isKeyEvent(kind string) bool {
 	switch kind {
-	case "InsufficientCapacity", "LaunchFailed", "RegistrationTimeout", "Scaled", "NodeDeleted", "InstanceStopped", "Applied", "Deleted":
+	case "InsufficientCapacity", "LaunchFailed", "RegistrationTimeout", "Scaled", "NodeDeleted", "InstanceStopped", "Applied", "Deleted",
+		"DisruptionLaunching", "DisruptionTerminating", "DisruptionBlocked", "Unconsolidatable":
 		return true
 	}
 	switch cloudprovider.InterruptionKind(kind) {
