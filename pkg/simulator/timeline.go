@@ -98,9 +98,9 @@ func (s *Simulator) apply(t manifests.TimedObject) string {
 }
 
 // remove deletes the object of t's kind, namespace and name and says
-// what went with it, for the event. A NodePool goes alone: its
-// NodeClaims stay, and are left to disruption (in a cluster its deletion
-// cascades to them, each terminated gracefully).
+// what went with it, for the event. A NodePool's deletion cascades to
+// its NodeClaims, as its owner references make it in a cluster: each is
+// deleted and terminated gracefully (drained first).
 func (s *Simulator) remove(t manifests.TimedObject) string {
 	w := s.world
 	var found bool
@@ -109,13 +109,14 @@ func (s *Simulator) remove(t manifests.TimedObject) string {
 	case *v1.NodePool:
 		w.nodePools, found = without(w.nodePools, t.Namespace, t.Name)
 		claims := 0
-		for _, nc := range w.claims {
-			if nc.Labels[v1.NodePoolLabelKey] == t.Name {
+		for _, nc := range w.sortedClaims() {
+			if found && nc.Labels[v1.NodePoolLabelKey] == t.Name && nc.DeletionTimestamp == nil {
+				s.deleteClaim(nc, s.clock.Now())
 				claims++
 			}
 		}
-		if found && claims > 0 {
-			note = fmt.Sprintf("its %d NodeClaim(s) stay, for disruption to remove", claims)
+		if claims > 0 {
+			note = fmt.Sprintf("its %d NodeClaim(s) are deleted with it", claims)
 		}
 	case *simv1alpha1.SimNodeClass:
 		_, found = w.nodeClasses[t.Name]

@@ -113,18 +113,21 @@ func TestTimedNodePoolEdit(t *testing.T) {
 	}
 }
 
-// Deleting a NodePool removes it alone: its nodes stay (disruption's to
-// remove), nothing new launches from it, and the event says so.
+// Deleting a NodePool cascades to its NodeClaims, drained and deleted
+// gracefully; nothing new launches from it, and the event says so.
 func TestTimedNodePoolDeletion(t *testing.T) {
 	set := read(t, placementHeader+annotate(nodePoolYAML("default", ""), "delete-at: 20m")+
 		deploymentYAML("early", 1, "")+
 		annotate(deploymentYAML("late", 4, ""), "apply-at: 25m"))
 	r := run(t, set, func(o *simulator.Options) { o.Duration = time.Hour })
-	if e := eventAt(t, r, "Deleted", "nodepool/default"); e.At != "20m0s" || !strings.Contains(e.Message, "its 1 NodeClaim(s) stay") {
+	if e := eventAt(t, r, "Deleted", "nodepool/default"); e.At != "20m0s" || !strings.Contains(e.Message, "its 1 NodeClaim(s) are deleted with it") {
 		t.Errorf("deleted: %+v", e)
 	}
 	if len(r.Nodes) != 1 {
-		t.Errorf("%d nodes launched, want 1: nothing launches from a deleted NodePool", len(r.Nodes))
+		t.Fatalf("%d nodes launched, want 1: nothing launches from a deleted NodePool", len(r.Nodes))
+	}
+	if n := r.Nodes[0]; n.DeletedAt != "20m0s" || n.DeletionReason != "Deleted" {
+		t.Errorf("node deleted at %q for %q, want at 20m0s for Deleted", n.DeletedAt, n.DeletionReason)
 	}
 	if r.Summary.PodsPending == 0 {
 		t.Errorf("no pod pending; the late ones do not all fit the one node")
