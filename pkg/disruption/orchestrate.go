@@ -137,7 +137,11 @@ func (opts Options) Step(o Orchestration, obs Observation, now time.Time) (StepR
 		}
 		launch := Action{Kind: ActionLaunch}
 		for _, r := range cmd.Replacements {
-			nc := plan.NewNodeClaim(obs.Input.Snapshot.NodePools[r.NodePool], r, opts.Name(r.NodePool))
+			np := obs.Input.Snapshot.NodePools[r.NodePool]
+			if np == nil {
+				return StepResult{Next: o, Done: true, Abandoned: fmt.Sprintf("nodepool %s of the replacement cannot launch now", r.NodePool)}, nil
+			}
+			nc := plan.NewNodeClaim(np, r, opts.Name(r.NodePool))
 			launch.NodeClaims = append(launch.NodeClaims, nc)
 			next.Replacements = append(next.Replacements, nc.Name)
 		}
