@@ -18,10 +18,6 @@ import (
 	"github.com/capstan-dev/capstan/pkg/scheduling"
 )
 
-// DriftReservationDeselected: the instance runs in a reservation its
-// NodeClass no longer selects.
-const DriftReservationDeselected cloudprovider.DriftReason = "CapacityReservationDeselected"
-
 // candidate is an offering a launch may try.
 type candidate struct {
 	it *cloudprovider.InstanceType
@@ -38,6 +34,11 @@ type candidate struct {
 // offering tried with the cloud's error code. It never falls through to
 // the next capacity type: the provisioner marks the offerings and plans
 // again, which is how fallback stays visible and fast.
+//
+// The instance records the hash of its SimNodeClass's static fields
+// (NodeClassHash), which IsDrifted compares later; the NodeClaim returned
+// shows it as the NodeClassHashAnnotationKey annotation (and its version
+// as NodeClassHashVersionAnnotationKey), as do those Get and List return.
 func (c *Cloud) Create(ctx context.Context, nc *v1.NodeClaim) (*v1.NodeClaim, error) {
 	if err := cloudprovider.CheckNodeClassRef(c, nc.Spec.NodeClassRef); err != nil {
 		return nil, err
@@ -223,6 +224,7 @@ func (c *Cloud) runLocked(ctx context.Context, nc *v1.NodeClaim, nodeClass *simv
 		ID: fmt.Sprintf("i-%012x", c.state.NextID), InstanceType: cand.it.Name, Zone: cand.o.Zone,
 		CapacityType: cand.o.CapacityType, ReservationID: cand.o.ReservationID, Price: cand.o.Price,
 		NodeClaim: nc.Name, NodeClass: nodeClass.Name, LaunchTime: now, State: InstanceRunning,
+		NodeClassHash: NodeClassHash(nodeClass.Spec), NodeClassHashVersion: NodeClassHashVersion,
 	}
 	inst.Labels = c.instanceLabels(cand, inst)
 	if c.opts.Profile.Spec.Style == simv1alpha1.CloudStyleGCP && inst.CapacityType == v1.CapacityTypeSpot {
@@ -239,6 +241,12 @@ func (c *Cloud) runLocked(ctx context.Context, nc *v1.NodeClaim, nodeClass *simv
 	}
 	out := c.toNodeClaim(inst, cand.it)
 	out.Name, out.Spec = nc.Name, nc.Spec
+	hash := out.Annotations
+	out.Annotations = maps.Clone(nc.Annotations)
+	if out.Annotations == nil {
+		out.Annotations = map[string]string{}
+	}
+	maps.Copy(out.Annotations, hash)
 	out.Labels = maps.Clone(nc.Labels)
 	if out.Labels == nil {
 		out.Labels = map[string]string{}
@@ -269,6 +277,12 @@ func (c *Cloud) toNodeClaim(inst *Instance, it *cloudprovider.InstanceType) *v1.
 	nc.Name = inst.NodeClaim
 	nc.CreationTimestamp = metav1.NewTime(inst.LaunchTime)
 	nc.Labels = maps.Clone(inst.Labels)
+	if inst.NodeClassHash != "" {
+		nc.Annotations = map[string]string{
+			NodeClassHashAnnotationKey:        inst.NodeClassHash,
+			NodeClassHashVersionAnnotationKey: inst.NodeClassHashVersion,
+		}
+	}
 	nc.Status.ProviderID = inst.ProviderID()
 	nc.Status.ImageID = "sim-image-1"
 	if it != nil {
@@ -394,38 +408,4 @@ func (c *Cloud) typeLocked(name string) *cloudprovider.InstanceType {
 		return nil
 	}
 	return c.instanceType(ct)
-}
-
-// IsDrifted implements CloudProvider: an instance in a reservation its
-// NodeClass no longer selects has drifted.
-func (c *Cloud) IsDrifted(ctx context.Context, nc *v1.NodeClaim) (cloudprovider.DriftReason, error) {
-	c.mu.Lock()
-	release, err := c.beginLocked()
-	if err != nil {
-		c.mu.Unlock()
-		return "", err
-	}
-	inst := c.byProviderIDLocked(nc.Status.ProviderID)
-	release()
-	c.mu.Unlock()
-	if inst == nil || inst.ReservationID == "" {
-		return "", nil
-	}
-	nodeClass, err := c.nodeClass(ctx, inst.NodeClass)
-	if err != nil {
-		return "", err
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if release, err = c.beginLocked(); err != nil {
-		return "", err
-	}
-	defer release()
-	status := ResolveNodeClass(nodeClass.Spec, c.reservationsLocked(), c.opts.Clock.Now())
-	for _, r := range status.CapacityReservations {
-		if r.ID == inst.ReservationID {
-			return "", nil
-		}
-	}
-	return DriftReservationDeselected, nil
 }

@@ -38,6 +38,13 @@ type Instance struct {
 	State         InstanceState     `json:"state"`
 	// Notices are the interruption notices outstanding for the instance.
 	Notices []Notice `json:"notices,omitempty"`
+	// NodeClassHash is NodeClassHash of the SimNodeClass the instance
+	// launched with, computed under NodeClassHashVersion; IsDrifted
+	// compares it with the SimNodeClass's now. Both are empty for
+	// instances launched before the cloud recorded them (state files from
+	// older versions), which are never judged drifted by the hash.
+	NodeClassHash        string `json:"nodeClassHash,omitempty"`
+	NodeClassHashVersion string `json:"nodeClassHashVersion,omitempty"`
 }
 
 // Notice is an interruption notice the cloud has issued.
