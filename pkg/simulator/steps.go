@@ -260,6 +260,12 @@ func (s *Simulator) launch(ctx context.Context) (bool, error) {
 			nc.Labels = map[string]string{}
 		}
 		maps.Copy(nc.Labels, created.Labels)
+		if len(created.Annotations) > 0 && nc.Annotations == nil {
+			nc.Annotations = map[string]string{}
+		}
+		// The cloud's annotations (the sim's NodeClass hash) show what the
+		// instance was launched with.
+		maps.Copy(nc.Annotations, created.Annotations)
 		nc.Status.ProviderID, nc.Status.ImageID = created.Status.ProviderID, created.Status.ImageID
 		nc.Status.Capacity, nc.Status.Allocatable = created.Status.Capacity, created.Status.Allocatable
 		setCondition(nc, v1.ConditionTypeLaunched, now)

@@ -132,8 +132,14 @@ func (c *Controller) launch(ctx context.Context, nc *v1.NodeClaim) error {
 		nc.Labels = map[string]string{}
 	}
 	maps.Copy(nc.Labels, created.Labels)
+	if len(created.Annotations) > 0 && nc.Annotations == nil {
+		nc.Annotations = map[string]string{}
+	}
+	// The cloud's annotations (the sim's NodeClass hash) show what the
+	// instance was launched with.
+	maps.Copy(nc.Annotations, created.Annotations)
 	if err := c.client.Patch(ctx, nc, patch); err != nil {
-		return fmt.Errorf("labelling nodeclaim %s, %w", nc.Name, err)
+		return fmt.Errorf("labelling and annotating nodeclaim %s, %w", nc.Name, err)
 	}
 	status := client.MergeFrom(nc.DeepCopy())
 	nc.Status.ProviderID = created.Status.ProviderID
