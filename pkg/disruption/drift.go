@@ -76,21 +76,12 @@ func (d Drift) Compute(env Env) Outcome {
 	candidates := slices.Clone(env.Candidates)
 	slices.SortStableFunc(candidates, func(a, b Candidate) int { return driftedSince(a).Compare(driftedSince(b)) })
 	for _, c := range candidates {
-		if !meta.IsStatusConditionTrue(c.NodeClaim.Status.Conditions, v1.ConditionTypeDrifted) || c.Blocked == blockedDeleting {
+		if !meta.IsStatusConditionTrue(c.NodeClaim.Status.Conditions, v1.ConditionTypeDrifted) || !out.admit(c, d, EventDisruptionBlocked, env) {
 			continue
 		}
-		out.Eligible++
-		pool := c.NodePool.Name
-		switch {
-		case c.Blocked != "":
-			if reportable(c) {
-				out.Verdicts = append(out.Verdicts, verdict(c, d, EventDisruptionBlocked, c.Blocked))
-			}
-		case env.Allowed[pool] == 0:
-			out.Verdicts = append(out.Verdicts, budgetVerdict(c, d, EventDisruptionBlocked))
-		case len(c.Pods) > 0:
+		if pool := c.NodePool.Name; len(c.Pods) > 0 {
 			busy = append(busy, c)
-		case taken[pool] < env.Allowed[pool]:
+		} else if taken[pool] < env.Allowed[pool] {
 			taken[pool]++
 			out.Command.Candidates = append(out.Command.Candidates, c)
 		}

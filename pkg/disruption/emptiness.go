@@ -24,19 +24,10 @@ func (e Emptiness) Compute(env Env) Outcome {
 	out := Outcome{Command: Command{Method: e.Name(), Reason: e.Reason()}}
 	taken := map[string]int{}
 	for _, c := range env.Candidates {
-		if !Empty(c, env.Now) || c.Blocked == blockedDeleting {
+		if !Empty(c, env.Now) || !out.admit(c, e, EventUnconsolidatable, env) {
 			continue
 		}
-		out.Eligible++
-		pool := c.NodePool.Name
-		switch {
-		case c.Blocked != "":
-			if reportable(c) {
-				out.Verdicts = append(out.Verdicts, verdict(c, e, EventUnconsolidatable, c.Blocked))
-			}
-		case env.Allowed[pool] == 0:
-			out.Verdicts = append(out.Verdicts, budgetVerdict(c, e, EventUnconsolidatable))
-		case taken[pool] < env.Allowed[pool]:
+		if pool := c.NodePool.Name; taken[pool] < env.Allowed[pool] {
 			taken[pool]++
 			out.Command.Candidates = append(out.Command.Candidates, c)
 		}

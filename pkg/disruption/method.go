@@ -144,6 +144,28 @@ func AllowedByPool(in Input, reason v1.DisruptionReason, now time.Time) (map[str
 	return out, nil
 }
 
+// admit screens a candidate method m wants: one being deleted is not
+// counted; a blocked one, or one whose NodePool's budget allows nothing
+// now, is counted as eligible and gets its verdict (reported under
+// event) but is not admitted.
+func (out *Outcome) admit(c Candidate, m Method, event string, env Env) bool {
+	if c.Blocked == blockedDeleting {
+		return false
+	}
+	out.Eligible++
+	switch {
+	case c.Blocked != "":
+		if reportable(c) {
+			out.Verdicts = append(out.Verdicts, verdict(c, m, event, c.Blocked))
+		}
+		return false
+	case env.Allowed[c.NodePool.Name] == 0:
+		out.Verdicts = append(out.Verdicts, budgetVerdict(c, m, event))
+		return false
+	}
+	return true
+}
+
 // budgetVerdict is the verdict for a node its NodePool's budget holds.
 func budgetVerdict(c Candidate, m Method, event string) Verdict {
 	return verdict(c, m, event, fmt.Sprintf("disruption budget of 0 for %s", m.Reason()))
