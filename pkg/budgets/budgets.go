@@ -2,6 +2,7 @@ package budgets
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -35,11 +36,10 @@ func Location(np *v1.NodePool) (*time.Location, error) {
 	if name == "" {
 		return time.UTC, nil
 	}
-	loc, err := time.LoadLocation(name)
-	if err != nil {
-		return nil, fmt.Errorf("nodepool %s: %s %q, %w", np.Name, v1.BudgetTimeZoneAnnotationKey, name, err)
+	if err := ValidateTimeZone(name); err != nil {
+		return nil, fmt.Errorf("nodepool %s: annotation %s: %w", np.Name, v1.BudgetTimeZoneAnnotationKey, err)
 	}
-	return loc, nil
+	return time.LoadLocation(name)
 }
 
 // Evaluate returns every budget of the NodePool at now, with times in
@@ -57,6 +57,9 @@ func Evaluate(np *v1.NodePool, now time.Time) ([]Status, *time.Location, error) 
 		}
 		if b.Schedule != nil && b.Duration != nil {
 			s.Schedule, s.Duration = *b.Schedule, b.Duration.Duration.String()
+			if err := ValidateSchedule(*b.Schedule); err != nil {
+				return nil, nil, fmt.Errorf("nodepool %s: budgets[%d].schedule %q: %w", np.Name, i, *b.Schedule, err)
+			}
 			sched, err := cron.ParseStandard(*b.Schedule)
 			if err != nil {
 				return nil, nil, fmt.Errorf("nodepool %s: budgets[%d].schedule %q, %w", np.Name, i, *b.Schedule, err)
@@ -85,4 +88,33 @@ func window(sched cron.Schedule, d time.Duration, now time.Time) (bool, time.Tim
 		open, end = next, next.Add(d)
 	}
 	return true, time.Time{}
+}
+
+// ValidateTimeZone accepts an IANA zone name; empty means the default,
+// UTC. "Local" is refused: it would depend on the controller's machine.
+func ValidateTimeZone(tz string) error {
+	if tz == "Local" {
+		return fmt.Errorf("%q is not an IANA time zone name such as Europe/Berlin", tz)
+	}
+	if _, err := time.LoadLocation(tz); err != nil {
+		return fmt.Errorf("%q is not an IANA time zone name such as Europe/Berlin, %w", tz, err)
+	}
+	return nil
+}
+
+// ValidateSchedule accepts what the CRD pattern does, parsed as the
+// standard five-field cron or a descriptor (@daily, @hourly …). A TZ= or
+// CRON_TZ= prefix is refused, since the zone comes from the annotation
+// (decision 14), and so is @every, which has no window start.
+func ValidateSchedule(s string) error {
+	if strings.HasPrefix(s, "TZ=") || strings.HasPrefix(s, "CRON_TZ=") {
+		return fmt.Errorf("a time zone prefix is not allowed; set the %s annotation instead", v1.BudgetTimeZoneAnnotationKey)
+	}
+	if strings.HasPrefix(s, "@every") {
+		return fmt.Errorf("@every is not allowed; use a cron expression or @yearly, @monthly, @weekly, @daily, @hourly")
+	}
+	if _, err := cron.ParseStandard(s); err != nil {
+		return fmt.Errorf("not a cron expression, %w", err)
+	}
+	return nil
 }

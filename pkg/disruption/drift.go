@@ -24,8 +24,8 @@ const (
 
 // Drifted says why nc no longer matches np, "" if it still does:
 //   - its NodePool hash differs from np's, written with the same hash
-//     version (a NodeClaim stamped by another version is not judged: its
-//     hash is re-stamped, not replaced);
+//     version (a NodeClaim stamped by another hash version is not judged
+//     by hash: the two hashes are not comparable);
 //   - its labels fail a requirement of np. Widening a requirement so the
 //     node still matches (adding m5.large to an In list the node's type is
 //     already in) is not drift, and a well-known label the NodeClaim does

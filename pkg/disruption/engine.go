@@ -80,10 +80,7 @@ func (e *Engine) Tick(in Input, replacements map[string]ReplacementStatus, now t
 		return t, nil
 	}
 	t := Tick{Stale: StaleTaints(in, nil)}
-	d, err := Plan(in, e.Options.Methods, now)
-	if err != nil {
-		return t, err
-	}
+	d := Plan(in, e.Options.Methods, now)
 	t.Planned = &d
 	t.Verdicts = e.fresh(d.Verdicts, now)
 	if d.Found {

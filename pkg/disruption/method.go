@@ -95,28 +95,28 @@ type Decision struct {
 // Plan runs the methods one at a time over in: the first that yields a
 // command wins. Budgets are evaluated per NodePool for each method's
 // reason.
-func Plan(in Input, methods []Method, now time.Time) (Decision, error) {
+func Plan(in Input, methods []Method, now time.Time) Decision {
 	candidates := Candidates(in)
 	d := Decision{Eligible: map[string]int{}}
 	for _, m := range methods {
-		allowed, err := AllowedByPool(in, m.Reason(), now)
-		if err != nil {
-			return d, err
-		}
+		allowed := AllowedByPool(in, m.Reason(), now)
 		out := m.Compute(Env{Candidates: candidates, Allowed: allowed, Now: now, Simulate: simulator(in)})
 		d.Eligible[m.Name()] = out.Eligible
 		d.Verdicts = append(d.Verdicts, out.Verdicts...)
 		if len(out.Command.Candidates) > 0 {
 			d.Command, d.Found = out.Command, true
-			return d, nil
+			return d
 		}
 	}
-	return d, nil
+	return d
 }
 
 // AllowedByPool is Allowed for each NodePool, counting its NodeClaims
-// with nodes, and those being deleted or NotReady.
-func AllowedByPool(in Input, reason v1.DisruptionReason, now time.Time) (map[string]int, error) {
+// with nodes, and those being deleted or NotReady. A NodePool whose
+// budgets cannot be evaluated (a bad time zone or schedule, which its
+// ValidationSucceeded condition reports) allows nothing; the others are
+// not held back by it.
+func AllowedByPool(in Input, reason v1.DisruptionReason, now time.Time) map[string]int {
 	nodes := map[string]*corev1.Node{}
 	for _, n := range in.Nodes {
 		nodes[n.Name] = n
@@ -137,11 +137,11 @@ func AllowedByPool(in Input, reason v1.DisruptionReason, now time.Time) (map[str
 	for _, np := range in.NodePools {
 		n, err := Allowed(np, reason, total[np.Name], disrupting[np.Name], now)
 		if err != nil {
-			return nil, fmt.Errorf("evaluating the %s budgets, %w", reason, err)
+			n = 0
 		}
 		out[np.Name] = n
 	}
-	return out, nil
+	return out
 }
 
 // admit screens a candidate method m wants: one being deleted is not

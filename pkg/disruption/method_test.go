@@ -33,13 +33,13 @@ func TestPlanRunsMethodsInOrder(t *testing.T) {
 		{Nodes: "1"},
 	}
 	var drift, empty, never map[string]int
-	d, err := Plan(c.in, []Method{
+	d := Plan(c.in, []Method{
 		fixed{"Drift", v1.DisruptionReasonDrifted, false, &drift},
 		fixed{"Emptiness", v1.DisruptionReasonEmpty, true, &empty},
 		fixed{"Later", v1.DisruptionReasonUnderutilized, true, &never},
 	}, t0)
-	if err != nil || !d.Found || d.Command.Method != "Emptiness" {
-		t.Fatalf("command %+v %v %v; want Emptiness's", d.Command, d.Found, err)
+	if !d.Found || d.Command.Method != "Emptiness" {
+		t.Fatalf("command %+v %v; want Emptiness's", d.Command, d.Found)
 	}
 	if drift["default"] != 0 || empty["default"] != 1 || never != nil {
 		t.Errorf("budgets seen: drift %v, empty %v, later %v; want 0, 1 and not run", drift, empty, never)

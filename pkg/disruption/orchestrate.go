@@ -126,9 +126,9 @@ func (opts Options) Step(o Orchestration, obs Observation, now time.Time) (StepR
 		if due := o.DecidedAt.Add(opts.ValidationDelay); now.Before(due) {
 			return StepResult{Next: o, WakeAt: due}, nil
 		}
-		cmd, why, err := opts.validate(o.Command, obs.Input, now)
-		if err != nil || why != "" {
-			return StepResult{Next: o, Done: true, Abandoned: why}, err
+		cmd, why := opts.validate(o.Command, obs.Input, now)
+		if why != "" {
+			return StepResult{Next: o, Done: true, Abandoned: why}, nil
 		}
 		next := Orchestration{Command: cmd, Phase: PhaseReplacing, DecidedAt: o.DecidedAt, StartedAt: now}
 		actions := []Action{{Kind: ActionTaint, Candidates: cmd.Candidates}}
@@ -173,10 +173,10 @@ func (opts Options) Step(o Orchestration, obs Observation, now time.Time) (StepR
 // validate runs the command's method again over its candidates as they
 // are now: every one must still be chosen, else the command is
 // abandoned, saying why. A command that passes gets fresh replacements.
-func (opts Options) validate(cmd Command, in Input, now time.Time) (Command, string, error) {
+func (opts Options) validate(cmd Command, in Input, now time.Time) (Command, string) {
 	idx := slices.IndexFunc(opts.Methods, func(m Method) bool { return m.Name() == cmd.Method })
 	if idx < 0 {
-		return Command{}, fmt.Sprintf("method %s is no longer enabled", cmd.Method), nil
+		return Command{}, fmt.Sprintf("method %s is no longer enabled", cmd.Method)
 	}
 	m := opts.Methods[idx]
 	names := cmd.Names()
@@ -187,12 +187,9 @@ func (opts Options) validate(cmd Command, in Input, now time.Time) (Command, str
 		}
 	}
 	if len(mine) != len(names) {
-		return Command{}, "a candidate is gone", nil
+		return Command{}, "a candidate is gone"
 	}
-	allowed, err := AllowedByPool(in, m.Reason(), now)
-	if err != nil {
-		return Command{}, "", err
-	}
+	allowed := AllowedByPool(in, m.Reason(), now)
 	out := m.Compute(Env{Candidates: mine, Allowed: allowed, Now: now, Simulate: simulator(in)})
 	for _, name := range names {
 		if slices.ContainsFunc(out.Command.Candidates, func(c Candidate) bool { return c.NodeClaim.Name == name }) {
@@ -200,12 +197,12 @@ func (opts Options) validate(cmd Command, in Input, now time.Time) (Command, str
 		}
 		for _, v := range out.Verdicts {
 			if v.NodeClaim == name {
-				return Command{}, fmt.Sprintf("nodeclaim %s: %s", name, v.Message), nil
+				return Command{}, fmt.Sprintf("nodeclaim %s: %s", name, v.Message)
 			}
 		}
-		return Command{}, fmt.Sprintf("nodeclaim %s no longer qualifies for %s", name, cmd.Method), nil
+		return Command{}, fmt.Sprintf("nodeclaim %s no longer qualifies for %s", name, cmd.Method)
 	}
-	return out.Command, "", nil
+	return out.Command, ""
 }
 
 // StaleTaints are the nodes carrying the disrupted taint that nothing

@@ -66,9 +66,9 @@ func orchestrated(t *testing.T, setup func(*cluster)) (*cluster, Orchestration) 
 	c.pod("web-c", "c", requests("1"))
 	setup(c)
 	c.snapshot(m5...)
-	d, err := Plan(c.in, Methods(true), t0)
-	if err != nil || !d.Found {
-		t.Fatalf("no command decided: %+v %v", d, err)
+	d := Plan(c.in, Methods(true), t0)
+	if !d.Found {
+		t.Fatalf("no command decided: %+v", d)
 	}
 	return c, Start(d.Command, t0)
 }
@@ -291,13 +291,29 @@ func TestStepUnknown(t *testing.T) {
 	}
 }
 
-// Budgets that cannot be evaluated fail validation with an error.
+// Budgets that cannot be evaluated allow nothing: the command is
+// abandoned with the budget's verdict, and no error stops the others.
 func TestStepValidatingBadBudget(t *testing.T) {
 	c, o := orchestrated(t, func(*cluster) {})
 	c.pool().Spec.Disruption.Budgets = []v1.Budget{{Nodes: "many"}}
 	res, err := options().Step(o, Observation{Input: c.in}, t0.Add(delay))
-	if err == nil || !res.Done || len(res.Actions) != 0 {
-		t.Errorf("%+v %v, want an error, done, no actions", res, err)
+	if err != nil || !res.Done || len(res.Actions) != 0 || res.Abandoned != "nodeclaim nc-a: disruption budget of 0 for Empty" {
+		t.Errorf("%+v %v, want abandoned for the budget, no actions", res, err)
+	}
+}
+
+// One NodePool's bad time zone holds only its own nodes.
+func TestBadBudgetHoldsItsNodePoolOnly(t *testing.T) {
+	c := newCluster("a")
+	bad := c.pool().DeepCopy()
+	bad.Name, bad.Annotations = "bad", map[string]string{v1.BudgetTimeZoneAnnotationKey: "Mars/Olympus"}
+	c.in.NodePools = append(c.in.NodePools, bad)
+	allowed := AllowedByPool(c.in, v1.DisruptionReasonEmpty, t0)
+	if allowed["bad"] != 0 || allowed["default"] != 1 {
+		t.Errorf("allowed %v, want 0 for bad and 1 for default", allowed)
+	}
+	if d := Plan(c.in, Methods(true), t0); !d.Found || names(d.Command.Candidates)[0] != "a" {
+		t.Errorf("plan %+v, want node a of the good NodePool", d)
 	}
 }
 

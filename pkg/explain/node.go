@@ -137,11 +137,7 @@ func explainDisruption(in NodeInput, out *Node) {
 		return
 	}
 	gate := in.Drift || in.Offline
-	d, err := disruption.Plan(dis, disruption.Methods(gate), in.Now)
-	if err != nil {
-		out.Disruption = sentence(what, "disruption cannot be evaluated: "+err.Error())
-		return
-	}
+	d := disruption.Plan(dis, disruption.Methods(gate), in.Now)
 	if d.Found && slices.Contains(d.Command.Names(), nc.Name) {
 		out.DisruptionStatus = DisruptionNext
 		out.DisruptionReason, out.DisruptionMethod = string(d.Command.Reason), d.Command.Method
@@ -277,11 +273,7 @@ func allowedNow(in disruption.Input, np *v1.NodePool, now time.Time) (map[string
 	in.NodePools = []*v1.NodePool{np}
 	out := map[string]int{}
 	for _, r := range disruptionReasons {
-		allowed, err := disruption.AllowedByPool(in, r, now)
-		if err != nil {
-			return nil, 0, err
-		}
-		out[string(r)] = allowed[np.Name]
+		out[string(r)] = disruption.AllowedByPool(in, r, now)[np.Name]
 	}
 	return out, disruptingNodes(in, np.Name), nil
 }

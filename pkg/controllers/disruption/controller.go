@@ -90,9 +90,7 @@ func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	tick, err := c.engine.Tick(in, replacements, start)
 	if tick.Planned != nil {
 		c.metrics.evaluation.Observe(c.clock.Since(start).Seconds())
-		if err := c.record(in, tick.Planned); err != nil {
-			return reconcile.Result{}, err
-		}
+		c.record(in, tick.Planned)
 	}
 	if err != nil {
 		return reconcile.Result{}, fmt.Errorf("evaluating disruption, %w", err)
@@ -138,21 +136,19 @@ func (c *Controller) observe(ctx context.Context, names []string) (map[string]di
 	return out, nil
 }
 
-// record reports a planning round: eligible nodes, budgets, verdicts.
-func (c *Controller) record(in disruption.Input, d *disruption.Decision) error {
+// record reports a planning round: eligible nodes and budgets, the
+// series reset so deleted NodePools and methods that did not run drop out.
+func (c *Controller) record(in disruption.Input, d *disruption.Decision) {
+	c.metrics.eligible.Reset()
 	for method, n := range d.Eligible {
 		c.metrics.eligible.WithLabelValues(method).Set(float64(n))
 	}
+	c.metrics.allowed.Reset()
 	for _, reason := range []v1.DisruptionReason{v1.DisruptionReasonEmpty, v1.DisruptionReasonDrifted, v1.DisruptionReasonUnderutilized} {
-		allowed, err := disruption.AllowedByPool(in, reason, c.clock.Now())
-		if err != nil {
-			return err
-		}
-		for pool, n := range allowed {
+		for pool, n := range disruption.AllowedByPool(in, reason, c.clock.Now()) {
 			c.metrics.allowed.WithLabelValues(pool, string(reason)).Set(float64(n))
 		}
 	}
-	return nil
 }
 
 // apply carries a tick out: stale taints off, verdicts reported, the

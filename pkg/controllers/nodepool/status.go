@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/robfig/cron/v3"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -13,6 +12,7 @@ import (
 
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/budgets"
 )
 
 // ResourceNodes is the status.resources entry counting a NodePool's nodes,
@@ -112,7 +112,7 @@ func ValidationSucceeded(np *v1.NodePool) metav1.Condition {
 		problems = append(problems, msg)
 	}
 	if tz, ok := np.Annotations[v1.BudgetTimeZoneAnnotationKey]; ok {
-		if err := validateTimeZone(tz); err != nil {
+		if err := budgets.ValidateTimeZone(tz); err != nil {
 			fail(ReasonInvalidBudgetTimeZone, fmt.Sprintf("annotation %s: %v", v1.BudgetTimeZoneAnnotationKey, err))
 		}
 	}
@@ -120,7 +120,7 @@ func ValidationSucceeded(np *v1.NodePool) metav1.Condition {
 		if b.Schedule == nil {
 			continue
 		}
-		if err := validateSchedule(*b.Schedule); err != nil {
+		if err := budgets.ValidateSchedule(*b.Schedule); err != nil {
 			fail(ReasonInvalidBudgetSchedule, fmt.Sprintf("spec.disruption.budgets[%d].schedule %q: %v", i, *b.Schedule, err))
 		}
 	}
@@ -133,35 +133,6 @@ func ValidationSucceeded(np *v1.NodePool) metav1.Condition {
 		Reason:  reason,
 		Message: strings.Join(problems, "; "),
 	}
-}
-
-// validateTimeZone accepts an IANA zone name; empty means the default,
-// UTC. "Local" is refused: it would depend on the controller's machine.
-func validateTimeZone(tz string) error {
-	if tz == "Local" {
-		return fmt.Errorf("%q is not an IANA time zone name such as Europe/Berlin", tz)
-	}
-	if _, err := time.LoadLocation(tz); err != nil {
-		return fmt.Errorf("%q is not an IANA time zone name such as Europe/Berlin, %w", tz, err)
-	}
-	return nil
-}
-
-// validateSchedule accepts what the CRD pattern does, parsed as the
-// standard five-field cron or a descriptor (@daily, @hourly …). A TZ= or
-// CRON_TZ= prefix is refused, since the zone comes from the annotation
-// (decision 14), and so is @every, which has no window start.
-func validateSchedule(s string) error {
-	if strings.HasPrefix(s, "TZ=") || strings.HasPrefix(s, "CRON_TZ=") {
-		return fmt.Errorf("a time zone prefix is not allowed; set the %s annotation instead", v1.BudgetTimeZoneAnnotationKey)
-	}
-	if strings.HasPrefix(s, "@every") {
-		return fmt.Errorf("@every is not allowed; use a cron expression or @yearly, @monthly, @weekly, @daily, @hourly")
-	}
-	if _, err := cron.ParseStandard(s); err != nil {
-		return fmt.Errorf("not a cron expression, %w", err)
-	}
-	return nil
 }
 
 // SupportsNodeClass reports whether ref names a SimNodeClass, the only
