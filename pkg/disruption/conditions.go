@@ -9,6 +9,11 @@ import (
 	v1 "github.com/capstan-dev/capstan/api/v1"
 )
 
+// CloudDriftPoll is how often a NodeClaim's conditions are judged again
+// when nothing Capstan watches changed: the cloud's side (a NodeClass's
+// resolved reservations) drifts on its own.
+const CloudDriftPoll = 5 * time.Minute
+
 // UpdateConditions sets nc's Drifted and Consolidatable conditions as
 // seed 004 says: Drifted while the NodeClaim has drifted and the Drift
 // gate is on (removed otherwise); Consolidatable once its NodePool's

@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 )
@@ -139,4 +140,14 @@ func hasFinalizer(finalizers []string, f string) bool {
 		}
 	}
 	return false
+}
+
+// PodEventDedupe is how often a NodeClaim's lastPodEventTime moves at
+// most: busy nodes would otherwise write it for every pod.
+const PodEventDedupe = 10 * time.Second
+
+// NeedsPodEventUpdate reports whether lastPodEventTime should move to now
+// (a pod bound to or left the NodeClaim's node).
+func NeedsPodEventUpdate(last metav1.Time, now time.Time) bool {
+	return last.IsZero() || now.Sub(last.Time) >= PodEventDedupe
 }

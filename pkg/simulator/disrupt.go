@@ -12,6 +12,7 @@ import (
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/disruption"
+	"github.com/capstan-dev/capstan/pkg/lifecycle"
 	"github.com/capstan-dev/capstan/pkg/state"
 )
 
@@ -37,6 +38,11 @@ type disrupter struct {
 	quiet          bool
 	version        int
 	consolidatable time.Time
+	// judged is when NodeClaims' conditions are next judged even if the
+	// world did not change: the cloud drifts on its own (a reservation
+	// ends), as the controller's conditions are re-judged every
+	// disruption.CloudDriftPoll.
+	judged time.Time
 }
 
 func newDisrupter(opts DisruptionOptions, name func(string) string) *disrupter {
@@ -56,12 +62,31 @@ func (d *disrupter) due(now time.Time, version int) bool {
 	return !d.quiet || version != d.version || (!d.consolidatable.IsZero() && !now.Before(d.consolidatable))
 }
 
-// wake is when the engine wants to tick next, if at all.
+// wake is when the engine wants to tick next, if at all, and when the
+// conditions are next judged.
 func (d *disrupter) wake(version int) []time.Time {
 	if _, ok := d.engine.Active(); ok || !d.quiet || version != d.version {
-		return []time.Time{d.next, d.consolidatable}
+		return []time.Time{d.next, d.consolidatable, d.judged}
 	}
-	return []time.Time{d.consolidatable}
+	return []time.Time{d.consolidatable, d.judged}
+}
+
+// stampPodEvents is the controller's pod-events controller: a NodeClaim's
+// lastPodEventTime moves to now when a pod bound to or left its node
+// (at most every lifecycle.PodEventDedupe), so consolidateAfter counts
+// from there.
+func (s *Simulator) stampPodEvents(context.Context) (bool, error) {
+	if len(s.world.podEvents) == 0 {
+		return false, nil
+	}
+	now := s.clock.Now()
+	for _, nc := range s.world.sortedClaims() {
+		if s.world.podEvents[nc.Status.NodeName] && lifecycle.NeedsPodEventUpdate(nc.Status.LastPodEventTime, now) {
+			nc.Status.LastPodEventTime = metav1.NewTime(now)
+		}
+	}
+	clear(s.world.podEvents)
+	return false, nil
 }
 
 // disrupt is the disruption controller: NodeClaims' Drifted and
@@ -69,12 +94,24 @@ func (d *disrupter) wake(version int) []time.Time {
 func (s *Simulator) disrupt(ctx context.Context) (bool, error) {
 	now := s.clock.Now()
 	d := s.disrupter
-	if !d.due(now, s.world.version) {
+	due := d.due(now, s.world.version)
+	if !due && (d.judged.IsZero() || now.Before(d.judged)) {
 		return false, nil
 	}
 	changed, err := s.updateConditions(ctx, now)
 	if err != nil {
 		return false, err
+	}
+	d.judged = time.Time{}
+	if len(s.world.claims) > 0 {
+		d.judged = now.Add(disruption.CloudDriftPoll)
+	}
+	if !due {
+		if changed {
+			// A condition changed on its own: the engine must look.
+			s.world.changed()
+		}
+		return changed, nil
 	}
 	var in disruption.Input
 	if o, ok := d.engine.Active(); !ok || o.Phase == disruption.PhaseValidating {

@@ -174,3 +174,16 @@ func TestDriftBlocked(t *testing.T) {
 		})
 	}
 }
+
+// consolidateAfter counts from the last pod event (the pods leaving at
+// 10m), not from the node's launch.
+func TestConsolidateAfterCountsFromTheLastPodEvent(t *testing.T) {
+	set := read(t, placementHeader+nodePoolYAML("default", "  disruption: {consolidateAfter: 5m}\n")+
+		annotate(deploymentYAML("web", 2, ""), "delete-at: 10m"))
+	r := run(t, set, func(o *simulator.Options) { o.Duration = time.Hour })
+	for _, n := range r.Nodes {
+		if n.DeletionReason != "Empty" || at(t, n.DisruptedAt) < 15*time.Minute || at(t, n.DisruptedAt) > 16*time.Minute {
+			t.Errorf("node %s disrupted at %q for %q; want Empty soon after 15m", n.Name, n.DisruptedAt, n.DeletionReason)
+		}
+	}
+}

@@ -53,6 +53,9 @@ type world struct {
 	// node's pods and a NodeClaim's Node are found without a scan of the
 	// cluster: a run of thousands of nodes would otherwise be quadratic.
 	onNode           map[string][]*corev1.Pod
+	// podEvents are the nodes a pod bound to or left since the NodeClaims'
+	// lastPodEventTime was last stamped (stampPodEvents).
+	podEvents map[string]bool
 	nodeByProviderID map[string]string
 	// version counts changes to pods and nodes (not NodeClaims, which
 	// binding ignores), so binding runs only when there may be something
@@ -67,7 +70,7 @@ func newWorld(set *manifests.Set) *world {
 		pods: map[string]*corev1.Pod{}, nodes: map[string]*corev1.Node{}, claims: map[string]*v1.NodeClaim{},
 		nodeClasses: map[string]*simv1alpha1.SimNodeClass{}, models: map[string]*flavors.OpenModel{},
 		namespaces: map[string]corev1.Namespace{}, created: map[*corev1.Pod]int{},
-		onNode: map[string][]*corev1.Pod{}, nodeByProviderID: map[string]string{},
+		onNode: map[string][]*corev1.Pod{}, nodeByProviderID: map[string]string{}, podEvents: map[string]bool{},
 		nodePools: slices.Clone(set.NodePools), daemonSets: slices.Clone(set.DaemonSets),
 		claimsPVC: slices.Clone(set.PersistentVolumeClaims), volumes: slices.Clone(set.PersistentVolumes),
 		classes: slices.Clone(set.StorageClasses), pdbs: slices.Clone(set.PodDisruptionBudgets),
@@ -124,6 +127,7 @@ func (w *world) addPod(p *corev1.Pod) {
 	w.pods[podKey(p)] = p
 	if p.Spec.NodeName != "" {
 		w.onNode[p.Spec.NodeName] = append(w.onNode[p.Spec.NodeName], p)
+		w.podEvents[p.Spec.NodeName] = true
 	}
 	w.changed()
 	if _, ok := w.namespaces[p.Namespace]; !ok {
@@ -138,6 +142,7 @@ func (w *world) addPod(p *corev1.Pod) {
 func (w *world) bindPod(p *corev1.Pod, node string) {
 	p.Spec.NodeName = node
 	w.onNode[node] = append(w.onNode[node], p)
+	w.podEvents[node] = true
 	w.changed()
 }
 
@@ -148,6 +153,9 @@ func (w *world) deletePod(p *corev1.Pod) {
 		w.onNode[p.Spec.NodeName] = on
 	} else {
 		delete(w.onNode, p.Spec.NodeName)
+	}
+	if p.Spec.NodeName != "" {
+		w.podEvents[p.Spec.NodeName] = true
 	}
 	w.changed()
 }

@@ -17,11 +17,6 @@ import (
 	"github.com/capstan-dev/capstan/pkg/disruption"
 )
 
-// cloudDriftPoll is how often a NodeClaim is asked about again when
-// nothing Capstan watches changes: the cloud's side (a NodeClass's
-// resolved reservations) drifts on its own.
-const cloudDriftPoll = 5 * time.Minute
-
 // Conditions keeps each NodeClaim's Drifted and Consolidatable
 // conditions (disruption.UpdateConditions).
 type Conditions struct {
@@ -66,7 +61,7 @@ func (c *Conditions) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			return reconcile.Result{}, client.IgnoreNotFound(fmt.Errorf("updating the disruption conditions of nodeclaim %s, %w", nc.Name, err))
 		}
 	}
-	wait := cloudDriftPoll
+	wait := disruption.CloudDriftPoll
 	if !at.IsZero() {
 		wait = min(wait, max(at.Sub(now), time.Millisecond))
 	}

@@ -125,7 +125,7 @@ func TestConditionsConsolidatable(t *testing.T) {
 	h.clk.Step(30 * time.Second)
 	res, got = h.conditions(nc, true)
 	g.Expect(consolidatable(got)).To(gomega.BeTrue())
-	g.Expect(res.RequeueAfter).To(gomega.Equal(cloudDriftPoll), "nothing flips by itself any more")
+	g.Expect(res.RequeueAfter).To(gomega.Equal(disruption.CloudDriftPoll), "nothing flips by itself any more")
 
 	// A pod event restarts the wait and takes the condition away.
 	got.Status.LastPodEventTime = metav1.NewTime(h.clk.Now())
@@ -150,7 +150,7 @@ func TestConditionsNeverAndUnlaunched(t *testing.T) {
 	h.clk.Step(time.Hour)
 	res, got := h.conditions(nc, true)
 	g.Expect(meta.FindStatusCondition(got.Status.Conditions, v1.ConditionTypeConsolidatable)).To(gomega.BeNil())
-	g.Expect(res.RequeueAfter).To(gomega.Equal(cloudDriftPoll))
+	g.Expect(res.RequeueAfter).To(gomega.Equal(disruption.CloudDriftPoll))
 	g.Expect(drift(got)).NotTo(gomega.BeNil(), "the m5.xlarge drifted")
 
 	unlaunched, _ := h.node(np, "4", func(nc *v1.NodeClaim, _ *corev1.Node) {

@@ -3,7 +3,6 @@ package nodeclaim
 import (
 	"context"
 	"fmt"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,12 +18,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/lifecycle"
 	"github.com/capstan-dev/capstan/pkg/state"
 )
-
-// PodEventDedupe is how often a NodeClaim's lastPodEventTime moves at
-// most: busy nodes would otherwise write it for every pod.
-const PodEventDedupe = 10 * time.Second
 
 // PodEvents keeps each NodeClaim's status.lastPodEventTime: when a pod
 // last bound to or left its node. consolidateAfter counts from it.
@@ -38,11 +34,6 @@ func NewPodEvents(c client.Client, clk clock.Clock) *PodEvents {
 	return &PodEvents{client: c, clock: clk}
 }
 
-// NeedsPodEventUpdate reports whether lastPodEventTime should move to now.
-func NeedsPodEventUpdate(last metav1.Time, now time.Time) bool {
-	return last.IsZero() || now.Sub(last.Time) >= PodEventDedupe
-}
-
 // Reconcile stamps the NodeClaim of the node a pod event touched; the
 // request names the node.
 func (p *PodEvents) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
@@ -53,7 +44,7 @@ func (p *PodEvents) Reconcile(ctx context.Context, req reconcile.Request) (recon
 	now := p.clock.Now()
 	for i := range ncs.Items {
 		nc := &ncs.Items[i]
-		if !NeedsPodEventUpdate(nc.Status.LastPodEventTime, now) {
+		if !lifecycle.NeedsPodEventUpdate(nc.Status.LastPodEventTime, now) {
 			continue
 		}
 		patch := client.MergeFrom(nc.DeepCopy())
