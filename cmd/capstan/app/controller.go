@@ -99,11 +99,7 @@ func newControllerCommand() *cobra.Command {
 	f.DurationVar(&opts.GCInterval, "gc-interval", time.Minute, "how often leaked instances and orphaned NodeClaims are collected")
 	f.DurationVar(&opts.GCGrace, "gc-grace", time.Minute, "how old an instance without a NodeClaim must be to count as leaked")
 	opts.testHooks.bindFlags(cmd)
-	disruptionFlags, err := newDisruptionFlags(f)
-	if err != nil {
-		panic(err) // the gates are declared once, here: a duplicate is a programming error
-	}
-	opts.Disruption = disruptionFlags
+	opts.Disruption = newDisruptionFlags(f)
 	f.StringVar(&opts.MetricsAddr, "metrics-bind-address", "127.0.0.1:8080", "address of Prometheus metrics and the /explain/ endpoints `capstan explain` asks; localhost only by default (0 disables both)")
 	f.BoolVar(&opts.MetricsSecure, "metrics-secure", false, "serve metrics and /explain/ over HTTPS, requiring a bearer token the API server accepts and RBAC for what is asked (production; see docs/security.md)")
 	f.StringVar(&opts.MetricsCertDir, "metrics-cert-dir", "", "directory with tls.crt and tls.key for --metrics-secure (default: a self-signed certificate)")

@@ -9,6 +9,7 @@ import (
 	"k8s.io/component-base/featuregate"
 
 	"github.com/capstan-dev/capstan/pkg/disruption"
+	"github.com/capstan-dev/capstan/pkg/simulator"
 )
 
 // The feature gates, spelled as the reference's --feature-gates
@@ -25,22 +26,30 @@ type DisruptionFlags struct {
 	PollInterval       time.Duration
 	ValidationDelay    time.Duration
 	ReplacementTimeout time.Duration
+	// declared is the feature gates' declaration failing (a programming
+	// error), reported by validate rather than a panic.
+	declared error
 }
 
 // newDisruptionFlags binds the flags with the reference's defaults.
-func newDisruptionFlags(f *pflag.FlagSet) (*DisruptionFlags, error) {
+func newDisruptionFlags(f *pflag.FlagSet) *DisruptionFlags {
 	d := &DisruptionFlags{Features: featuregate.NewFeatureGate()}
 	if err := d.Features.Add(map[featuregate.Feature]featuregate.FeatureSpec{
 		FeatureDrift:                   {Default: true, PreRelease: featuregate.Beta},
 		FeatureSpotToSpotConsolidation: {Default: false, PreRelease: featuregate.Alpha},
 	}); err != nil {
-		return nil, fmt.Errorf("declaring feature gates, %w", err)
+		d.declared = fmt.Errorf("declaring feature gates, %w", err)
 	}
 	d.Features.AddFlag(f)
 	f.DurationVar(&d.PollInterval, "disruption-poll-interval", 10*time.Second, "how often disruption is evaluated while no command is in flight")
 	f.DurationVar(&d.ValidationDelay, "disruption-validation-delay", disruption.DefaultValidationDelay, "how long a disruption decision waits before it is checked again against fresh state and carried out")
 	f.DurationVar(&d.ReplacementTimeout, "disruption-replacement-timeout", disruption.DefaultReplacementTimeout, "abandon a disruption (un-tainting its nodes) when its replacements have not initialized by then")
-	return d, nil
+	return d
+}
+
+// simulator are the flags as simulate's options.
+func (d *DisruptionFlags) simulator() simulator.DisruptionOptions {
+	return simulator.DisruptionOptions{Drift: d.Drift(), PollInterval: d.PollInterval, ValidationDelay: d.ValidationDelay, ReplacementTimeout: d.ReplacementTimeout}
 }
 
 // Drift reports the Drift feature gate.
@@ -51,6 +60,6 @@ func (d *DisruptionFlags) validate() error {
 	if d.ValidationDelay < 0 {
 		delay = fmt.Errorf("--disruption-validation-delay must not be negative, got %s", d.ValidationDelay)
 	}
-	return errors.Join(positive("--disruption-poll-interval", d.PollInterval), delay,
+	return errors.Join(d.declared, positive("--disruption-poll-interval", d.PollInterval), delay,
 		positive("--disruption-replacement-timeout", d.ReplacementTimeout))
 }

@@ -22,6 +22,8 @@ type SimulateOptions struct {
 	// Report is an HTML file to write as well as the output, if set.
 	Report    string
 	Simulator simulator.Options
+	// Disruption are the controller's disruption flags, for the run.
+	Disruption *DisruptionFlags
 }
 
 func newSimulateCommand() *cobra.Command {
@@ -54,6 +56,7 @@ manifests, else the embedded default cloud.`,
 	f.DurationVar(&opts.Simulator.Window.Max, "batch-max-duration", opts.Simulator.Window.Max, "as for capstan controller")
 	f.DurationVar(&opts.Simulator.UnavailableTTL, "unavailable-offerings-ttl", opts.Simulator.UnavailableTTL, "as for capstan controller")
 	f.IntVar(&opts.Simulator.MaxInstanceTypes, "max-instance-types", opts.Simulator.MaxInstanceTypes, "as for capstan controller")
+	opts.Disruption = newDisruptionFlags(f)
 	_ = cmd.MarkFlagRequired("filename")
 	return cmd
 }
@@ -62,6 +65,7 @@ func runSimulate(cmd *cobra.Command, opts SimulateOptions) error {
 	if err := opts.Validate(); err != nil {
 		return fmt.Errorf("invalid flags: %w", err)
 	}
+	opts.Simulator.Disruption = opts.Disruption.simulator()
 	set, err := manifests.Load(opts.Files, cmd.InOrStdin())
 	if err != nil {
 		return err

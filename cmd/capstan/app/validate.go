@@ -70,6 +70,9 @@ func (o SimulateOptions) Validate() error {
 		validateMaxInstanceTypes(s.MaxInstanceTypes),
 		validateSchedulerNames(s.SchedulerNames),
 	)
+	if o.Disruption != nil {
+		errs = append(errs, o.Disruption.validate())
+	}
 	return errors.Join(errs...)
 }
 
