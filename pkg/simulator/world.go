@@ -52,10 +52,10 @@ type world struct {
 	// onNode and nodeByProviderID index bound pods and Nodes, so a
 	// node's pods and a NodeClaim's Node are found without a scan of the
 	// cluster: a run of thousands of nodes would otherwise be quadratic.
-	onNode           map[string][]*corev1.Pod
+	onNode map[string][]*corev1.Pod
 	// podEvents are the nodes a pod bound to or left since the NodeClaims'
 	// lastPodEventTime was last stamped (stampPodEvents).
-	podEvents map[string]bool
+	podEvents        map[string]bool
 	nodeByProviderID map[string]string
 	// version counts changes to pods and nodes (not NodeClaims, which
 	// binding ignores), so binding runs only when there may be something
