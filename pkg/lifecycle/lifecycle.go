@@ -21,8 +21,8 @@ const (
 	Launch
 	// Register: a Node with the providerID has joined; sync it.
 	Register
-	// Initialize: the node is Ready, startup taints are gone and extended
-	// resources are reported.
+	// Initialize: the node is Ready, ephemeral and startup taints are gone
+	// and extended resources are reported.
 	Initialize
 	// Expire: not registered within the liveness timeout; delete.
 	Expire
@@ -60,9 +60,22 @@ func Next(nc *v1.NodeClaim, node *corev1.Node, now time.Time, registrationTTL ti
 	return Wait, 0
 }
 
+// ephemeralTaints are the taints Kubernetes puts on a node that is not
+// ready yet and takes off by itself (the reference's
+// KnownEphemeralTaints). The node lifecycle controller lifts not-ready a
+// moment after the node turns Ready; a NodeClaim initialized in between
+// has a node that turns pods away, so provisioning launches another node
+// for them.
+var ephemeralTaints = []corev1.Taint{
+	{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule},
+	{Key: corev1.TaintNodeUnreachable, Effect: corev1.TaintEffectNoSchedule},
+	{Key: "node.cloudprovider.kubernetes.io/uninitialized", Effect: corev1.TaintEffectNoSchedule},
+}
+
 // Initialized reports whether a registered node is ready for pods: Ready,
-// none of the NodeClaim's startup taints left, and every extended
-// resource the NodeClaim asked for (GPUs …) in its allocatable.
+// none of Kubernetes' ephemeral taints or the NodeClaim's startup taints
+// left, and every extended resource the NodeClaim asked for (GPUs …) in
+// its allocatable.
 func Initialized(nc *v1.NodeClaim, node *corev1.Node) bool {
 	ready := false
 	for _, c := range node.Status.Conditions {
@@ -72,6 +85,13 @@ func Initialized(nc *v1.NodeClaim, node *corev1.Node) bool {
 	}
 	if !ready {
 		return false
+	}
+	for _, t := range node.Spec.Taints {
+		for _, e := range ephemeralTaints {
+			if t.MatchTaint(&e) {
+				return false
+			}
+		}
 	}
 	for _, st := range nc.Spec.StartupTaints {
 		for _, t := range node.Spec.Taints {

@@ -71,6 +71,12 @@ func TestInitialized(t *testing.T) {
 		{"not ready", &v1.NodeClaim{}, &corev1.Node{}, false},
 		{"startup taint still there", withStartup, readyNode(func(n *corev1.Node) { n.Spec.Taints = []corev1.Taint{startup} }), false},
 		{"startup taint gone", withStartup, readyNode(), true},
+		{"Ready, not-ready taint not lifted yet", &v1.NodeClaim{}, readyNode(func(n *corev1.Node) {
+			n.Spec.Taints = []corev1.Taint{{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule}}
+		}), false},
+		{"cloud provider has not initialized it", &v1.NodeClaim{}, readyNode(func(n *corev1.Node) {
+			n.Spec.Taints = []corev1.Taint{{Key: "node.cloudprovider.kubernetes.io/uninitialized", Value: "true", Effect: corev1.TaintEffectNoSchedule}}
+		}), false},
 		{"GPUs not reported yet", gpu, readyNode(), false},
 		{"GPUs reported", gpu, readyNode(func(n *corev1.Node) {
 			n.Status.Allocatable = corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}
