@@ -1,0 +1,341 @@
+//go:build e2e
+
+package disruption
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/test"
+)
+
+// pendingBound is how long a pod displaced by a disruption may stay
+// Pending: about one launch (1 s here, plus batching and registration),
+// generously. A pre-spun replacement takes it at once.
+const pendingBound = 10 * time.Second
+
+// setup shapes a scenario.
+type setup struct {
+	replicas int32
+	// budget is the nodes of the NodePool's only budget, for reasons
+	// (all when none).
+	budget  string
+	reasons []v1.DisruptionReason
+	// instanceTypes the NodePool allows.
+	instanceTypes []string
+	// annotations of the pods.
+	annotations map[string]string
+	// minAvailable, when set, adds a PDB.
+	minAvailable *int32
+}
+
+// scenario is one test's world: a namespace, a NodePool whose nodes only
+// its pods tolerate, a Deployment whose pods each need a node of their
+// own (required anti-affinity on the hostname), perhaps a PDB, and the
+// guard watching them.
+type scenario struct {
+	t      *testing.T
+	g      gomega.Gomega
+	ns     string
+	np     *v1.NodePool
+	deploy *appsv1.Deployment
+	labels map[string]string
+	pdb    *policyv1.PodDisruptionBudget
+	guard  *guard
+}
+
+// start creates the scenario, waits for every replica to run on a node
+// of its own (exactly one NodeClaim per replica), then starts the guard.
+func start(t *testing.T, s setup) *scenario {
+	t.Helper()
+	ctx := context.Background()
+	g := test.NewGomega(t)
+	c := cluster.Client
+	ns := test.Namespace(t, c)
+	snc := test.SimNodeClass()
+	np := test.NodePool(func(np *v1.NodePool) {
+		np.Spec.Template.Spec.NodeClassRef.Name = snc.Name
+		np.Spec.Template.Spec.Taints = []corev1.Taint{{Key: "scenario", Value: ns, Effect: corev1.TaintEffectNoSchedule}}
+		np.Spec.Template.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{{Key: v1.LabelInstanceType, Operator: corev1.NodeSelectorOpIn, Values: s.instanceTypes}}
+		np.Spec.Disruption.Budgets = []v1.Budget{{Nodes: s.budget, Reasons: s.reasons}}
+	})
+	labels := map[string]string{"app": "disrupted"}
+	pod := test.Pod(ns, func(p *corev1.Pod) {
+		p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("512Mi")}
+		p.Spec.Tolerations = []corev1.Toleration{{Key: "scenario", Operator: corev1.TolerationOpEqual, Value: ns, Effect: corev1.TaintEffectNoSchedule}}
+		p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](0)
+		p.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+			LabelSelector: &metav1.LabelSelector{MatchLabels: labels}, TopologyKey: corev1.LabelHostname,
+		}}}}
+	})
+	deploy := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "disrupted", Namespace: ns}, Spec: appsv1.DeploymentSpec{
+		Replicas: ptr.To(s.replicas), Selector: &metav1.LabelSelector{MatchLabels: labels},
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: s.annotations}, Spec: pod.Spec}}}
+	objs := []client.Object{snc, np, deploy}
+	var pdb *policyv1.PodDisruptionBudget
+	if s.minAvailable != nil {
+		pdb = &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "disrupted-pdb", Namespace: ns}, Spec: policyv1.PodDisruptionBudgetSpec{
+			MinAvailable: ptr.To(intstr.FromInt32(*s.minAvailable)), Selector: &metav1.LabelSelector{MatchLabels: labels}}}
+		objs = append(objs, pdb)
+	}
+	for _, o := range objs {
+		g.Expect(c.Create(ctx, o)).To(gomega.Succeed())
+	}
+	t.Cleanup(func() { _ = c.Delete(ctx, np); _ = c.Delete(ctx, snc) })
+	sc := &scenario{t: t, g: g, ns: ns, np: np, deploy: deploy, labels: labels, pdb: pdb}
+	g.Eventually(func(g gomega.Gomega) {
+		g.Expect(sc.running()).To(gomega.HaveLen(int(s.replicas)))
+		g.Expect(sc.claims()).To(gomega.HaveLen(int(s.replicas)), "one node per replica")
+	}).WithTimeout(90 * time.Second).Should(gomega.Succeed())
+	if pdb != nil {
+		// The disruption controller counts the healthy pods before it
+		// allows or refuses evictions.
+		g.Eventually(func(g gomega.Gomega) {
+			got := &policyv1.PodDisruptionBudget{}
+			g.Expect(c.Get(ctx, client.ObjectKeyFromObject(pdb), got)).To(gomega.Succeed())
+			g.Expect(got.Status.CurrentHealthy).To(gomega.Equal(s.replicas))
+			g.Expect(got.Status.ObservedGeneration).To(gomega.Equal(got.Generation))
+		}).Should(gomega.Succeed())
+	}
+	budget, err := strconv.Atoi(s.budget)
+	g.Expect(err).NotTo(gomega.HaveOccurred(), "scenarios' budgets are counts")
+	sc.guard = newGuard(budget)
+	if pdb != nil {
+		sc.guard.requirePDB(ns+"/"+pdb.Name, labels, int(*s.minAvailable))
+	}
+	watchGuard(t, sc.guard, ns, np)
+	return sc
+}
+
+// running are the scenario's Running pods that are not terminating.
+func (s *scenario) running() []corev1.Pod {
+	pods := &corev1.PodList{}
+	if err := cluster.Client.List(context.Background(), pods, client.InNamespace(s.ns)); err != nil {
+		return nil
+	}
+	return slices.DeleteFunc(pods.Items, func(p corev1.Pod) bool { return p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil })
+}
+
+// claims are the NodePool's NodeClaims.
+func (s *scenario) claims() []v1.NodeClaim {
+	list := &v1.NodeClaimList{}
+	_ = cluster.Client.List(context.Background(), list, client.MatchingLabels{v1.NodePoolLabelKey: s.np.Name})
+	return list.Items
+}
+
+// names are the NodePool's NodeClaims' and Nodes' names.
+func (s *scenario) names() map[string]bool {
+	out := map[string]bool{}
+	for _, nc := range s.claims() {
+		out[nc.Name] = true
+		if nc.Status.NodeName != "" {
+			out[nc.Status.NodeName] = true
+		}
+	}
+	return out
+}
+
+// scale sets the Deployment's replicas.
+func (s *scenario) scale(replicas int32) {
+	patch := client.MergeFrom(s.deploy.DeepCopy())
+	s.deploy.Spec.Replicas = ptr.To(replicas)
+	s.g.Expect(cluster.Client.Patch(context.Background(), s.deploy, patch)).To(gomega.Succeed())
+}
+
+// requireTypes sets the NodePool's instance-type requirement.
+func (s *scenario) requireTypes(types ...string) {
+	np := &v1.NodePool{}
+	s.g.Expect(cluster.Client.Get(context.Background(), client.ObjectKeyFromObject(s.np), np)).To(gomega.Succeed())
+	patch := client.MergeFrom(np.DeepCopy())
+	np.Spec.Template.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{{Key: v1.LabelInstanceType, Operator: corev1.NodeSelectorOpIn, Values: types}}
+	s.g.Expect(cluster.Client.Patch(context.Background(), np, patch)).To(gomega.Succeed())
+}
+
+// event is the first event with reason whose message contains text about
+// one of objects (NodeClaim and Node names); nil if there is none.
+func event(objects map[string]bool, reason, text string) *corev1.Event {
+	events := &corev1.EventList{}
+	if err := cluster.Client.List(context.Background(), events, client.MatchingFields{"reason": reason}); err != nil {
+		return nil
+	}
+	for i, e := range events.Items {
+		if objects[e.InvolvedObject.Name] && strings.Contains(e.Message, text) {
+			return &events.Items[i]
+		}
+	}
+	return nil
+}
+
+// expectEvent waits for an event about the scenario's nodes.
+func (s *scenario) expectEvent(objects map[string]bool, reason, text string) {
+	s.t.Helper()
+	s.g.Eventually(func() *corev1.Event { return event(objects, reason, text) }).WithTimeout(60*time.Second).
+		ShouldNot(gomega.BeNil(), "no %s event saying %q about %v", reason, text, objects)
+}
+
+// untouched checks for a while that the scenario's nodes stay: the same
+// NodeClaims, none deleting, none added.
+func (s *scenario) untouched(want map[string]bool) {
+	s.t.Helper()
+	s.g.Consistently(func(g gomega.Gomega) {
+		claims := s.claims()
+		g.Expect(claims).To(gomega.HaveLen(len(want)))
+		for _, nc := range claims {
+			g.Expect(want).To(gomega.HaveKey(nc.Name))
+			g.Expect(nc.DeletionTimestamp).To(gomega.BeNil(), "nodeclaim %s is being deleted", nc.Name)
+		}
+	}).WithTimeout(quiet).WithPolling(250 * time.Millisecond).Should(gomega.Succeed())
+}
+
+func claimNames(claims []v1.NodeClaim) map[string]bool {
+	out := map[string]bool{}
+	for _, nc := range claims {
+		out[nc.Name] = true
+	}
+	return out
+}
+
+// Scaled to zero, the Deployment's three nodes are removed by Emptiness,
+// never more at once than the Empty budget of 1.
+func TestEmptyNodesGoWithinTheBudget(t *testing.T) {
+	t.Parallel()
+	s := start(t, setup{replicas: 3, budget: "1", reasons: []v1.DisruptionReason{v1.DisruptionReasonEmpty}, instanceTypes: []string{"m5.xlarge"}})
+	claims := claimNames(s.claims())
+	s.scale(0)
+	s.g.Eventually(func() []v1.NodeClaim { return s.claims() }).WithTimeout(120 * time.Second).Should(gomega.BeEmpty())
+	if got := s.guard.Peak(); got != 1 {
+		t.Errorf("at most %d nodeclaims were deleting at once; want 1 (the budget)", got)
+	}
+	for name := range claims {
+		if event(map[string]bool{name: true}, "DisruptionTerminating", "Emptiness") == nil {
+			t.Errorf("nodeclaim %s went without a DisruptionTerminating event from Emptiness", name)
+		}
+	}
+}
+
+// A budget of 0 keeps an empty node, and says so.
+func TestZeroBudgetKeepsEmptyNodes(t *testing.T) {
+	t.Parallel()
+	s := start(t, setup{replicas: 1, budget: "0", instanceTypes: []string{"m5.xlarge"}})
+	claims := claimNames(s.claims())
+	s.scale(0)
+	s.g.Eventually(func() []corev1.Pod { return s.running() }).Should(gomega.BeEmpty())
+	s.expectEvent(s.names(), "Unconsolidatable", "disruption budget of 0 for Empty")
+	s.untouched(claims)
+}
+
+// Narrowing the NodePool's instance types drifts its nodes: each is
+// replaced by a node of the new type, launched and initialized before the
+// old one goes, so no pod waits for a launch, and the PDB holds.
+func TestDriftReplacesNodesPreSpun(t *testing.T) {
+	t.Parallel()
+	const replicas = 3
+	s := start(t, setup{replicas: replicas, budget: "1", instanceTypes: []string{"m5.xlarge"}, minAvailable: ptr.To[int32](replicas - 1)})
+	old := claimNames(s.claims())
+	s.requireTypes("m5.2xlarge")
+	s.g.Eventually(func(g gomega.Gomega) {
+		claims := s.claims()
+		g.Expect(claims).To(gomega.HaveLen(replicas))
+		for _, nc := range claims {
+			g.Expect(old).NotTo(gomega.HaveKey(nc.Name), "old nodeclaim %s still there", nc.Name)
+			g.Expect(nc.Labels).To(gomega.HaveKeyWithValue(v1.LabelInstanceType, "m5.2xlarge"))
+		}
+		pods := s.running()
+		g.Expect(pods).To(gomega.HaveLen(replicas))
+		for _, p := range pods {
+			node := &corev1.Node{}
+			g.Expect(cluster.Client.Get(context.Background(), client.ObjectKey{Name: p.Spec.NodeName}, node)).To(gomega.Succeed())
+			g.Expect(node.Labels).To(gomega.HaveKeyWithValue(v1.LabelInstanceType, "m5.2xlarge"), "pod %s runs on %s", p.Name, node.Name)
+		}
+	}).WithTimeout(150 * time.Second).Should(gomega.Succeed())
+	history := s.guard.History()
+	for _, e := range history {
+		t.Logf("%s nodeclaim %s %s", e.at.Format("15:04:05.000"), e.name, e.kind)
+	}
+	for name := range old {
+		if !slices.ContainsFunc(history, func(e claimEvent) bool { return e.name == name && e.kind == "drifted" }) {
+			t.Errorf("nodeclaim %s was replaced without being marked Drifted", name)
+		}
+	}
+	for _, v := range preSpun(history, old) {
+		t.Error(v)
+	}
+	d, pod := s.guard.LongestPending()
+	t.Logf("longest Pending: %s (%s)", d, pod)
+	if d > pendingBound {
+		t.Errorf("pod %s was Pending for %s; a pre-spun replacement should take it within %s", pod, d, pendingBound)
+	}
+	if got := s.guard.Peak(); got > 1 {
+		t.Errorf("%d nodeclaims were deleting at once", got)
+	}
+}
+
+// Widening the requirement so the nodes still match is not drift:
+// nothing is marked Drifted and nothing is replaced.
+func TestWideningIsNotDrift(t *testing.T) {
+	t.Parallel()
+	s := start(t, setup{replicas: 2, budget: "1", instanceTypes: []string{"m5.xlarge"}})
+	claims := claimNames(s.claims())
+	s.requireTypes("m5.xlarge", "m5.2xlarge")
+	s.untouched(claims)
+	for _, nc := range s.claims() {
+		if c := meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypeDrifted); c != nil {
+			t.Errorf("nodeclaim %s has %s=%s (%s) after a widening", nc.Name, c.Type, c.Status, c.Message)
+		}
+	}
+	for _, e := range s.guard.History() {
+		if e.kind == "drifted" {
+			t.Errorf("nodeclaim %s was marked Drifted after a widening", e.name)
+		}
+	}
+}
+
+// A do-not-disrupt pod keeps its drifted node, and the verdict names it.
+func TestDoNotDisruptPodKeepsDriftedNode(t *testing.T) {
+	t.Parallel()
+	s := start(t, setup{replicas: 1, budget: "1", instanceTypes: []string{"m5.xlarge"},
+		annotations: map[string]string{v1.DoNotDisruptAnnotationKey: "true"}})
+	claims := claimNames(s.claims())
+	pod := s.running()[0]
+	s.requireTypes("m5.2xlarge")
+	s.g.Eventually(func(g gomega.Gomega) {
+		for _, nc := range s.claims() {
+			g.Expect(meta.IsStatusConditionTrue(nc.Status.Conditions, v1.ConditionTypeDrifted)).To(gomega.BeTrue(), "nodeclaim %s not Drifted", nc.Name)
+		}
+	}).Should(gomega.Succeed())
+	s.expectEvent(s.names(), "DisruptionBlocked", "pod "+s.ns+"/"+pod.Name+" has do-not-disrupt")
+	s.untouched(claims)
+}
+
+// A PDB allowing no eviction keeps the drifted nodes of its pods, and the
+// verdict names it.
+func TestPDBKeepsDriftedNodes(t *testing.T) {
+	t.Parallel()
+	const replicas = 2
+	s := start(t, setup{replicas: replicas, budget: "1", instanceTypes: []string{"m5.xlarge"}, minAvailable: ptr.To[int32](replicas)})
+	claims := claimNames(s.claims())
+	s.requireTypes("m5.2xlarge")
+	s.g.Eventually(func(g gomega.Gomega) {
+		for _, nc := range s.claims() {
+			g.Expect(meta.IsStatusConditionTrue(nc.Status.Conditions, v1.ConditionTypeDrifted)).To(gomega.BeTrue(), "nodeclaim %s not Drifted", nc.Name)
+		}
+	}).Should(gomega.Succeed())
+	s.expectEvent(s.names(), "DisruptionBlocked", "pdb "+s.ns+"/"+s.pdb.Name+" prevents pod evictions")
+	s.untouched(claims)
+}

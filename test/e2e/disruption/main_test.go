@@ -1,0 +1,56 @@
+//go:build e2e
+
+package disruption
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/capstan-dev/capstan/pkg/test"
+)
+
+var cluster *test.Cluster
+
+// Compressed disruption timings: the controller evaluates every second
+// and carries a decision out two seconds after it made it (the reference
+// polls every 10 s and validates after 15 s).
+const (
+	pollInterval    = time.Second
+	validationDelay = 2 * time.Second
+	// quiet is how long a scenario waits to show that nothing happens:
+	// several rounds of planning and validation.
+	quiet = 4 * (pollInterval + validationDelay)
+)
+
+// scenarios is how many tests run at once unless -parallel says
+// otherwise: all of them. They mostly wait on the cluster, so running
+// them together costs no more than the longest (by default go test runs
+// only GOMAXPROCS at once: two on CI's machines).
+const scenarios = 8
+
+// TestMain starts capstan with quick batches, the Drift gate on and the
+// compressed disruption timings.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit {
+		_ = flag.Set("test.parallel", strconv.Itoa(scenarios))
+	}
+	log.SetLogger(klog.NewKlogr()) // the guard's watching clients log through it
+	profile, _ := filepath.Abs("testdata/cloud-profile.yaml")
+	os.Exit(test.MainWithCapstan(m, test.CapstanOptions{Args: func(*test.Cluster) []string {
+		return []string{"--cloud-profile=" + profile, "--batch-idle-duration=500ms", "--batch-max-duration=2s",
+			"--feature-gates=Drift=true",
+			"--disruption-poll-interval=" + pollInterval.String(),
+			"--disruption-validation-delay=" + validationDelay.String(),
+			"--disruption-replacement-timeout=60s"}
+	}}, func(c *test.Cluster, _ string) { cluster = c }))
+}
