@@ -139,7 +139,9 @@ func (c *Controller) execute(ctx context.Context, plan drain.Plan) (int, error) 
 		eviction.Name, eviction.Namespace = p.Name, p.Namespace
 		err := c.client.SubResource("eviction").Create(ctx, p, eviction)
 		switch {
-		case err == nil, apierrors.IsNotFound(err):
+		// A namespace being deleted refuses evictions; its pods are
+		// going anyway.
+		case err == nil, apierrors.IsNotFound(err), apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
 		case apierrors.IsTooManyRequests(err):
 			refused++
 		default:
