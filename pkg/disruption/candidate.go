@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/state"
 )
 
@@ -65,6 +66,10 @@ type Candidate struct {
 	// Blocked says why voluntary methods must leave the node alone, in
 	// the reference's words; empty when nothing does.
 	Blocked string
+	// Price is what the node costs an hour (its offering's price), when
+	// Priced: the snapshot knows its offering.
+	Price  float64
+	Priced bool
 }
 
 // Candidates are the NodeClaims a NodePool owns with a registered Node,
@@ -91,6 +96,7 @@ func Candidates(in Input) []Candidate {
 			continue
 		}
 		c := Candidate{NodeClaim: nc, Node: node, NodePool: np}
+		c.Price, c.Priced = cloudprovider.LaunchedPrice(nc, in.Snapshot.Input.InstanceTypes[np.Name])
 		for _, p := range pods[node.Name] {
 			if mustMove(p) {
 				c.Pods = append(c.Pods, p)

@@ -208,10 +208,10 @@ func TestMethodsOrder(t *testing.T) {
 		}
 		return out
 	}
-	if diff := cmp.Diff([]string{"Drift", "Emptiness"}, methodNames(Methods(true))); diff != "" {
+	if diff := cmp.Diff([]string{"Drift", "Emptiness", "MultiNodeConsolidation", "SingleNodeConsolidation"}, methodNames(Methods(Gates{Drift: true}))); diff != "" {
 		t.Errorf("methods with drift (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"Emptiness"}, methodNames(Methods(false))); diff != "" {
+	if diff := cmp.Diff([]string{"Emptiness", "MultiNodeConsolidation", "SingleNodeConsolidation"}, methodNames(Methods(Gates{}))); diff != "" {
 		t.Errorf("methods without drift (-want +got):\n%s", diff)
 	}
 	c := newCluster("a", "b")
@@ -219,7 +219,7 @@ func TestMethodsOrder(t *testing.T) {
 	c.drift("a", t0)
 	c.claim("a").Status.Conditions[1].Status = metav1.ConditionFalse
 	c.snapshot(m5...)
-	d := Plan(c.in, Methods(true), t0)
+	d := Plan(c.in, Methods(Gates{Drift: true}), t0)
 	if !d.Found || d.Command.Method != "Emptiness" {
 		t.Fatalf("command %+v %v, want Emptiness's", d.Command, d.Found)
 	}

@@ -45,7 +45,7 @@ func TestEmptiness(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newCluster("a", "b", "c")
 			tc.setup(c)
-			d := Plan(c.in, Methods(true), tc.now)
+			d := Plan(c.in, Methods(Gates{Drift: true}), tc.now)
 			cmd, ok := d.Command, d.Found
 			if ok != (len(tc.want) > 0) {
 				t.Fatalf("command %v (%+v), want one for %v", ok, cmd, tc.want)

@@ -74,13 +74,21 @@ type Method interface {
 	Compute(env Env) Outcome
 }
 
-// Methods are the voluntary methods in seed 004's order; drift only with
-// its feature gate.
-func Methods(drift bool) []Method {
-	if drift {
-		return []Method{Drift{}, Emptiness{}}
+// Gates are the feature gates that shape the method list.
+type Gates struct {
+	Drift                   bool
+	SpotToSpotConsolidation bool
+}
+
+// Methods are the voluntary methods in seed 004's order: drift (with its
+// gate), then consolidation: empty nodes, several nodes at once, one node.
+func Methods(g Gates) []Method {
+	var out []Method
+	if g.Drift {
+		out = append(out, Drift{})
 	}
-	return []Method{Emptiness{}}
+	return append(out, Emptiness{}, MultiNodeConsolidation{SpotToSpot: g.SpotToSpotConsolidation},
+		SingleNodeConsolidation{SpotToSpot: g.SpotToSpotConsolidation})
 }
 
 // Decision is a planning round: the command (if any method yielded one),

@@ -25,7 +25,7 @@ const (
 // "<nodepool>-r1", "<nodepool>-r2", ... in launch order.
 func options() Options {
 	n := 0
-	return Options{Methods: Methods(true), ValidationDelay: delay, ReplacementTimeout: timeout,
+	return Options{Methods: Methods(Gates{Drift: true}), ValidationDelay: delay, ReplacementTimeout: timeout,
 		Name: func(pool string) string { n++; return fmt.Sprintf("%s-r%d", pool, n) }}
 }
 
@@ -66,7 +66,7 @@ func orchestrated(t *testing.T, setup func(*cluster)) (*cluster, Orchestration) 
 	c.pod("web-c", "c", requests("1"))
 	setup(c)
 	c.snapshot(m5...)
-	d := Plan(c.in, Methods(true), t0)
+	d := Plan(c.in, Methods(Gates{Drift: true}), t0)
 	if !d.Found {
 		t.Fatalf("no command decided: %+v", d)
 	}
@@ -275,7 +275,7 @@ func TestStepReplacing(t *testing.T) {
 func TestStepUnknown(t *testing.T) {
 	c, o := orchestrated(t, busyDrifted)
 	noDrift := options()
-	noDrift.Methods = Methods(false)
+	noDrift.Methods = Methods(Gates{})
 	res, err := noDrift.Step(o, Observation{Input: c.in}, t0.Add(delay))
 	if err != nil || !res.Done || res.Abandoned != "method Drift is no longer enabled" || len(res.Actions) != 0 {
 		t.Errorf("drift off: %+v %v, want abandoned, no actions", res, err)
@@ -312,7 +312,7 @@ func TestBadBudgetHoldsItsNodePoolOnly(t *testing.T) {
 	if allowed["bad"] != 0 || allowed["default"] != 1 {
 		t.Errorf("allowed %v, want 0 for bad and 1 for default", allowed)
 	}
-	if d := Plan(c.in, Methods(true), t0); !d.Found || names(d.Command.Candidates)[0] != "a" {
+	if d := Plan(c.in, Methods(Gates{Drift: true}), t0); !d.Found || names(d.Command.Candidates)[0] != "a" {
 		t.Errorf("plan %+v, want node a of the good NodePool", d)
 	}
 }

@@ -25,6 +25,8 @@ type NodeInput struct {
 	// Drift is the controller's Drift feature gate: it picks the methods
 	// (disruption.Methods), as the controller does.
 	Drift bool
+	// SpotToSpot is the controller's SpotToSpotConsolidation gate.
+	SpotToSpot bool
 	// Offline: the snapshot has no instance types (no controller to
 	// ask), so where a drifted node's pods would go is not known, nor is
 	// the Drift gate.
@@ -71,9 +73,6 @@ func ForNode(in NodeInput) Node {
 // list them.
 var disruptionReasons = []v1.DisruptionReason{v1.DisruptionReasonEmpty, v1.DisruptionReasonDrifted, v1.DisruptionReasonUnderutilized}
 
-// busyNotImplemented is said of a node with pods no method moves.
-const busyNotImplemented = "consolidation of busy nodes is not implemented yet"
-
 // explainDisruption fills in why the node is or is not being disrupted.
 func explainDisruption(in NodeInput, out *Node) {
 	nc := in.NodeClaim
@@ -111,12 +110,7 @@ func explainDisruption(in NodeInput, out *Node) {
 	if consolidates {
 		out.ConsolidatableAt = &at
 	}
-	allowed, _, err := allowedNow(dis, np, in.Now)
-	if err != nil {
-		out.Disruption = "disruption cannot be evaluated: " + err.Error()
-		return
-	}
-	out.DisruptionsAllowed = allowed
+	out.DisruptionsAllowed, _ = allowedNow(dis, np, in.Now)
 	if in.Offline && out.Drifted != nil {
 		out.Unknown = append(out.Unknown, "the Drift feature gate: the controller's (pass --controller-address); a Drifted condition is taken to mean it is on")
 	}
@@ -137,7 +131,7 @@ func explainDisruption(in NodeInput, out *Node) {
 		return
 	}
 	gate := in.Drift || in.Offline
-	d := disruption.Plan(dis, disruption.Methods(gate), in.Now)
+	d := disruption.Plan(dis, disruption.Methods(disruption.Gates{Drift: gate, SpotToSpotConsolidation: in.SpotToSpot}), in.Now)
 	if d.Found && slices.Contains(d.Command.Names(), nc.Name) {
 		out.DisruptionStatus = DisruptionNext
 		out.DisruptionReason, out.DisruptionMethod = string(d.Command.Reason), d.Command.Method
@@ -155,7 +149,7 @@ func explainDisruption(in NodeInput, out *Node) {
 	}
 	if len(out.DisruptionVerdicts) > 0 {
 		v := out.DisruptionVerdicts[0]
-		if in.Offline && v.Method == (disruption.Drift{}).Name() && allowed[string(v1.DisruptionReasonDrifted)] > 0 {
+		if in.Offline && v.Method == (disruption.Drift{}).Name() && out.DisruptionsAllowed[string(v1.DisruptionReasonDrifted)] > 0 {
 			// Not blocked, not held by the budget: the verdict is the
 			// scheduling simulation's, and without instance types no
 			// replacement fits anything, so it is not the controller's.
@@ -190,9 +184,15 @@ func explainDisruption(in NodeInput, out *Node) {
 	case pods == 0:
 		out.DisruptionStatus = DisruptionNone
 		out.Disruption = what
+	case np.Spec.Disruption.ConsolidationPolicy == v1.ConsolidationPolicyWhenEmpty:
+		out.DisruptionStatus = DisruptionNone
+		out.Disruption = fmt.Sprintf("nothing to disrupt: it runs %d pod%s and its NodePool consolidates only empty nodes (consolidationPolicy: WhenEmpty)", pods, plural(pods))
+	case consolidates && !consolidatable:
+		out.DisruptionStatus = DisruptionWaiting
+		out.Disruption = fmt.Sprintf("it runs %d pod%s; consolidation may consider it from %s (consolidateAfter)", pods, plural(pods), at.UTC().Format(time.RFC3339))
 	default:
 		out.DisruptionStatus = DisruptionNone
-		out.Disruption = fmt.Sprintf("nothing to disrupt: it runs %d pod%s; %s", pods, plural(pods), busyNotImplemented)
+		out.Disruption = fmt.Sprintf("nothing to disrupt: it runs %d pod%s and no method disrupts it this round", pods, plural(pods))
 	}
 }
 
@@ -269,13 +269,13 @@ func notCandidate(in disruption.Input, nc *v1.NodeClaim) string {
 // allowedNow is how many more of np's nodes each reason may disrupt now
 // (disruption.AllowedByPool over the NodePool's nodes), and how many of
 // its registered nodes are disrupting.
-func allowedNow(in disruption.Input, np *v1.NodePool, now time.Time) (map[string]int, int, error) {
+func allowedNow(in disruption.Input, np *v1.NodePool, now time.Time) (map[string]int, int) {
 	in.NodePools = []*v1.NodePool{np}
 	out := map[string]int{}
 	for _, r := range disruptionReasons {
 		out[string(r)] = disruption.AllowedByPool(in, r, now)[np.Name]
 	}
-	return out, disruptingNodes(in, np.Name), nil
+	return out, disruptingNodes(in, np.Name)
 }
 
 // disruptingNodes counts a NodePool's NodeClaims with a Node being

@@ -403,7 +403,15 @@ func TestExplainNodeDisruption(t *testing.T) {
 				w.pod("x", "a")
 				w.pod("y", "a")
 			},
-			want: candidate(2, view{Status: "None", Sentence: "nothing to disrupt: it runs 2 pods; consolidation of busy nodes is not implemented yet"}),
+			want: candidate(2, view{Status: "None", Sentence: "nothing to disrupt: it runs 2 pods and no method disrupts it this round"}),
+		},
+		{
+			name: "busy, under WhenEmpty",
+			setup: func(w *world) {
+				w.pod("x", "a")
+				w.pool().Spec.Disruption.ConsolidationPolicy = v1.ConsolidationPolicyWhenEmpty
+			},
+			want: candidate(1, view{Status: "None", Sentence: "nothing to disrupt: it runs 1 pod and its NodePool consolidates only empty nodes (consolidationPolicy: WhenEmpty)"}),
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

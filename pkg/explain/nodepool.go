@@ -56,11 +56,7 @@ func ForNodePool(in NodePoolInput) (NodePool, error) {
 	}
 	out.TimeZone, out.Budgets = loc.String(), statuses
 	if in.Disruption != nil {
-		allowed, disrupting, err := allowedNow(*in.Disruption, np, in.Now)
-		if err != nil {
-			return NodePool{}, err
-		}
-		out.DisruptionsAllowed, out.Disrupting = allowed, disrupting
+		out.DisruptionsAllowed, out.Disrupting = allowedNow(*in.Disruption, np, in.Now)
 	} else {
 		out.Unknown = append(out.Unknown, "disruptions allowed now: the NodePool's nodes were not read")
 	}

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/budgets"
 	"github.com/capstan-dev/capstan/pkg/disruption"
 	"github.com/capstan-dev/capstan/pkg/lifecycle"
 	"github.com/capstan-dev/capstan/pkg/state"
@@ -18,8 +19,8 @@ import (
 
 // DisruptionOptions mean what the controller's disruption flags do.
 type DisruptionOptions struct {
-	// Drift is the Drift feature gate.
-	Drift              bool
+	// Gates are the feature gates.
+	Gates              disruption.Gates
 	PollInterval       time.Duration
 	ValidationDelay    time.Duration
 	ReplacementTimeout time.Duration
@@ -27,16 +28,20 @@ type DisruptionOptions struct {
 
 // disrupter is the disruption controller's state in a run: the same
 // Engine, ticked at the controller's poll interval, but only when a tick
-// could decide something new, so a quiet cluster does not wake the run
-// every ten seconds.
+// could decide something new, so a cluster where nothing can be
+// disrupted does not re-plan every ten seconds.
 type disrupter struct {
 	engine *disruption.Engine
-	// next is the earliest the engine ticks again; quiet is set when the
-	// last plan found nothing eligible, version the world it saw, and
-	// consolidatable the next time a NodeClaim becomes consolidatable.
+	// next is the earliest the engine ticks again. idle is set when the
+	// last plan found no command in the world of version; it plans again
+	// only once that world changes, a NodeClaim becomes consolidatable
+	// (consolidatable), or at revisit: a budget window opens or closes,
+	// or verdicts are due again (every EventInterval, as the
+	// controller's rate limit lets them through).
 	next           time.Time
-	quiet          bool
+	idle           bool
 	version        int
+	revisit        time.Time
 	consolidatable time.Time
 	// judged is when NodeClaims' conditions are next judged even if the
 	// world did not change: the cloud drifts on its own (a reservation
@@ -47,7 +52,7 @@ type disrupter struct {
 
 func newDisrupter(opts DisruptionOptions, name func(string) string) *disrupter {
 	return &disrupter{engine: &disruption.Engine{EventInterval: disruption.DefaultEventInterval, Options: disruption.Options{
-		Methods: disruption.Methods(opts.Drift), ValidationDelay: opts.ValidationDelay, ReplacementTimeout: opts.ReplacementTimeout, Name: name,
+		Methods: disruption.Methods(opts.Gates), ValidationDelay: opts.ValidationDelay, ReplacementTimeout: opts.ReplacementTimeout, Name: name,
 	}}}
 }
 
@@ -59,16 +64,17 @@ func (d *disrupter) due(now time.Time, version int) bool {
 	if now.Before(d.next) {
 		return false
 	}
-	return !d.quiet || version != d.version || (!d.consolidatable.IsZero() && !now.Before(d.consolidatable))
+	reached := func(t time.Time) bool { return !t.IsZero() && !now.Before(t) }
+	return !d.idle || version != d.version || reached(d.consolidatable) || reached(d.revisit)
 }
 
 // wake is when the engine wants to tick next, if at all, and when the
 // conditions are next judged.
 func (d *disrupter) wake(version int) []time.Time {
-	if _, ok := d.engine.Active(); ok || !d.quiet || version != d.version {
+	if _, ok := d.engine.Active(); ok || !d.idle || version != d.version {
 		return []time.Time{d.next, d.consolidatable, d.judged}
 	}
-	return []time.Time{d.consolidatable, d.judged}
+	return []time.Time{d.consolidatable, d.judged, d.revisit}
 }
 
 // stampPodEvents is the controller's pod-events controller: a NodeClaim's
@@ -132,17 +138,36 @@ func (s *Simulator) disrupt(ctx context.Context) (bool, error) {
 		d.next = tick.WakeAt
 	}
 	if tick.Planned != nil {
-		d.quiet, d.version = !tick.Planned.Found && len(tick.Planned.Verdicts) == 0 && eligible(tick.Planned) == 0, version
+		d.idle, d.version, d.revisit = !tick.Planned.Found, version, s.revisitAt(in, tick.Planned, now)
 	}
 	return s.applyTick(tick, now) || changed, nil
 }
 
-func eligible(d *disruption.Decision) int {
-	n := 0
-	for _, e := range d.Eligible {
-		n += e
+// revisitAt is when an idle engine must plan again though nothing in the
+// world changed: when verdicts are due again, or the next budget window
+// opens or closes; zero when nothing waits on time.
+func (s *Simulator) revisitAt(in disruption.Input, d *disruption.Decision, now time.Time) time.Time {
+	var at time.Time
+	earliest := func(t time.Time) {
+		if t.After(now) && (at.IsZero() || t.Before(at)) {
+			at = t
+		}
 	}
-	return n
+	for _, n := range d.Eligible {
+		if n > 0 || len(d.Verdicts) > 0 {
+			earliest(now.Add(disruption.DefaultEventInterval))
+		}
+	}
+	for _, np := range in.NodePools {
+		statuses, _, err := budgets.Evaluate(np, now)
+		if err != nil {
+			continue
+		}
+		for _, b := range statuses {
+			earliest(b.Change)
+		}
+	}
+	return at
 }
 
 // updateConditions keeps each NodeClaim's Drifted and Consolidatable
@@ -161,14 +186,14 @@ func (s *Simulator) updateConditions(ctx context.Context, now time.Time) (bool, 
 			continue
 		}
 		var cloudReason string
-		if s.opts.Disruption.Drift {
+		if s.opts.Disruption.Gates.Drift {
 			reason, err := s.cloud.IsDrifted(ctx, nc)
 			if err != nil {
 				return false, fmt.Errorf("asking the cloud whether nodeclaim %s drifted, %w", nc.Name, err)
 			}
 			cloudReason = string(reason)
 		}
-		c, at := disruption.UpdateConditions(nc, np, cloudReason, s.opts.Disruption.Drift, now)
+		c, at := disruption.UpdateConditions(nc, np, cloudReason, s.opts.Disruption.Gates.Drift, now)
 		changed = changed || c
 		if !at.IsZero() && (s.disrupter.consolidatable.IsZero() || at.Before(s.disrupter.consolidatable)) {
 			s.disrupter.consolidatable = at

@@ -87,7 +87,12 @@ func TestEmptyNodesKept(t *testing.T) {
 			if len(nodesWhere(r, alive)) != len(r.Nodes) || len(r.Nodes) == 0 {
 				t.Fatalf("nodes %+v; want every node kept", r.Nodes)
 			}
-			events := eventsOf(r, "Unconsolidatable")
+			var events []simulator.Event
+			for _, e := range eventsOf(r, "Unconsolidatable") {
+				if strings.HasSuffix(e.Message, "for Empty") {
+					events = append(events, e)
+				}
+			}
 			if tc.verdict == "" {
 				if len(events) != 0 {
 					t.Errorf("verdicts %v, want none", events)
@@ -157,7 +162,7 @@ func TestDriftBlocked(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			set := read(t, placementHeader+nodePoolYAML("default", "")+annotate(narrowed("default"), "apply-at: 30m")+tc.workload+tc.extra)
-			r := run(t, set, func(o *simulator.Options) { o.Duration = time.Hour; o.Disruption.Drift = tc.drift })
+			r := run(t, set, func(o *simulator.Options) { o.Duration = time.Hour; o.Disruption.Gates.Drift = tc.drift })
 			if len(r.Nodes) != 2 || len(nodesWhere(r, alive)) != 2 {
 				t.Fatalf("nodes %+v; want both drifted nodes kept", r.Nodes)
 			}

@@ -41,7 +41,7 @@ func DefaultOptions() Options {
 		UnavailableTTL: cloudprovider.DefaultUnavailableOfferingsTTL, RegistrationTTL: lifecycle.DefaultRegistrationTTL,
 		MaxInstanceTypes: 60, SchedulerNames: []string{"default-scheduler"},
 		Disruption: DisruptionOptions{
-			Drift: true, PollInterval: 10 * time.Second,
+			Gates: disruption.Gates{Drift: true}, PollInterval: 10 * time.Second,
 			ValidationDelay: disruption.DefaultValidationDelay, ReplacementTimeout: disruption.DefaultReplacementTimeout,
 		},
 	}

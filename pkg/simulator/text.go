@@ -13,12 +13,13 @@ import (
 
 // isKeyEvent picks the events the text summary lists: failures,
 // interruptions, scaling, disruption, deletions and the manifests'
-// timed changes.
+// timed changes. Unconsolidatable verdicts (every node that cannot be
+// consolidated, every five minutes) are left to -o json.
 // Pods' reasons and launches are summarized in tables instead.
 func isKeyEvent(kind string) bool {
 	switch kind {
 	case "InsufficientCapacity", "LaunchFailed", "RegistrationTimeout", "Scaled", "NodeDeleted", "InstanceStopped", "Applied", "Deleted",
-		"DisruptionLaunching", "DisruptionTerminating", "DisruptionBlocked", "Unconsolidatable":
+		"DisruptionLaunching", "DisruptionTerminating", "DisruptionBlocked":
 		return true
 	}
 	switch cloudprovider.InterruptionKind(kind) {

@@ -178,7 +178,7 @@ func runController(ctx context.Context, opts Options) error {
 		Plan: plan.Options{
 			MaxInstanceTypes: opts.MaxInstanceTypes, Models: provisioner.APIModelLookup(mgr.GetClient()), Unavailable: unavailable,
 		},
-		SchedulerNames: opts.SchedulerNames, Drift: opts.Disruption.Drift(),
+		SchedulerNames: opts.SchedulerNames, Drift: opts.Disruption.Drift(), SpotToSpot: opts.Disruption.Gates().SpotToSpotConsolidation,
 	}, clk).Handler())
 	disruptionMetrics, err := disruptionctrl.NewMetrics(ctrlmetrics.Registry)
 	if err != nil {
@@ -186,7 +186,7 @@ func runController(ctx context.Context, opts Options) error {
 	}
 	disrupt := disruptionctrl.New(mgr.GetClient(), mgr.GetAPIReader(), cluster, mgr.GetEventRecorder("capstan"), clk, disruptionMetrics, disruptionctrl.Options{
 		PollInterval: opts.Disruption.PollInterval, ValidationDelay: opts.Disruption.ValidationDelay,
-		ReplacementTimeout: opts.Disruption.ReplacementTimeout, Drift: opts.Disruption.Drift(),
+		ReplacementTimeout: opts.Disruption.ReplacementTimeout, Gates: opts.Disruption.Gates(),
 	})
 	lifecycle := nodeclaim.New(mgr.GetClient(), mgr.GetAPIReader(), cp, unavailable, prov, mgr.GetEventRecorder("capstan"), clk, opts.RegistrationTTL)
 	if hook := opts.testHooks.afterCreate(); hook != nil {

@@ -49,11 +49,16 @@ func newDisruptionFlags(f *pflag.FlagSet) *DisruptionFlags {
 
 // simulator are the flags as simulate's options.
 func (d *DisruptionFlags) simulator() simulator.DisruptionOptions {
-	return simulator.DisruptionOptions{Drift: d.Drift(), PollInterval: d.PollInterval, ValidationDelay: d.ValidationDelay, ReplacementTimeout: d.ReplacementTimeout}
+	return simulator.DisruptionOptions{Gates: d.Gates(), PollInterval: d.PollInterval, ValidationDelay: d.ValidationDelay, ReplacementTimeout: d.ReplacementTimeout}
 }
 
 // Drift reports the Drift feature gate.
 func (d *DisruptionFlags) Drift() bool { return d.Features.Enabled(FeatureDrift) }
+
+// Gates are the disruption methods' feature gates.
+func (d *DisruptionFlags) Gates() disruption.Gates {
+	return disruption.Gates{Drift: d.Drift(), SpotToSpotConsolidation: d.Features.Enabled(FeatureSpotToSpotConsolidation)}
+}
 
 func (d *DisruptionFlags) validate() error {
 	var delay error

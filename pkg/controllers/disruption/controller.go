@@ -37,8 +37,8 @@ type Options struct {
 	// disruption.Options.
 	ValidationDelay    time.Duration
 	ReplacementTimeout time.Duration
-	// Drift is the Drift feature gate.
-	Drift bool
+	// Gates are the feature gates that shape the methods.
+	Gates disruption.Gates
 }
 
 // replacingPoll is how often a command waiting on its replacements looks
@@ -63,7 +63,7 @@ type Controller struct {
 // New builds the controller.
 func New(c client.Client, reader client.Reader, cluster *clusterstate.Cluster, recorder events.EventRecorder, clk clock.Clock, metrics *Metrics, opts Options) *Controller {
 	engine := &disruption.Engine{EventInterval: disruption.DefaultEventInterval, Options: disruption.Options{
-		Methods: disruption.Methods(opts.Drift), ValidationDelay: opts.ValidationDelay, ReplacementTimeout: opts.ReplacementTimeout,
+		Methods: disruption.Methods(opts.Gates), ValidationDelay: opts.ValidationDelay, ReplacementTimeout: opts.ReplacementTimeout,
 		Name: func(np string) string { return np + "-" + rand.String(5) },
 	}}
 	return &Controller{client: c, reader: reader, cluster: cluster, recorder: recorder, clock: clk, metrics: metrics, opts: opts,

@@ -21,6 +21,7 @@ import (
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/fake"
 	"github.com/capstan-dev/capstan/pkg/clusterstate"
+	"github.com/capstan-dev/capstan/pkg/disruption"
 	"github.com/capstan-dev/capstan/pkg/test"
 )
 
@@ -74,7 +75,7 @@ func newHarness(t *testing.T, drift bool) *harness {
 	h.g.Expect(err).NotTo(gomega.HaveOccurred())
 	h.metrics = metrics
 	h.ctrl = New(h.c, h.c, cluster, h.rec, h.clk, metrics, Options{
-		PollInterval: pollInterval, ValidationDelay: validationDelay, ReplacementTimeout: replacementTimeout, Drift: drift,
+		PollInterval: pollInterval, ValidationDelay: validationDelay, ReplacementTimeout: replacementTimeout, Gates: disruption.Gates{Drift: drift},
 	})
 	return h
 }

@@ -51,8 +51,8 @@ type Options struct {
 	Plan plan.Options
 	// SchedulerNames are the schedulers Capstan serves.
 	SchedulerNames []string
-	// Drift is the disruption controller's Drift feature gate.
-	Drift bool
+	// Drift and SpotToSpot are the disruption controller's feature gates.
+	Drift, SpotToSpot bool
 }
 
 // Bounds on what explain may cost the controller.
@@ -171,7 +171,7 @@ func (s *Server) node(r *http.Request) (any, error) {
 		return nil, err
 	}
 	dis := disruption.NewInput(objs, snapshot)
-	return explain.ForNode(explain.NodeInput{NodeClaim: nc, Disruption: &dis, Drift: s.opts.Drift, Now: s.clock.Now()}), nil
+	return explain.ForNode(explain.NodeInput{NodeClaim: nc, Disruption: &dis, Drift: s.opts.Drift, SpotToSpot: s.opts.SpotToSpot, Now: s.clock.Now()}), nil
 }
 
 // FindNodeClaim finds a NodeClaim by its name or its Node's.

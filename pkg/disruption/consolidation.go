@@ -1,0 +1,269 @@
+package disruption
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/provisioning"
+	"github.com/capstan-dev/capstan/pkg/scheduling"
+)
+
+// Consolidation limits.
+const (
+	// MinSpotToSpotTypes is how many cheaper instance types a single spot
+	// node's spot replacement must be able to launch as (seed 004: the
+	// "instance type flexibility" rule), so consolidation never races to
+	// the cheapest, most interrupted pool.
+	MinSpotToSpotTypes = 15
+	// MaxMultiNodeCandidates bounds the prefix multi-node consolidation
+	// searches: the binary search then costs at most log2(100) ≈ 7
+	// simulations.
+	MaxMultiNodeCandidates = 100
+)
+
+// Consolidation messages, in the reference's words where it has them.
+const (
+	msgNotCheaper    = "can't replace with a lower-priced node"
+	msgUnknownPrice  = "the node's price is not known"
+	msgSpotToSpotOff = "SpotToSpotConsolidation is disabled, can't replace a spot node with a spot node"
+)
+
+// consolidation is what the two consolidation methods share: which
+// candidates they may take and how a set of them is judged.
+type consolidation struct {
+	spotToSpot bool
+}
+
+// eligible are the candidates consolidation may take, cheapest to
+// disrupt first: under WhenEmptyOrUnderutilized, consolidatable, with a
+// known price, admitted (not blocked, within the Underutilized budget)
+// and running pods (empty nodes are Emptiness's).
+func (c consolidation) eligible(m Method, env Env, out *Outcome) []Candidate {
+	var cands []Candidate
+	for _, cand := range env.Candidates {
+		if cand.NodePool.Spec.Disruption.ConsolidationPolicy != v1.ConsolidationPolicyWhenEmptyOrUnderutilized ||
+			len(cand.Pods) == 0 || !Consolidatable(cand.NodeClaim, cand.NodePool, env.Now) || !out.admit(cand, m, EventUnconsolidatable, env) {
+			continue
+		}
+		if !cand.Priced {
+			out.Verdicts = append(out.Verdicts, verdict(cand, m, EventUnconsolidatable, msgUnknownPrice))
+			continue
+		}
+		cands = append(cands, cand)
+	}
+	costs := make(map[string]float64, len(cands))
+	for _, cand := range cands {
+		costs[cand.NodeClaim.Name] = Cost(cand, env.Now)
+	}
+	slices.SortStableFunc(cands, func(a, b Candidate) int {
+		return cmp.Or(cmp.Compare(costs[a.NodeClaim.Name], costs[b.NodeClaim.Name]), cmp.Compare(a.NodeClaim.Name, b.NodeClaim.Name))
+	})
+	return cands
+}
+
+// judge decides whether cs can go together: their pods fit the other
+// nodes plus at most one replacement that costs less than all of them,
+// whatever offering it launches as. It returns the command's
+// replacements, or why not.
+func (c consolidation) judge(env Env, cs []Candidate) ([]*provisioning.NodeClaim, string) {
+	sim := env.Simulate(cs)
+	if len(sim.Unplaced) > 0 {
+		u := sim.Unplaced[0]
+		return nil, fmt.Sprintf("not all pods would schedule, pod %s/%s: %s", u.Pod.Namespace, u.Pod.Name, u.Message)
+	}
+	switch len(sim.Replacements) {
+	case 0:
+		return nil, ""
+	case 1:
+	default:
+		return nil, fmt.Sprintf("can't replace with one node: the pods need %d", len(sim.Replacements))
+	}
+	price, allSpot := 0.0, true
+	for _, cand := range cs {
+		price += cand.Price
+		allSpot = allSpot && cand.NodeClaim.Labels[v1.CapacityTypeLabelKey] == v1.CapacityTypeSpot
+	}
+	r := sim.Replacements[0]
+	if Cheaper(r, price) == nil {
+		return nil, msgNotCheaper
+	}
+	if allSpot {
+		if !c.spotToSpot {
+			return nil, msgSpotToSpotOff
+		}
+		r = restrict(r, scheduling.NewRequirement(v1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, v1.CapacityTypeSpot))
+	}
+	cheaper := Cheaper(r, price)
+	if cheaper == nil {
+		return nil, msgNotCheaper
+	}
+	if allSpot && len(cs) == 1 && len(cheaper.InstanceTypes) < MinSpotToSpotTypes {
+		return nil, fmt.Sprintf("SpotToSpotConsolidation requires %d cheaper instance type options than the current candidate to consolidate, got %d",
+			MinSpotToSpotTypes, len(cheaper.InstanceTypes))
+	}
+	return []*provisioning.NodeClaim{cheaper}, ""
+}
+
+// Cheaper keeps only r's instance types every available offering of
+// which (among those r may launch as) costs less than price, so the
+// replacement is cheaper whatever the cloud picks: a replacement that
+// could land on on-demand is never priced as spot. Nil when none is.
+func Cheaper(r *provisioning.NodeClaim, price float64) *provisioning.NodeClaim {
+	var keep []*cloudprovider.InstanceType
+	var names []string
+	for _, it := range r.InstanceTypes {
+		if worst, ok := WorstPrice(it, r.Requirements); ok && worst < price {
+			keep = append(keep, it)
+			names = append(names, it.Name)
+		}
+	}
+	if len(keep) == 0 {
+		return nil
+	}
+	out := restrict(r, scheduling.NewRequirement(v1.LabelInstanceType, corev1.NodeSelectorOpIn, names...))
+	out.InstanceTypes = keep
+	return out
+}
+
+// WorstPrice is the highest price of an available offering of it that
+// reqs allow; false when there is none.
+func WorstPrice(it *cloudprovider.InstanceType, reqs scheduling.Requirements) (float64, bool) {
+	worst, found := math.Inf(-1), false
+	for _, o := range it.Offerings {
+		if o.IsAvailable() && o.CompatibleWith(reqs) {
+			worst, found = max(worst, o.Price), true
+		}
+	}
+	return worst, found
+}
+
+// restrict is a copy of r with req added to its requirements, and only
+// the instance types that still have an offering under them.
+func restrict(r *provisioning.NodeClaim, req *scheduling.Requirement) *provisioning.NodeClaim {
+	out := *r
+	out.Requirements = r.Requirements.Clone()
+	out.Requirements.Add(req)
+	out.InstanceTypes = nil
+	for _, it := range r.InstanceTypes {
+		if _, ok := WorstPrice(it, out.Requirements); ok {
+			out.InstanceTypes = append(out.InstanceTypes, it)
+		}
+	}
+	return &out
+}
+
+// Cost, the disruption cost, orders consolidation candidates, least disruptive
+// first (seed 004): fewer pods, lower priority and deletion cost
+// (controller.kubernetes.io/pod-deletion-cost), and sooner expiry.
+func Cost(c Candidate, now time.Time) float64 {
+	cost := 0.0
+	for _, p := range c.Pods {
+		cost += evictionCost(p)
+	}
+	return cost * lifetimeRemaining(c, now)
+}
+
+// evictionCost is 1 for a pod, moved by its deletion cost and priority,
+// each bounded so neither outweighs the number of pods by much.
+func evictionCost(p *corev1.Pod) float64 {
+	cost := 1.0
+	if s, ok := p.Annotations[corev1.PodDeletionCost]; ok {
+		if n, err := strconv.ParseInt(s, 10, 32); err == nil {
+			cost += clamp(float64(n)/math.Pow(2, 27), -10, 10)
+		}
+	}
+	if p.Spec.Priority != nil {
+		cost += clamp(float64(*p.Spec.Priority)/math.Pow(2, 25), -10, 10)
+	}
+	return cost
+}
+
+// lifetimeRemaining is the share of the node's expireAfter still ahead
+// (1 without expiry): a node about to expire costs little to disrupt.
+func lifetimeRemaining(c Candidate, now time.Time) float64 {
+	ttl := c.NodeClaim.Spec.ExpireAfter
+	if ttl.Never || ttl.Duration == nil || *ttl.Duration <= 0 {
+		return 1
+	}
+	left := c.NodeClaim.CreationTimestamp.Add(*ttl.Duration).Sub(now)
+	return clamp(float64(left)/float64(*ttl.Duration), 0, 1)
+}
+
+func clamp(v, lo, hi float64) float64 { return max(lo, min(hi, v)) }
+
+// MultiNodeConsolidation deletes two or more nodes at once, possibly
+// launching one replacement cheaper than all of them. Examining every
+// subset is impractical: it takes the candidates cheapest to disrupt
+// first (within each NodePool's Underutilized budget, at most
+// MaxMultiNodeCandidates) and binary-searches the longest prefix that
+// consolidates, at most ⌈log2(100)⌉ simulations.
+type MultiNodeConsolidation struct{ SpotToSpot bool }
+
+// Name implements Method.
+func (MultiNodeConsolidation) Name() string { return "MultiNodeConsolidation" }
+
+// Reason implements Method.
+func (MultiNodeConsolidation) Reason() v1.DisruptionReason { return v1.DisruptionReasonUnderutilized }
+
+// Compute implements Method.
+func (m MultiNodeConsolidation) Compute(env Env) Outcome {
+	c := consolidation{spotToSpot: m.SpotToSpot}
+	out := Outcome{Command: Command{Method: m.Name(), Reason: m.Reason()}}
+	var prefix []Candidate
+	taken := map[string]int{}
+	for _, cand := range c.eligible(m, env, &out) {
+		if pool := cand.NodePool.Name; taken[pool] < env.Allowed[pool] && len(prefix) < MaxMultiNodeCandidates {
+			taken[pool]++
+			prefix = append(prefix, cand)
+		}
+	}
+	// Verdicts are single-node consolidation's to give: it looks at each
+	// node on its own.
+	out.Verdicts = nil
+	lo, hi := 2, len(prefix)
+	for lo <= hi {
+		mid := (lo + hi) / 2
+		if replacements, why := c.judge(env, prefix[:mid]); why == "" {
+			out.Command.Candidates, out.Command.Replacements = slices.Clone(prefix[:mid]), replacements
+			lo = mid + 1
+		} else {
+			hi = mid - 1
+		}
+	}
+	return out
+}
+
+// SingleNodeConsolidation deletes one node whose pods fit the others'
+// free capacity, or replaces it with one cheaper node: the first, in
+// order of disruption cost, that can go.
+type SingleNodeConsolidation struct{ SpotToSpot bool }
+
+// Name implements Method.
+func (SingleNodeConsolidation) Name() string { return "SingleNodeConsolidation" }
+
+// Reason implements Method.
+func (SingleNodeConsolidation) Reason() v1.DisruptionReason { return v1.DisruptionReasonUnderutilized }
+
+// Compute implements Method.
+func (m SingleNodeConsolidation) Compute(env Env) Outcome {
+	c := consolidation{spotToSpot: m.SpotToSpot}
+	out := Outcome{Command: Command{Method: m.Name(), Reason: m.Reason()}}
+	for _, cand := range c.eligible(m, env, &out) {
+		replacements, why := c.judge(env, []Candidate{cand})
+		if why != "" {
+			out.Verdicts = append(out.Verdicts, verdict(cand, m, EventUnconsolidatable, why))
+			continue
+		}
+		out.Command.Candidates, out.Command.Replacements = []Candidate{cand}, replacements
+		return out
+	}
+	return out
+}
