@@ -2,6 +2,7 @@ package simulator_test
 
 import (
 	"context"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -331,5 +332,45 @@ func TestExampleGCPPreemptibleLifetime(t *testing.T) {
 		if d := at(t, e.At); d < 24*time.Hour-time.Minute || d > 24*time.Hour {
 			t.Errorf("notice at %s, want 30s before the limit", e.At)
 		}
+	}
+}
+
+// costAt is the cost per hour of the last sample at or before offset.
+func costAt(t *testing.T, r *simulator.Result, offset time.Duration) float64 {
+	t.Helper()
+	cost := 0.0
+	for _, s := range r.Samples {
+		if at(t, s.At) > offset {
+			break
+		}
+		cost = s.CostPerHour
+	}
+	return cost
+}
+
+func TestExampleConsolidation(t *testing.T) {
+	r := simulate(t, "consolidation", func(o *simulator.Options) { o.Duration = 24 * time.Hour })
+	for _, tc := range []struct {
+		at   time.Duration
+		cost float64
+	}{{7 * time.Hour, 2.3040}, {8*time.Hour + 7*time.Minute, 0.3840}, {24 * time.Hour, 2.1120}} {
+		if got := costAt(t, r, tc.at); math.Abs(got-tc.cost) > 1e-6 {
+			t.Errorf("cost per hour at %s = %.4f, want %.4f (README)", tc.at, got, tc.cost)
+		}
+	}
+	reasons := map[string]int{}
+	for _, n := range r.Nodes {
+		if n.DeletedAt != "" {
+			reasons[n.DeletionReason]++
+			if d := at(t, n.DeletedAt); d < 8*time.Hour+5*time.Minute || d > 8*time.Hour+7*time.Minute {
+				t.Errorf("node %s deleted at %s; want between 08:05 and 08:07", n.Name, n.DeletedAt)
+			}
+		}
+	}
+	if reasons["Empty"] != 2 || reasons["Underutilized"] != 1 || len(reasons) != 2 {
+		t.Errorf("deletions by reason %v, want two Empty and one Underutilized", reasons)
+	}
+	if r.Summary.PodsPending != 0 || running(r) != 40 {
+		t.Errorf("%d pods running, %d pending; want all 40 running", running(r), r.Summary.PodsPending)
 	}
 }
