@@ -74,9 +74,14 @@ func (c consolidation) eligible(m Method, env Env, out *Outcome) []Candidate {
 // whatever offering it launches as. It returns the command's
 // replacements, or why not.
 func (c consolidation) judge(env Env, cs []Candidate) ([]*provisioning.NodeClaim, string) {
-	sim := env.Simulate(cs)
+	sim := env.SimulateKeepingPreferences(cs)
 	if len(sim.Unplaced) > 0 {
 		u := sim.Unplaced[0]
+		if relaxed := env.Simulate(cs); len(relaxed.Unplaced) == 0 {
+			// Seed 004: consolidation keeps pods' preferences, or it would
+			// undo what launching chose; say which pod holds the node.
+			return nil, fmt.Sprintf("pod %s/%s has a preferred affinity or spread which prevents consolidation", u.Pod.Namespace, u.Pod.Name)
+		}
 		return nil, fmt.Sprintf("not all pods would schedule, pod %s/%s: %s", u.Pod.Namespace, u.Pod.Name, u.Message)
 	}
 	switch len(sim.Replacements) {
@@ -92,20 +97,22 @@ func (c consolidation) judge(env Env, cs []Candidate) ([]*provisioning.NodeClaim
 		allSpot = allSpot && cand.NodeClaim.Labels[v1.CapacityTypeLabelKey] == v1.CapacityTypeSpot
 	}
 	r := sim.Replacements[0]
-	if Cheaper(r, price) == nil {
-		return nil, msgNotCheaper
-	}
-	if allSpot {
-		if !c.spotToSpot {
-			return nil, msgSpotToSpotOff
-		}
+	// Spot to spot: every candidate is spot and the replacement may be
+	// too. It is then priced, and launched, as spot only. A replacement
+	// that cannot be spot (an on-demand-only NodePool, a reservation) is
+	// no spot-to-spot move: the gate does not hold it.
+	spotToSpot := allSpot && r.Requirements.Get(v1.CapacityTypeLabelKey).Has(v1.CapacityTypeSpot)
+	if spotToSpot {
 		r = restrict(r, scheduling.NewRequirement(v1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, v1.CapacityTypeSpot))
 	}
 	cheaper := Cheaper(r, price)
 	if cheaper == nil {
 		return nil, msgNotCheaper
 	}
-	if allSpot && len(cs) == 1 && len(cheaper.InstanceTypes) < MinSpotToSpotTypes {
+	if spotToSpot && !c.spotToSpot {
+		return nil, msgSpotToSpotOff
+	}
+	if spotToSpot && len(cs) == 1 && len(cheaper.InstanceTypes) < MinSpotToSpotTypes {
 		return nil, fmt.Sprintf("SpotToSpotConsolidation requires %d cheaper instance type options than the current candidate to consolidate, got %d",
 			MinSpotToSpotTypes, len(cheaper.InstanceTypes))
 	}

@@ -54,8 +54,11 @@ type Env struct {
 	// still disrupt.
 	Allowed map[string]int
 	Now     time.Time
-	// Simulate asks where the candidates' pods would go without them.
-	Simulate func([]Candidate) Simulation
+	// Simulate asks where the candidates' pods would go without them;
+	// SimulateKeepingPreferences places them only where every preferred
+	// affinity and ScheduleAnyway spread still holds.
+	Simulate                   func([]Candidate) Simulation
+	SimulateKeepingPreferences func([]Candidate) Simulation
 }
 
 // Outcome is what a method found: a command (when it has candidates),
@@ -108,7 +111,7 @@ func Plan(in Input, methods []Method, now time.Time) Decision {
 	d := Decision{Eligible: map[string]int{}}
 	for _, m := range methods {
 		allowed := AllowedByPool(in, m.Reason(), now)
-		out := m.Compute(Env{Candidates: candidates, Allowed: allowed, Now: now, Simulate: simulator(in)})
+		out := m.Compute(newEnv(in, candidates, allowed, now))
 		d.Eligible[m.Name()] = out.Eligible
 		d.Verdicts = append(d.Verdicts, out.Verdicts...)
 		if len(out.Command.Candidates) > 0 {
@@ -117,6 +120,10 @@ func Plan(in Input, methods []Method, now time.Time) Decision {
 		}
 	}
 	return d
+}
+
+func newEnv(in Input, candidates []Candidate, allowed map[string]int, now time.Time) Env {
+	return Env{Candidates: candidates, Allowed: allowed, Now: now, Simulate: simulator(in, false), SimulateKeepingPreferences: simulator(in, true)}
 }
 
 // AllowedByPool is Allowed for each NodePool, counting its NodeClaims

@@ -15,8 +15,12 @@ type Simulation struct {
 	Unplaced     []provisioning.Unplaced
 }
 
-func simulator(in Input) func([]Candidate) Simulation {
-	return func(cs []Candidate) Simulation { return Simulate(in.Snapshot, cs) }
+func simulator(in Input, keepPreferences bool) func([]Candidate) Simulation {
+	return func(cs []Candidate) Simulation {
+		snapshot := in.Snapshot
+		snapshot.Input.Options.KeepPreferences = keepPreferences
+		return Simulate(snapshot, cs)
+	}
 }
 
 // Simulate solves the candidates' pods, as pending copies, over the

@@ -40,7 +40,7 @@ type variant struct {
 
 // newPodData precomputes a pod. volumeReqs (from its volumes' topology)
 // are AND'd into every term.
-func newPodData(pod *corev1.Pod, topo *topology, namespaces map[string]map[string]string, volumeReqs scheduling.Requirements) (*podData, error) {
+func newPodData(pod *corev1.Pod, topo *topology, namespaces map[string]map[string]string, volumeReqs scheduling.Requirements, keepPreferences bool) (*podData, error) {
 	hard, soft, err := topo.constraints(pod, namespaces)
 	if err != nil {
 		return nil, err
@@ -49,7 +49,7 @@ func newPodData(pod *corev1.Pod, topo *topology, namespaces map[string]map[strin
 		pod:       pod,
 		requests:  scheduling.PodRequests(pod),
 		hostPorts: scheduling.PodHostPorts(pod),
-		variants:  variants(pod, volumeReqs, hard, soft),
+		variants:  variants(pod, volumeReqs, hard, soft, keepPreferences),
 		owned:     topo.addInverse(pod, namespaces),
 		terms:     requiredTerms(pod),
 	}, nil
@@ -147,9 +147,13 @@ func preferenceSubsets(prefs []preference) [][]preference {
 	return out
 }
 
-func variants(pod *corev1.Pod, volumeReqs scheduling.Requirements, hard, soft []*constraint) []variant {
+func variants(pod *corev1.Pod, volumeReqs scheduling.Requirements, hard, soft []*constraint, keepPreferences bool) []variant {
 	terms := requiredTerms(pod)
 	subsets := preferenceSubsets(preferences(pod, soft))
+	if keepPreferences {
+		// Every preference, none given up: the heaviest subset.
+		subsets = subsets[:1]
+	}
 	var out []variant
 	for _, term := range terms {
 		if len(volumeReqs) > 0 {

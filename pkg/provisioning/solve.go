@@ -52,7 +52,7 @@ func Solve(in Input) Result {
 			s.unplace(p, ReasonVolumeNotFound, err.Error())
 			continue
 		}
-		pd, err := newPodData(p, s.topo, in.Namespaces, volumeReqs)
+		pd, err := newPodData(p, s.topo, in.Namespaces, volumeReqs, in.Options.KeepPreferences)
 		if err != nil {
 			s.unplace(p, ReasonInvalidPod, err.Error())
 			continue
@@ -80,7 +80,7 @@ func newSolver(in Input) *solver {
 	// constrain pending pods, so they get a topology of their own.
 	daemons := make([]*podData, 0, len(in.DaemonSetPods))
 	for _, d := range in.DaemonSetPods {
-		if pd, err := newPodData(d, newTopology(), in.Namespaces, nil); err == nil {
+		if pd, err := newPodData(d, newTopology(), in.Namespaces, nil, false); err == nil {
 			daemons = append(daemons, pd)
 		}
 	}

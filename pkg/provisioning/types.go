@@ -33,6 +33,11 @@ type Options struct {
 	// MaxInstanceTypes caps each NodeClaim's options (0 means the default).
 	MaxInstanceTypes int
 	ReservationMode  ReservationMode
+	// KeepPreferences places pods only where every preference they have
+	// (preferred affinity, ScheduleAnyway spread) holds: disruption's
+	// simulations, so consolidation never moves pods somewhere launching
+	// would not have put them (seed 004), and nodes do not churn.
+	KeepPreferences bool
 }
 
 // Input is everything a solve reads. Nothing in it is modified.
