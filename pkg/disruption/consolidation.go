@@ -158,6 +158,9 @@ func restrict(r *provisioning.NodeClaim, req *scheduling.Requirement) *provision
 	out := *r
 	out.Requirements = r.Requirements.Clone()
 	out.Requirements.Add(req)
+	if ct := out.Requirements.Get(v1.CapacityTypeLabelKey); ct.Len() == 1 {
+		out.CapacityType = ct.Any()
+	}
 	out.InstanceTypes = nil
 	for _, it := range r.InstanceTypes {
 		if _, ok := WorstPrice(it, out.Requirements); ok {
