@@ -159,6 +159,15 @@ func explainDisruption(in NodeInput, out *Node) {
 			out.Disruption = sentence(what, "whether its pods fit elsewhere is known to the controller")
 			return
 		}
+		if in.Offline && v.Event == disruption.EventUnconsolidatable && v.Method != (disruption.Emptiness{}).Name() && !strings.HasPrefix(v.Message, "disruption budget") {
+			// Consolidation's verdicts weigh prices and placements, which
+			// only the controller's instance types tell.
+			out.DisruptionVerdicts = nil
+			out.Unknown = append(out.Unknown, "whether consolidation would move this node: prices and placements need the cloud's instance types (pass --controller-address)")
+			out.DisruptionStatus = DisruptionHeld
+			out.Disruption = sentence(what, "whether consolidation can delete or replace it is known to the controller")
+			return
+		}
 		out.DisruptionStatus = DisruptionHeld
 		out.Disruption = sentence(what, fmt.Sprintf("%s may not disrupt it now: %s", v.Method, v.Message))
 		return
