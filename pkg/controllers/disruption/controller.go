@@ -170,7 +170,11 @@ func (c *Controller) apply(ctx context.Context, in disruption.Input, tick disrup
 	}
 	for _, v := range tick.Verdicts {
 		for _, obj := range objectsOf(in, v.NodeClaim, v.Node) {
-			c.recorder.Eventf(obj, nil, corev1.EventTypeNormal, v.Event, "Disrupt", "%s", v.Message)
+			// The method is the action: the events API merges events of
+			// one object, reason and action into a series whatever their
+			// messages, so Emptiness's verdict must not hide under
+			// consolidation's.
+			c.recorder.Eventf(obj, nil, corev1.EventTypeNormal, v.Event, v.Method, "%s", v.Message)
 		}
 	}
 	if tick.Started != nil {
@@ -192,7 +196,7 @@ func (c *Controller) apply(ctx context.Context, in disruption.Input, tick disrup
 	if tick.Finished != nil && tick.Abandoned != "" {
 		log.FromContext(ctx).Info("disruption abandoned", "method", cmd.Method, "nodeclaims", cmd.Names(), "why", tick.Abandoned)
 		for _, cand := range cmd.Candidates {
-			c.recorder.Eventf(cand.NodeClaim, nil, corev1.EventTypeNormal, disruption.EventDisruptionBlocked, "Disrupt", "%s abandoned: %s", cmd.Method, tick.Abandoned)
+			c.recorder.Eventf(cand.NodeClaim, nil, corev1.EventTypeNormal, disruption.EventDisruptionBlocked, "Abandon", "%s abandoned: %s", cmd.Method, tick.Abandoned)
 		}
 	}
 	return nil
@@ -223,8 +227,10 @@ func (c *Controller) act(ctx context.Context, cmd disruption.Command, a disrupti
 				return fmt.Errorf("creating replacement nodeclaim %s, %w", nc.Name, err)
 			}
 			for _, cand := range cmd.Candidates {
-				c.recorder.Eventf(cand.NodeClaim, nil, corev1.EventTypeNormal, "DisruptionLaunching", "Disrupt", "%s: launching replacement nodeclaim %s", why, nc.Name)
-				c.recorder.Eventf(cand.Node, nil, corev1.EventTypeNormal, "DisruptionLaunching", "Disrupt", "%s: launching replacement nodeclaim %s", why, nc.Name)
+				// Related to the replacement, so two replacements are two
+				// events, not one series.
+				c.recorder.Eventf(cand.NodeClaim, nc, corev1.EventTypeNormal, "DisruptionLaunching", cmd.Method, "%s: launching replacement nodeclaim %s", why, nc.Name)
+				c.recorder.Eventf(cand.Node, nc, corev1.EventTypeNormal, "DisruptionLaunching", cmd.Method, "%s: launching replacement nodeclaim %s", why, nc.Name)
 			}
 		}
 	case disruption.ActionDelete:
@@ -232,8 +238,8 @@ func (c *Controller) act(ctx context.Context, cmd disruption.Command, a disrupti
 			if err := client.IgnoreNotFound(c.client.Delete(ctx, cand.NodeClaim.DeepCopy())); err != nil {
 				return fmt.Errorf("deleting nodeclaim %s, %w", cand.NodeClaim.Name, err)
 			}
-			c.recorder.Eventf(cand.NodeClaim, nil, corev1.EventTypeNormal, "DisruptionTerminating", "Disrupt", "%s: deleting the node", why)
-			c.recorder.Eventf(cand.Node, nil, corev1.EventTypeNormal, "DisruptionTerminating", "Disrupt", "%s: deleting the node", why)
+			c.recorder.Eventf(cand.NodeClaim, nil, corev1.EventTypeNormal, "DisruptionTerminating", cmd.Method, "%s: deleting the node", why)
+			c.recorder.Eventf(cand.Node, nil, corev1.EventTypeNormal, "DisruptionTerminating", cmd.Method, "%s: deleting the node", why)
 		}
 		c.metrics.decisions.WithLabelValues(cmd.Method, string(cmd.Reason)).Inc()
 		log.FromContext(ctx).Info("disrupting", "method", cmd.Method, "reason", cmd.Reason, "nodeclaims", cmd.Names())
