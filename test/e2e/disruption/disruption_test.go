@@ -4,6 +4,7 @@ package disruption
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/test"
 )
@@ -43,12 +45,24 @@ type setup struct {
 	annotations map[string]string
 	// minAvailable, when set, adds a PDB.
 	minAvailable *int32
+	// maxUnavailable, when set, adds a PDB allowing that many of the
+	// Deployment's pods to be unavailable (the guard holds the rest).
+	maxUnavailable *int32
+	// shared lets pods share a node: no anti-affinity, and start waits
+	// only for them to run, however many nodes they took.
+	shared bool
+	// capacityTypes the NodePool allows (any when none).
+	capacityTypes []string
+	// nodeClass and nodePool edit the scenario's objects before they are
+	// created.
+	nodeClass func(*simv1alpha1.SimNodeClass)
+	nodePool  func(*v1.NodePool)
 }
 
 // scenario is one test's world: a namespace, a NodePool whose nodes only
 // its pods tolerate, a Deployment whose pods each need a node of their
-// own (required anti-affinity on the hostname), perhaps a PDB, and the
-// guard watching them.
+// own (required anti-affinity on the hostname) unless they may share
+// one, perhaps a PDB, and the guard watching them.
 type scenario struct {
 	t      *testing.T
 	g      gomega.Gomega
@@ -58,10 +72,14 @@ type scenario struct {
 	labels map[string]string
 	pdb    *policyv1.PodDisruptionBudget
 	guard  *guard
+	// maxUnavailable is the PDB's, when it has one: scale moves the
+	// guard's bound with the replicas.
+	maxUnavailable *int32
 }
 
 // start creates the scenario, waits for every replica to run on a node
-// of its own (exactly one NodeClaim per replica), then starts the guard.
+// of its own (exactly one NodeClaim per replica; with shared, only for
+// every replica to run), then starts the guard.
 func start(t *testing.T, s setup) *scenario {
 	t.Helper()
 	ctx := context.Background()
@@ -69,39 +87,59 @@ func start(t *testing.T, s setup) *scenario {
 	c := cluster.Client
 	ns := test.Namespace(t, c)
 	snc := test.SimNodeClass()
+	if s.nodeClass != nil {
+		s.nodeClass(snc)
+	}
 	np := test.NodePool(func(np *v1.NodePool) {
 		np.Spec.Template.Spec.NodeClassRef.Name = snc.Name
 		np.Spec.Template.Spec.Taints = []corev1.Taint{{Key: "scenario", Value: ns, Effect: corev1.TaintEffectNoSchedule}}
 		np.Spec.Template.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{{Key: v1.LabelInstanceType, Operator: corev1.NodeSelectorOpIn, Values: s.instanceTypes}}
+		if len(s.capacityTypes) > 0 {
+			np.Spec.Template.Spec.Requirements = append(np.Spec.Template.Spec.Requirements,
+				v1.NodeSelectorRequirementWithMinValues{Key: v1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: s.capacityTypes})
+		}
 		np.Spec.Disruption.Budgets = []v1.Budget{{Nodes: s.budget, Reasons: s.reasons}}
+		if s.nodePool != nil {
+			s.nodePool(np)
+		}
 	})
 	labels := map[string]string{"app": "disrupted"}
 	pod := test.Pod(ns, func(p *corev1.Pod) {
 		p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("512Mi")}
 		p.Spec.Tolerations = []corev1.Toleration{{Key: "scenario", Operator: corev1.TolerationOpEqual, Value: ns, Effect: corev1.TaintEffectNoSchedule}}
 		p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](0)
-		p.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
-			LabelSelector: &metav1.LabelSelector{MatchLabels: labels}, TopologyKey: corev1.LabelHostname,
-		}}}}
+		if !s.shared {
+			p.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+				LabelSelector: &metav1.LabelSelector{MatchLabels: labels}, TopologyKey: corev1.LabelHostname,
+			}}}}
+		}
 	})
 	deploy := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "disrupted", Namespace: ns}, Spec: appsv1.DeploymentSpec{
 		Replicas: ptr.To(s.replicas), Selector: &metav1.LabelSelector{MatchLabels: labels},
 		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: s.annotations}, Spec: pod.Spec}}}
 	objs := []client.Object{snc, np, deploy}
 	var pdb *policyv1.PodDisruptionBudget
-	if s.minAvailable != nil {
+	switch {
+	case s.minAvailable != nil:
 		pdb = &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "disrupted-pdb", Namespace: ns}, Spec: policyv1.PodDisruptionBudgetSpec{
 			MinAvailable: ptr.To(intstr.FromInt32(*s.minAvailable)), Selector: &metav1.LabelSelector{MatchLabels: labels}}}
+	case s.maxUnavailable != nil:
+		pdb = &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "disrupted-pdb", Namespace: ns}, Spec: policyv1.PodDisruptionBudgetSpec{
+			MaxUnavailable: ptr.To(intstr.FromInt32(*s.maxUnavailable)), Selector: &metav1.LabelSelector{MatchLabels: labels}}}
+	}
+	if pdb != nil {
 		objs = append(objs, pdb)
 	}
 	for _, o := range objs {
 		g.Expect(c.Create(ctx, o)).To(gomega.Succeed())
 	}
 	t.Cleanup(func() { _ = c.Delete(ctx, np); _ = c.Delete(ctx, snc) })
-	sc := &scenario{t: t, g: g, ns: ns, np: np, deploy: deploy, labels: labels, pdb: pdb}
+	sc := &scenario{t: t, g: g, ns: ns, np: np, deploy: deploy, labels: labels, pdb: pdb, maxUnavailable: s.maxUnavailable}
 	g.Eventually(func(g gomega.Gomega) {
 		g.Expect(sc.running()).To(gomega.HaveLen(int(s.replicas)))
-		g.Expect(sc.claims()).To(gomega.HaveLen(int(s.replicas)), "one node per replica")
+		if !s.shared {
+			g.Expect(sc.claims()).To(gomega.HaveLen(int(s.replicas)), "one node per replica")
+		}
 	}).WithTimeout(90 * time.Second).Should(gomega.Succeed())
 	if pdb != nil {
 		// The disruption controller counts the healthy pods before it
@@ -116,8 +154,11 @@ func start(t *testing.T, s setup) *scenario {
 	budget, err := strconv.Atoi(s.budget)
 	g.Expect(err).NotTo(gomega.HaveOccurred(), "scenarios' budgets are counts")
 	sc.guard = newGuard(budget)
-	if pdb != nil {
+	switch {
+	case s.minAvailable != nil:
 		sc.guard.requirePDB(ns+"/"+pdb.Name, labels, int(*s.minAvailable))
+	case s.maxUnavailable != nil:
+		sc.guard.requirePDB(ns+"/"+pdb.Name, labels, int(s.replicas-*s.maxUnavailable))
 	}
 	watchGuard(t, sc.guard, ns, np)
 	return sc
@@ -151,8 +192,13 @@ func (s *scenario) names() map[string]bool {
 	return out
 }
 
-// scale sets the Deployment's replicas.
+// scale sets the Deployment's replicas. Under a maxUnavailable PDB the
+// guard's bound follows them down at once (up, it stays where it was
+// until the new pods are Ready: weaker, never wrong).
 func (s *scenario) scale(replicas int32) {
+	if s.maxUnavailable != nil && replicas < *s.deploy.Spec.Replicas {
+		s.guard.setMinAvailable(s.ns+"/"+s.pdb.Name, int(replicas-*s.maxUnavailable))
+	}
 	patch := client.MergeFrom(s.deploy.DeepCopy())
 	s.deploy.Spec.Replicas = ptr.To(replicas)
 	s.g.Expect(cluster.Client.Patch(context.Background(), s.deploy, patch)).To(gomega.Succeed())
@@ -186,7 +232,26 @@ func event(objects map[string]bool, reason, text string) *corev1.Event {
 func (s *scenario) expectEvent(objects map[string]bool, reason, text string) {
 	s.t.Helper()
 	s.g.Eventually(func() *corev1.Event { return event(objects, reason, text) }).WithTimeout(60*time.Second).
-		ShouldNot(gomega.BeNil(), "no %s event saying %q about %v", reason, text, objects)
+		ShouldNot(gomega.BeNil(), func() string {
+			return fmt.Sprintf("no %s event saying %q about %v; their events:\n%s", reason, text, objects, strings.Join(eventsAbout(objects), "\n"))
+		})
+}
+
+// eventsAbout are the events about objects, as "time object reason:
+// message", so a missing event's failure shows what was said instead.
+func eventsAbout(objects map[string]bool) []string {
+	events := &corev1.EventList{}
+	if err := cluster.Client.List(context.Background(), events); err != nil {
+		return []string{err.Error()}
+	}
+	var out []string
+	for _, e := range events.Items {
+		if objects[e.InvolvedObject.Name] {
+			out = append(out, fmt.Sprintf("%s %s %s: %s", e.CreationTimestamp.Format("15:04:05"), e.InvolvedObject.Name, e.Reason, e.Message))
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // untouched checks for a while that the scenario's nodes stay: the same

@@ -74,6 +74,18 @@ func (g *guard) requirePDB(name string, selector map[string]string, minAvailable
 	g.rules = append(g.rules, &pdbRule{name: name, selector: labels.SelectorFromSet(selector), minAvailable: minAvailable, fewest: -1})
 }
 
+// setMinAvailable moves the bound of the rule name: a PDB with
+// maxUnavailable holds fewer pods once its Deployment scales down.
+func (g *guard) setMinAvailable(name string, minAvailable int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, r := range g.rules {
+		if r.name == name {
+			r.minAvailable = minAvailable
+		}
+	}
+}
+
 func (g *guard) violate(format string, args ...any) {
 	g.violations = append(g.violations, fmt.Sprintf(format, args...))
 }
