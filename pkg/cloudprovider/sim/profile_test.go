@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
@@ -367,6 +368,8 @@ func TestExamples(t *testing.T) {
 				case "OpenModel": // llmaz's; its CRD is not Capstan's to check
 					models++
 					return &map[string]any{}
+				case "PodDisruptionBudget":
+					return &policyv1.PodDisruptionBudget{}
 				}
 				return nil
 			})
@@ -485,6 +488,16 @@ func profileTestScenario(t *testing.T, name string, p *simv1alpha1.CloudProfile,
 			if !slices.Contains(policies, simv1alpha1.EvictionPolicyDeallocate) || !slices.Contains(policies, simv1alpha1.EvictionPolicyDelete) {
 				t.Errorf("eviction policies %v, want Deallocate and Delete", policies)
 			}
+		}
+	case "consolidation":
+		var replicas []int32
+		for _, e := range p.Spec.Events {
+			if e.Type == simv1alpha1.EventScale && e.Replicas != nil {
+				replicas = append(replicas, *e.Replicas)
+			}
+		}
+		if len(replicas) != 2 || replicas[0] >= replicas[1] {
+			t.Errorf("Scale events to %v replicas, want a scale-down then a scale-up", replicas)
 		}
 	default:
 		t.Errorf("example %s has no scenario check here", name)
