@@ -169,6 +169,9 @@ func (c *Controller) apply(ctx context.Context, in disruption.Input, tick disrup
 		}
 	}
 	for _, v := range tick.Verdicts {
+		// Fresh verdicts only (the engine rate-limits them): a pod whose
+		// preferences hold a node, for one, is named in the log too.
+		log.FromContext(ctx).Info("node not disrupted", "nodeclaim", v.NodeClaim, "method", v.Method, "why", v.Message)
 		for _, obj := range objectsOf(in, v.NodeClaim, v.Node) {
 			// The method is the action: the events API merges events of
 			// one object, reason and action into a series whatever their
