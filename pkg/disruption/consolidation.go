@@ -98,12 +98,15 @@ func (c consolidation) judge(env Env, cs []Candidate) ([]*provisioning.NodeClaim
 	}
 	r := sim.Replacements[0]
 	// Spot to spot: every candidate is spot and the replacement may be
-	// too. It is then priced, and launched, as spot only. A replacement
-	// that cannot be spot (an on-demand-only NodePool, a reservation) is
-	// no spot-to-spot move: the gate does not hold it.
-	spotToSpot := allSpot && r.Requirements.Get(v1.CapacityTypeLabelKey).Has(v1.CapacityTypeSpot)
-	if spotToSpot {
-		r = restrict(r, scheduling.NewRequirement(v1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, v1.CapacityTypeSpot))
+	// too, with a spot offering to launch as. It is then priced, and
+	// launched, as spot only. A replacement that cannot be spot (an
+	// on-demand-only NodePool, a reservation, a zone that sells no spot)
+	// is no spot-to-spot move: the gate does not hold it.
+	spotToSpot := false
+	if allSpot && r.Requirements.Get(v1.CapacityTypeLabelKey).Has(v1.CapacityTypeSpot) {
+		if spot := restrict(r, scheduling.NewRequirement(v1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, v1.CapacityTypeSpot)); len(spot.InstanceTypes) > 0 {
+			r, spotToSpot = spot, true
+		}
 	}
 	cheaper := Cheaper(r, price)
 	if cheaper == nil {

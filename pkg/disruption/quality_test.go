@@ -80,7 +80,7 @@ func TestConsolidationQuality(t *testing.T) {
 		onDemand bool
 		ceiling  float64
 	}{
-		{"default gates", disruption.Gates{}, false, 2.25},
+		{"default gates", disruption.Gates{}, false, 1.4},
 		{"SpotToSpotConsolidation", disruption.Gates{SpotToSpotConsolidation: true}, false, 1.9},
 		{"on-demand NodePool", disruption.Gates{}, true, 1.85},
 	} {
