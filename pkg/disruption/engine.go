@@ -1,9 +1,12 @@
 package disruption
 
 import (
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	v1 "github.com/capstan-dev/capstan/api/v1"
 )
 
 // DefaultEventInterval is how often the same verdict is reported for the
@@ -21,6 +24,10 @@ type Engine struct {
 
 	active   *Orchestration
 	reported map[string]time.Time
+	// settled is the settledKey of the last pass in which consolidation
+	// found nothing; while the cluster still has that key, consolidation
+	// is not run again.
+	settled string
 }
 
 // Tick is what one tick decided.
@@ -80,7 +87,17 @@ func (e *Engine) Tick(in Input, replacements map[string]ReplacementStatus, now t
 		return t, nil
 	}
 	t := Tick{Stale: StaleTaints(in, nil)}
-	d := Plan(in, e.Options.Methods, now)
+	methods, key := e.Options.Methods, settledKey(in, now)
+	if key == e.settled {
+		methods = slices.DeleteFunc(slices.Clone(methods), consolidates)
+	}
+	d := Plan(in, methods, now)
+	switch {
+	case d.Found:
+		e.settled = ""
+	case len(methods) == len(e.Options.Methods):
+		e.settled = key
+	}
 	t.Planned = &d
 	t.Verdicts = e.fresh(d.Verdicts, now)
 	if d.Found {
@@ -91,6 +108,11 @@ func (e *Engine) Tick(in Input, replacements map[string]ReplacementStatus, now t
 	}
 	return t, nil
 }
+
+// consolidates reports a consolidation method (the Underutilized
+// reason): one that simulates every candidate, worth skipping while the
+// cluster is settled.
+func consolidates(m Method) bool { return m.Reason() == v1.DisruptionReasonUnderutilized }
 
 // fresh are the verdicts not reported within the interval.
 func (e *Engine) fresh(verdicts []Verdict, now time.Time) []Verdict {

@@ -1,0 +1,57 @@
+package disruption
+
+import (
+	"fmt"
+	"hash/fnv"
+	"io"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	v1 "github.com/capstan-dev/capstan/api/v1"
+)
+
+// settledKey fingerprints what consolidation's decision depends on: the
+// candidates (their pods, blockers, prices, whether they are
+// consolidatable now), the pending pods, each NodePool's template,
+// policy and Underutilized allowance, and the offerings still available.
+// When a pass found nothing to consolidate and the key has not changed,
+// the next pass would find nothing either, and its simulations (one
+// solve per candidate) are skipped, as the reference skips a cluster it
+// has marked consolidated.
+func settledKey(in Input, now time.Time) string {
+	h := fnv.New64a()
+	allowed := AllowedByPool(in, v1.DisruptionReasonUnderutilized, now)
+	for _, np := range in.NodePools {
+		fmt.Fprintf(h, "np %s %s %s %v %d\n", np.Name, np.Hash(), np.Spec.Disruption.ConsolidationPolicy, np.Spec.Disruption.ConsolidateAfter, allowed[np.Name])
+		available := 0
+		for _, it := range in.Snapshot.Input.InstanceTypes[np.Name] {
+			for _, o := range it.Offerings {
+				if o.IsAvailable() {
+					available++
+				}
+			}
+		}
+		fmt.Fprintf(h, "offerings %d\n", available)
+	}
+	for _, c := range Candidates(in) {
+		fmt.Fprintf(h, "c %s %s %q %v %g %t %d\n", c.NodeClaim.Name, c.Node.Name, c.Blocked, c.Priced, c.Price,
+			Consolidatable(c.NodeClaim, c.NodePool, now), len(c.Node.Spec.Taints))
+		writePods(h, c.Pods)
+	}
+	fmt.Fprintln(h, "pending")
+	writePods(h, in.Snapshot.Input.Pods)
+	return fmt.Sprintf("%x", h.Sum64())
+}
+
+func writePods(w io.Writer, pods []*corev1.Pod) {
+	names := make([]string, 0, len(pods))
+	for _, p := range pods {
+		names = append(names, p.Namespace+"/"+p.Name)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		fmt.Fprintln(w, n)
+	}
+}
