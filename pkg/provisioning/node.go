@@ -18,8 +18,13 @@ type nodeData struct {
 // its allocatable (what it was sized for) counts their requests.
 func newNodeData(n *Node, daemons []*podData) *nodeData {
 	d := &nodeData{node: n, free: scheduling.NewResources(n.Allocatable)}
+	if n.Requested != nil {
+		d.free = d.free.Sub(*n.Requested)
+	}
 	for _, p := range n.Pods {
-		d.free = d.free.Sub(scheduling.PodRequests(p))
+		if n.Requested == nil {
+			d.free = d.free.Sub(scheduling.PodRequests(p))
+		}
 		d.hostPorts = append(d.hostPorts, scheduling.PodHostPorts(p)...)
 	}
 	if n.InFlight {

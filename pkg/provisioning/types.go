@@ -84,6 +84,11 @@ type Node struct {
 	Capacity corev1.ResourceList
 	// Pods are bound (or nominated) to the node, daemonset pods included.
 	Pods []*corev1.Pod
+	// Requested, when set, is Pods' requests summed, as state.Build
+	// computes them once per snapshot: disruption solves the same
+	// cluster once per candidate, and summing every bound pod's requests
+	// each time was most of its cost. Nil: the solver sums Pods.
+	Requested *scheduling.Resources
 	// NodeClaim names the NodeClaim an existing node registered for, if
 	// any (an in-flight NodeClaim's Name is its own).
 	NodeClaim string

@@ -176,9 +176,13 @@ func reschedulable(pods []*corev1.Pod) []*corev1.Pod {
 }
 
 func existingNode(n *corev1.Node, nc *v1.NodeClaim, pods []*corev1.Pod) *provisioning.Node {
+	var requested scheduling.Resources
+	for _, p := range pods {
+		requested = requested.Add(scheduling.PodRequests(p))
+	}
 	out := &provisioning.Node{
 		Name: n.Name, NodePool: n.Labels[v1.NodePoolLabelKey], Labels: n.Labels, Taints: n.Spec.Taints,
-		Allocatable: n.Status.Allocatable, Capacity: n.Status.Capacity, Pods: pods,
+		Allocatable: n.Status.Allocatable, Capacity: n.Status.Capacity, Pods: pods, Requested: &requested,
 		Deleting: n.DeletionTimestamp != nil,
 	}
 	if nc != nil {
