@@ -20,33 +20,12 @@ import (
 	"github.com/capstan-dev/capstan/pkg/test"
 )
 
-// The reference workload (../shared/design/benchmark-workload.md), rebuilt
-// here because pkg/provisioning's generator is internal to its tests: 400
-// instance types, i+1 cores, 2(i+1) GiB, 10(i+1) pods, spot in two zones
-// and on-demand in three, every offering at 0.1·cores + 0.1·GB per hour;
-// pods in five shapes (generic, zone spread, hostname spread, zone
-// self-affinity, hostname anti-affinity).
+// The reference workload (../shared/design/benchmark-workload.md): the
+// catalog is test.ReferenceInstanceTypes; pods in five shapes (generic,
+// zone spread, hostname spread, zone self-affinity, hostname
+// anti-affinity).
 
 var refEpoch = time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
-
-func refInstanceTypes() []*cloudprovider.InstanceType {
-	its := make([]*cloudprovider.InstanceType, 400)
-	for i := range 400 {
-		cores := int64(i + 1)
-		price := 0.1*float64(cores) + 0.1*float64(2*cores<<30)/1e9
-		var offerings cloudprovider.Offerings
-		for _, z := range []string{"zone-1", "zone-2"} {
-			offerings = append(offerings, &cloudprovider.Offering{Zone: z, CapacityType: v1.CapacityTypeSpot, Price: price, Available: cloudprovider.Unlimited})
-		}
-		for _, z := range []string{"zone-1", "zone-2", "zone-3"} {
-			offerings = append(offerings, &cloudprovider.Offering{Zone: z, CapacityType: v1.CapacityTypeOnDemand, Price: price, Available: cloudprovider.Unlimited})
-		}
-		its[i] = test.InstanceType(test.InstanceTypeOptions{
-			Name: fmt.Sprintf("type-%d", i), CPU: cores, Memory: 2 * cores, Pods: 10 * cores, Family: "ref", Offerings: offerings,
-		})
-	}
-	return its
-}
 
 // refNodePool is the benchmark's NodePool (no requirements, huge limits),
 // consolidating underutilized nodes at once, all of them if need be.
@@ -130,7 +109,7 @@ type refCluster struct {
 }
 
 func newRefCluster(seed uint64) *refCluster {
-	return &refCluster{pool: refNodePool(), its: refInstanceTypes(), rng: rand.New(rand.NewPCG(seed, seed^0xc0de))}
+	return &refCluster{pool: refNodePool(), its: test.ReferenceInstanceTypes(), rng: rand.New(rand.NewPCG(seed, seed^0xc0de))}
 }
 
 // solve places pods on an empty cluster of the reference catalog, as the

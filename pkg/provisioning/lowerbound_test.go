@@ -46,7 +46,7 @@ func TestLowerBound(t *testing.T) {
 // each core of allocatable costing the per-core price of the largest type
 // (its fixed 100m overhead weighs least).
 func TestLowerBoundReferenceCatalogClosedForm(t *testing.T) {
-	its := referenceInstanceTypes()
+	its := test.ReferenceInstanceTypes()
 	in := referenceWorkload(1000, 1)
 	var cpu, mem float64
 	for _, p := range in.Pods {

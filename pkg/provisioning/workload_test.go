@@ -14,30 +14,6 @@ import (
 	"github.com/capstan-dev/capstan/pkg/test"
 )
 
-// referenceInstanceTypes is the public Karpenter scheduling benchmark's
-// catalog (../shared/design/benchmark-workload.md): 400 types, i+1 cores,
-// 2(i+1) GiB, 10(i+1) pods, 100m/10Mi overhead, spot in two zones and
-// on-demand in three, every offering at 0.1·cores + 0.1·GB per hour.
-func referenceInstanceTypes() []*cloudprovider.InstanceType {
-	its := make([]*cloudprovider.InstanceType, 400)
-	for i := range 400 {
-		cores := int64(i + 1)
-		mem := 2 * cores << 30
-		price := 0.1*float64(cores) + 0.1*float64(mem)/1e9
-		var offerings cloudprovider.Offerings
-		for _, z := range []string{"zone-1", "zone-2"} {
-			offerings = append(offerings, &cloudprovider.Offering{Zone: z, CapacityType: v1.CapacityTypeSpot, Price: price, Available: cloudprovider.Unlimited})
-		}
-		for _, z := range []string{"zone-1", "zone-2", "zone-3"} {
-			offerings = append(offerings, &cloudprovider.Offering{Zone: z, CapacityType: v1.CapacityTypeOnDemand, Price: price, Available: cloudprovider.Unlimited})
-		}
-		its[i] = test.InstanceType(test.InstanceTypeOptions{
-			Name: fmt.Sprintf("type-%d", i), CPU: cores, Memory: 2 * cores, Pods: 10 * cores, Family: "ref", Offerings: offerings,
-		})
-	}
-	return its
-}
-
 func referenceNodePool() *v1.NodePool {
 	return nodePool("default", func(np *v1.NodePool) {
 		np.Spec.Limits = v1.Limits{corev1.ResourceCPU: resource.MustParse("10000000"), corev1.ResourceMemory: resource.MustParse("10000000Gi")}
@@ -87,7 +63,7 @@ func referenceWorkload(n int, seed uint64) provisioning.Input {
 		}
 		out = append(out, p)
 	}
-	return provisioning.Input{Pods: out, NodePools: []*v1.NodePool{referenceNodePool()}, InstanceTypes: map[string][]*cloudprovider.InstanceType{"default": referenceInstanceTypes()}}
+	return provisioning.Input{Pods: out, NodePools: []*v1.NodePool{referenceNodePool()}, InstanceTypes: map[string][]*cloudprovider.InstanceType{"default": test.ReferenceInstanceTypes()}}
 }
 
 // preferencesWorkload: n nginx pods with one random size, a satisfiable
@@ -111,7 +87,7 @@ func preferencesWorkload(n int, seed uint64) provisioning.Input {
 			}
 		})
 	}
-	return provisioning.Input{Pods: out, NodePools: []*v1.NodePool{referenceNodePool()}, InstanceTypes: map[string][]*cloudprovider.InstanceType{"default": referenceInstanceTypes()}}
+	return provisioning.Input{Pods: out, NodePools: []*v1.NodePool{referenceNodePool()}, InstanceTypes: map[string][]*cloudprovider.InstanceType{"default": test.ReferenceInstanceTypes()}}
 }
 
 // reservationWorkload: n hostname-anti-affine pods against a one-slot
