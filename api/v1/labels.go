@@ -61,6 +61,13 @@ const (
 	// BudgetTimeZoneAnnotationKey is Capstan's extension naming the IANA time
 	// zone of a NodePool's budget schedules (decision 14); default UTC.
 	BudgetTimeZoneAnnotationKey = "capstan.dev/budget-timezone"
+	// RebalanceAnnotationKey is Capstan's extension saying what a
+	// NodePool does on a rebalance recommendation (decision 17):
+	// RebalanceReplace replaces the node ahead of time within the Drifted
+	// budget; unset or RebalanceEvent, the recommendation is an event only.
+	RebalanceAnnotationKey = "capstan.dev/rebalance"
+	RebalanceReplace       = "replace"
+	RebalanceEvent         = "event"
 )
 
 // Taint keys and the finalizer.

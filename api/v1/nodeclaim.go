@@ -99,7 +99,8 @@ type NodeClaimStatus struct {
 	// +optional
 	LastPodEventTime metav1.Time `json:"lastPodEventTime,omitzero"`
 	// Conditions: Launched, Registered, Initialized, Ready, Drifted,
-	// Consolidatable, Drained, InstanceTerminating, DisruptionReason.
+	// Consolidatable, Drained, InstanceTerminating, DisruptionReason,
+	// InterruptionExpected.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -116,4 +117,9 @@ const (
 	ConditionTypeDrained             = "Drained"
 	ConditionTypeInstanceTerminating = "InstanceTerminating"
 	ConditionTypeDisruptionReason    = "DisruptionReason"
+	// ConditionTypeInterruptionExpected: the cloud will take the instance
+	// away later (a preemptible VM's 24-hour limit, an opted-in rebalance
+	// recommendation); Capstan replaces it ahead of time within budgets.
+	// The reason is the notice's kind.
+	ConditionTypeInterruptionExpected = "InterruptionExpected"
 )

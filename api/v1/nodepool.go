@@ -160,6 +160,10 @@ const (
 	DisruptionReasonUnderutilized = DisruptionReason("Underutilized")
 	DisruptionReasonEmpty         = DisruptionReason("Empty")
 	DisruptionReasonDrifted       = DisruptionReason("Drifted")
+	// Expired and Interrupted are forceful: no budget limits them, so a
+	// budget cannot name them; node records, events and metrics do.
+	DisruptionReasonExpired     = DisruptionReason("Expired")
+	DisruptionReasonInterrupted = DisruptionReason("Interrupted")
 )
 
 // Budget limits voluntary disruption, always or during a schedule window.

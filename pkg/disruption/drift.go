@@ -67,16 +67,47 @@ func (Drift) Reason() v1.DisruptionReason { return v1.DisruptionReasonDrifted }
 
 // Compute implements Method.
 func (d Drift) Compute(env Env) Outcome {
-	out := Outcome{Command: Command{Method: d.Name(), Reason: d.Reason()}}
+	return replaceMarked(env, d, v1.ConditionTypeDrifted)
+}
+
+// ExpectedInterruption replaces nodes the cloud will take away later
+// (their InterruptionExpected condition is True: a preemptible VM nearing
+// its 24-hour limit, a rebalance recommendation the NodePool opted into)
+// the way Drift replaces drifted ones, within the Drifted budget
+// (decision 18), before the notice turns into an interruption.
+type ExpectedInterruption struct{}
+
+// Name implements Method.
+func (ExpectedInterruption) Name() string { return "ExpectedInterruption" }
+
+// Reason implements Method.
+func (ExpectedInterruption) Reason() v1.DisruptionReason { return v1.DisruptionReasonDrifted }
+
+// Compute implements Method.
+func (e ExpectedInterruption) Compute(env Env) Outcome {
+	return replaceMarked(env, e, v1.ConditionTypeInterruptionExpected)
+}
+
+// replaceMarked is Drift's and ExpectedInterruption's shared rule over
+// the candidates whose condition is True.
+func replaceMarked(env Env, m Method, condition string) Outcome {
+	out := Outcome{Command: Command{Method: m.Name(), Reason: m.Reason()}}
 	var busy []Candidate
 	taken := map[string]int{}
-	// The longest drifted first, empty or busy, as the reference orders
-	// them: a budget that cannot take every empty node takes those that
-	// have waited longest. Sorted on a copy: the methods share the slice.
+	// The longest marked first, empty or busy, as the reference orders
+	// drifted nodes: a budget that cannot take every empty node takes
+	// those that have waited longest. Sorted on a copy: the methods share
+	// the slice.
 	candidates := slices.Clone(env.Candidates)
-	slices.SortStableFunc(candidates, func(a, b Candidate) int { return driftedSince(a).Compare(driftedSince(b)) })
+	since := func(c Candidate) time.Time {
+		if cond := meta.FindStatusCondition(c.NodeClaim.Status.Conditions, condition); cond != nil {
+			return cond.LastTransitionTime.Time
+		}
+		return time.Time{}
+	}
+	slices.SortStableFunc(candidates, func(a, b Candidate) int { return since(a).Compare(since(b)) })
 	for _, c := range candidates {
-		if !meta.IsStatusConditionTrue(c.NodeClaim.Status.Conditions, v1.ConditionTypeDrifted) || !out.admit(c, d, EventDisruptionBlocked, env) {
+		if !meta.IsStatusConditionTrue(c.NodeClaim.Status.Conditions, condition) || !out.admit(c, m, EventDisruptionBlocked, env) {
 			continue
 		}
 		if pool := c.NodePool.Name; len(c.Pods) > 0 {
@@ -93,7 +124,7 @@ func (d Drift) Compute(env Env) Outcome {
 		sim := env.Simulate([]Candidate{c})
 		if len(sim.Unplaced) > 0 {
 			u := sim.Unplaced[0]
-			out.Verdicts = append(out.Verdicts, verdict(c, d, EventDisruptionBlocked,
+			out.Verdicts = append(out.Verdicts, verdict(c, m, EventDisruptionBlocked,
 				fmt.Sprintf("pod %s/%s would not schedule without the node: %s", u.Pod.Namespace, u.Pod.Name, u.Message)))
 			continue
 		}
@@ -101,13 +132,6 @@ func (d Drift) Compute(env Env) Outcome {
 		return out
 	}
 	return out
-}
-
-func driftedSince(c Candidate) time.Time {
-	if cond := meta.FindStatusCondition(c.NodeClaim.Status.Conditions, v1.ConditionTypeDrifted); cond != nil {
-		return cond.LastTransitionTime.Time
-	}
-	return time.Time{}
 }
 
 // DriftCondition is the Drifted condition nc should carry, nil when it

@@ -198,8 +198,8 @@ func TestDrift(t *testing.T) {
 	}
 }
 
-// With the gate off only Emptiness runs; on, Drift comes first and
-// Emptiness only when it yields nothing.
+// With the gate off Drift does not run; on, it comes first, and the
+// others only when it yields nothing.
 func TestMethodsOrder(t *testing.T) {
 	methodNames := func(ms []Method) []string {
 		var out []string
@@ -208,10 +208,10 @@ func TestMethodsOrder(t *testing.T) {
 		}
 		return out
 	}
-	if diff := cmp.Diff([]string{"Drift", "Emptiness", "MultiNodeConsolidation", "SingleNodeConsolidation"}, methodNames(Methods(Gates{Drift: true}))); diff != "" {
+	if diff := cmp.Diff([]string{"Drift", "ExpectedInterruption", "Emptiness", "MultiNodeConsolidation", "SingleNodeConsolidation"}, methodNames(Methods(Gates{Drift: true}))); diff != "" {
 		t.Errorf("methods with drift (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"Emptiness", "MultiNodeConsolidation", "SingleNodeConsolidation"}, methodNames(Methods(Gates{}))); diff != "" {
+	if diff := cmp.Diff([]string{"ExpectedInterruption", "Emptiness", "MultiNodeConsolidation", "SingleNodeConsolidation"}, methodNames(Methods(Gates{}))); diff != "" {
 		t.Errorf("methods without drift (-want +got):\n%s", diff)
 	}
 	c := newCluster("a", "b")
@@ -223,7 +223,7 @@ func TestMethodsOrder(t *testing.T) {
 	if !d.Found || d.Command.Method != "Emptiness" {
 		t.Fatalf("command %+v %v, want Emptiness's", d.Command, d.Found)
 	}
-	if diff := cmp.Diff(map[string]int{"Drift": 0, "Emptiness": 1}, d.Eligible); diff != "" {
+	if diff := cmp.Diff(map[string]int{"Drift": 0, "ExpectedInterruption": 0, "Emptiness": 1}, d.Eligible); diff != "" {
 		t.Errorf("eligible (-want +got):\n%s", diff)
 	}
 }

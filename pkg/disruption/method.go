@@ -84,13 +84,14 @@ type Gates struct {
 }
 
 // Methods are the voluntary methods in seed 004's order: drift (with its
-// gate), then consolidation: empty nodes, several nodes at once, one node.
+// gate) and expected interruptions, then consolidation: empty nodes,
+// several nodes at once, one node.
 func Methods(g Gates) []Method {
 	var out []Method
 	if g.Drift {
 		out = append(out, Drift{})
 	}
-	return append(out, Emptiness{}, MultiNodeConsolidation{SpotToSpot: g.SpotToSpotConsolidation},
+	return append(out, ExpectedInterruption{}, Emptiness{}, MultiNodeConsolidation{SpotToSpot: g.SpotToSpotConsolidation},
 		SingleNodeConsolidation{SpotToSpot: g.SpotToSpotConsolidation})
 }
 

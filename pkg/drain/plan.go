@@ -103,11 +103,33 @@ func podGrace(p *corev1.Pod) int64 {
 	return corev1.DefaultTerminationGracePeriodSeconds
 }
 
-// Deadline is when a deleted NodeClaim's node must be empty: deletion
-// plus its terminationGracePeriod; zero without one.
+// Deadline is when a deleted NodeClaim's node must be empty: the earlier
+// of its deletion plus its terminationGracePeriod and the instant its
+// karpenter.sh/nodeclaim-termination-timestamp annotation names (an
+// interruption notice's deadline: the instance goes then whatever the
+// drain's state); zero when neither bounds it.
 func Deadline(nc *v1.NodeClaim) time.Time {
-	if nc.Spec.TerminationGracePeriod == nil || nc.DeletionTimestamp == nil {
+	if nc.DeletionTimestamp == nil {
 		return time.Time{}
 	}
-	return nc.DeletionTimestamp.Add(nc.Spec.TerminationGracePeriod.Duration)
+	var out time.Time
+	if nc.Spec.TerminationGracePeriod != nil {
+		out = nc.DeletionTimestamp.Add(nc.Spec.TerminationGracePeriod.Duration)
+	}
+	if at, ok := TerminationTimestamp(nc); ok && (out.IsZero() || at.Before(out)) {
+		out = at
+	}
+	return out
+}
+
+// TerminationTimestamp is the instant nc's
+// karpenter.sh/nodeclaim-termination-timestamp annotation names, if it
+// holds one (RFC 3339).
+func TerminationTimestamp(nc *v1.NodeClaim) (time.Time, bool) {
+	s, ok := nc.Annotations[v1.NodeClaimTerminationTimestampAnnotationKey]
+	if !ok {
+		return time.Time{}, false
+	}
+	at, err := time.Parse(time.RFC3339, s)
+	return at, err == nil
 }

@@ -99,3 +99,72 @@ func TestPlanDrain(t *testing.T) {
 		})
 	}
 }
+
+// Interruption notices (decision 18): the node must be empty by the
+// notice's deadline, whatever the style's notice length. Pods whose grace
+// period would outlast it are deleted at once with what is left of it;
+// the others are evicted and their own grace period ends in time;
+// DaemonSet pods wait until the workloads are gone.
+func TestPlanDrainInterruptionDeadlines(t *testing.T) {
+	for _, tc := range []struct {
+		style  string
+		notice time.Duration
+		want   summary
+	}{
+		{"aws spot (2 min)", 2 * time.Minute, summary{Evict: []string{"web"}, Delete: map[string]int64{"db": 120}, Requeue: 90 * time.Second}},
+		{"gcp preemption (30 s)", 30 * time.Second, summary{Delete: map[string]int64{"web": 30, "db": 30}}},
+		{"azure eviction (30 s)", 30 * time.Second, summary{Delete: map[string]int64{"web": 30, "db": 30}}},
+		{"gcp preemption, 10 s left", 10 * time.Second, summary{Delete: map[string]int64{"web": 10, "db": 10}}},
+	} {
+		t.Run(tc.style, func(t *testing.T) {
+			pods := []*corev1.Pod{pod("web", grace(30)), pod("db", grace(600)), pod("logs", daemon, grace(30))}
+			got := summarize(PlanDrain(pods, start, start.Add(tc.notice)))
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("PlanDrain (-want +got):\n%s", diff)
+			}
+		})
+	}
+	t.Run("daemonsets last, shortened to what is left", func(t *testing.T) {
+		pods := []*corev1.Pod{pod("logs", daemon, grace(30))}
+		got := summarize(PlanDrain(pods, start.Add(100*time.Second), start.Add(2*time.Minute)))
+		want := summary{Delete: map[string]int64{"logs": 20}}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("PlanDrain (-want +got):\n%s", diff)
+		}
+	})
+}
+
+func TestDeadline(t *testing.T) {
+	deleted := metav1.NewTime(start)
+	claim := func(tgp *time.Duration, annotation string) *v1.NodeClaim {
+		nc := &v1.NodeClaim{}
+		nc.DeletionTimestamp = &deleted
+		if tgp != nil {
+			nc.Spec.TerminationGracePeriod = &metav1.Duration{Duration: *tgp}
+		}
+		if annotation != "" {
+			nc.Annotations = map[string]string{v1.NodeClaimTerminationTimestampAnnotationKey: annotation}
+		}
+		return nc
+	}
+	hour := time.Hour
+	for _, tc := range []struct {
+		name string
+		nc   *v1.NodeClaim
+		want time.Time
+	}{
+		{"not deleted", &v1.NodeClaim{}, time.Time{}},
+		{"neither", claim(nil, ""), time.Time{}},
+		{"terminationGracePeriod", claim(&hour, ""), start.Add(time.Hour)},
+		{"a notice's deadline alone", claim(nil, start.Add(2*time.Minute).Format(time.RFC3339)), start.Add(2 * time.Minute)},
+		{"the notice comes first", claim(&hour, start.Add(2*time.Minute).Format(time.RFC3339)), start.Add(2 * time.Minute)},
+		{"the grace period comes first", claim(&hour, start.Add(2*time.Hour).Format(time.RFC3339)), start.Add(time.Hour)},
+		{"an unparsable annotation is ignored", claim(&hour, "soon"), start.Add(time.Hour)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Deadline(tc.nc); !got.Equal(tc.want) {
+				t.Errorf("Deadline = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}

@@ -24,6 +24,8 @@ type DisruptionOptions struct {
 	PollInterval       time.Duration
 	ValidationDelay    time.Duration
 	ReplacementTimeout time.Duration
+	// PreemptibleMargin: interruption.Options.
+	PreemptibleMargin time.Duration
 }
 
 // disrupter is the disruption controller's state in a run: the same

@@ -31,9 +31,8 @@ type recorder struct {
 	events       []Event
 	// reasons are pending pods' latest reasons, "Reason: message".
 	reasons map[string]string
-	// notices already reported, by provider id and kind; ends are the
-	// latest notice kind per provider id, which names why it ended.
-	notices map[string]bool
+	// ends are the latest notice kind per provider id, which names why
+	// it ended.
 	ends    map[string]string
 	samples []Sample
 }
@@ -49,7 +48,7 @@ type nodeRecord struct {
 }
 
 func newRecorder(start time.Time) *recorder {
-	return &recorder{start: start, nodes: map[string]*nodeRecord{}, byProviderID: map[string]*nodeRecord{}, reasons: map[string]string{}, notices: map[string]bool{}, ends: map[string]string{}}
+	return &recorder{start: start, nodes: map[string]*nodeRecord{}, byProviderID: map[string]*nodeRecord{}, reasons: map[string]string{}, ends: map[string]string{}}
 }
 
 func (r *recorder) event(now time.Time, kind, object, message string) {
@@ -109,21 +108,16 @@ func (r *recorder) undisrupted(claim string) {
 	}
 }
 
-// notice reports an interruption notice the first time it is seen.
-func (r *recorder) notice(now time.Time, n cloudprovider.InterruptionNotice) {
+// notice remembers a notice as why its instance may end and, when
+// message is set (the interruption handler acting on it), reports it.
+func (r *recorder) notice(now time.Time, n cloudprovider.InterruptionNotice, message string) {
 	r.ends[n.ProviderID] = string(n.Kind)
-	key := n.ProviderID + "/" + string(n.Kind)
-	if r.notices[key] {
+	if message == "" {
 		return
 	}
-	r.notices[key] = true
 	object := n.ProviderID
 	if rec := r.byProviderID[n.ProviderID]; rec != nil {
 		object = "node/" + rec.Name
-	}
-	message := n.Message
-	if !n.Deadline.IsZero() {
-		message += fmt.Sprintf("; deadline in %s", n.Deadline.Sub(now))
 	}
 	r.event(now, string(n.Kind), object, message)
 }

@@ -47,10 +47,10 @@ func TestRecorder(t *testing.T) {
 		t.Errorf("samples (-want +got):\n%s", diff)
 	}
 
-	// A notice is reported once and names why the node ended.
+	// A notice is reported when acted on and names why the node ended.
 	n := cloudprovider.InterruptionNotice{Kind: cloudprovider.SpotInterruption, ProviderID: "sim://a/i-1", Deadline: t0.Add(3 * time.Minute)}
-	r.notice(t0.Add(time.Minute), n)
-	r.notice(t0.Add(2*time.Minute), n)
+	r.notice(t0.Add(time.Minute), n, "interrupted")
+	r.notice(t0.Add(2*time.Minute), n, "")
 	if got := r.endReason("sim://a/i-1", "InstanceTerminated"); got != "SpotInterruption" {
 		t.Errorf("end reason %q", got)
 	}

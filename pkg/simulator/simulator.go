@@ -15,6 +15,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
 	"github.com/capstan-dev/capstan/pkg/disruption"
 	"github.com/capstan-dev/capstan/pkg/lifecycle"
+	"github.com/capstan-dev/capstan/pkg/interruption"
 	"github.com/capstan-dev/capstan/pkg/manifests"
 	"github.com/capstan-dev/capstan/pkg/provisioning/plan"
 )
@@ -76,6 +77,10 @@ type Simulator struct {
 	// drainWakes are when draining nodes' plans change by themselves
 	// (a pod's deletion before the terminationGracePeriod comes due).
 	drainWakes []time.Time
+	// interruptions is the interruption controller's handler;
+	// interruptWake when a notice it holds back needs action.
+	interruptions *interruption.Handler
+	interruptWake time.Time
 }
 
 // New builds a simulation of the manifests on the profile's cloud.
@@ -95,6 +100,7 @@ func New(set *manifests.Set, profile *simv1alpha1.CloudProfile, types []catalog.
 	}
 	s.rec = newRecorder(origin)
 	s.disrupter = newDisrupter(opts.Disruption, s.claimName)
+	s.interruptions = &interruption.Handler{Options: interruption.Options{PreemptibleMargin: opts.Disruption.PreemptibleMargin}}
 	cloud, err := sim.New(sim.Options{
 		Profile: profile, Catalog: types, Clock: clk, NodeClasses: s.world,
 		Kubelet: s.kubelet, Unavailable: s.unavailable,
@@ -180,7 +186,7 @@ func (s *Simulator) round(ctx context.Context) (bool, error) {
 	changed := s.timed()
 	changed = s.scale() || changed
 	steps := []func(context.Context) (bool, error){
-		s.collect, s.workloads, s.register, s.daemonSets, s.bind, s.provision, s.launch, s.stampPodEvents, s.disrupt, s.terminate,
+		s.collect, s.interrupt, s.expire, s.workloads, s.register, s.daemonSets, s.bind, s.provision, s.launch, s.stampPodEvents, s.disrupt, s.terminate,
 	}
 	for _, step := range steps {
 		c, err := step(ctx)
@@ -213,13 +219,16 @@ func (s *Simulator) nextWake() (time.Time, bool) {
 	for _, t := range s.world.timeline {
 		consider(s.start.Add(t.At))
 	}
-	// Every notice's deadline, and when a notice the cloud holds back is
-	// first reported (a preemptible VM's 24-hour limit, 30 s ahead).
+	// Every notice's deadline, when a notice held back needs action (a
+	// preemptible VM's margin and notice) and when NodeClaims expire.
 	for _, inst := range s.cloud.Snapshot().Instances {
 		for _, n := range inst.Notices {
 			consider(n.Deadline)
-			consider(n.Deadline.Add(-sim.ShortSpotNotice))
 		}
+	}
+	consider(s.interruptWake)
+	for _, t := range s.expiries() {
+		consider(t)
 	}
 	for _, t := range s.lifecycleDeadlines() {
 		consider(t)

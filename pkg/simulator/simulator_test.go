@@ -137,7 +137,7 @@ func TestInterruptedPodsFindNewNodes(t *testing.T) {
 	if running(r) != 1000 {
 		t.Errorf("%d pods running at the end, want 1000", running(r))
 	}
-	if len(eventsOf(r, "SpotInterruption")) == 0 || len(nodesWhere(r, func(n simulator.Node) bool { return n.DeletionReason == "SpotInterruption" })) == 0 {
+	if len(eventsOf(r, "SpotInterruption")) == 0 || len(nodesWhere(r, func(n simulator.Node) bool { return n.DeletionReason == "Interrupted" })) == 0 {
 		t.Error("no node was interrupted")
 	}
 	for _, n := range nodesWhere(r, alive) {

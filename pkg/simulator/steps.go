@@ -39,14 +39,9 @@ func (s *Simulator) scale() bool {
 
 // collect is garbage collection (the controller's own Collect): a
 // NodeClaim whose instance the cloud no longer lists is deleted with its
-// Node, and the Node's pods go back to their controllers. Interruption
-// notices are recorded as they appear; nothing acts on them ahead of the
-// deadline until disruption exists.
+// Node, and the Node's pods go back to their controllers.
 func (s *Simulator) collect(ctx context.Context) (bool, error) {
 	now := s.clock.Now()
-	for _, n := range s.notices(ctx) {
-		s.rec.notice(now, n)
-	}
 	instances, err := s.cloud.List(ctx)
 	if err != nil {
 		return false, fmt.Errorf("listing instances, %w", err)
@@ -294,14 +289,6 @@ func (s *Simulator) prices() map[string]float64 {
 		out[inst.ProviderID()] = inst.Price
 	}
 	return out
-}
-
-func (s *Simulator) notices(ctx context.Context) []cloudprovider.InterruptionNotice {
-	notices, err := s.cloud.Interruptions(ctx)
-	if err != nil {
-		return nil
-	}
-	return notices
 }
 
 // lifecycleDeadlines are the registration timeouts of launched NodeClaims

@@ -65,6 +65,16 @@ type world struct {
 
 func (w *world) changed() { w.version++ }
 
+// nodePool is the NodePool named name, nil when there is none.
+func (w *world) nodePool(name string) *v1.NodePool {
+	for i := range w.nodePools {
+		if w.nodePools[i].Name == name {
+			return &w.nodePools[i]
+		}
+	}
+	return nil
+}
+
 func newWorld(set *manifests.Set) *world {
 	w := &world{
 		pods: map[string]*corev1.Pod{}, nodes: map[string]*corev1.Node{}, claims: map[string]*v1.NodeClaim{},

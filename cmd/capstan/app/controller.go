@@ -188,6 +188,12 @@ func runController(ctx context.Context, opts Options) error {
 		PollInterval: opts.Disruption.PollInterval, ValidationDelay: opts.Disruption.ValidationDelay,
 		ReplacementTimeout: opts.Disruption.ReplacementTimeout, Gates: opts.Disruption.Gates(),
 	})
+	src, ok := cloudprovider.AsInterruptionSource(cp)
+	if !ok {
+		return fmt.Errorf("cloud provider %s reports no interruptions", cp.Name())
+	}
+	interrupt := disruptionctrl.NewInterruption(mgr.GetClient(), src, unavailable, mgr.GetEventRecorder("capstan"), clk, disruptionMetrics,
+		disruptionctrl.InterruptionOptions{PreemptibleMargin: opts.Disruption.PreemptibleMargin})
 	lifecycle := nodeclaim.New(mgr.GetClient(), mgr.GetAPIReader(), cp, unavailable, prov, mgr.GetEventRecorder("capstan"), clk, opts.RegistrationTTL)
 	if hook := opts.testHooks.afterCreate(); hook != nil {
 		lifecycle = lifecycle.WithAfterCreate(hook)
@@ -203,6 +209,8 @@ func runController(ctx context.Context, opts Options) error {
 		simnodeclass.New(mgr.GetClient(), cloud, clk, simnodeclass.Options{}).Register(mgr),
 		disrupt.Register(mgr),
 		disruptionctrl.NewConditions(mgr.GetClient(), cp, clk, opts.Disruption.Drift()).Register(mgr),
+		disruptionctrl.NewExpiration(mgr.GetClient(), mgr.GetEventRecorder("capstan"), clk, disruptionMetrics).Register(mgr),
+		interrupt.Register(mgr),
 	); err != nil {
 		return fmt.Errorf("registering controllers, %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/component-base/featuregate"
 
 	"github.com/capstan-dev/capstan/pkg/disruption"
+	"github.com/capstan-dev/capstan/pkg/interruption"
 	"github.com/capstan-dev/capstan/pkg/simulator"
 )
 
@@ -26,6 +27,9 @@ type DisruptionFlags struct {
 	PollInterval       time.Duration
 	ValidationDelay    time.Duration
 	ReplacementTimeout time.Duration
+	// PreemptibleMargin is how long before a preemptible VM's 24-hour
+	// limit it is replaced within budgets (decision 18).
+	PreemptibleMargin time.Duration
 	// declared is the feature gates' declaration failing (a programming
 	// error), reported by validate rather than a panic.
 	declared error
@@ -44,12 +48,14 @@ func newDisruptionFlags(f *pflag.FlagSet) *DisruptionFlags {
 	f.DurationVar(&d.PollInterval, "disruption-poll-interval", 10*time.Second, "how often disruption is evaluated while no command is in flight")
 	f.DurationVar(&d.ValidationDelay, "disruption-validation-delay", disruption.DefaultValidationDelay, "how long a disruption decision waits before it is checked again against fresh state and carried out")
 	f.DurationVar(&d.ReplacementTimeout, "disruption-replacement-timeout", disruption.DefaultReplacementTimeout, "abandon a disruption (un-tainting its nodes) when its replacements have not initialized by then")
+	f.DurationVar(&d.PreemptibleMargin, "preemptible-replacement-margin", interruption.DefaultPreemptibleMargin, "replace preemptible (GCP-style spot) nodes this long before their 24-hour limit, within the Drifted budget")
 	return d
 }
 
 // simulator are the flags as simulate's options.
 func (d *DisruptionFlags) simulator() simulator.DisruptionOptions {
-	return simulator.DisruptionOptions{Gates: d.Gates(), PollInterval: d.PollInterval, ValidationDelay: d.ValidationDelay, ReplacementTimeout: d.ReplacementTimeout}
+	return simulator.DisruptionOptions{Gates: d.Gates(), PollInterval: d.PollInterval, ValidationDelay: d.ValidationDelay, ReplacementTimeout: d.ReplacementTimeout,
+		PreemptibleMargin: d.PreemptibleMargin}
 }
 
 // Drift reports the Drift feature gate.
@@ -66,5 +72,5 @@ func (d *DisruptionFlags) validate() error {
 		delay = fmt.Errorf("--disruption-validation-delay must not be negative, got %s", d.ValidationDelay)
 	}
 	return errors.Join(d.declared, positive("--disruption-poll-interval", d.PollInterval), delay,
-		positive("--disruption-replacement-timeout", d.ReplacementTimeout))
+		positive("--disruption-replacement-timeout", d.ReplacementTimeout), positive("--preemptible-replacement-margin", d.PreemptibleMargin))
 }

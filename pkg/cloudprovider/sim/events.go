@@ -213,8 +213,8 @@ func (c *Cloud) applySpotPriceLocked(e simv1alpha1.CloudEvent, at time.Time) {
 
 // Interruptions implements cloudprovider.InterruptionSource: every
 // outstanding notice, repeated until its instance is gone. A GCP
-// preemptible instance's 24-hour limit is reported from 30 seconds before
-// it, like any preemption.
+// preemptible instance's 24-hour limit is reported from its launch: the
+// limit is known then, and Capstan replaces the VM ahead of it.
 func (c *Cloud) Interruptions(ctx context.Context) ([]cloudprovider.InterruptionNotice, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -223,7 +223,6 @@ func (c *Cloud) Interruptions(ctx context.Context) ([]cloudprovider.Interruption
 		return nil, err
 	}
 	defer release()
-	now := c.opts.Clock.Now()
 	var out []cloudprovider.InterruptionNotice
 	for _, id := range slices.Sorted(maps.Keys(c.state.Instances)) {
 		inst := c.state.Instances[id]
@@ -231,9 +230,6 @@ func (c *Cloud) Interruptions(ctx context.Context) ([]cloudprovider.Interruption
 			continue
 		}
 		for _, n := range inst.Notices {
-			if n.Kind == string(cloudprovider.PreemptibleMaxLifetime) && now.Before(n.Deadline.Add(-ShortSpotNotice)) {
-				continue
-			}
 			out = append(out, cloudprovider.InterruptionNotice{
 				Kind: cloudprovider.InterruptionKind(n.Kind), ProviderID: inst.ProviderID(),
 				InstanceType: inst.InstanceType, Zone: inst.Zone, Deadline: n.Deadline, Message: n.Message,

@@ -245,6 +245,7 @@ func (c *Controller) act(ctx context.Context, cmd disruption.Command, a disrupti
 			c.recorder.Eventf(cand.Node, nil, corev1.EventTypeNormal, "DisruptionTerminating", cmd.Method, "%s: deleting the node", why)
 		}
 		c.metrics.decisions.WithLabelValues(cmd.Method, string(cmd.Reason)).Inc()
+		c.metrics.disrupted.WithLabelValues(string(cmd.Reason)).Add(float64(len(a.Candidates)))
 		log.FromContext(ctx).Info("disrupting", "method", cmd.Method, "reason", cmd.Reason, "nodeclaims", cmd.Names())
 	}
 	return nil

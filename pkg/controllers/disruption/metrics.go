@@ -10,6 +10,8 @@ type Metrics struct {
 	eligible   *prometheus.GaugeVec
 	allowed    *prometheus.GaugeVec
 	evaluation prometheus.Histogram
+	disrupted  *prometheus.CounterVec
+	received   *prometheus.CounterVec
 }
 
 // NewMetrics registers disruption's metrics on reg.
@@ -28,8 +30,14 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "capstan_disruption_evaluation_duration_seconds", Help: "Time one disruption evaluation (all methods) took.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16),
 		}),
+		disrupted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "capstan_nodeclaims_disrupted_total", Help: "NodeClaims deleted by disruption, voluntary or forceful, by reason (Empty, Underutilized, Drifted, Expired, Interrupted).",
+		}, []string{"reason"}),
+		received: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "capstan_interruption_received_total", Help: "Interruption notices received from the cloud, by kind (each notice counted once).",
+		}, []string{"kind"}),
 	}
-	for _, c := range []prometheus.Collector{m.decisions, m.eligible, m.allowed, m.evaluation} {
+	for _, c := range []prometheus.Collector{m.decisions, m.eligible, m.allowed, m.evaluation, m.disrupted, m.received} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

@@ -136,6 +136,9 @@ func TestInvalidBudgets(t *testing.T) {
 	}{
 		{"minute 61", withBudgets("@daily", "61 * * * *"), ReasonInvalidBudgetSchedule, `spec.disruption.budgets[1].schedule "61 * * * *"`},
 		{"unknown time zone", withTimeZone("Europe/Atlantis"), ReasonInvalidBudgetTimeZone, `"Europe/Atlantis" is not an IANA time zone`},
+		{"unknown rebalance", func(np *v1.NodePool) {
+			np.Annotations = map[string]string{v1.RebalanceAnnotationKey: "Replace"}
+		}, ReasonInvalidRebalance, `annotation capstan.dev/rebalance: "Replace" is not "replace" or "event"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -27,6 +27,7 @@ const SimNodeClassKind = "SimNodeClass"
 const (
 	ReasonInvalidBudgetSchedule = "InvalidBudgetSchedule"
 	ReasonInvalidBudgetTimeZone = "InvalidBudgetTimeZone"
+	ReasonInvalidRebalance      = "InvalidRebalance"
 	ReasonNodeClassNotFound     = "NodeClassNotFound"
 	ReasonNodeClassNotReady     = "NodeClassNotReady"
 	ReasonUnsupportedNodeClass  = "UnsupportedNodeClass"
@@ -115,6 +116,9 @@ func ValidationSucceeded(np *v1.NodePool) metav1.Condition {
 		if err := budgets.ValidateTimeZone(tz); err != nil {
 			fail(ReasonInvalidBudgetTimeZone, fmt.Sprintf("annotation %s: %v", v1.BudgetTimeZoneAnnotationKey, err))
 		}
+	}
+	if v, ok := np.Annotations[v1.RebalanceAnnotationKey]; ok && v != v1.RebalanceReplace && v != v1.RebalanceEvent {
+		fail(ReasonInvalidRebalance, fmt.Sprintf("annotation %s: %q is not %q or %q", v1.RebalanceAnnotationKey, v, v1.RebalanceReplace, v1.RebalanceEvent))
 	}
 	for i, b := range np.Spec.Disruption.Budgets {
 		if b.Schedule == nil {
