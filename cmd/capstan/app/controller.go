@@ -188,6 +188,10 @@ func runController(ctx context.Context, opts Options) error {
 		PollInterval: opts.Disruption.PollInterval, ValidationDelay: opts.Disruption.ValidationDelay,
 		ReplacementTimeout: opts.Disruption.ReplacementTimeout, Gates: opts.Disruption.Gates(),
 	})
+	slack, err := termination.NewSlackMetric(ctrlmetrics.Registry)
+	if err != nil {
+		return fmt.Errorf("registering termination metrics, %w", err)
+	}
 	src, ok := cloudprovider.AsInterruptionSource(cp)
 	if !ok {
 		return fmt.Errorf("cloud provider %s reports no interruptions", cp.Name())
@@ -203,7 +207,7 @@ func runController(ctx context.Context, opts Options) error {
 		nodeclaim.IndexProviderID(ctx, mgr),
 		lifecycle.Register(mgr),
 		nodeclaim.NewPodEvents(mgr.GetClient(), clk).Register(ctx, mgr),
-		termination.New(mgr.GetClient(), cp, mgr.GetEventRecorder("capstan"), clk).Register(ctx, mgr),
+		termination.New(mgr.GetClient(), cp, mgr.GetEventRecorder("capstan"), clk, slack).Register(ctx, mgr),
 		nodepool.New(mgr.GetClient(), clk, mgr.GetEventRecorder("capstan")).Register(mgr),
 		garbagecollection.New(mgr.GetClient(), cp, mgr.GetEventRecorder("capstan"), clk, garbagecollection.Options{Interval: opts.GCInterval, Grace: opts.GCGrace}).Register(mgr),
 		simnodeclass.New(mgr.GetClient(), cloud, clk, simnodeclass.Options{}).Register(mgr),

@@ -6,10 +6,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -36,15 +38,36 @@ type Controller struct {
 	recorder events.EventRecorder
 	clock    clock.Clock
 
+	slack prometheus.Observer
+
 	mu sync.Mutex
 	// refused counts evictions a PDB refused in a row, per NodeClaim, for
 	// backing off.
 	refused map[string]int
+	// drained are the NodeClaims whose drain finished, so the deadline's
+	// slack is observed once.
+	drained map[string]bool
 }
 
-// New builds the termination controller.
-func New(c client.Client, cloud cloudprovider.CloudProvider, recorder events.EventRecorder, clk clock.Clock) *Controller {
-	return &Controller{client: c, cloud: cloud, recorder: recorder, clock: clk, refused: map[string]int{}}
+// NewSlackMetric registers capstan_interruption_deadline_slack_seconds:
+// how much time an interrupted node's deadline had left when its last pod
+// was gone (negative: the drain was late).
+func NewSlackMetric(reg prometheus.Registerer) (prometheus.Observer, error) {
+	h := prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "capstan_interruption_deadline_slack_seconds",
+		Help:    "Time left before an interrupted instance's deadline when its node finished draining (negative when late).",
+		Buckets: []float64{-30, -10, 0, 5, 10, 20, 30, 60, 90, 120, 300, 600},
+	})
+	if err := reg.Register(h); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// New builds the termination controller; slack observes interrupted
+// nodes' deadline slack (NewSlackMetric).
+func New(c client.Client, cloud cloudprovider.CloudProvider, recorder events.EventRecorder, clk clock.Clock, slack prometheus.Observer) *Controller {
+	return &Controller{client: c, cloud: cloud, recorder: recorder, clock: clk, slack: slack, refused: map[string]int{}, drained: map[string]bool{}}
 }
 
 // Reconcile drives a deleted NodeClaim to the end: drain, detach,
@@ -84,6 +107,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	c.mu.Lock()
 	delete(c.refused, nc.Name)
+	delete(c.drained, nc.Name)
 	c.mu.Unlock()
 	c.recorder.Eventf(nc, nil, corev1.EventTypeNormal, "Terminated", "Terminate", "instance %s terminated", nc.Status.ProviderID)
 	patch := client.MergeFrom(nc.DeepCopy())
@@ -118,6 +142,7 @@ func (c *Controller) drain(ctx context.Context, nc *v1.NodeClaim, node *corev1.N
 		}
 		return reconcile.Result{RequeueAfter: c.backoff(nc.Name, refused, plan.RequeueAfter)}, false, nil
 	}
+	c.observeSlack(nc)
 	vas := &storagev1.VolumeAttachmentList{}
 	if err := c.client.List(ctx, vas); err != nil {
 		return reconcile.Result{}, false, fmt.Errorf("listing volume attachments, %w", err)
@@ -129,6 +154,23 @@ func (c *Controller) drain(ctx context.Context, nc *v1.NodeClaim, node *corev1.N
 		}
 	}
 	return reconcile.Result{}, true, nil
+}
+
+// observeSlack records, once per NodeClaim, how long before its
+// interruption deadline an interrupted node finished draining.
+func (c *Controller) observeSlack(nc *v1.NodeClaim) {
+	reason := meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypeDisruptionReason)
+	deadline, ok := drain.TerminationTimestamp(nc)
+	if !ok || reason == nil || reason.Reason != string(v1.DisruptionReasonInterrupted) {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.drained[nc.Name] {
+		return
+	}
+	c.drained[nc.Name] = true
+	c.slack.Observe(deadline.Sub(c.clock.Now()).Seconds())
 }
 
 // execute evicts and deletes; refused counts evictions a PDB refused.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/errors"
@@ -63,7 +64,7 @@ func TestVolumeAttachmentsBlockTermination(t *testing.T) {
 		if err := nodeclaim.IndexProviderID(ctx, mgr); err != nil {
 			return err
 		}
-		return New(mgr.GetClient(), cloud, mgr.GetEventRecorder("test"), clock.RealClock{}).Register(ctx, mgr)
+		return New(mgr.GetClient(), cloud, mgr.GetEventRecorder("test"), clock.RealClock{}, prometheus.NewHistogram(prometheus.HistogramOpts{Name: "slack"})).Register(ctx, mgr)
 	})
 	g.Expect(c.Delete(ctx, nc)).To(gomega.Succeed())
 
@@ -102,7 +103,7 @@ func TestNodeDeletionCascades(t *testing.T) {
 		if err := nodeclaim.IndexProviderID(ctx, mgr); err != nil {
 			return err
 		}
-		return New(mgr.GetClient(), cloud, mgr.GetEventRecorder("test"), clock.RealClock{}).Register(ctx, mgr)
+		return New(mgr.GetClient(), cloud, mgr.GetEventRecorder("test"), clock.RealClock{}, prometheus.NewHistogram(prometheus.HistogramOpts{Name: "slack"})).Register(ctx, mgr)
 	})
 
 	nc := test.NodeClaim(func(nc *v1.NodeClaim) { nc.Finalizers = []string{v1.TerminationFinalizer} })
@@ -127,4 +128,66 @@ func TestNodeDeletionCascades(t *testing.T) {
 			errors.IsNotFound(c.Get(ctx, client.ObjectKeyFromObject(node), &corev1.Node{})) &&
 			errors.IsNotFound(c.Get(ctx, client.ObjectKeyFromObject(orphan), &corev1.Node{}))
 	}).Should(gomega.BeTrue())
+}
+
+// An interrupted node drains by its notice's deadline: a pod whose grace
+// period would outlast it is deleted at once with the time left, and the
+// slack left when the drain finished is observed once.
+func TestInterruptionDeadlineShortensGracePeriods(t *testing.T) {
+	ctx := context.Background()
+	g := test.NewGomega(t)
+	c := env.Client
+	profile, _ := sim.DefaultProfile()
+	types, _ := catalog.Load()
+	cloud, err := sim.New(sim.Options{Profile: profile, Catalog: types, Clock: clock.RealClock{}, NodeClasses: sim.ClientNodeClasses{Client: c}})
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	reg := prometheus.NewRegistry()
+	slack, err := NewSlackMetric(reg)
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	test.StartManager(t, env, func(mgr manager.Manager) error {
+		if err := nodeclaim.IndexProviderID(ctx, mgr); err != nil {
+			return err
+		}
+		return New(mgr.GetClient(), cloud, mgr.GetEventRecorder("test"), clock.RealClock{}, slack).Register(ctx, mgr)
+	})
+	ns := test.Namespace(t, c)
+	deadline := time.Now().Add(2 * time.Minute).UTC().Truncate(time.Second)
+	nc := test.NodeClaim(func(nc *v1.NodeClaim) {
+		nc.Finalizers = []string{v1.TerminationFinalizer}
+		nc.Annotations = map[string]string{v1.NodeClaimTerminationTimestampAnnotationKey: deadline.Format(time.RFC3339)}
+	})
+	g.Expect(c.Create(ctx, nc)).To(gomega.Succeed())
+	nc.Status.ProviderID = "sim://zone/i-interrupted"
+	nc.Status.Conditions = []metav1.Condition{{Type: v1.ConditionTypeDisruptionReason, Status: metav1.ConditionTrue,
+		Reason: string(v1.DisruptionReasonInterrupted), Message: "interrupted (SpotInterruption)", LastTransitionTime: metav1.Now()}}
+	g.Expect(c.Status().Update(ctx, nc)).To(gomega.Succeed())
+	node := test.KwokNode(func(n *corev1.Node) {
+		n.Spec.ProviderID = nc.Status.ProviderID
+		n.Finalizers = []string{v1.TerminationFinalizer}
+	})
+	g.Expect(c.Create(ctx, node)).To(gomega.Succeed())
+	slow := test.Pod(ns, func(p *corev1.Pod) {
+		p.Spec.NodeName = node.Name
+		p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](600)
+	})
+	g.Expect(c.Create(ctx, slow)).To(gomega.Succeed())
+
+	g.Expect(c.Delete(ctx, nc)).To(gomega.Succeed())
+	g.Eventually(func(g gomega.Gomega) {
+		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(slow), slow)).To(gomega.Succeed())
+		g.Expect(slow.DeletionTimestamp).NotTo(gomega.BeNil())
+		g.Expect(*slow.DeletionGracePeriodSeconds).To(gomega.BeNumerically("<=", 120), "shortened to end by the deadline")
+		g.Expect(*slow.DeletionGracePeriodSeconds).To(gomega.BeNumerically(">", 100))
+	}).Should(gomega.Succeed())
+	// No kubelet here: the pod ends when the test says.
+	g.Expect(c.Delete(ctx, slow, client.GracePeriodSeconds(0))).To(gomega.Succeed())
+	g.Eventually(func() bool {
+		return errors.IsNotFound(c.Get(ctx, client.ObjectKeyFromObject(nc), &v1.NodeClaim{}))
+	}).Should(gomega.BeTrue())
+	mfs, err := reg.Gather()
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	g.Expect(mfs).To(gomega.HaveLen(1))
+	h := mfs[0].GetMetric()[0].GetHistogram()
+	g.Expect(h.GetSampleCount()).To(gomega.Equal(uint64(1)), "observed once")
+	g.Expect(h.GetSampleSum()).To(gomega.BeNumerically(">", 60), "drained well before the deadline")
 }
