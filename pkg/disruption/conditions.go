@@ -14,6 +14,11 @@ import (
 // resolved reservations) drifts on its own.
 const CloudDriftPoll = 5 * time.Minute
 
+// ReservationPoll is how often the cloud is asked whether a reserved
+// node is still in its capacity reservation (seed 002: the instance
+// leaves it when it ends, and is relabelled on-demand).
+const ReservationPoll = time.Minute
+
 // UpdateConditions sets nc's Drifted and Consolidatable conditions as
 // seed 004 says: Drifted while the NodeClaim has drifted and the Drift
 // gate is on (removed otherwise); Consolidatable once its NodePool's

@@ -383,3 +383,183 @@ func TestDriftLeavesTheCandidatesOrder(t *testing.T) {
 		t.Errorf("candidates reordered (-want +got):\n%s", diff)
 	}
 }
+
+// expectInterruption marks node's NodeClaim InterruptionExpected since
+// the given time, as the interruption controller does for kind (once a
+// node: it appends).
+func (c *cluster) expectInterruption(node string, kind string, since time.Time) {
+	nc := c.claim(node)
+	nc.Status.Conditions = append(nc.Status.Conditions, metav1.Condition{
+		Type: v1.ConditionTypeInterruptionExpected, Status: metav1.ConditionTrue, Reason: kind, LastTransitionTime: metav1.NewTime(since),
+	})
+}
+
+func expectedBlocked(node, msg string) Verdict {
+	return Verdict{NodeClaim: "nc-" + node, Node: node, Method: "ExpectedInterruption", Event: EventDisruptionBlocked, Message: msg}
+}
+
+// ExpectedInterruption replaces nodes the cloud will take away later
+// (InterruptionExpected=True) as Drift replaces drifted ones: empty ones
+// together, busy ones one at a time with replacements for the pods that
+// fit nowhere else, the longest marked first, under the Drifted budget,
+// do-not-disrupt and PDBs. Nodes without the condition (drifted ones
+// included) are not its candidates.
+func TestExpectedInterruption(t *testing.T) {
+	const preemptible, rebalance = "PreemptibleMaxLifetime", "RebalanceRecommendation"
+	budgets := func(b ...v1.Budget) func(*cluster) {
+		return func(c *cluster) { c.pool().Spec.Disruption.Budgets = b }
+	}
+	cases := []struct {
+		name string
+		// Nodes a, b and c, 4 cores each, NodePool "default" offering m5
+		// with a budget of 100%; the snapshot is built after setup.
+		setup func(*cluster)
+		want  []string
+		// replacements are the pods of each replacement NodeClaim.
+		replacements [][]string
+		verdicts     []Verdict
+		eligible     int
+	}{
+		// Candidates: the condition True, whichever notice set it.
+		{"only NodeClaims with InterruptionExpected=True", func(c *cluster) {
+			c.expectInterruption("a", preemptible, t0)
+			c.claim("b").Status.Conditions = append(c.claim("b").Status.Conditions,
+				metav1.Condition{Type: v1.ConditionTypeInterruptionExpected, Status: metav1.ConditionFalse, Reason: preemptible})
+		}, []string{"a"}, [][]string{}, nil, 1},
+		{"nothing expected: no command", func(*cluster) {}, nil, [][]string{}, nil, 0},
+		{"a drifted node is Drift's, not this method's", func(c *cluster) {
+			c.drift("a", t0)
+			c.pod("web", "a", requests("3"))
+		}, nil, [][]string{}, nil, 0},
+		{"a rebalance recommendation the NodePool opted into", func(c *cluster) {
+			c.expectInterruption("b", rebalance, t0)
+		}, []string{"b"}, [][]string{}, nil, 1},
+		// Replacing: empty ones first and together, busy ones one at a
+		// time, a replacement only for pods that fit nowhere else.
+		{"empty expected nodes go together", func(c *cluster) {
+			c.expectInterruption("a", preemptible, t0)
+			c.expectInterruption("b", rebalance, t0)
+			c.pod("logs", "b", daemon)
+		}, []string{"a", "b"}, [][]string{}, nil, 2},
+		{"a busy one whose pods fit elsewhere: no replacement", func(c *cluster) {
+			c.expectInterruption("a", preemptible, t0)
+			c.pod("web", "a", requests("2"))
+		}, []string{"a"}, [][]string{}, nil, 1},
+		{"a busy one whose pods fit nowhere else: replaced", func(c *cluster) {
+			c.expectInterruption("a", preemptible, t0)
+			c.pod("web-a", "a", requests("3"))
+			c.pod("fill-b", "b", requests("3"))
+			c.pod("fill-c", "c", requests("3"))
+		}, []string{"a"}, [][]string{{"default/web-a"}}, nil, 1},
+		{"busy ones one at a time, the longest expected first", func(c *cluster) {
+			c.expectInterruption("a", preemptible, t0.Add(10*time.Minute))
+			c.expectInterruption("b", preemptible, t0.Add(5*time.Minute))
+			c.pod("web-a", "a", requests("3"))
+			c.pod("web-b", "b", requests("3"))
+			c.pod("fill", "c", requests("3"))
+		}, []string{"b"}, [][]string{{"default/web-b"}}, nil, 2},
+		{"empty ones first, busy ones wait", func(c *cluster) {
+			c.expectInterruption("a", preemptible, t0)
+			c.pod("web", "a", requests("1"))
+			c.expectInterruption("b", preemptible, t0.Add(time.Minute))
+		}, []string{"b"}, [][]string{}, nil, 2},
+		// What holds it: do-not-disrupt, PDBs, the Drifted budget (and
+		// not the Empty one), a pod that fits nowhere.
+		{"a do-not-disrupt pod blocks it", func(c *cluster) {
+			c.expectInterruption("a", preemptible, t0)
+			c.pod("web", "a", doNotDisrupt)
+		}, nil, [][]string{}, []Verdict{expectedBlocked("a", "pod default/web has do-not-disrupt")}, 1},
+		{"do-not-disrupt on one node, the other goes", func(c *cluster) {
+			c.expectInterruption("a", preemptible, t0)
+			c.expectInterruption("b", preemptible, t0)
+			c.nodeNamed("a").Annotations = map[string]string{v1.DoNotDisruptAnnotationKey: "true"}
+		}, []string{"b"}, [][]string{}, []Verdict{expectedBlocked("a", "node a has do-not-disrupt")}, 2},
+		{"a PDB that allows no eviction blocks it", func(c *cluster) {
+			c.expectInterruption("a", preemptible, t0)
+			c.pod("web", "a")
+			c.pdb("web-pdb", 0)
+		}, nil, [][]string{}, []Verdict{expectedBlocked("a", "pdb default/web-pdb prevents pod evictions")}, 1},
+		{"a budget of 0 for Drifted holds it", func(c *cluster) {
+			budgets(v1.Budget{Nodes: "0", Reasons: []v1.DisruptionReason{v1.DisruptionReasonDrifted}}, v1.Budget{Nodes: "100%"})(c)
+			c.expectInterruption("a", preemptible, t0)
+			c.expectInterruption("b", rebalance, t0)
+			c.pod("web", "b")
+		}, nil, [][]string{}, []Verdict{
+			expectedBlocked("a", "disruption budget of 0 for Drifted"),
+			expectedBlocked("b", "disruption budget of 0 for Drifted"),
+		}, 2},
+		{"as many empty ones as the Drifted budget allows, the longest expected first", func(c *cluster) {
+			budgets(v1.Budget{Nodes: "1", Reasons: []v1.DisruptionReason{v1.DisruptionReasonDrifted}})(c)
+			c.expectInterruption("a", preemptible, t0.Add(time.Minute))
+			c.expectInterruption("b", preemptible, t0)
+		}, []string{"b"}, [][]string{}, nil, 2},
+		{"a budget of 0 for Empty does not hold it", func(c *cluster) {
+			budgets(v1.Budget{Nodes: "0", Reasons: []v1.DisruptionReason{v1.DisruptionReasonEmpty}})(c)
+			c.expectInterruption("a", preemptible, t0)
+		}, []string{"a"}, [][]string{}, nil, 1},
+		{"a pod that fits nowhere keeps it, the verdict names the pod", func(c *cluster) {
+			c.expectInterruption("a", preemptible, t0)
+			c.pod("huge", "a", requests("32"))
+		}, nil, [][]string{}, []Verdict{
+			expectedBlocked("a", "pod default/huge would not schedule without the node: *"),
+		}, 1},
+		{"a deleting node is on its way: no verdict", func(c *cluster) {
+			c.expectInterruption("a", preemptible, t0)
+			c.claim("a").DeletionTimestamp = &metav1.Time{Time: t0}
+		}, nil, [][]string{}, nil, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCluster("a", "b", "c")
+			for _, n := range []string{"a", "b", "c"} {
+				c.capacity(n, "4")
+			}
+			tc.setup(c)
+			c.snapshot(m5...)
+			d := Plan(c.in, []Method{ExpectedInterruption{}}, t0.Add(time.Hour))
+			if d.Found != (len(tc.want) > 0) {
+				t.Fatalf("command %v (%v), want one for %v", d.Found, names(d.Command.Candidates), tc.want)
+			}
+			if d.Found {
+				if d.Command.Method != "ExpectedInterruption" || d.Command.Reason != v1.DisruptionReasonDrifted {
+					t.Errorf("method %s reason %s, want ExpectedInterruption and Drifted", d.Command.Method, d.Command.Reason)
+				}
+				if diff := cmp.Diff(tc.want, names(d.Command.Candidates)); diff != "" {
+					t.Errorf("disrupted (-want +got):\n%s", diff)
+				}
+			}
+			if diff := cmp.Diff(tc.replacements, replacementPods(Simulation{Replacements: d.Command.Replacements})); diff != "" {
+				t.Errorf("replacements' pods (-want +got):\n%s", diff)
+			}
+			for _, r := range d.Command.Replacements {
+				if r.NodePool != "default" || len(r.InstanceTypes) == 0 {
+					t.Errorf("replacement of nodepool %q with %d instance types", r.NodePool, len(r.InstanceTypes))
+				}
+			}
+			sameVerdicts(t, tc.verdicts, d.Verdicts)
+			if d.Eligible["ExpectedInterruption"] != tc.eligible {
+				t.Errorf("eligible %d, want %d", d.Eligible["ExpectedInterruption"], tc.eligible)
+			}
+		})
+	}
+}
+
+// ExpectedInterruption needs no gate: with Drift off it still runs, and
+// ahead of consolidation (which would otherwise take the empty node c).
+func TestExpectedInterruptionWithoutTheDriftGate(t *testing.T) {
+	c := newCluster("a", "b", "c")
+	for _, n := range []string{"a", "b", "c"} {
+		c.capacity(n, "4")
+	}
+	c.expectInterruption("a", "PreemptibleMaxLifetime", t0)
+	c.pod("web-a", "a", requests("1"))
+	c.pod("web-b", "b", requests("1"))
+	c.snapshot(m5...)
+	d := Plan(c.in, Methods(Gates{}), t0.Add(time.Hour))
+	if !d.Found || d.Command.Method != "ExpectedInterruption" {
+		t.Fatalf("command %s %v (found %v), want ExpectedInterruption's", d.Command.Method, names(d.Command.Candidates), d.Found)
+	}
+	if diff := cmp.Diff([]string{"a"}, names(d.Command.Candidates)); diff != "" {
+		t.Errorf("disrupted (-want +got):\n%s", diff)
+	}
+}

@@ -210,6 +210,9 @@ func message(n cloudprovider.InterruptionNotice, s stage, now time.Time) string 
 	case stageInterrupted:
 		return fmt.Sprintf("%s: the instance goes%s; draining it now and launching replacements", text, left)
 	case stageExpected:
+		if left == "" {
+			return text + ": the instance is at risk; replacing it ahead of time within the Drifted budget"
+		}
 		return fmt.Sprintf("%s: the instance goes%s; replacing it ahead of time within the Drifted budget", text, left)
 	}
 	return text + "; no action (the NodePool does not opt into replacing on rebalance recommendations)"

@@ -543,7 +543,7 @@ func TestEventMessages(t *testing.T) {
 		{"an expected interruption", notice("a", cloudprovider.PreemptibleMaxLifetime, D), claim("a"), D.Add(-20 * time.Minute),
 			"the cloud says PreemptibleMaxLifetime: the instance goes at 2026-03-11T12:00:00Z (in 20m0s); replacing it ahead of time within the Drifted budget"},
 		{"an opted-in rebalance recommendation", notice("a", cloudprovider.RebalanceRecommendation, time.Time{}), claim("a", rebalance(v1.RebalanceReplace)), now,
-			"the cloud says RebalanceRecommendation: the instance goes; replacing it ahead of time within the Drifted budget"},
+			"the cloud says RebalanceRecommendation: the instance is at risk; replacing it ahead of time within the Drifted budget"},
 		{"a rebalance recommendation only reported", notice("a", cloudprovider.RebalanceRecommendation, time.Time{}), claim("a"), now,
 			"the cloud says RebalanceRecommendation; no action (the NodePool does not opt into replacing on rebalance recommendations)"},
 	}

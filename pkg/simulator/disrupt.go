@@ -12,6 +12,7 @@ import (
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/budgets"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/disruption"
 	"github.com/capstan-dev/capstan/pkg/lifecycle"
 	"github.com/capstan-dev/capstan/pkg/state"
@@ -114,6 +115,12 @@ func (s *Simulator) disrupt(ctx context.Context) (bool, error) {
 	if len(s.world.claims) > 0 {
 		d.judged = now.Add(disruption.CloudDriftPoll)
 	}
+	for _, nc := range s.world.claims {
+		if nc.Labels[v1.CapacityTypeLabelKey] == v1.CapacityTypeReserved {
+			d.judged = now.Add(disruption.ReservationPoll)
+			break
+		}
+	}
 	if !due {
 		if changed {
 			// A condition changed on its own: the engine must look.
@@ -187,6 +194,13 @@ func (s *Simulator) updateConditions(ctx context.Context, now time.Time) (bool, 
 		if np == nil || nc.DeletionTimestamp != nil || nc.Status.ProviderID == "" {
 			continue
 		}
+		if nc.Labels[v1.CapacityTypeLabelKey] == v1.CapacityTypeReserved {
+			released, err := s.releaseReservation(ctx, nc, now)
+			if err != nil {
+				return false, err
+			}
+			changed = changed || released
+		}
 		var cloudReason string
 		if s.opts.Disruption.Gates.Drift {
 			reason, err := s.cloud.IsDrifted(ctx, nc)
@@ -202,6 +216,27 @@ func (s *Simulator) updateConditions(ctx context.Context, now time.Time) (bool, 
 		}
 	}
 	return changed, nil
+}
+
+// releaseReservation is the conditions controller's relabelling of a
+// node whose capacity reservation ended (lifecycle.ReservationReleased):
+// NodeClaim and Node on-demand, and the record repriced.
+func (s *Simulator) releaseReservation(ctx context.Context, nc *v1.NodeClaim, now time.Time) (bool, error) {
+	instance, err := s.cloud.Get(ctx, nc.Status.ProviderID)
+	if err != nil {
+		return false, cloudprovider.IgnoreNodeClaimNotFound(err)
+	}
+	if !lifecycle.ReservationReleased(nc, instance) {
+		return false, nil
+	}
+	id := nc.Labels[v1.LabelCapacityReservationID]
+	lifecycle.ReleaseReservation(nc.Labels)
+	if node := s.world.nodeOf(nc); node != nil {
+		lifecycle.ReleaseReservation(node.Labels)
+	}
+	s.rec.reservationEnded(now, nc.Name, id, s.prices()[nc.Status.ProviderID])
+	s.world.changed()
+	return true, nil
 }
 
 // replacements observes the command's replacement NodeClaims.

@@ -167,6 +167,34 @@ func TestExampleSpotShortage(t *testing.T) {
 	}
 }
 
+// noticesOf are the events of the given notice kind, each checked to be
+// acted on at once: the message names the time left and what Capstan
+// does.
+func noticesOf(t *testing.T, r *simulator.Result, kind, left string) []simulator.Event {
+	t.Helper()
+	out := eventsOf(r, kind)
+	for _, e := range out {
+		if want := "(in " + left + "); draining it now and launching replacements"; !strings.Contains(e.Message, want) {
+			t.Errorf("%s notice %+v: want the message to say %q", kind, e, want)
+		}
+	}
+	return out
+}
+
+// interrupted checks n was ended by an interruption notice at offset:
+// deleted then, its pods drained (none left on it), with reason
+// Interrupted and no disruptedAt (no budget was involved).
+func interrupted(t *testing.T, n simulator.Node, offset string) {
+	t.Helper()
+	if n.DeletedAt != offset || n.DeletionReason != "Interrupted" || n.DisruptedAt != "" || len(n.Pods) != 0 {
+		t.Errorf("node %+v: want it drained and deleted at the %s notice, reason Interrupted, no pods left on it, no disruptedAt", n, offset)
+	}
+}
+
+func launchedAt(r *simulator.Result, offset string) []simulator.Node {
+	return nodesWhere(r, func(n simulator.Node) bool { return n.LaunchedAt == offset })
+}
+
 func TestExampleSpotMaxPrice(t *testing.T) {
 	r := simulate(t, "spot-max-price")
 	failures := eventsOf(r, "InsufficientCapacity")
@@ -183,19 +211,38 @@ func TestExampleSpotMaxPrice(t *testing.T) {
 			spot = append(spot, n)
 		}
 	}
-	if len(spot) == 0 {
-		t.Fatal("no spot node after the scale-up at 25m, with spot below the max price in ap-northeast-1a")
+	if len(spot) != 1 || spot[0].Zone != "ap-northeast-1a" || spot[0].LaunchedAt != "25m1s" {
+		t.Fatalf("spot nodes %+v: want one in ap-northeast-1a, launched for the scale-up at 25m, with spot below the max price there", spot)
 	}
-	for _, n := range spot {
-		if n.Zone != "ap-northeast-1a" || n.DeletedAt != "47m0s" || n.DeletionReason != "SpotPriceAboveMax" {
-			t.Errorf("spot node %+v: want ap-northeast-1a, deleted at 47m0s (the 45m price rise plus 2m notice) for SpotPriceAboveMax", n)
+	// At 45m the price rises above the cap: the notice's 2 minutes are
+	// not waited out, the node is drained and deleted at once.
+	interrupted(t, spot[0], "45m0s")
+	if n := noticesOf(t, r, "SpotPriceAboveMax", "2m0s"); len(n) != 1 || n[0].At != "45m0s" || n[0].Object != "node/"+spot[0].Name {
+		t.Errorf("notices %+v: want one SpotPriceAboveMax at 45m0s on node/%s", n, spot[0].Name)
+	}
+	// Its replacement launches at once, on-demand: spot fails with
+	// SpotMaxPriceTooLow in every zone, ap-northeast-1a included (a price
+	// notice does not mark the offering unavailable, the price does).
+	var later []simulator.Event
+	for _, f := range failures {
+		if at(t, f.At) >= 45*time.Minute {
+			later = append(later, f)
 		}
+	}
+	if len(later) != 1 || later[0].At != "45m1s" || strings.Count(later[0].Message, "(SpotMaxPriceTooLow)") != 3 {
+		t.Errorf("failures after 45m %v: want one at 45m1s, SpotMaxPriceTooLow in all three zones", later)
+	}
+	if rep := launchedAt(r, "45m1s"); len(rep) != 1 || rep[0].CapacityType != v1.CapacityTypeOnDemand || !alive(rep[0]) || len(rep[0].Pods) != 2 {
+		t.Errorf("nodes launched at 45m1s %+v: want one on-demand replacement, there at the end with the interrupted node's 2 pods", rep)
+	}
+	if p := sampleAt(t, r, 47*time.Minute).PodsPending; p != 0 {
+		t.Errorf("%d pods pending at 47m, the notice's deadline; the replacement registers at 45m21s", p)
 	}
 	if len(nodesWhere(r, func(n simulator.Node) bool { return alive(n) && n.CapacityType != v1.CapacityTypeOnDemand })) > 0 {
 		t.Error("a non-on-demand node is alive at the end; spot is above the max price from 45m")
 	}
-	if running(r) != 8 {
-		t.Errorf("%d pods running, want 8", running(r))
+	if running(r) != 8 || r.Summary.PodsPending != 0 {
+		t.Errorf("%d pods running, %d pending; want all 8 running", running(r), r.Summary.PodsPending)
 	}
 }
 
@@ -214,50 +261,110 @@ func TestExampleGCPStyleSpot(t *testing.T) {
 	if got := zones(first); !slices.Equal(got, want) {
 		t.Errorf("first nodes in zones %v, want one per zone %v", got, want)
 	}
-	for _, n := range r.Nodes {
+	for _, n := range first {
 		if n.CapacityType != v1.CapacityTypeSpot || n.InstanceType != "m6i.xlarge" || n.PricePerHour != 0.048 {
 			t.Errorf("node %+v: want spot m6i.xlarge at the profile's fixed 0.048", n)
 		}
 	}
 	preempted := nodesWhere(r, func(n simulator.Node) bool { return n.DeletedAt != "" })
-	if len(preempted) != 1 || preempted[0].Zone != "us-west1-b" || preempted[0].DeletedAt != "1h0m30s" || preempted[0].DeletionReason != "SpotInterruption" {
-		t.Errorf("deleted nodes %+v: want the us-west1-b node, 30s after the 1h preemption", preempted)
+	if len(preempted) != 1 || preempted[0].Zone != "us-west1-b" {
+		t.Fatalf("deleted nodes %+v: want the us-west1-b node alone", preempted)
+	}
+	interrupted(t, preempted[0], "1h0m0s")
+	if n := noticesOf(t, r, "SpotInterruption", "30s"); len(n) != 1 || n[0].At != "1h0m0s" || n[0].Object != "node/"+preempted[0].Name {
+		t.Errorf("notices %+v: want one SpotInterruption at 1h0m0s on node/%s", n, preempted[0].Name)
+	}
+	// The replacement launches at once in us-west1-b, where the topology
+	// spread needs the two pods; spot m6i.xlarge there was marked
+	// unavailable by the preemption, so it is on-demand, without a failed
+	// launch, and it stays: the NodePool consolidates empty nodes only.
+	rep := nodesWhere(r, func(n simulator.Node) bool { return at(t, n.LaunchedAt) >= time.Hour })
+	if len(rep) != 1 || rep[0].LaunchedAt != "1h0m1s" || rep[0].Zone != "us-west1-b" || rep[0].InstanceType != "m6i.xlarge" ||
+		rep[0].CapacityType != v1.CapacityTypeOnDemand || !alive(rep[0]) || len(rep[0].Pods) != 2 {
+		t.Errorf("nodes launched after 1h %+v: want one on-demand m6i.xlarge in us-west1-b at 1h0m1s, there at the end with 2 pods", rep)
+	}
+	if f := eventsOf(r, "InsufficientCapacity"); len(f) != 0 {
+		t.Errorf("launch failures %v: the preempted spot offering is skipped, not tried", f)
+	}
+	if p := sampleAt(t, r, time.Hour+31*time.Second).PodsPending; p != 0 {
+		t.Errorf("%d pods pending at 1h0m31s; the replacement registers then", p)
 	}
 	if got := zones(nodesWhere(r, alive)); !slices.Equal(got, want) {
 		t.Errorf("nodes at the end in zones %v, want one per zone %v", got, want)
 	}
-	if running(r) != 6 {
-		t.Errorf("%d pods running, want 6", running(r))
+	if running(r) != 6 || r.Summary.PodsPending != 0 {
+		t.Errorf("%d pods running, %d pending; want all 6 running", running(r), r.Summary.PodsPending)
 	}
 }
 
 func TestExampleAzureStyleSpot(t *testing.T) {
 	r := simulate(t, "azure-style-spot")
-	stopped := eventsOf(r, "InstanceStopped")
-	if len(stopped) != 2 || stopped[0].At != "30m30s" {
-		t.Errorf("stops %v: want both m6i.xlarge VMs deallocated 30s after the 30m eviction", stopped)
+	// Every VM is drained and deleted at its notice, before Azure would
+	// deallocate it: none stops.
+	if stopped := eventsOf(r, "InstanceStopped"); len(stopped) != 0 {
+		t.Errorf("stops %v: want none, each evicted VM deleted ahead of the 30s deadline", stopped)
 	}
-	for _, n := range r.Nodes {
-		switch {
-		case n.NodePool == "azure-spot-deallocate" && n.DeletedAt != "":
-			t.Errorf("deallocated node %s was deleted; a stopped VM stays until repaired", n.Name)
-		case n.NodePool == "azure-spot-delete" && n.InstanceType == "c6i.xlarge" && n.CapacityType == v1.CapacityTypeSpot && n.DeletedAt == "":
-			t.Errorf("spot c6i.xlarge %s alive at the end; from 50m spot is above the class's 0.10 cap", n.Name)
+	var notices []string
+	for _, kind := range []string{"AzureEviction", "SpotPriceAboveMax", "SpotInterruption"} {
+		for _, e := range noticesOf(t, r, kind, "30s") {
+			notices = append(notices, e.At+" "+e.Kind)
 		}
 	}
-	deleted := nodesWhere(r, func(n simulator.Node) bool { return n.DeletedAt != "" })
-	var times []string
-	for _, n := range deleted {
-		times = append(times, n.DeletedAt+" "+n.DeletionReason)
+	if want := []string{"30m0s AzureEviction", "30m0s AzureEviction", "40m0s AzureEviction", "40m0s AzureEviction", "50m0s SpotPriceAboveMax", "50m0s SpotPriceAboveMax"}; !slices.Equal(notices, want) {
+		t.Errorf("notices %v, want %v", notices, want)
 	}
-	if want := []string{"40m30s AzureEviction", "40m30s AzureEviction", "50m30s SpotPriceAboveMax", "50m30s SpotPriceAboveMax"}; !slices.Equal(times, want) {
-		t.Errorf("deletions %v, want %v", times, want)
+	for _, tc := range []struct {
+		deleted, launched, pool, instanceType, capacityType string
+		otherZone                                           bool
+	}{
+		// The evicted zone's spot offering is marked unavailable, so the
+		// replacements are spot in another zone.
+		{"30m0s", "30m1s", "azure-spot-deallocate", "m6i.xlarge", v1.CapacityTypeSpot, true},
+		{"40m0s", "40m1s", "azure-spot-delete", "c6i.xlarge", v1.CapacityTypeSpot, true},
+		// A price notice marks nothing; spot is above the cap everywhere.
+		{"50m0s", "50m1s", "azure-spot-delete", "c6i.xlarge", v1.CapacityTypeOnDemand, false},
+	} {
+		gone := nodesWhere(r, func(n simulator.Node) bool { return n.DeletedAt == tc.deleted })
+		rep := launchedAt(r, tc.launched)
+		if len(gone) != 2 || len(rep) != 2 {
+			t.Errorf("%d nodes deleted at %s, %d launched at %s; want 2 and their 2 replacements", len(gone), tc.deleted, len(rep), tc.launched)
+			continue
+		}
+		for _, n := range gone {
+			interrupted(t, n, tc.deleted)
+			if n.NodePool != tc.pool || n.InstanceType != tc.instanceType || n.CapacityType != v1.CapacityTypeSpot {
+				t.Errorf("node %+v deleted at %s: want a spot %s of %s", n, tc.deleted, tc.instanceType, tc.pool)
+			}
+		}
+		for _, n := range rep {
+			if n.NodePool != tc.pool || n.InstanceType != tc.instanceType || n.CapacityType != tc.capacityType || (tc.otherZone && n.Zone == gone[0].Zone) {
+				t.Errorf("replacement %+v: want %s %s of %s (outside %s, the evicted VMs' zone: %v)", n, tc.capacityType, tc.instanceType, tc.pool, gone[0].Zone, tc.otherZone)
+			}
+		}
+		if p := sampleAt(t, r, at(t, tc.launched)+45*time.Second).PodsPending; p != 0 {
+			t.Errorf("%d pods pending 45s (the launch latency) after the replacements launched at %s", p, tc.launched)
+		}
 	}
-	if f := eventsOf(r, "InsufficientCapacity"); len(f) == 0 || !strings.Contains(f[len(f)-1].Message, "SpotMaxPriceTooLow") {
-		t.Errorf("the replacements after 50m should fail spot with SpotMaxPriceTooLow: %v", f)
+	if f := eventsOf(r, "InsufficientCapacity"); len(f) != 1 || f[0].At != "50m1s" || strings.Count(f[0].Message, "(SpotMaxPriceTooLow)") != 3 {
+		t.Errorf("launch failures %v: want one, the replacements at 50m1s failing spot with SpotMaxPriceTooLow in all three zones", f)
 	}
-	if r.Summary.PodsPending != 0 {
-		t.Errorf("%d pods pending at the end, want none", r.Summary.PodsPending)
+	// At the end: the Deallocate pool's two spot VMs and the Delete pool's
+	// two on-demand ones, all billed (none stopped).
+	var end []string
+	perHour := 0.0
+	for _, n := range nodesWhere(r, alive) {
+		end = append(end, n.NodePool+" "+n.InstanceType+" "+n.CapacityType)
+		perHour += n.PricePerHour
+	}
+	slices.Sort(end)
+	if want := []string{"azure-spot-deallocate m6i.xlarge spot", "azure-spot-deallocate m6i.xlarge spot", "azure-spot-delete c6i.xlarge on-demand", "azure-spot-delete c6i.xlarge on-demand"}; !slices.Equal(end, want) {
+		t.Errorf("nodes at the end %v, want %v", end, want)
+	}
+	if math.Abs(r.Summary.CostPerHourAtEnd-perHour) > 1e-9 {
+		t.Errorf("cost per hour at the end %.4f, want every node at the end billed: %.4f", r.Summary.CostPerHourAtEnd, perHour)
+	}
+	if running(r) != 8 || r.Summary.PodsPending != 0 {
+		t.Errorf("%d pods running, %d pending; want all 8 running", running(r), r.Summary.PodsPending)
 	}
 }
 
@@ -301,51 +408,146 @@ func TestExampleGPUFlavors(t *testing.T) {
 		t.Fatalf("%d nodes before 30m, want 2: each replica needs one GPU", len(first))
 	}
 	for _, n := range r.Nodes {
-		if n.InstanceType != "g5.xlarge" || n.CapacityType != v1.CapacityTypeSpot || len(n.Pods) != 1 {
-			t.Errorf("node %+v: want spot g5.xlarge (a10g, the annotation's first flavor) with one pod", n)
-		}
-		if at(t, n.LaunchedAt) < 30*time.Minute && (n.DeletedAt != "32m0s" || n.DeletionReason != "SpotInterruption") {
-			t.Errorf("node %+v: want it interrupted at 30m and gone at 32m", n)
+		if n.InstanceType != "g5.xlarge" || n.CapacityType != v1.CapacityTypeSpot {
+			t.Errorf("node %+v: want spot g5.xlarge (a10g, the annotation's first flavor)", n)
 		}
 	}
-	if len(nodesWhere(r, alive)) != 2 || running(r) != 2 {
+	// At 30m both get the two-minute notice and are drained and deleted
+	// at once; the replacements launch a second later, a10g again, in
+	// another zone: the interrupted zone's spot g5.xlarge is marked
+	// unavailable.
+	var names []string
+	for _, n := range first {
+		interrupted(t, n, "30m0s")
+		names = append(names, "node/"+n.Name)
+	}
+	var objects []string
+	for _, e := range noticesOf(t, r, "SpotInterruption", "2m0s") {
+		if e.At != "30m0s" {
+			t.Errorf("notice %+v: want it at 30m0s", e)
+		}
+		objects = append(objects, e.Object)
+	}
+	slices.Sort(names)
+	slices.Sort(objects)
+	if !slices.Equal(objects, names) {
+		t.Errorf("SpotInterruption notices on %v, want one on each first node %v", objects, names)
+	}
+	rep := nodesWhere(r, func(n simulator.Node) bool { return at(t, n.LaunchedAt) >= 30*time.Minute })
+	if len(rep) != 2 {
+		t.Fatalf("replacements %+v, want 2", rep)
+	}
+	for _, n := range rep {
+		if n.LaunchedAt != "30m1s" || n.Zone == first[0].Zone || !alive(n) || len(n.Pods) != 1 {
+			t.Errorf("replacement %+v: want it launched at 30m1s outside %s, there at the end with one pod", n, first[0].Zone)
+		}
+	}
+	if p := sampleAt(t, r, 32*time.Minute).PodsPending; p != 0 {
+		t.Errorf("%d pods pending at 32m, the notice's deadline; the replacements register at 31m1s", p)
+	}
+	if len(nodesWhere(r, alive)) != 2 || running(r) != 2 || r.Summary.PodsPending != 0 {
 		t.Errorf("want 2 a10g nodes serving 2 pods at the end")
 	}
 }
 
 func TestExampleGCPPreemptibleLifetime(t *testing.T) {
-	r := simulate(t, "gcp-style-spot", func(o *simulator.Options) { o.Duration = 25 * time.Hour })
-	notices := eventsOf(r, "PreemptibleMaxLifetime")
-	if len(notices) != 2 {
-		t.Fatalf("%d lifetime notices, want the two nodes launched at the start (the third was preempted at 1h)", len(notices))
+	// The two nodes launched at 1s (the third was preempted at 1h) reach
+	// their 24-hour limit at 24h0m1s.
+	limit := 24*time.Hour + time.Second
+	original := func(r *simulator.Result) []simulator.Node {
+		return nodesWhere(r, func(n simulator.Node) bool { return n.LaunchedAt == "1s" && n.Zone != "us-west1-b" })
 	}
-	for _, n := range r.Nodes {
-		if at(t, n.LaunchedAt) > time.Minute || n.Zone == "us-west1-b" {
-			continue
+	t.Run("replaced within the Drifted budget", func(t *testing.T) {
+		r := simulate(t, "gcp-style-spot", func(o *simulator.Options) { o.Duration = 25 * time.Hour })
+		// From the default 30-minute margin the limit is an expected
+		// interruption: reported once, at 23h30m1s.
+		notices := eventsOf(r, "PreemptibleMaxLifetime")
+		if len(notices) != 2 {
+			t.Fatalf("%d lifetime notices, want one on each of the two nodes launched at the start", len(notices))
 		}
-		ended := at(t, n.DeletedAt)
-		if n.DeletionReason != "PreemptibleMaxLifetime" || ended < 24*time.Hour || ended > 24*time.Hour+time.Minute {
-			t.Errorf("node %+v: want it ended at its 24-hour limit", n)
+		for _, e := range notices {
+			if at(t, e.At) != limit-30*time.Minute || !strings.Contains(e.Message, "(in 30m0s); replacing it ahead of time within the Drifted budget") {
+				t.Errorf("notice %+v: want it 30m before the limit, replacing ahead of time", e)
+			}
 		}
+		if l := eventsOf(r, "DisruptionLaunching"); len(l) != 2 || !strings.Contains(l[0].Message, "ExpectedInterruption (Drifted)") || !strings.Contains(l[1].Message, "ExpectedInterruption (Drifted)") {
+			t.Errorf("replacements %v: want two, by ExpectedInterruption", l)
+		}
+		nodes := original(r)
+		if len(nodes) != 2 {
+			t.Fatalf("nodes launched at the start outside us-west1-b %+v, want 2", nodes)
+		}
+		for _, n := range nodes {
+			disrupted, deleted := at(t, n.DisruptedAt), at(t, n.DeletedAt)
+			if n.DeletionReason != "Drifted" || disrupted < limit-30*time.Minute || deleted < disrupted || deleted >= limit-30*time.Second || len(n.Pods) != 0 {
+				t.Errorf("node %+v: want it disrupted from 30m before its limit and deleted (Drifted) before GCP's 30s notice", n)
+			}
+			// Pre-spin: its replacement, spot in the same zone, launched
+			// when it was disrupted, before it was deleted.
+			rep := nodesWhere(r, func(m simulator.Node) bool { return m.LaunchedAt == n.DisruptedAt })
+			if len(rep) != 1 || rep[0].Zone != n.Zone || rep[0].CapacityType != v1.CapacityTypeSpot || !alive(rep[0]) || len(rep[0].Pods) != 2 {
+				t.Errorf("replacement of %s %+v: want one spot node in %s launched at %s, there at the end with 2 pods", n.Name, rep, n.Zone, n.DisruptedAt)
+			}
+		}
+		// One at a time: 10% of 3 nodes is a budget of 1.
+		if a, b := nodes[0], nodes[1]; at(t, a.DisruptedAt) < at(t, b.DeletedAt) && at(t, b.DisruptedAt) < at(t, a.DeletedAt) {
+			t.Errorf("nodes %s and %s disrupted at once; the Drifted budget allows one", a.Name, b.Name)
+		}
+		for _, s := range r.Samples {
+			if at(t, s.At) >= 23*time.Hour && s.PodsPending != 0 {
+				t.Errorf("%d pods pending at %s; each pod moves to a replacement already registered", s.PodsPending, s.At)
+			}
+		}
+		if running(r) != 6 || r.Summary.PodsPending != 0 {
+			t.Errorf("%d pods running, %d pending; want all 6 running", running(r), r.Summary.PodsPending)
+		}
+	})
+	t.Run("interrupted at GCP's notice without a margin", func(t *testing.T) {
+		// A margin no longer than GCP's own 30s notice leaves no time to
+		// replace ahead: the limit is an interruption at the notice.
+		r := simulate(t, "gcp-style-spot", func(o *simulator.Options) {
+			o.Duration = 25 * time.Hour
+			o.Disruption.PreemptibleMargin = 30 * time.Second
+		})
+		notices := noticesOf(t, r, "PreemptibleMaxLifetime", "30s")
+		if len(notices) != 2 || at(t, notices[0].At) != limit-30*time.Second || at(t, notices[1].At) != limit-30*time.Second {
+			t.Errorf("notices %+v: want two, 30s before the limit", notices)
+		}
+		nodes := original(r)
+		if len(nodes) != 2 {
+			t.Fatalf("nodes launched at the start outside us-west1-b %+v, want 2", nodes)
+		}
+		for _, n := range nodes {
+			interrupted(t, n, "23h59m31s")
+			// Not a shortage: the replacement is spot in the same zone.
+			rep := nodesWhere(r, func(m simulator.Node) bool { return m.LaunchedAt == "23h59m32s" && m.Zone == n.Zone })
+			if len(rep) != 1 || rep[0].CapacityType != v1.CapacityTypeSpot || !alive(rep[0]) || len(rep[0].Pods) != 2 {
+				t.Errorf("replacement of %s %+v: want one spot node in %s launched at 23h59m32s, there at the end with 2 pods", n.Name, rep, n.Zone)
+			}
+		}
+		if running(r) != 6 || r.Summary.PodsPending != 0 {
+			t.Errorf("%d pods running, %d pending; want all 6 running", running(r), r.Summary.PodsPending)
+		}
+	})
+}
+
+// sampleAt is the last sample at or before offset.
+func sampleAt(t *testing.T, r *simulator.Result, offset time.Duration) simulator.Sample {
+	t.Helper()
+	var out simulator.Sample
+	for _, s := range r.Samples {
+		if at(t, s.At) > offset {
+			break
+		}
+		out = s
 	}
-	for _, e := range notices {
-		if d := at(t, e.At); d < 24*time.Hour-time.Minute || d > 24*time.Hour {
-			t.Errorf("notice at %s, want 30s before the limit", e.At)
-		}
-	}
+	return out
 }
 
 // costAt is the cost per hour of the last sample at or before offset.
 func costAt(t *testing.T, r *simulator.Result, offset time.Duration) float64 {
 	t.Helper()
-	cost := 0.0
-	for _, s := range r.Samples {
-		if at(t, s.At) > offset {
-			break
-		}
-		cost = s.CostPerHour
-	}
-	return cost
+	return sampleAt(t, r, offset).CostPerHour
 }
 
 func TestExampleConsolidation(t *testing.T) {

@@ -91,7 +91,11 @@ func (s *Simulator) deleteForcefully(nc *v1.NodeClaim, reason v1.DisruptionReaso
 		}
 		return marked
 	}
-	s.rec.event(now, "DisruptionTerminating", "nodeclaim/"+nc.Name, message+": deleting the node")
+	object := "nodeclaim/" + nc.Name
+	if node := s.world.nodeOf(nc); node != nil {
+		object = "node/" + node.Name
+	}
+	s.rec.event(now, "DisruptionTerminating", object, message+": deleting the node")
 	s.deleteClaim(nc, now)
 	return true
 }

@@ -45,6 +45,19 @@ type nodeRecord struct {
 	ended   time.Time
 	stopped bool
 	evictAt time.Time
+	// accrued is what the node cost before priceSince, when its price
+	// changed (its reservation ended); zero priceSince means launched.
+	accrued    float64
+	priceSince time.Time
+}
+
+// cost is what the node cost from launch until end.
+func (rec *nodeRecord) cost(end time.Time) float64 {
+	since := rec.priceSince
+	if since.IsZero() {
+		since = rec.launched
+	}
+	return rec.accrued + rec.PricePerHour*end.Sub(since).Hours()
 }
 
 func newRecorder(start time.Time) *recorder {
@@ -92,6 +105,19 @@ func (r *recorder) deleted(now time.Time, claim, reason string, pods []*corev1.P
 		rec.Pods = append(rec.Pods, podKey(p))
 	}
 	r.event(now, "NodeDeleted", "node/"+rec.Name, fmt.Sprintf("%s (%s); %d pods displaced", reason, rec.InstanceType, len(pods)))
+}
+
+// reservationEnded records that a reserved node runs on as on-demand at
+// price from now: its record shows the capacity type and price in force
+// at the end, and its cost accrues at each price in turn.
+func (r *recorder) reservationEnded(now time.Time, claim, id string, price float64) {
+	rec := r.nodes[claim]
+	if rec == nil {
+		return
+	}
+	rec.accrued, rec.priceSince = rec.cost(now), now
+	rec.CapacityType, rec.ReservationID, rec.PricePerHour = v1.CapacityTypeOnDemand, "", price
+	r.event(now, "CapacityReservationEnded", "node/"+rec.Name, fmt.Sprintf("capacity reservation %s ended; the instance runs on as on-demand at %.4f/h", id, price))
 }
 
 // disrupted records when disruption tainted a node for removal.

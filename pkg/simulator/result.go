@@ -115,7 +115,7 @@ func (s *Simulator) result() *Result {
 				n.Pods = append(n.Pods, podKey(p))
 			}
 		}
-		out.Summary.TotalCost += n.PricePerHour * ended.Sub(rec.launched).Hours()
+		out.Summary.TotalCost += rec.cost(ended)
 		out.Nodes = append(out.Nodes, n)
 	}
 	out.Summary.NodesLaunched = len(out.Nodes)

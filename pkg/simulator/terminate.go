@@ -14,8 +14,9 @@ import (
 )
 
 // deleteClaim deletes a NodeClaim gracefully, as the API server does with
-// the termination finalizer on: it and its Node are marked deleted, and
-// terminate drains the node before the instance goes.
+// the termination finalizer on: it and its Node are marked deleted (which
+// wakes the provisioner), and terminate drains the node before the
+// instance goes.
 func (s *Simulator) deleteClaim(nc *v1.NodeClaim, now time.Time) {
 	if nc.DeletionTimestamp != nil {
 		return
@@ -25,6 +26,9 @@ func (s *Simulator) deleteClaim(nc *v1.NodeClaim, now time.Time) {
 	if node := s.world.nodeOf(nc); node != nil {
 		node.DeletionTimestamp = &at
 		s.setDisruptedTaint(node.Name, true)
+		// The provisioner watches deleting nodes: their pods need places
+		// before they are evicted (state.Build counts them pending).
+		s.batch.trigger(now, false)
 	}
 	s.world.changed()
 }

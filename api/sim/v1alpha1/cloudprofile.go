@@ -47,6 +47,10 @@ type CloudProfileSpec struct {
 	// fails with ReservationCapacityExceeded and refreshes it at once.
 	// +optional
 	ReservationRefreshInterval metav1.Duration `json:"reservationRefreshInterval,omitzero"`
+	// SpotNotice overrides the style's spot interruption notice (AWS two
+	// minutes, GCP and Azure thirty seconds), to compress time in tests.
+	// +optional
+	SpotNotice metav1.Duration `json:"spotNotice,omitzero"`
 	// MaxSpotInstances caps the account's running spot instances (0:
 	// no cap); a launch past it fails with MaxSpotInstanceCountExceeded,
 	// which marks spot unavailable account-wide.
@@ -95,6 +99,11 @@ type Reservation struct {
 	StartTime *metav1.Duration `json:"startTime,omitempty"`
 	// +optional
 	EndTime *metav1.Duration `json:"endTime,omitempty"`
+	// CapacityBlock makes the reservation a capacity block: its instances
+	// are reclaimed at the end time (announced ScheduledChangeNotice
+	// ahead) rather than carrying on as on-demand.
+	// +optional
+	CapacityBlock bool `json:"capacityBlock,omitempty"`
 }
 
 // CloudEventType is a scripted change in the simulated cloud.

@@ -132,6 +132,7 @@ func (in *CloudProfileSpec) DeepCopyInto(out *CloudProfileSpec) {
 	}
 	out.LaunchLatency = in.LaunchLatency
 	out.ReservationRefreshInterval = in.ReservationRefreshInterval
+	out.SpotNotice = in.SpotNotice
 	if in.Capacity != nil {
 		in, out := &in.Capacity, &out.Capacity
 		*out = make([]CapacityPool, len(*in))

@@ -212,7 +212,7 @@ func runController(ctx context.Context, opts Options) error {
 		garbagecollection.New(mgr.GetClient(), cp, mgr.GetEventRecorder("capstan"), clk, garbagecollection.Options{Interval: opts.GCInterval, Grace: opts.GCGrace}).Register(mgr),
 		simnodeclass.New(mgr.GetClient(), cloud, clk, simnodeclass.Options{}).Register(mgr),
 		disrupt.Register(mgr),
-		disruptionctrl.NewConditions(mgr.GetClient(), cp, clk, opts.Disruption.Drift()).Register(mgr),
+		disruptionctrl.NewConditions(mgr.GetClient(), cp, mgr.GetEventRecorder("capstan"), clk, opts.Disruption.Drift()).Register(mgr),
 		disruptionctrl.NewExpiration(mgr.GetClient(), mgr.GetEventRecorder("capstan"), clk, disruptionMetrics).Register(mgr),
 		interrupt.Register(mgr),
 	); err != nil {

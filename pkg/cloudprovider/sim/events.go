@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"strconv"
@@ -45,6 +46,9 @@ func (c *Cloud) advanceLocked(ctx context.Context) error {
 	if c.applyEventsLocked(now) {
 		changed = true
 	}
+	if c.endReservationsLocked(now) {
+		changed = true
+	}
 	// Every call looks at every instance, so only the few whose notice is
 	// due are sorted (for a deterministic order), not the whole inventory.
 	var due []string
@@ -68,6 +72,60 @@ func (c *Cloud) advanceLocked(ctx context.Context) error {
 		return nil
 	}
 	return c.commitLocked()
+}
+
+// endReservationsLocked carries out reservations' ends (seed 002): when a
+// reservation ends, its instances leave it and run on as on-demand,
+// billed at the on-demand price; a capacity block's instances are
+// announced ScheduledChangeNotice ahead and reclaimed at its end instead.
+func (c *Cloud) endReservationsLocked(now time.Time) bool {
+	changed := false
+	for _, id := range slices.Sorted(maps.Keys(c.state.Reservations)) {
+		r := c.state.Reservations[id]
+		if r.End.IsZero() || r.Ended {
+			continue
+		}
+		if r.CapacityBlock {
+			if now.Before(r.End.Add(-ScheduledChangeNotice)) {
+				continue
+			}
+			// Its instances end with their notices at End.
+			r.Ended = !now.Before(r.End)
+			for _, inst := range c.instancesIn(id) {
+				if !slices.ContainsFunc(inst.Notices, func(n Notice) bool { return n.Kind == string(cloudprovider.ScheduledChange) && n.Deadline.Equal(r.End) }) {
+					inst.Notices = append(inst.Notices, Notice{Kind: string(cloudprovider.ScheduledChange), Deadline: r.End,
+						Message: fmt.Sprintf("capacity block %s ends", id), Ends: InstanceTerminated})
+					changed = true
+				}
+			}
+			continue
+		}
+		if now.Before(r.End) {
+			continue
+		}
+		r.Ended, changed = true, true
+		for _, inst := range c.instancesIn(id) {
+			inst.CapacityType, inst.ReservationID = v1.CapacityTypeOnDemand, ""
+			if ct, ok := c.catalog[inst.InstanceType]; ok {
+				inst.Price, _ = ct.OnDemandPrice(c.opts.Profile.Spec.Region)
+			}
+			inst.Labels[v1.CapacityTypeLabelKey] = v1.CapacityTypeOnDemand
+			delete(inst.Labels, v1.LabelCapacityReservationID)
+			r.Used--
+		}
+	}
+	return changed
+}
+
+// instancesIn are the running instances in reservation id, by id.
+func (c *Cloud) instancesIn(id string) []*Instance {
+	var out []*Instance
+	for _, iid := range slices.Sorted(maps.Keys(c.state.Instances)) {
+		if inst := c.state.Instances[iid]; inst.State == InstanceRunning && inst.ReservationID == id {
+			out = append(out, inst)
+		}
+	}
+	return out
 }
 
 // dueNotice is the instance's first notice whose deadline has passed and
@@ -107,19 +165,26 @@ func (c *Cloud) reservationRefreshInterval() time.Duration {
 	return DefaultReservationRefreshInterval
 }
 
-// spotNotice is the style's spot warning length and what the deadline does.
+// spotNotice is the style's spot warning length (or the profile's
+// spotNotice) and what the deadline does.
 func (c *Cloud) spotNotice(inst *Instance) (time.Duration, InstanceState, cloudprovider.InterruptionKind) {
+	notice := func(style time.Duration) time.Duration {
+		if d := c.opts.Profile.Spec.SpotNotice.Duration; d > 0 {
+			return d
+		}
+		return style
+	}
 	switch c.opts.Profile.Spec.Style {
 	case simv1alpha1.CloudStyleAzure:
 		ends := InstanceStopped
 		if nc, err := c.opts.NodeClasses.SimNodeClass(context.Background(), inst.NodeClass); err == nil && nc.Spec.EvictionPolicy == simv1alpha1.EvictionPolicyDelete {
 			ends = InstanceTerminated
 		}
-		return ShortSpotNotice, ends, cloudprovider.AzureEviction
+		return notice(ShortSpotNotice), ends, cloudprovider.AzureEviction
 	case simv1alpha1.CloudStyleGCP:
-		return ShortSpotNotice, InstanceTerminated, cloudprovider.SpotInterruption
+		return notice(ShortSpotNotice), InstanceTerminated, cloudprovider.SpotInterruption
 	}
-	return AWSSpotNotice, InstanceTerminated, cloudprovider.SpotInterruption
+	return notice(AWSSpotNotice), InstanceTerminated, cloudprovider.SpotInterruption
 }
 
 func (c *Cloud) applyLocked(e simv1alpha1.CloudEvent, at time.Time) {

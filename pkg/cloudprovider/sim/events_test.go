@@ -151,3 +151,80 @@ func TestCapacityChangeEvent(t *testing.T) {
 		t.Errorf("after the pool emptied: %v", err)
 	}
 }
+
+// The profile's spotNotice overrides the style's notice length (tests
+// compress time with it).
+func TestSpotNoticeOverride(t *testing.T) {
+	f := newFixture(t, profile(simv1alpha1.CloudStyleAWS, func(s *simv1alpha1.CloudProfileSpec) {
+		s.SpotNotice = metav1.Duration{Duration: 20 * time.Second}
+		s.Events = []simv1alpha1.CloudEvent{{At: metav1.Duration{Duration: time.Minute}, Type: simv1alpha1.EventSpotInterruption, InstanceType: "c5.xlarge", Zone: "us-west-2a"}}
+	}))
+	ctx := context.Background()
+	if _, err := f.cloud.Create(ctx, claim("nc", in(v1.LabelInstanceType, "c5.xlarge"), in(v1.LabelZone, "us-west-2a"), in(v1.CapacityTypeLabelKey, v1.CapacityTypeSpot))); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Step(time.Minute)
+	n, _ := f.cloud.Interruptions(ctx)
+	if len(n) != 1 || n[0].Deadline.Sub(f.clock.Now()) != 20*time.Second {
+		t.Errorf("notices %+v, want one 20s ahead", n)
+	}
+}
+
+// When a reservation ends, its instances leave it and run on as
+// on-demand at the on-demand price (seed 002); a capacity block's are
+// announced ScheduledChangeNotice ahead and reclaimed at its end.
+func TestReservationEnd(t *testing.T) {
+	ctx := context.Background()
+	reserved := func(f *fixture) *v1.NodeClaim {
+		t.Helper()
+		nc, err := f.cloud.Create(ctx, claim("nc", in(v1.LabelInstanceType, "m5.2xlarge"), in(v1.CapacityTypeLabelKey, v1.CapacityTypeReserved)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if nc.Labels[v1.LabelCapacityReservationID] != "cr-big" {
+			t.Fatalf("launched into %q, want cr-big", nc.Labels[v1.LabelCapacityReservationID])
+		}
+		return nc
+	}
+	t.Run("relabelled on-demand", func(t *testing.T) {
+		f := newFixture(t, profile(simv1alpha1.CloudStyleAWS))
+		nc := reserved(f)
+		f.clock.Step(time.Hour - time.Second)
+		if got, _ := f.cloud.Get(ctx, nc.Status.ProviderID); got.Labels[v1.CapacityTypeLabelKey] != v1.CapacityTypeReserved {
+			t.Errorf("capacity type %q before the end", got.Labels[v1.CapacityTypeLabelKey])
+		}
+		f.clock.Step(time.Second)
+		got, err := f.cloud.Get(ctx, nc.Status.ProviderID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Labels[v1.CapacityTypeLabelKey] != v1.CapacityTypeOnDemand || got.Labels[v1.LabelCapacityReservationID] != "" {
+			t.Errorf("labels after the end %v, want on-demand without a reservation id", got.Labels)
+		}
+		for _, inst := range f.cloud.Snapshot().Instances {
+			if inst.CapacityType != v1.CapacityTypeOnDemand || inst.ReservationID != "" || inst.Price <= 0.01 {
+				t.Errorf("instance %+v, want on-demand at the on-demand price", inst)
+			}
+		}
+		if n, _ := f.cloud.Interruptions(ctx); len(n) != 0 {
+			t.Errorf("notices %+v: an ended reservation's instances run on", n)
+		}
+	})
+	t.Run("capacity block reclaimed", func(t *testing.T) {
+		f := newFixture(t, profile(simv1alpha1.CloudStyleAWS, func(s *simv1alpha1.CloudProfileSpec) { s.Reservations[1].CapacityBlock = true }))
+		nc := reserved(f)
+		f.clock.Step(time.Hour - sim.ScheduledChangeNotice - time.Second)
+		if n, _ := f.cloud.Interruptions(ctx); len(n) != 0 {
+			t.Errorf("notices %+v before the block's notice", n)
+		}
+		f.clock.Step(time.Second)
+		n, _ := f.cloud.Interruptions(ctx)
+		if len(n) != 1 || n[0].Kind != cloudprovider.ScheduledChange || n[0].ProviderID != nc.Status.ProviderID || n[0].Deadline.Sub(f.clock.Now()) != sim.ScheduledChangeNotice {
+			t.Fatalf("notices %+v, want a ScheduledChange for the block's end", n)
+		}
+		f.clock.Step(sim.ScheduledChangeNotice)
+		if _, err := f.cloud.Get(ctx, nc.Status.ProviderID); !cloudprovider.IsNodeClaimNotFoundError(err) {
+			t.Errorf("instance still there after the block ended: %v", err)
+		}
+	})
+}

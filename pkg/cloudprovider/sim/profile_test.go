@@ -193,6 +193,8 @@ func TestProfileValidation(t *testing.T) {
 		{"reservation owner", func(s *spec) { s.Reservations[0].OwnerID = "1111-2222-3333" }, []string{`spec.reservations[0].ownerID: Invalid value: "1111-2222-3333": must be a 12-digit account id`}},
 		{"empty reservation tag", func(s *spec) { s.Reservations[0].Tags["env"] = "" }, []string{`spec.reservations[0].tags[env]: Invalid value: "": tag keys and values must not be empty`}},
 		{"reservation ends before it starts", func(s *spec) { s.Reservations[0].EndTime = ptr.To(d("5m")) }, []string{`spec.reservations[0].endTime: Invalid value: "5m0s": must be later than the start (10m0s)`}},
+		{"capacity block without an end", func(s *spec) { s.Reservations[0].CapacityBlock = true; s.Reservations[0].EndTime = nil }, []string{`spec.reservations[0].endTime: Required value: a capacity block ends: its instances are reclaimed at its end time`}},
+		{"negative spot notice", func(s *spec) { s.SpotNotice = d("-1s") }, []string{`spec.spotNotice: Invalid value: "-1s": must not be negative`}},
 		{"reservation starts before the cloud", func(s *spec) { s.Reservations[0].StartTime = ptr.To(d("-1m")) }, []string{`spec.reservations[0].startTime: Invalid value: "-1m0s": must not be negative`}},
 		{"event before the start", func(s *spec) { s.Events[0].At = d("-1m") }, []string{`spec.events[0].at: Invalid value: "-1m0s": must not be negative`}},
 		{"events out of order", func(s *spec) { s.Events[3].At = d("1m") }, []string{`spec.events[3].at: Invalid value: "1m0s": is earlier than the event before it (2m0s): list events in time order`}},

@@ -50,6 +50,9 @@ func validateProfile(p *simv1alpha1.CloudProfile, types []catalog.InstanceType) 
 	if !slices.Contains(styles, s.Style) {
 		c.add(field.NotSupported(path.Child("style"), s.Style, styles))
 	}
+	if s.SpotNotice.Duration < 0 {
+		c.add(field.Invalid(path.Child("spotNotice"), s.SpotNotice.Duration.String(), "must not be negative"))
+	}
 	if s.LaunchLatency.Duration < 0 {
 		c.add(field.Invalid(path.Child("launchLatency"), s.LaunchLatency.Duration.String(), "must not be negative"))
 	}
@@ -160,6 +163,9 @@ func (c *profileChecker) checkReservations(path *field.Path) {
 		}
 		if r.EndTime != nil && r.EndTime.Duration <= from {
 			c.add(field.Invalid(p.Child("endTime"), r.EndTime.Duration.String(), fmt.Sprintf("must be later than the start (%s)", from)))
+		}
+		if r.CapacityBlock && r.EndTime == nil {
+			c.add(field.Required(p.Child("endTime"), "a capacity block ends: its instances are reclaimed at its end time"))
 		}
 	}
 }

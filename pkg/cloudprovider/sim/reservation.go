@@ -33,6 +33,11 @@ type Reservation struct {
 	// means unbounded.
 	Start time.Time `json:"start,omitzero"`
 	End   time.Time `json:"end,omitzero"`
+	// CapacityBlock: instances are reclaimed at End. Ended: End has
+	// passed and the instances in the reservation were released (or
+	// reclaimed).
+	CapacityBlock bool `json:"capacityBlock,omitempty"`
+	Ended         bool `json:"ended,omitempty"`
 }
 
 // Available is how many more instances can launch into the reservation.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -15,21 +17,25 @@ import (
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/disruption"
+	"github.com/capstan-dev/capstan/pkg/lifecycle"
 )
 
 // Conditions keeps each NodeClaim's Drifted and Consolidatable
-// conditions (disruption.UpdateConditions).
+// conditions (disruption.UpdateConditions), and relabels a node whose
+// capacity reservation ended as on-demand first (seed 002), so that
+// requirements drift sees it.
 type Conditions struct {
-	client client.Client
-	cloud  cloudprovider.CloudProvider
-	clock  clock.Clock
-	drift  bool
+	client   client.Client
+	cloud    cloudprovider.CloudProvider
+	recorder events.EventRecorder
+	clock    clock.Clock
+	drift    bool
 }
 
 // NewConditions builds the conditions controller; drift is the Drift
 // feature gate.
-func NewConditions(c client.Client, cloud cloudprovider.CloudProvider, clk clock.Clock, drift bool) *Conditions {
-	return &Conditions{client: c, cloud: cloud, clock: clk, drift: drift}
+func NewConditions(c client.Client, cloud cloudprovider.CloudProvider, recorder events.EventRecorder, clk clock.Clock, drift bool) *Conditions {
+	return &Conditions{client: c, cloud: cloud, recorder: recorder, clock: clk, drift: drift}
 }
 
 // Reconcile judges one NodeClaim against its NodePool and the cloud.
@@ -44,6 +50,11 @@ func (c *Conditions) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	np := &v1.NodePool{}
 	if err := c.client.Get(ctx, client.ObjectKey{Name: nc.Labels[v1.NodePoolLabelKey]}, np); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if nc.Labels[v1.CapacityTypeLabelKey] == v1.CapacityTypeReserved {
+		if err := c.releaseReservation(ctx, nc); err != nil {
+			return reconcile.Result{}, err
+		}
 	}
 	var cloudReason cloudprovider.DriftReason
 	if c.drift {
@@ -62,10 +73,50 @@ func (c *Conditions) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 	}
 	wait := disruption.CloudDriftPoll
+	if nc.Labels[v1.CapacityTypeLabelKey] == v1.CapacityTypeReserved {
+		wait = disruption.ReservationPoll
+	}
 	if !at.IsZero() {
 		wait = min(wait, max(at.Sub(now), time.Millisecond))
 	}
 	return reconcile.Result{RequeueAfter: wait}, nil
+}
+
+// releaseReservation relabels nc and its Node on-demand when the cloud
+// reports its instance out of the reservation it launched into; from
+// then on it is priced (metrics, explain, consolidation) as on-demand.
+func (c *Conditions) releaseReservation(ctx context.Context, nc *v1.NodeClaim) error {
+	instance, err := c.cloud.Get(ctx, nc.Status.ProviderID)
+	if err != nil {
+		return client.IgnoreNotFound(cloudprovider.IgnoreNodeClaimNotFound(err))
+	}
+	if !lifecycle.ReservationReleased(nc, instance) {
+		return nil
+	}
+	id := nc.Labels[v1.LabelCapacityReservationID]
+	patch := client.MergeFromWithOptions(nc.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	lifecycle.ReleaseReservation(nc.Labels)
+	if err := c.client.Patch(ctx, nc, patch); err != nil {
+		return client.IgnoreNotFound(fmt.Errorf("relabelling nodeclaim %s on-demand, %w", nc.Name, err))
+	}
+	msg := fmt.Sprintf("capacity reservation %s ended; the instance runs on as on-demand, at the on-demand price", id)
+	c.recorder.Eventf(nc, nil, corev1.EventTypeNormal, "CapacityReservationEnded", "Relabel", "%s", msg)
+	if nc.Status.NodeName == "" {
+		return nil
+	}
+	node := &corev1.Node{}
+	if err := c.client.Get(ctx, client.ObjectKey{Name: nc.Status.NodeName}, node); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	nodePatch := client.MergeFromWithOptions(node.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	if !lifecycle.ReleaseReservation(node.Labels) {
+		return nil
+	}
+	if err := c.client.Patch(ctx, node, nodePatch); err != nil {
+		return client.IgnoreNotFound(fmt.Errorf("relabelling node %s on-demand, %w", node.Name, err))
+	}
+	c.recorder.Eventf(node, nil, corev1.EventTypeNormal, "CapacityReservationEnded", "Relabel", "%s", msg)
+	return nil
 }
 
 // Register watches NodeClaims, and NodePools for the NodeClaims they own

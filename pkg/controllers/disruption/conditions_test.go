@@ -19,7 +19,7 @@ import (
 // gate) and returns the result and nc as stored.
 func (h *harness) conditions(nc *v1.NodeClaim, drift bool) (reconcile.Result, *v1.NodeClaim) {
 	h.t.Helper()
-	res, err := NewConditions(h.c, h.cloud, h.clk, drift).Reconcile(h.ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(nc)})
+	res, err := NewConditions(h.c, h.cloud, h.rec, h.clk, drift).Reconcile(h.ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(nc)})
 	h.g.Expect(err).NotTo(gomega.HaveOccurred())
 	return res, h.getNodeClaim(nc)
 }
@@ -158,4 +158,56 @@ func TestConditionsNeverAndUnlaunched(t *testing.T) {
 	})
 	_, got = h.conditions(unlaunched, true)
 	g.Expect(drift(got)).To(gomega.BeNil(), "not launched: not judged")
+}
+
+// When the cloud reports a reserved node's instance outside its
+// reservation (it ended), the NodeClaim and Node are relabelled
+// on-demand (never the reverse) and, on a NodePool that allows only
+// reserved capacity, the node is drifted; reserved nodes are polled
+// every ReservationPoll.
+func TestConditionsReservationEnded(t *testing.T) {
+	h := newHarness(t, true)
+	g := h.g
+	reservedOnly := h.nodePool(func(np *v1.NodePool) {
+		np.Spec.Template.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{
+			{Key: v1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{v1.CapacityTypeReserved}},
+		}
+	})
+	reserved := func(nc *v1.NodeClaim, n *corev1.Node) {
+		for _, labels := range []map[string]string{nc.Labels, n.Labels} {
+			labels[v1.CapacityTypeLabelKey] = v1.CapacityTypeReserved
+			labels[v1.LabelCapacityReservationID] = "cr-1"
+		}
+	}
+	nc, node := h.node(reservedOnly, "4", stamp(reservedOnly), reserved)
+	instance := h.getNodeClaim(nc).DeepCopy()
+	h.cloud.Created = map[string]*v1.NodeClaim{nc.Status.ProviderID: instance}
+
+	res, got := h.conditions(nc, true)
+	g.Expect(res.RequeueAfter).To(gomega.Equal(disruption.ReservationPoll))
+	g.Expect(got.Labels[v1.CapacityTypeLabelKey]).To(gomega.Equal(v1.CapacityTypeReserved), "still in its reservation")
+	g.Expect(drift(got)).To(gomega.BeNil())
+
+	instance.Labels[v1.CapacityTypeLabelKey] = v1.CapacityTypeOnDemand
+	delete(instance.Labels, v1.LabelCapacityReservationID)
+	res, got = h.conditions(nc, true)
+	g.Expect(got.Labels[v1.CapacityTypeLabelKey]).To(gomega.Equal(v1.CapacityTypeOnDemand))
+	g.Expect(got.Labels).NotTo(gomega.HaveKey(v1.LabelCapacityReservationID))
+	n := h.getNode(node)
+	g.Expect(n.Labels[v1.CapacityTypeLabelKey]).To(gomega.Equal(v1.CapacityTypeOnDemand))
+	g.Expect(n.Labels).NotTo(gomega.HaveKey(v1.LabelCapacityReservationID))
+	g.Expect(eventsAbout(h.events(), "CapacityReservationEnded")).To(gomega.HaveLen(2))
+	cond := drift(got)
+	g.Expect(cond).NotTo(gomega.BeNil(), "the NodePool allows only reserved capacity")
+	g.Expect(cond.Reason).To(gomega.Equal(disruption.DriftRequirements))
+	g.Expect(res.RequeueAfter).To(gomega.Equal(disruption.CloudDriftPoll), "on-demand now: no reservation to poll")
+
+	// Never the reverse: an on-demand node the cloud reports reserved
+	// keeps its labels.
+	onDemand, _ := h.node(reservedOnly, "4")
+	joined := h.getNodeClaim(onDemand).DeepCopy()
+	joined.Labels[v1.CapacityTypeLabelKey] = v1.CapacityTypeReserved
+	h.cloud.Created[onDemand.Status.ProviderID] = joined
+	_, got = h.conditions(onDemand, true)
+	g.Expect(got.Labels).NotTo(gomega.HaveKeyWithValue(v1.CapacityTypeLabelKey, v1.CapacityTypeReserved))
 }

@@ -40,5 +40,11 @@ func deleteForcefully(ctx context.Context, c client.Client, recorder events.Even
 	}
 	metrics.disrupted.WithLabelValues(string(reason)).Inc()
 	recorder.Eventf(nc, nil, corev1.EventTypeNormal, "DisruptionTerminating", string(reason), "%s: deleting the node", message)
+	if nc.Status.NodeName != "" {
+		node := &corev1.Node{}
+		if err := c.Get(ctx, client.ObjectKey{Name: nc.Status.NodeName}, node); err == nil {
+			recorder.Eventf(node, nil, corev1.EventTypeNormal, "DisruptionTerminating", string(reason), "%s: deleting the node", message)
+		}
+	}
 	return nil
 }

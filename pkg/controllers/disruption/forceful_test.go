@@ -49,7 +49,7 @@ func TestExpiration(t *testing.T) {
 	g.Expect(reason).NotTo(gomega.BeNil())
 	g.Expect(reason.Reason).To(gomega.Equal(string(v1.DisruptionReasonExpired)))
 	g.Expect(got.Annotations).NotTo(gomega.HaveKey(v1.NodeClaimTerminationTimestampAnnotationKey), "expiry's deadline is the terminationGracePeriod's")
-	g.Expect(eventsAbout(h.events(), "DisruptionTerminating")).To(gomega.HaveLen(1))
+	g.Expect(eventsAbout(h.events(), "DisruptionTerminating")).To(gomega.HaveLen(2), "on the NodeClaim and the Node")
 	g.Expect(getCounter(h.metrics.disrupted.WithLabelValues("Expired"))).To(gomega.Equal(1.0))
 	_ = node
 
