@@ -79,6 +79,9 @@ func explainDisruption(in NodeInput, out *Node) {
 	if c := meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypeDrifted); c != nil && c.Status == "True" {
 		out.Drifted = &Drifted{Reason: c.Reason, Message: c.Message, Since: c.LastTransitionTime.Time}
 	}
+	if at, ok := disruption.ExpiresAt(nc); ok {
+		out.ExpiresAt = &at
+	}
 	reason := meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypeDisruptionReason)
 	if reason != nil && reason.Status != "True" {
 		reason = nil

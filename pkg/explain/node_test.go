@@ -50,6 +50,23 @@ func TestExplainNode(t *testing.T) {
 			t.Errorf("provenance: %+v", got)
 		}
 	}
+	if got := explain.ForNode(explain.NodeInput{NodeClaim: nc}); got.ExpiresAt != nil {
+		t.Errorf("expires at %s without an expireAfter", got.ExpiresAt)
+	}
+	nc.CreationTimestamp = at
+	nc.Spec.ExpireAfter = v1.MustParseNillableDuration("720h")
+	got := explain.ForNode(explain.NodeInput{NodeClaim: nc})
+	if got.ExpiresAt == nil || !got.ExpiresAt.Equal(at.Add(720*time.Hour)) {
+		t.Errorf("expires at %v, want 30 days after creation", got.ExpiresAt)
+	}
+	var text strings.Builder
+	if err := explain.WriteNode(&text, got); err != nil || !strings.Contains(text.String(), "expires: 2026-01-31T00:00:00Z (expireAfter)") {
+		t.Errorf("text %q (%v) does not say when it expires", text.String(), err)
+	}
+	nc.Spec.ExpireAfter = v1.MustParseNillableDuration(v1.Never)
+	if got := explain.ForNode(explain.NodeInput{NodeClaim: nc}); got.ExpiresAt != nil {
+		t.Errorf("expireAfter Never expires at %s", got.ExpiresAt)
+	}
 	nc.DeletionTimestamp = &at
 	if got := explain.ForNode(explain.NodeInput{NodeClaim: nc}); got.Lifecycle != "Deleting" || got.DisruptionStatus != explain.DisruptionDeleting {
 		t.Errorf("lifecycle %s (%s), want Deleting", got.Lifecycle, got.DisruptionStatus)

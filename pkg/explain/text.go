@@ -123,6 +123,9 @@ func WriteNode(w io.Writer, n Node) error {
 	for _, c := range n.Conditions {
 		fmt.Fprintf(&b, "  %s=%s since %s %s %s\n", c.Type, c.Status, c.Since.UTC().Format(time.RFC3339), c.Reason, c.Message)
 	}
+	if n.ExpiresAt != nil {
+		fmt.Fprintf(&b, "  expires: %s (expireAfter), whatever budgets and do-not-disrupt say\n", n.ExpiresAt.UTC().Format(time.RFC3339))
+	}
 	fmt.Fprintf(&b, "  disruption: %s\n", n.Disruption)
 	// The sentence carries the first verdict; the others follow.
 	for i, v := range n.DisruptionVerdicts {

@@ -117,6 +117,10 @@ type Node struct {
 	DisruptionMethod string `json:"disruptionMethod,omitempty"`
 	// Drifted is the NodeClaim's Drifted condition, when True.
 	Drifted *Drifted `json:"drifted,omitempty"`
+	// ExpiresAt is when the node has lived for its expireAfter and is
+	// deleted (forcefully: no budget or do-not-disrupt holds it); absent
+	// when it never expires.
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
 	// Pods counts the pods that must move if the node goes (not
 	// DaemonSet or finished pods); absent for a non-candidate.
 	Pods *int `json:"pods,omitempty"`
