@@ -2,8 +2,12 @@ package simulator_test
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"math"
+	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -398,6 +402,253 @@ func TestExampleCapacityReservations(t *testing.T) {
 	}
 	if got := running(r) + r.Summary.PodsPending; got != 12 {
 		t.Errorf("%d pods, want 12", got)
+	}
+}
+
+// endedReservation is the targeted reservation of
+// examples/capacity-reservations, which ends at 6h (its endTime).
+const endedReservation = "cr-0a1b2c3d4e5f60702"
+
+// TestExampleCapacityReservationEnds runs examples/capacity-reservations
+// past 6h, when the targeted reservation ends (README): its two
+// cr-reserved-only nodes run on as on-demand at the on-demand price and
+// are relabelled at the next reservation poll (every minute, from 31s:
+// 6h0m31s); their NodePool allows reserved only, so they drift, and Drift
+// cannot replace them, every selected reservation being full: it reports
+// DisruptionBlocked on each every 5 minutes. Nothing else changes from
+// the default 2-hour run.
+func TestExampleCapacityReservationEnds(t *testing.T) {
+	const relabelled, onDemandPrice = "6h0m31s", 0.34
+	const duration = 7 * time.Hour
+	before := simulate(t, "capacity-reservations")
+	r := simulate(t, "capacity-reservations", func(o *simulator.Options) { o.Duration = duration })
+
+	// The nodes in the ending reservation, as the 2-hour run leaves them.
+	var inIt []simulator.Node
+	reservedPrice := map[string]float64{}
+	for _, n := range before.Nodes {
+		if n.ReservationID == endedReservation {
+			inIt = append(inIt, n)
+			reservedPrice[n.Name] = n.PricePerHour
+		}
+	}
+	if len(inIt) != 2 {
+		t.Fatalf("%d nodes in %s before it ends, want its 2 slots taken: %+v", len(inIt), endedReservation, before.Nodes)
+	}
+
+	// One CapacityReservationEnded event on each, at the poll after 6h.
+	var objects, names []string
+	for _, e := range eventsOf(r, "CapacityReservationEnded") {
+		want := "capacity reservation " + endedReservation + " ended; the instance runs on as on-demand at 0.3400/h"
+		if e.At != relabelled || e.Message != want {
+			t.Errorf("event %+v: want it at %s saying %q", e, relabelled, want)
+		}
+		objects = append(objects, e.Object)
+	}
+	for _, n := range inIt {
+		names = append(names, "node/"+n.Name)
+	}
+	slices.Sort(objects)
+	slices.Sort(names)
+	if !slices.Equal(objects, names) {
+		t.Errorf("CapacityReservationEnded on %v, want one on each node of %s: %v", objects, endedReservation, names)
+	}
+
+	// Their records: on-demand, out of the reservation, at the on-demand
+	// price, still there with their pods. Every other record, every pod
+	// and every event of the first 2 hours is as in the 2-hour run.
+	want := slices.Clone(before.Nodes)
+	for i, n := range want {
+		if n.ReservationID == endedReservation {
+			if n.NodePool != "cr-reserved-only" || n.InstanceType != "c6i.2xlarge" || n.Zone != "us-west-2b" || n.CapacityType != v1.CapacityTypeReserved {
+				t.Errorf("node %+v: want a reserved c6i.2xlarge of cr-reserved-only in us-west-2b", n)
+			}
+			n.CapacityType, n.ReservationID, n.PricePerHour = v1.CapacityTypeOnDemand, "", onDemandPrice
+			want[i] = n
+		}
+	}
+	if !reflect.DeepEqual(r.Nodes, want) {
+		t.Errorf("nodes at 7h:\n%+v\nwant the 2-hour run's with the two nodes of %s on-demand at %.2f, none deleted:\n%+v", r.Nodes, endedReservation, onDemandPrice, want)
+	}
+	if !reflect.DeepEqual(r.Pods, before.Pods) {
+		t.Errorf("pods at 7h %+v, want them where the 2-hour run leaves them %+v", r.Pods, before.Pods)
+	}
+	var early []simulator.Event
+	for _, e := range r.Events {
+		if at(t, e.At) <= 2*time.Hour {
+			early = append(early, e)
+		}
+	}
+	if !reflect.DeepEqual(early, before.Events) {
+		t.Errorf("events of the first 2 hours %+v, want the 2-hour run's %+v", early, before.Events)
+	}
+
+	// After 2h: the relabelling, then Drift's verdict on each node every
+	// 5 minutes from 6h0m31s, and consolidation's verdicts on the changed
+	// cluster; no launch, no deletion, no disruption.
+	blocked := map[string][]string{}
+	for _, e := range r.Events[len(early):] {
+		switch e.Kind {
+		case "CapacityReservationEnded", "Unconsolidatable":
+		case "DisruptionBlocked":
+			if !strings.Contains(e.Message, "would not schedule without the node: nodepool cr-reserved-only: every capacity reservation the pod may use is full and the NodePool allows no other capacity type") {
+				t.Errorf("verdict %+v: want Drift's, no reservation with room and no other capacity type allowed", e)
+			}
+			blocked[e.Object] = append(blocked[e.Object], e.At)
+		default:
+			t.Errorf("event %+v after 2h: want only the relabelling and verdicts", e)
+		}
+	}
+	var every5 []string
+	for d := at(t, relabelled); d < duration; d += 5 * time.Minute {
+		every5 = append(every5, d.String())
+	}
+	if len(blocked) != len(names) {
+		t.Errorf("DisruptionBlocked on %v, want it on %v", blocked, names)
+	}
+	for _, name := range names {
+		if !slices.Equal(blocked[name], every5) {
+			t.Errorf("DisruptionBlocked on %s at %v, want every 5 minutes from %s: %v", name, blocked[name], relabelled, every5)
+		}
+	}
+
+	// Cost: each node's price from launch to the end, the two at the
+	// reserved price until relabelled and at the on-demand price after.
+	perHour, total := 0.0, 0.0
+	for _, n := range r.Nodes {
+		perHour += n.PricePerHour
+		launched := at(t, n.LaunchedAt)
+		if p, ok := reservedPrice[n.Name]; ok {
+			total += p*(at(t, relabelled)-launched).Hours() + n.PricePerHour*(duration-at(t, relabelled)).Hours()
+			continue
+		}
+		total += n.PricePerHour * (duration - launched).Hours()
+	}
+	if math.Abs(r.Summary.TotalCost-total) > 1e-9 {
+		t.Errorf("total cost %.6f, want %.6f: reserved until %s, on-demand after", r.Summary.TotalCost, total, relabelled)
+	}
+	if math.Abs(r.Summary.CostPerHourAtEnd-perHour) > 1e-9 {
+		t.Errorf("cost per hour at the end %.6f, want %.6f", r.Summary.CostPerHourAtEnd, perHour)
+	}
+	beforeEnd := before.Summary.CostPerHourAtEnd
+	if got := costAt(t, r, at(t, relabelled)-time.Second); math.Abs(got-beforeEnd) > 1e-9 {
+		t.Errorf("cost per hour just before %s %.6f, want the 2-hour run's %.6f", relabelled, got, beforeEnd)
+	}
+	if got, want := costAt(t, r, at(t, relabelled)), beforeEnd+2*onDemandPrice-reservedPrice[inIt[0].Name]-reservedPrice[inIt[1].Name]; math.Abs(got-want) > 1e-9 {
+		t.Errorf("cost per hour at %s %.6f, want %.6f", relabelled, got, want)
+	}
+	if want := map[string]int{v1.CapacityTypeSpot: 2, v1.CapacityTypeOnDemand: 2, v1.CapacityTypeReserved: 2}; !maps.Equal(r.Summary.ByCapacityType, want) {
+		t.Errorf("nodes at the end by capacity type %v, want %v", r.Summary.ByCapacityType, want)
+	}
+}
+
+// withReadmeDocument runs examples/capacity-reservations with the README's
+// document named file (the YAML block after its name) added, as `capstan
+// simulate -f examples/capacity-reservations -f file` would.
+func withReadmeDocument(t *testing.T, file string, mods ...func(*simulator.Options)) *simulator.Result {
+	t.Helper()
+	root, err := test.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "examples", "capacity-reservations")
+	readme, err := os.ReadFile(filepath.Join(dir, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(readme), "(say `"+file+"`)")
+	if !ok {
+		t.Fatalf("the README names no %s", file)
+	}
+	_, after, ok = strings.Cut(after, "```yaml\n")
+	block, _, closed := strings.Cut(after, "```")
+	if !ok || !closed {
+		t.Fatalf("no YAML block after %s in the README", file)
+	}
+	var doc strings.Builder
+	for _, line := range strings.Split(block, "\n") {
+		doc.WriteString(strings.TrimPrefix(line, "  ") + "\n")
+	}
+	path := filepath.Join(t.TempDir(), file)
+	if err := os.WriteFile(path, []byte(doc.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	set, err := manifests.Load([]string{dir, path}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run(t, set, mods...)
+}
+
+// The README's deselect.yaml: at 30m the open reservation is no longer
+// selected, and Drift replaces its two cr-reserved-on-demand nodes one
+// at a time with on-demand ones, each launched before the old node goes.
+func TestExampleCapacityReservationsDeselect(t *testing.T) {
+	r := withReadmeDocument(t, "deselect.yaml")
+	type step struct{ disrupted, deleted string }
+	var got []step
+	for _, n := range r.Nodes {
+		if n.DeletedAt == "" {
+			continue
+		}
+		if n.NodePool != "cr-reserved-on-demand" || n.ReservationID != "cr-0a1b2c3d4e5f60701" || n.DeletionReason != "Drifted" || len(n.Pods) != 0 {
+			t.Errorf("deleted node %+v: want a drained cr-reserved-on-demand node of cr-0a1b2c3d4e5f60701, reason Drifted", n)
+		}
+		got = append(got, step{n.DisruptedAt, n.DeletedAt})
+	}
+	for _, n := range nodesWhere(r, func(n simulator.Node) bool { return at(t, n.LaunchedAt) > 30*time.Minute }) {
+		if n.NodePool != "cr-reserved-on-demand" || n.CapacityType != v1.CapacityTypeOnDemand || !alive(n) || len(n.Pods) != 2 {
+			t.Errorf("replacement %+v: want an on-demand cr-reserved-on-demand node with two pods at the end", n)
+		}
+	}
+	want := []step{{"30m15s", "30m35s"}, {"31m0s", "31m20s"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("drifted nodes (disrupted, deleted) %v, want %v (README)", got, want)
+	}
+	if launched := launchedAt(r, "30m15s"); len(launched) != 1 {
+		t.Errorf("%d nodes launched at 30m15s, want the first replacement", len(launched))
+	}
+	if launched := launchedAt(r, "31m0s"); len(launched) != 1 {
+		t.Errorf("%d nodes launched at 31m0s, want the second replacement", len(launched))
+	}
+	if running(r) != 12 || r.Summary.PodsPending != 0 {
+		t.Errorf("%d pods running, %d pending; want all 12 running", running(r), r.Summary.PodsPending)
+	}
+}
+
+// The README's allow-on-demand.yaml: cr-reserved-only may fall back to
+// on-demand from 1h, so when the reservation ends at 6h its nodes are
+// relabelled but not drifted, and consolidation replaces them with
+// cheaper on-demand t4g.2xlarge nodes, one at a time.
+func TestExampleCapacityReservationEndsOnDemand(t *testing.T) {
+	r := withReadmeDocument(t, "allow-on-demand.yaml", func(o *simulator.Options) { o.Duration = 7 * time.Hour })
+	if b := eventsOf(r, "DisruptionBlocked"); len(b) != 0 {
+		t.Errorf("verdicts %v: want none, the relabelled nodes are not drifted", b)
+	}
+	ended := eventsOf(r, "CapacityReservationEnded")
+	if len(ended) != 2 || ended[0].At != "6h0m0s" || ended[1].At != "6h0m0s" {
+		t.Errorf("CapacityReservationEnded %v, want two at 6h0m0s", ended)
+	}
+	type step struct{ instanceType, capacityType, price, deleted, reason string }
+	var got []step
+	for _, n := range nodesWhere(r, func(n simulator.Node) bool { return n.NodePool == "cr-reserved-only" }) {
+		got = append(got, step{n.InstanceType, n.CapacityType, fmt.Sprintf("%.4f", n.PricePerHour), n.DeletedAt + "@" + n.LaunchedAt, n.DeletionReason})
+	}
+	want := []step{
+		{"c6i.2xlarge", v1.CapacityTypeOnDemand, "0.3400", "6h0m35s@1s", "Underutilized"},
+		{"c6i.2xlarge", v1.CapacityTypeOnDemand, "0.3400", "6h1m20s@1s", "Underutilized"},
+		{"t4g.2xlarge", v1.CapacityTypeOnDemand, "0.2688", "@6h0m15s", ""},
+		{"t4g.2xlarge", v1.CapacityTypeOnDemand, "0.2688", "@6h1m0s", ""},
+	}
+	slices.SortFunc(got, func(a, b step) int { return strings.Compare(a.instanceType+a.deleted, b.instanceType+b.deleted) })
+	if !slices.Equal(got, want) {
+		t.Errorf("cr-reserved-only nodes (type, capacity type, price, deleted@launched, reason) %v, want %v (README)", got, want)
+	}
+	if d := nodesWhere(r, func(n simulator.Node) bool { return n.DeletedAt != "" && n.NodePool != "cr-reserved-only" }); len(d) != 0 {
+		t.Errorf("deleted %+v: want only the relabelled nodes replaced", d)
+	}
+	if math.Abs(r.Summary.CostPerHourAtEnd-0.75264) > 1e-6 || running(r) != 12 {
+		t.Errorf("cost per hour at the end %.4f with %d pods running, want 0.7526 (README) and all 12", r.Summary.CostPerHourAtEnd, running(r))
 	}
 }
 
