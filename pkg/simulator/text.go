@@ -19,7 +19,7 @@ import (
 func isKeyEvent(kind string) bool {
 	switch kind {
 	case "InsufficientCapacity", "LaunchFailed", "RegistrationTimeout", "Scaled", "NodeDeleted", "InstanceStopped", "Applied", "Deleted",
-		"DisruptionLaunching", "DisruptionTerminating", "DisruptionBlocked":
+		"DisruptionLaunching", "DisruptionTerminating", "DisruptionBlocked", "CapacityReservationEnded":
 		return true
 	}
 	switch cloudprovider.InterruptionKind(kind) {
