@@ -53,6 +53,8 @@ type guard struct {
 
 	pods   map[string]*corev1.Pod
 	claims map[string]*v1.NodeClaim
+	// last is every NodeClaim as last seen, deleted ones included.
+	last map[string]*v1.NodeClaim
 
 	violations  []string
 	peak        int
@@ -63,7 +65,7 @@ type guard struct {
 }
 
 func newGuard(maxDeleting int) *guard {
-	return &guard{maxDeleting: maxDeleting, pods: map[string]*corev1.Pod{}, claims: map[string]*v1.NodeClaim{}, pendingFrom: map[string]time.Time{}}
+	return &guard{maxDeleting: maxDeleting, pods: map[string]*corev1.Pod{}, claims: map[string]*v1.NodeClaim{}, last: map[string]*v1.NodeClaim{}, pendingFrom: map[string]time.Time{}}
 }
 
 // requirePDB adds a rule: the pods selector matches keep minAvailable
@@ -164,6 +166,7 @@ func (g *guard) observeClaim(typ watch.EventType, nc *v1.NodeClaim, now time.Tim
 	if nc.DeletionTimestamp != nil && (!known || old.DeletionTimestamp == nil) {
 		record("deleting")
 	}
+	g.last[nc.Name] = nc
 	if typ == watch.Deleted {
 		delete(g.claims, nc.Name)
 		record("gone")
@@ -235,6 +238,13 @@ func (g *guard) Claims() []*v1.NodeClaim {
 		out = append(out, nc)
 	}
 	return out
+}
+
+// Last is NodeClaim name as last seen, even once deleted; nil if never.
+func (g *guard) Last(name string) *v1.NodeClaim {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.last[name]
 }
 
 // preSpun checks that every NodeClaim of old was deleted only once a

@@ -18,6 +18,9 @@ import (
 
 var cluster *test.Cluster
 
+// metricsURL is the controller's metrics endpoint.
+var metricsURL string
+
 // Compressed disruption timings: the controller evaluates every second
 // and carries a decision out two seconds after it made it (the reference
 // polls every 10 s and validates after 15 s).
@@ -33,7 +36,7 @@ const (
 // otherwise: all of them. They mostly wait on the cluster, so running
 // them together costs no more than the longest (by default go test runs
 // only GOMAXPROCS at once: two on CI's machines).
-const scenarios = 8
+const scenarios = 16
 
 // TestMain starts capstan with quick batches, the Drift gate on and the
 // compressed disruption timings.
@@ -52,5 +55,5 @@ func TestMain(m *testing.M) {
 			"--disruption-poll-interval=" + pollInterval.String(),
 			"--disruption-validation-delay=" + validationDelay.String(),
 			"--disruption-replacement-timeout=60s"}
-	}}, func(c *test.Cluster, _ string) { cluster = c }))
+	}}, func(c *test.Cluster, metrics string) { cluster, metricsURL = c, metrics }))
 }
