@@ -114,13 +114,18 @@ func (h *Handler) Step(notices []cloudprovider.InterruptionNotice, claims map[st
 		if !ok {
 			continue
 		}
-		a := Action{Notice: n, NodeClaim: claim.NodeClaim.Name, Node: claim.NodeClaim.Status.NodeName}
+		want := h.judge(n, claim, now, margin, &d)
 		prev := h.seen[k]
+		if want == 0 && prev == 0 {
+			// Held back (a preemptible VM's limit, far off): not yet
+			// received, so it is neither counted nor reported.
+			continue
+		}
+		a := Action{Notice: n, NodeClaim: claim.NodeClaim.Name, Node: claim.NodeClaim.Status.NodeName}
 		if prev == 0 {
 			a.Received = true
 			h.seen[k] = stageReceived
 		}
-		want := h.judge(n, claim, now, margin, &d)
 		switch want {
 		case stageInterrupted:
 			a.Interrupt = claim.NodeClaim.DeletionTimestamp == nil || earlier(n.Deadline, claim.NodeClaim)

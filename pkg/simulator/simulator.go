@@ -221,9 +221,16 @@ func (s *Simulator) nextWake() (time.Time, bool) {
 	}
 	// Every notice's deadline, when a notice held back needs action (a
 	// preemptible VM's margin and notice) and when NodeClaims expire.
-	for _, inst := range s.cloud.Snapshot().Instances {
+	snap := s.cloud.Snapshot()
+	for _, inst := range snap.Instances {
 		for _, n := range inst.Notices {
 			consider(n.Deadline)
+		}
+	}
+	// A capacity block's notice comes from its end, not from an event.
+	for _, r := range snap.Reservations {
+		if r.CapacityBlock && !r.End.IsZero() {
+			consider(r.End.Add(-sim.ScheduledChangeNotice))
 		}
 	}
 	consider(s.interruptWake)

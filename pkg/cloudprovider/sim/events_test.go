@@ -218,6 +218,11 @@ func TestReservationEnd(t *testing.T) {
 			t.Errorf("notices %+v before the block's notice", n)
 		}
 		f.clock.Step(time.Second)
+		// From its notice on, the block takes no launch: it would only
+		// be reclaimed at once.
+		if _, err := f.cloud.Create(ctx, claim("late", in(v1.LabelInstanceType, "m5.2xlarge"), in(v1.CapacityTypeLabelKey, v1.CapacityTypeReserved))); !cloudprovider.IsInsufficientCapacityError(err) {
+			t.Errorf("launch into the ending block: %v, want insufficient capacity", err)
+		}
 		n, _ := f.cloud.Interruptions(ctx)
 		if len(n) != 1 || n[0].Kind != cloudprovider.ScheduledChange || n[0].ProviderID != nc.Status.ProviderID || n[0].Deadline.Sub(f.clock.Now()) != sim.ScheduledChangeNotice {
 			t.Fatalf("notices %+v, want a ScheduledChange for the block's end", n)

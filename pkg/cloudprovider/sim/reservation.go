@@ -61,12 +61,19 @@ func (r *Reservation) observe() bool {
 	return changed
 }
 
-// Active reports whether the reservation accepts launches at now.
+// Active reports whether the reservation accepts launches at now. A
+// capacity block stops ScheduledChangeNotice before its end, when its
+// instances are told they will be reclaimed: a launch then would only be
+// interrupted at once.
 func (r Reservation) Active(now time.Time) bool {
 	if !r.Start.IsZero() && now.Before(r.Start) {
 		return false
 	}
-	return r.End.IsZero() || now.Before(r.End)
+	end := r.End
+	if r.CapacityBlock && !end.IsZero() {
+		end = end.Add(-ScheduledChangeNotice)
+	}
+	return end.IsZero() || now.Before(end)
 }
 
 // lastRefresh is the latest periodic reservation refresh at or before now;

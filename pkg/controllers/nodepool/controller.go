@@ -91,7 +91,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 		log.FromContext(ctx).V(1).Info("annotated nodepool with its hash", "hash", d.Annotations[v1.NodePoolHashAnnotationKey])
 	}
-	if ev := NodeClassEvent(np.Status.Conditions, d.Status.Conditions); ev != nil {
+	for _, ev := range FailureEvents(np.Status.Conditions, d.Status.Conditions) {
 		c.recorder.Eventf(np, nil, corev1.EventTypeWarning, ev.Reason, "Provision", "%s", ev.Message)
 	}
 	if !equality.Semantic.DeepEqual(np.Status, d.Status) {

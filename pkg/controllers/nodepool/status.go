@@ -202,17 +202,23 @@ func ReferencesSimNodeClass(np *v1.NodePool, name string) bool {
 	return SupportsNodeClass(ref) && ref.Name == name
 }
 
-// NodeClassEvent is the warning to record when a NodePool's NodeClassReady
-// condition turns False or changes reason while False (from old to new
-// conditions): once per change, so a NodePool left broken is not spammed.
-// Nil when there is nothing new to say.
-func NodeClassEvent(old, new []metav1.Condition) *metav1.Condition {
-	now := meta.FindStatusCondition(new, v1.ConditionTypeNodeClassReady)
-	if now == nil || now.Status != metav1.ConditionFalse {
-		return nil
+// FailureEvents are the warnings to record when a NodePool's
+// NodeClassReady or ValidationSucceeded condition turns False or changes
+// reason while False (from old to new conditions): once per change, so a
+// NodePool left broken is not spammed. An annotation with a value Capstan
+// does not know is so rejected with an event and the condition (decision
+// 17).
+func FailureEvents(old, new []metav1.Condition) []metav1.Condition {
+	var out []metav1.Condition
+	for _, t := range []string{v1.ConditionTypeNodeClassReady, v1.ConditionTypeValidationSucceeded} {
+		now := meta.FindStatusCondition(new, t)
+		if now == nil || now.Status != metav1.ConditionFalse {
+			continue
+		}
+		if was := meta.FindStatusCondition(old, t); was != nil && was.Status == now.Status && was.Reason == now.Reason {
+			continue
+		}
+		out = append(out, *now)
 	}
-	if was := meta.FindStatusCondition(old, v1.ConditionTypeNodeClassReady); was != nil && was.Status == now.Status && was.Reason == now.Reason {
-		return nil
-	}
-	return now
+	return out
 }

@@ -309,30 +309,35 @@ func TestHasAnnotations(t *testing.T) {
 	}
 }
 
-func TestNodeClassEvent(t *testing.T) {
+func TestFailureEvents(t *testing.T) {
 	ready := cond(v1.ConditionTypeNodeClassReady, metav1.ConditionTrue, v1.ConditionTypeNodeClassReady, "")
 	missing := cond(v1.ConditionTypeNodeClassReady, metav1.ConditionFalse, ReasonNodeClassNotFound, "not found")
 	unsupported := cond(v1.ConditionTypeNodeClassReady, metav1.ConditionFalse, ReasonUnsupportedNodeClass, "not supported")
+	valid := cond(v1.ConditionTypeValidationSucceeded, metav1.ConditionTrue, v1.ConditionTypeValidationSucceeded, "")
+	badRebalance := cond(v1.ConditionTypeValidationSucceeded, metav1.ConditionFalse, ReasonInvalidRebalance, "annotation capstan.dev/rebalance")
 	cases := []struct {
 		name     string
 		old, new []metav1.Condition
-		want     string
+		want     []string
 	}{
-		{"first reconcile finds it missing", nil, []metav1.Condition{missing}, ReasonNodeClassNotFound},
-		{"ready turns missing", []metav1.Condition{ready}, []metav1.Condition{missing}, ReasonNodeClassNotFound},
-		{"still missing", []metav1.Condition{missing}, []metav1.Condition{missing}, ""},
-		{"another reason", []metav1.Condition{missing}, []metav1.Condition{unsupported}, ReasonUnsupportedNodeClass},
-		{"ready", []metav1.Condition{missing}, []metav1.Condition{ready}, ""},
-		{"no condition", nil, nil, ""},
+		{"first reconcile finds it missing", nil, []metav1.Condition{missing}, []string{ReasonNodeClassNotFound}},
+		{"ready turns missing", []metav1.Condition{ready}, []metav1.Condition{missing}, []string{ReasonNodeClassNotFound}},
+		{"still missing", []metav1.Condition{missing}, []metav1.Condition{missing}, nil},
+		{"another reason", []metav1.Condition{missing}, []metav1.Condition{unsupported}, []string{ReasonUnsupportedNodeClass}},
+		{"ready", []metav1.Condition{missing}, []metav1.Condition{ready}, nil},
+		{"no condition", nil, nil, nil},
+		{"an annotation Capstan does not know", []metav1.Condition{ready, valid}, []metav1.Condition{ready, badRebalance}, []string{ReasonInvalidRebalance}},
+		{"still invalid", []metav1.Condition{badRebalance}, []metav1.Condition{badRebalance}, nil},
+		{"both at once", nil, []metav1.Condition{missing, badRebalance}, []string{ReasonNodeClassNotFound, ReasonInvalidRebalance}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := ""
-			if ev := NodeClassEvent(tc.old, tc.new); ev != nil {
-				got = ev.Reason
+			var got []string
+			for _, ev := range FailureEvents(tc.old, tc.new) {
+				got = append(got, ev.Reason)
 			}
-			if got != tc.want {
-				t.Errorf("NodeClassEvent reason = %q, want %q", got, tc.want)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("FailureEvents reasons (-want +got):\n%s", diff)
 			}
 		})
 	}
