@@ -45,17 +45,7 @@ func TestDrift(t *testing.T) {
 	driftedOnly := func(b ...v1.Budget) func(*cluster) {
 		return func(c *cluster) { c.pool().Spec.Disruption.Budgets = b }
 	}
-	cases := []struct {
-		name string
-		// Nodes a, b and c, 4 cores each, NodePool "default" offering m5
-		// with a budget of 100%; the snapshot is built after setup.
-		setup func(*cluster)
-		want  []string
-		// replacements are the pods of each replacement NodeClaim.
-		replacements [][]string
-		verdicts     []Verdict
-		eligible     int
-	}{
+	cases := []replaceCase{
 		{"only NodeClaims with Drifted=True", func(c *cluster) {
 			c.drift("a", t0)
 			c.claim("b").Status.Conditions = append(c.claim("b").Status.Conditions,
@@ -162,40 +152,7 @@ func TestDrift(t *testing.T) {
 			c.pendingPod("waiting", requests("1"))
 		}, nil, [][]string{}, []Verdict{driftBlocked("a", "node is nominated for a pending pod")}, 1},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			c := newCluster("a", "b", "c")
-			for _, n := range []string{"a", "b", "c"} {
-				c.capacity(n, "4")
-			}
-			tc.setup(c)
-			c.snapshot(m5...)
-			d := Plan(c.in, []Method{Drift{}}, t0.Add(time.Hour))
-			if d.Found != (len(tc.want) > 0) {
-				t.Fatalf("command %v (%v), want one for %v", d.Found, names(d.Command.Candidates), tc.want)
-			}
-			if d.Found {
-				if d.Command.Method != "Drift" || d.Command.Reason != v1.DisruptionReasonDrifted {
-					t.Errorf("method %s reason %s, want Drift and Drifted", d.Command.Method, d.Command.Reason)
-				}
-				if diff := cmp.Diff(tc.want, names(d.Command.Candidates)); diff != "" {
-					t.Errorf("disrupted (-want +got):\n%s", diff)
-				}
-			}
-			if diff := cmp.Diff(tc.replacements, replacementPods(Simulation{Replacements: d.Command.Replacements})); diff != "" {
-				t.Errorf("replacements' pods (-want +got):\n%s", diff)
-			}
-			for _, r := range d.Command.Replacements {
-				if r.NodePool != "default" || len(r.InstanceTypes) == 0 {
-					t.Errorf("replacement of nodepool %q with %d instance types", r.NodePool, len(r.InstanceTypes))
-				}
-			}
-			sameVerdicts(t, tc.verdicts, d.Verdicts)
-			if d.Eligible["Drift"] != tc.eligible {
-				t.Errorf("eligible %d, want %d", d.Eligible["Drift"], tc.eligible)
-			}
-		})
-	}
+	runReplaceCases(t, Drift{}, cases)
 }
 
 // With the gate off Drift does not run; on, it comes first, and the
@@ -409,17 +366,7 @@ func TestExpectedInterruption(t *testing.T) {
 	budgets := func(b ...v1.Budget) func(*cluster) {
 		return func(c *cluster) { c.pool().Spec.Disruption.Budgets = b }
 	}
-	cases := []struct {
-		name string
-		// Nodes a, b and c, 4 cores each, NodePool "default" offering m5
-		// with a budget of 100%; the snapshot is built after setup.
-		setup func(*cluster)
-		want  []string
-		// replacements are the pods of each replacement NodeClaim.
-		replacements [][]string
-		verdicts     []Verdict
-		eligible     int
-	}{
+	cases := []replaceCase{
 		// Candidates: the condition True, whichever notice set it.
 		{"only NodeClaims with InterruptionExpected=True", func(c *cluster) {
 			c.expectInterruption("a", preemptible, t0)
@@ -508,40 +455,7 @@ func TestExpectedInterruption(t *testing.T) {
 			c.claim("a").DeletionTimestamp = &metav1.Time{Time: t0}
 		}, nil, [][]string{}, nil, 0},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			c := newCluster("a", "b", "c")
-			for _, n := range []string{"a", "b", "c"} {
-				c.capacity(n, "4")
-			}
-			tc.setup(c)
-			c.snapshot(m5...)
-			d := Plan(c.in, []Method{ExpectedInterruption{}}, t0.Add(time.Hour))
-			if d.Found != (len(tc.want) > 0) {
-				t.Fatalf("command %v (%v), want one for %v", d.Found, names(d.Command.Candidates), tc.want)
-			}
-			if d.Found {
-				if d.Command.Method != "ExpectedInterruption" || d.Command.Reason != v1.DisruptionReasonDrifted {
-					t.Errorf("method %s reason %s, want ExpectedInterruption and Drifted", d.Command.Method, d.Command.Reason)
-				}
-				if diff := cmp.Diff(tc.want, names(d.Command.Candidates)); diff != "" {
-					t.Errorf("disrupted (-want +got):\n%s", diff)
-				}
-			}
-			if diff := cmp.Diff(tc.replacements, replacementPods(Simulation{Replacements: d.Command.Replacements})); diff != "" {
-				t.Errorf("replacements' pods (-want +got):\n%s", diff)
-			}
-			for _, r := range d.Command.Replacements {
-				if r.NodePool != "default" || len(r.InstanceTypes) == 0 {
-					t.Errorf("replacement of nodepool %q with %d instance types", r.NodePool, len(r.InstanceTypes))
-				}
-			}
-			sameVerdicts(t, tc.verdicts, d.Verdicts)
-			if d.Eligible["ExpectedInterruption"] != tc.eligible {
-				t.Errorf("eligible %d, want %d", d.Eligible["ExpectedInterruption"], tc.eligible)
-			}
-		})
-	}
+	runReplaceCases(t, ExpectedInterruption{}, cases)
 }
 
 // ExpectedInterruption needs no gate: with Drift off it still runs, and
@@ -561,5 +475,58 @@ func TestExpectedInterruptionWithoutTheDriftGate(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"a"}, names(d.Command.Candidates)); diff != "" {
 		t.Errorf("disrupted (-want +got):\n%s", diff)
+	}
+}
+
+// replaceCase is a table row for the methods that replace marked nodes
+// (Drift, ExpectedInterruption).
+type replaceCase struct {
+	name string
+	// Nodes a, b and c, 4 cores each, NodePool "default" offering m5
+	// with a budget of 100%; the snapshot is built after setup.
+	setup func(*cluster)
+	want  []string
+	// replacements are the pods of each replacement NodeClaim.
+	replacements [][]string
+	verdicts     []Verdict
+	eligible     int
+}
+
+// runReplaceCases plans with m alone an hour after t0 for each case.
+func runReplaceCases(t *testing.T, m Method, cases []replaceCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCluster("a", "b", "c")
+			for _, n := range []string{"a", "b", "c"} {
+				c.capacity(n, "4")
+			}
+			tc.setup(c)
+			c.snapshot(m5...)
+			d := Plan(c.in, []Method{m}, t0.Add(time.Hour))
+			if d.Found != (len(tc.want) > 0) {
+				t.Fatalf("command %v (%v), want one for %v", d.Found, names(d.Command.Candidates), tc.want)
+			}
+			if d.Found {
+				if d.Command.Method != m.Name() || d.Command.Reason != v1.DisruptionReasonDrifted {
+					t.Errorf("method %s reason %s, want %s and Drifted", d.Command.Method, d.Command.Reason, m.Name())
+				}
+				if diff := cmp.Diff(tc.want, names(d.Command.Candidates)); diff != "" {
+					t.Errorf("disrupted (-want +got):\n%s", diff)
+				}
+			}
+			if diff := cmp.Diff(tc.replacements, replacementPods(Simulation{Replacements: d.Command.Replacements})); diff != "" {
+				t.Errorf("replacements' pods (-want +got):\n%s", diff)
+			}
+			for _, r := range d.Command.Replacements {
+				if r.NodePool != "default" || len(r.InstanceTypes) == 0 {
+					t.Errorf("replacement of nodepool %q with %d instance types", r.NodePool, len(r.InstanceTypes))
+				}
+			}
+			sameVerdicts(t, tc.verdicts, d.Verdicts)
+			if d.Eligible[m.Name()] != tc.eligible {
+				t.Errorf("eligible %d, want %d", d.Eligible[m.Name()], tc.eligible)
+			}
+		})
 	}
 }

@@ -95,16 +95,7 @@ func TestNodeDeletionCascades(t *testing.T) {
 	ctx := context.Background()
 	g := test.NewGomega(t)
 	c := env.Client
-	profile, _ := sim.DefaultProfile()
-	types, _ := catalog.Load()
-	cloud, err := sim.New(sim.Options{Profile: profile, Catalog: types, Clock: clock.RealClock{}, NodeClasses: sim.ClientNodeClasses{Client: c}})
-	g.Expect(err).NotTo(gomega.HaveOccurred())
-	test.StartManager(t, env, func(mgr manager.Manager) error {
-		if err := nodeclaim.IndexProviderID(ctx, mgr); err != nil {
-			return err
-		}
-		return New(mgr.GetClient(), cloud, mgr.GetEventRecorder("test"), clock.RealClock{}, prometheus.NewHistogram(prometheus.HistogramOpts{Name: "slack"})).Register(ctx, mgr)
-	})
+	start(t, prometheus.NewHistogram(prometheus.HistogramOpts{Name: "slack"}))
 
 	nc := test.NodeClaim(func(nc *v1.NodeClaim) { nc.Finalizers = []string{v1.TerminationFinalizer} })
 	g.Expect(c.Create(ctx, nc)).To(gomega.Succeed())
@@ -137,19 +128,10 @@ func TestInterruptionDeadlineShortensGracePeriods(t *testing.T) {
 	ctx := context.Background()
 	g := test.NewGomega(t)
 	c := env.Client
-	profile, _ := sim.DefaultProfile()
-	types, _ := catalog.Load()
-	cloud, err := sim.New(sim.Options{Profile: profile, Catalog: types, Clock: clock.RealClock{}, NodeClasses: sim.ClientNodeClasses{Client: c}})
-	g.Expect(err).NotTo(gomega.HaveOccurred())
 	reg := prometheus.NewRegistry()
 	slack, err := NewSlackMetric(reg)
 	g.Expect(err).NotTo(gomega.HaveOccurred())
-	test.StartManager(t, env, func(mgr manager.Manager) error {
-		if err := nodeclaim.IndexProviderID(ctx, mgr); err != nil {
-			return err
-		}
-		return New(mgr.GetClient(), cloud, mgr.GetEventRecorder("test"), clock.RealClock{}, slack).Register(ctx, mgr)
-	})
+	start(t, slack)
 	ns := test.Namespace(t, c)
 	deadline := time.Now().Add(2 * time.Minute).UTC().Truncate(time.Second)
 	nc := test.NodeClaim(func(nc *v1.NodeClaim) {
@@ -190,4 +172,23 @@ func TestInterruptionDeadlineShortensGracePeriods(t *testing.T) {
 	h := mfs[0].GetMetric()[0].GetHistogram()
 	g.Expect(h.GetSampleCount()).To(gomega.Equal(uint64(1)), "observed once")
 	g.Expect(h.GetSampleSum()).To(gomega.BeNumerically(">", 60), "drained well before the deadline")
+}
+
+// start runs the termination controller over the default simulated
+// cloud in a manager on the shared control plane.
+func start(t *testing.T, slack prometheus.Observer) {
+	t.Helper()
+	ctx := context.Background()
+	profile, _ := sim.DefaultProfile()
+	types, _ := catalog.Load()
+	cloud, err := sim.New(sim.Options{Profile: profile, Catalog: types, Clock: clock.RealClock{}, NodeClasses: sim.ClientNodeClasses{Client: env.Client}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	test.StartManager(t, env, func(mgr manager.Manager) error {
+		if err := nodeclaim.IndexProviderID(ctx, mgr); err != nil {
+			return err
+		}
+		return New(mgr.GetClient(), cloud, mgr.GetEventRecorder("test"), clock.RealClock{}, slack).Register(ctx, mgr)
+	})
 }
