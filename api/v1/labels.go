@@ -68,6 +68,22 @@ const (
 	RebalanceAnnotationKey = "capstan.dev/rebalance"
 	RebalanceReplace       = "replace"
 	RebalanceEvent         = "event"
+	// ReturnToPreferredAnnotationKey is Capstan's extension (decision 17)
+	// saying whether a NodePool's nodes launched as a fallback (on-demand
+	// because spot was unavailable) return to their preferred capacity
+	// once it is launchable again: Enabled (the default) or Disabled.
+	// ReturnToPreferredAfterAnnotationKey is how long the preferred
+	// offering must have been available first (a duration, default 10m).
+	ReturnToPreferredAnnotationKey      = "capstan.dev/return-to-preferred"
+	ReturnToPreferredAfterAnnotationKey = "capstan.dev/return-to-preferred-after"
+	ReturnToPreferredEnabled            = "Enabled"
+	ReturnToPreferredDisabled           = "Disabled"
+	// ReturnAttemptsAnnotationKey and ReturnNotBeforeAnnotationKey record
+	// on a fallback NodeClaim how many returns to preferred capacity
+	// failed for want of capacity, and when the next may start (RFC 3339):
+	// each failure doubles the wait.
+	ReturnAttemptsAnnotationKey  = "capstan.dev/return-attempts"
+	ReturnNotBeforeAnnotationKey = "capstan.dev/return-not-before"
 )
 
 // Taint keys and the finalizer.

@@ -2,6 +2,7 @@ package cloudprovider
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -53,6 +54,11 @@ type UnavailableOfferings struct {
 	// are none), so reads skip the scan until something is due.
 	nextExpiry time.Time
 	seq        uint64
+	// until is, per offering and per capacity type, when its latest mark
+	// ends (or ended): kept after the mark expires, so returning to
+	// preferred capacity can tell how long an offering has been available.
+	until             map[OfferingKey]time.Time
+	capacityTypeUntil map[string]time.Time
 }
 
 type mark struct {
@@ -67,10 +73,12 @@ func NewUnavailableOfferings(clk clock.PassiveClock, ttl time.Duration) *Unavail
 		ttl = DefaultUnavailableOfferingsTTL
 	}
 	return &UnavailableOfferings{
-		clk:           clk,
-		ttl:           ttl,
-		offerings:     map[OfferingKey]mark{},
-		capacityTypes: map[string]mark{},
+		clk:               clk,
+		ttl:               ttl,
+		offerings:         map[OfferingKey]mark{},
+		capacityTypes:     map[string]mark{},
+		until:             map[OfferingKey]time.Time{},
+		capacityTypeUntil: map[string]time.Time{},
 	}
 }
 
@@ -123,12 +131,40 @@ func (u *UnavailableOfferings) MarkFromError(err error) int {
 
 func (u *UnavailableOfferings) markOfferingLocked(key OfferingKey, reason string, expires time.Time) {
 	u.offerings[key] = mark{reason: reason, expires: expires}
+	u.until[key] = expires
 	u.markedLocked(expires)
 }
 
 func (u *UnavailableOfferings) markCapacityTypeLocked(capacityType, reason string, expires time.Time) {
 	u.capacityTypes[capacityType] = mark{reason: reason, expires: expires}
+	u.capacityTypeUntil[capacityType] = expires
 	u.markedLocked(expires)
+}
+
+// History is, for every offering and capacity type ever marked, when its
+// latest mark ends or ended: an offering has been available since then
+// (if that is past). A copy: the caller may keep it.
+func (u *UnavailableOfferings) History() UnavailableHistory {
+	u.mu.RLock()
+	defer u.mu.RUnlock()
+	return UnavailableHistory{Offerings: maps.Clone(u.until), CapacityTypes: maps.Clone(u.capacityTypeUntil)}
+}
+
+// UnavailableHistory is UnavailableOfferings.History: until when each
+// offering, and each capacity type account-wide, was last unavailable.
+type UnavailableHistory struct {
+	Offerings     map[OfferingKey]time.Time
+	CapacityTypes map[string]time.Time
+}
+
+// Until is when key was last unavailable until, its own mark's or its
+// capacity type's, whichever ends later; zero if it never was.
+func (h UnavailableHistory) Until(key OfferingKey) time.Time {
+	out := h.Offerings[key]
+	if ct := h.CapacityTypes[key.CapacityType]; ct.After(out) {
+		out = ct
+	}
+	return out
 }
 
 func (u *UnavailableOfferings) markedLocked(expires time.Time) {

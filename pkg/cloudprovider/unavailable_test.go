@@ -333,3 +333,31 @@ func TestMarksListWhatIsInForce(t *testing.T) {
 		t.Errorf("at 75s only the capacity-type mark is left: %v", got)
 	}
 }
+
+// History remembers until when each offering and capacity type was last
+// unavailable, after the marks expire.
+func TestUnavailableHistory(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	start := clk.Now()
+	u := cloudprovider.NewUnavailableOfferings(clk, 3*time.Minute)
+	spotA := cloudprovider.OfferingKey{CapacityType: "spot", InstanceType: "m5.large", Zone: "a"}
+	spotB := cloudprovider.OfferingKey{CapacityType: "spot", InstanceType: "m5.large", Zone: "b"}
+	if got := u.History().Until(spotA); !got.IsZero() {
+		t.Errorf("never marked: until %s", got)
+	}
+	u.MarkUnavailable(spotA, "InsufficientInstanceCapacity")
+	clk.Step(time.Minute)
+	u.MarkCapacityTypeUnavailable("spot", "MaxSpotInstanceCountExceeded")
+	clk.Step(10 * time.Minute)
+	u.Cleanup()
+	h := u.History()
+	if got, want := h.Until(spotA), start.Add(4*time.Minute); !got.Equal(want) {
+		t.Errorf("spot a until %s, want %s (the capacity type's later mark)", got, want)
+	}
+	if got, want := h.Until(spotB), start.Add(4*time.Minute); !got.Equal(want) {
+		t.Errorf("spot b until %s, want %s", got, want)
+	}
+	if got := h.Until(cloudprovider.OfferingKey{CapacityType: "on-demand", InstanceType: "m5.large", Zone: "a"}); !got.IsZero() {
+		t.Errorf("on-demand until %s, want never", got)
+	}
+}

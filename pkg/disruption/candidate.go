@@ -28,6 +28,9 @@ type Input struct {
 	// included): where pods could go without a candidate, and where the
 	// pending ones are headed.
 	Snapshot state.Snapshot
+	// Unavailable is until when offerings were last marked unavailable
+	// (the provisioner's cache), for returning to preferred capacity.
+	Unavailable cloudprovider.UnavailableHistory
 }
 
 // NewInput is the disruption view of a snapshot's objects.

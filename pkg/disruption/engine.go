@@ -5,8 +5,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-
-	v1 "github.com/capstan-dev/capstan/api/v1"
 )
 
 // DefaultEventInterval is how often the same verdict is reported for the
@@ -45,6 +43,9 @@ type Tick struct {
 	// or abandoned (Abandoned says why).
 	Finished  *Command
 	Abandoned string
+	// Annotate are annotations to set on NodeClaims, by name: a failed
+	// return to preferred capacity backs off (ReturnBackoff).
+	Annotate map[string]map[string]string
 	// Verdicts to report now (rate-limited).
 	Verdicts []Verdict
 	// WakeAt is when to tick again at the latest (zero: the caller's
@@ -81,6 +82,12 @@ func (e *Engine) Tick(in Input, replacements map[string]ReplacementStatus, now t
 		if res.Done {
 			cmd := res.Next.Command
 			t.Finished, t.Abandoned, e.active = &cmd, res.Abandoned, nil
+			if res.ReplacementFailed && cmd.Method == (ReturnToPreferred{}).Name() {
+				t.Annotate = map[string]map[string]string{}
+				for _, c := range cmd.Candidates {
+					t.Annotate[c.NodeClaim.Name] = ReturnBackoff(c.NodeClaim, c.NodePool, now)
+				}
+			}
 			return t, nil
 		}
 		e.active = &res.Next
@@ -105,14 +112,24 @@ func (e *Engine) Tick(in Input, replacements map[string]ReplacementStatus, now t
 		e.active = &o
 		t.Started = &d.Command
 		t.WakeAt = now.Add(e.Options.ValidationDelay)
+	} else {
+		t.WakeAt = d.WakeAt
 	}
 	return t, nil
 }
 
-// consolidates reports a consolidation method (the Underutilized
-// reason): one that simulates every candidate, worth skipping while the
-// cluster is settled.
-func consolidates(m Method) bool { return m.Reason() == v1.DisruptionReasonUnderutilized }
+// consolidates reports a consolidation method: one that simulates every
+// candidate, worth skipping while the cluster is settled.
+// ReturnToPreferred is not: it simulates only fallback nodes, and waits
+// on time (the preferred offering's availability) as much as on the
+// cluster.
+func consolidates(m Method) bool {
+	switch m.(type) {
+	case MultiNodeConsolidation, SingleNodeConsolidation:
+		return true
+	}
+	return false
+}
 
 // fresh are the verdicts not reported within the interval.
 func (e *Engine) fresh(verdicts []Verdict, now time.Time) []Verdict {

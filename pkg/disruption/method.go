@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/provisioning"
 )
 
@@ -59,6 +60,10 @@ type Env struct {
 	// affinity and ScheduleAnyway spread still holds.
 	Simulate                   func([]Candidate) Simulation
 	SimulateKeepingPreferences func([]Candidate) Simulation
+	// Unavailable is until when offerings were last unavailable;
+	// InstanceTypes are each NodePool's, as the snapshot has them.
+	Unavailable   cloudprovider.UnavailableHistory
+	InstanceTypes map[string][]*cloudprovider.InstanceType
 }
 
 // Outcome is what a method found: a command (when it has candidates),
@@ -68,6 +73,16 @@ type Outcome struct {
 	Command  Command
 	Verdicts []Verdict
 	Eligible int
+	// WakeAt is when a verdict may change by time alone (zero: only a
+	// change in the cluster changes it).
+	WakeAt time.Time
+}
+
+// wake moves out.WakeAt to t if t is after now and earlier.
+func (out *Outcome) wake(t, now time.Time) {
+	if t.After(now) && (out.WakeAt.IsZero() || t.Before(out.WakeAt)) {
+		out.WakeAt = t
+	}
 }
 
 // Method is one way of disrupting nodes.
@@ -92,7 +107,7 @@ func Methods(g Gates) []Method {
 		out = append(out, Drift{})
 	}
 	return append(out, ExpectedInterruption{}, Emptiness{}, MultiNodeConsolidation{SpotToSpot: g.SpotToSpotConsolidation},
-		SingleNodeConsolidation{SpotToSpot: g.SpotToSpotConsolidation})
+		SingleNodeConsolidation{SpotToSpot: g.SpotToSpotConsolidation}, ReturnToPreferred{})
 }
 
 // Decision is a planning round: the command (if any method yielded one),
@@ -102,6 +117,8 @@ type Decision struct {
 	Found    bool
 	Verdicts []Verdict
 	Eligible map[string]int
+	// WakeAt is the earliest a method's verdict may change by time alone.
+	WakeAt time.Time
 }
 
 // Plan runs the methods one at a time over in: the first that yields a
@@ -115,6 +132,9 @@ func Plan(in Input, methods []Method, now time.Time) Decision {
 		out := m.Compute(newEnv(in, candidates, allowed, now))
 		d.Eligible[m.Name()] = out.Eligible
 		d.Verdicts = append(d.Verdicts, out.Verdicts...)
+		if !out.WakeAt.IsZero() && (d.WakeAt.IsZero() || out.WakeAt.Before(d.WakeAt)) {
+			d.WakeAt = out.WakeAt
+		}
 		if len(out.Command.Candidates) > 0 {
 			d.Command, d.Found = out.Command, true
 			return d
@@ -124,7 +144,8 @@ func Plan(in Input, methods []Method, now time.Time) Decision {
 }
 
 func newEnv(in Input, candidates []Candidate, allowed map[string]int, now time.Time) Env {
-	return Env{Candidates: candidates, Allowed: allowed, Now: now, Simulate: simulator(in, false), SimulateKeepingPreferences: simulator(in, true)}
+	return Env{Candidates: candidates, Allowed: allowed, Now: now, Simulate: simulator(in, false), SimulateKeepingPreferences: simulator(in, true),
+		Unavailable: in.Unavailable, InstanceTypes: in.Snapshot.Input.InstanceTypes}
 }
 
 // AllowedByPool is Allowed for each NodePool, counting its NodeClaims

@@ -114,6 +114,9 @@ type StepResult struct {
 	// abandoned (Abandoned says why).
 	Done      bool
 	Abandoned string
+	// ReplacementFailed: abandoned because a replacement failed to
+	// launch or initialize in time.
+	ReplacementFailed bool
 	// WakeAt is when the step must run again even if nothing changes
 	// (zero: only a change moves it on).
 	WakeAt time.Time
@@ -152,7 +155,7 @@ func (opts Options) Step(o Orchestration, obs Observation, now time.Time) (StepR
 		for _, name := range o.Replacements {
 			switch obs.Replacements[name] {
 			case ReplacementFailed:
-				return StepResult{Next: o, Done: true, Actions: untaint,
+				return StepResult{Next: o, Done: true, Actions: untaint, ReplacementFailed: true,
 					Abandoned: fmt.Sprintf("replacement nodeclaim %s failed to launch or initialize", name)}, nil
 			case ReplacementInitialized:
 				initialized++
@@ -162,7 +165,7 @@ func (opts Options) Step(o Orchestration, obs Observation, now time.Time) (StepR
 			return StepResult{Next: o, Done: true, Actions: []Action{{Kind: ActionDelete, Candidates: o.Command.Candidates}}}, nil
 		}
 		if deadline := o.StartedAt.Add(opts.ReplacementTimeout); !now.Before(deadline) {
-			return StepResult{Next: o, Done: true, Actions: untaint,
+			return StepResult{Next: o, Done: true, Actions: untaint, ReplacementFailed: true,
 				Abandoned: fmt.Sprintf("replacements did not initialize within %s", opts.ReplacementTimeout)}, nil
 		}
 		return StepResult{Next: o, WakeAt: o.StartedAt.Add(opts.ReplacementTimeout)}, nil

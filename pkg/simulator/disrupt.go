@@ -3,6 +3,7 @@ package simulator
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -136,6 +137,7 @@ func (s *Simulator) disrupt(ctx context.Context) (bool, error) {
 			return false, err
 		}
 		in = disruption.NewInput(objs, snapshot)
+		in.Unavailable = s.unavailable.History()
 	}
 	version := s.world.version
 	tick, err := d.engine.Tick(in, s.replacements(), now)
@@ -167,6 +169,7 @@ func (s *Simulator) revisitAt(in disruption.Input, d *disruption.Decision, now t
 			earliest(now.Add(disruption.DefaultEventInterval))
 		}
 	}
+	earliest(d.WakeAt)
 	for _, np := range in.NodePools {
 		statuses, _, err := budgets.Evaluate(np, now)
 		if err != nil {
@@ -307,6 +310,15 @@ func (s *Simulator) applyTick(tick disruption.Tick, now time.Time) bool {
 	if tick.Finished != nil && tick.Abandoned != "" {
 		for _, cand := range cmd.Candidates {
 			s.rec.event(now, disruption.EventDisruptionBlocked, "node/"+cand.Node.Name, fmt.Sprintf("%s abandoned: %s", cmd.Method, tick.Abandoned))
+		}
+	}
+	for name, annotations := range tick.Annotate {
+		if nc := s.world.claims[name]; nc != nil {
+			if nc.Annotations == nil {
+				nc.Annotations = map[string]string{}
+			}
+			maps.Copy(nc.Annotations, annotations)
+			changed = true
 		}
 	}
 	if changed {

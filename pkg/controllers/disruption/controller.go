@@ -3,6 +3,7 @@ package disruption
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/clusterstate"
 	"github.com/capstan-dev/capstan/pkg/disruption"
 )
@@ -39,6 +41,10 @@ type Options struct {
 	ReplacementTimeout time.Duration
 	// Gates are the feature gates that shape the methods.
 	Gates disruption.Gates
+	// Unavailable is the provisioner's unavailable-offerings cache: how
+	// long an offering has been available decides when a fallback node
+	// returns to it.
+	Unavailable *cloudprovider.UnavailableOfferings
 }
 
 // replacingPoll is how often a command waiting on its replacements looks
@@ -82,6 +88,9 @@ func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		return reconcile.Result{}, fmt.Errorf("snapshotting the cluster, %w", err)
 	}
 	in := disruption.NewInput(objs, snapshot)
+	if c.opts.Unavailable != nil {
+		in.Unavailable = c.opts.Unavailable.History()
+	}
 	replacements, err := c.observe(ctx, c.engine.Replacements())
 	if err != nil {
 		return reconcile.Result{}, err
@@ -193,6 +202,11 @@ func (c *Controller) apply(ctx context.Context, in disruption.Input, tick disrup
 	}
 	for _, a := range tick.Actions {
 		if err := c.act(ctx, cmd, a); err != nil {
+			return err
+		}
+	}
+	for name, annotations := range tick.Annotate {
+		if err := c.annotate(ctx, name, annotations); err != nil {
 			return err
 		}
 	}
@@ -308,6 +322,26 @@ func (c *Controller) setReason(ctx context.Context, name string, cond *metav1.Co
 	if err := c.client.Status().Patch(ctx, nc, patch); err != nil {
 		return client.IgnoreNotFound(fmt.Errorf("recording the disruption reason of nodeclaim %s, %w", name, err))
 	}
+	return nil
+}
+
+// annotate merges annotations into NodeClaim name's (a failed return to
+// preferred capacity backing off).
+func (c *Controller) annotate(ctx context.Context, name string, annotations map[string]string) error {
+	nc := &v1.NodeClaim{}
+	if err := c.client.Get(ctx, client.ObjectKey{Name: name}, nc); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	patch := client.MergeFrom(nc.DeepCopy())
+	if nc.Annotations == nil {
+		nc.Annotations = map[string]string{}
+	}
+	maps.Copy(nc.Annotations, annotations)
+	if err := c.client.Patch(ctx, nc, patch); err != nil {
+		return client.IgnoreNotFound(fmt.Errorf("annotating nodeclaim %s, %w", name, err))
+	}
+	log.FromContext(ctx).Info("return to preferred capacity backs off", "nodeclaim", name, "attempts", annotations[v1.ReturnAttemptsAnnotationKey],
+		"notBefore", annotations[v1.ReturnNotBeforeAnnotationKey])
 	return nil
 }
 

@@ -171,6 +171,9 @@ func (s *Server) node(r *http.Request) (any, error) {
 		return nil, err
 	}
 	dis := disruption.NewInput(objs, snapshot)
+	if s.opts.Plan.Unavailable != nil {
+		dis.Unavailable = s.opts.Plan.Unavailable.History()
+	}
 	return explain.ForNode(explain.NodeInput{NodeClaim: nc, Disruption: &dis, Drift: s.opts.Drift, SpotToSpot: s.opts.SpotToSpot, Now: s.clock.Now()}), nil
 }
 

@@ -1,0 +1,249 @@
+package disruption
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/provisioning"
+	"github.com/capstan-dev/capstan/pkg/provisioning/plan"
+	"github.com/capstan-dev/capstan/pkg/scheduling"
+)
+
+// Return-to-preferred timings.
+const (
+	// DefaultReturnAfter is how long the preferred offering must have
+	// been available before a fallback node returns to it.
+	DefaultReturnAfter = 10 * time.Minute
+	// MaxReturnBackoff bounds the wait after failed returns, which doubles
+	// with each failure.
+	MaxReturnBackoff = 4 * time.Hour
+)
+
+// ReturnPolicy is a NodePool's return-to-preferred policy, from its
+// annotations (decision 17).
+type ReturnPolicy struct {
+	Enabled bool
+	// After is how long the preferred offering must have been available.
+	After time.Duration
+}
+
+// ReturnPolicyOf reads np's capstan.dev/return-to-preferred (Enabled, the
+// default, or Disabled) and capstan.dev/return-to-preferred-after (a
+// positive duration, default 10m). An error names the value Capstan does
+// not know: the NodePool's ValidationSucceeded condition reports it, and
+// its nodes do not return.
+func ReturnPolicyOf(np *v1.NodePool) (ReturnPolicy, error) {
+	p := ReturnPolicy{Enabled: true, After: DefaultReturnAfter}
+	switch v, ok := np.Annotations[v1.ReturnToPreferredAnnotationKey]; {
+	case !ok, v == v1.ReturnToPreferredEnabled:
+	case v == v1.ReturnToPreferredDisabled:
+		p.Enabled = false
+	default:
+		return ReturnPolicy{}, fmt.Errorf("annotation %s: %q is not %q or %q", v1.ReturnToPreferredAnnotationKey, v, v1.ReturnToPreferredEnabled, v1.ReturnToPreferredDisabled)
+	}
+	if v, ok := np.Annotations[v1.ReturnToPreferredAfterAnnotationKey]; ok {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return ReturnPolicy{}, fmt.Errorf("annotation %s: %q is not a positive duration", v1.ReturnToPreferredAfterAnnotationKey, v)
+		}
+		p.After = d
+	}
+	return p, nil
+}
+
+// ReturnToPreferred moves a node launched as a fallback back to the
+// capacity it preferred once that is launchable again (issue 21): an
+// on-demand node that fell back from spot (FellBack) is replaced by a spot node once spot has been
+// available, for its pods' instance types and zones, for the NodePool's
+// return-to-preferred-after. The replacement may launch as spot only, so
+// a return never lands on on-demand again, and is priced as the worst of
+// its spot offerings: it must be cheaper than the node, so the move
+// counts against the Underutilized budget. A return whose replacement
+// fails for want of capacity waits, doubling with each failure
+// (ReturnBackoff), so a flapping spot pool does not churn nodes. It
+// respects every blocker and uses the engine's orchestration: the
+// replacement is up before the node drains.
+type ReturnToPreferred struct{}
+
+// Name implements Method.
+func (ReturnToPreferred) Name() string { return "ReturnToPreferred" }
+
+// Reason implements Method.
+func (ReturnToPreferred) Reason() v1.DisruptionReason { return v1.DisruptionReasonUnderutilized }
+
+// Compute implements Method.
+func (m ReturnToPreferred) Compute(env Env) Outcome {
+	out := Outcome{Command: Command{Method: m.Name(), Reason: m.Reason()}}
+	for _, c := range env.Candidates {
+		if !FellBack(c.NodeClaim, c.NodePool) {
+			continue
+		}
+		policy, err := ReturnPolicyOf(c.NodePool)
+		if err != nil || !policy.Enabled || !out.admit(c, m, EventDisruptionBlocked, env) {
+			continue
+		}
+		r, why, wake := returnReplacement(env, c, policy)
+		if why != "" {
+			out.Verdicts = append(out.Verdicts, verdict(c, m, EventDisruptionBlocked, why))
+			out.wake(wake, env.Now)
+			continue
+		}
+		out.Command.Candidates, out.Command.Replacements = []Candidate{c}, []*provisioning.NodeClaim{r}
+		return out
+	}
+	return out
+}
+
+// FellBack reports whether nc fell back to on-demand from spot, which np
+// still allows: a node ReturnToPreferred may move back. It did when it
+// runs on-demand though the solver planned it as a fallback (the
+// capstan.dev/fallback annotation), or though its own requirements name
+// spot: the cloud launches spot before on-demand (CloudProvider.Create),
+// so spot was unavailable at launch.
+func FellBack(nc *v1.NodeClaim, np *v1.NodePool) bool {
+	if nc.Labels[v1.CapacityTypeLabelKey] != v1.CapacityTypeOnDemand ||
+		!scheduling.NewNodeSelectorRequirementsWithMinValues(np.Spec.Template.Spec.Requirements...).Get(v1.CapacityTypeLabelKey).Has(v1.CapacityTypeSpot) {
+		return false
+	}
+	if nc.Annotations[plan.FallbackAnnotationKey] != "" {
+		return true
+	}
+	for _, r := range nc.Spec.Requirements {
+		if r.Key == v1.CapacityTypeLabelKey && r.Operator == corev1.NodeSelectorOpIn && slices.Contains(r.Values, v1.CapacityTypeSpot) {
+			return true
+		}
+	}
+	return false
+}
+
+// returnReplacement is c's spot replacement, or why there is none yet
+// and when that may change (zero: only a change in the cluster).
+func returnReplacement(env Env, c Candidate, policy ReturnPolicy) (*provisioning.NodeClaim, string, time.Time) {
+	if at, n := returnNotBefore(c.NodeClaim); env.Now.Before(at) {
+		return nil, fmt.Sprintf("returning to spot waits until %s, after %d failed attempt(s)", at.UTC().Format(time.RFC3339), n), at
+	}
+	if !c.Priced {
+		return nil, msgUnknownPrice, time.Time{}
+	}
+	// Cheap first: without a settled spot offering in the NodePool at
+	// all, no simulation can find one.
+	if ok, wake := spotSettled(env, c.NodePool.Name, policy.After); !ok {
+		if wake.IsZero() {
+			return nil, "spot is still unavailable", time.Time{}
+		}
+		return nil, fmt.Sprintf("spot is available again, but not for %s yet: returning at %s", policy.After, wake.UTC().Format(time.RFC3339)), wake
+	}
+	sim := env.SimulateKeepingPreferences([]Candidate{c})
+	if len(sim.Unplaced) > 0 {
+		u := sim.Unplaced[0]
+		return nil, fmt.Sprintf("not all pods would schedule, pod %s/%s: %s", u.Pod.Namespace, u.Pod.Name, u.Message), time.Time{}
+	}
+	if len(sim.Replacements) != 1 {
+		return nil, fmt.Sprintf("its pods need %d new nodes, not one", len(sim.Replacements)), time.Time{}
+	}
+	spot := restrict(sim.Replacements[0], scheduling.NewRequirement(v1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, v1.CapacityTypeSpot))
+	if len(spot.InstanceTypes) == 0 {
+		return nil, "spot is still unavailable for its pods", time.Time{}
+	}
+	ready, wake := settled(spot, env.Unavailable, policy.After, env.Now)
+	if ready == nil {
+		return nil, fmt.Sprintf("spot is available again, but not for %s yet: returning at %s", policy.After, wake.UTC().Format(time.RFC3339)), wake
+	}
+	cheaper := Cheaper(ready, c.Price)
+	if cheaper == nil {
+		return nil, "spot is not cheaper than the node", time.Time{}
+	}
+	return cheaper, "", time.Time{}
+}
+
+// spotSettled reports whether any spot offering of the NodePool's
+// instance types is available and has been for after; if not, when the
+// first will have been (zero: none is available).
+func spotSettled(env Env, pool string, after time.Duration) (bool, time.Time) {
+	var wake time.Time
+	for _, it := range env.InstanceTypes[pool] {
+		for _, o := range it.Offerings {
+			if o.CapacityType != v1.CapacityTypeSpot || !o.IsAvailable() {
+				continue
+			}
+			at := env.Unavailable.Until(o.Key(it.Name)).Add(after)
+			if !env.Now.Before(at) {
+				return true, time.Time{}
+			}
+			if wake.IsZero() || at.Before(wake) {
+				wake = at
+			}
+		}
+	}
+	return false, wake
+}
+
+// settled keeps r's instance types every available offering of which
+// has been available for after (none marked unavailable since
+// now-after), and says when the next of the others will be.
+func settled(r *provisioning.NodeClaim, history cloudprovider.UnavailableHistory, after time.Duration, now time.Time) (*provisioning.NodeClaim, time.Time) {
+	var keep []*cloudprovider.InstanceType
+	var names []string
+	var wake time.Time
+	for _, it := range r.InstanceTypes {
+		ok := true
+		for _, o := range it.Offerings {
+			if !o.IsAvailable() || !o.CompatibleWith(r.Requirements) {
+				continue
+			}
+			if at := history.Until(o.Key(it.Name)).Add(after); now.Before(at) {
+				ok = false
+				if wake.IsZero() || at.Before(wake) {
+					wake = at
+				}
+			}
+		}
+		if ok {
+			keep = append(keep, it)
+			names = append(names, it.Name)
+		}
+	}
+	if len(keep) == 0 {
+		return nil, wake
+	}
+	out := restrict(r, scheduling.NewRequirement(v1.LabelInstanceType, corev1.NodeSelectorOpIn, names...))
+	out.InstanceTypes = keep
+	return out, wake
+}
+
+// returnNotBefore is when nc may next try to return, and after how many
+// failed attempts; zero when it may now.
+func returnNotBefore(nc *v1.NodeClaim) (time.Time, int) {
+	n, _ := strconv.Atoi(nc.Annotations[v1.ReturnAttemptsAnnotationKey])
+	at, err := time.Parse(time.RFC3339, nc.Annotations[v1.ReturnNotBeforeAnnotationKey])
+	if err != nil {
+		return time.Time{}, n
+	}
+	return at, n
+}
+
+// ReturnBackoff are the annotations a fallback NodeClaim gets when its
+// return failed for want of capacity: one more attempt, and the next not
+// before after × 2^attempts (at most MaxReturnBackoff) from now.
+func ReturnBackoff(nc *v1.NodeClaim, np *v1.NodePool, now time.Time) map[string]string {
+	after := DefaultReturnAfter
+	if p, err := ReturnPolicyOf(np); err == nil {
+		after = p.After
+	}
+	_, n := returnNotBefore(nc)
+	n++
+	wait := MaxReturnBackoff
+	if n < 20 {
+		wait = min(after*time.Duration(1<<n), MaxReturnBackoff)
+	}
+	return map[string]string{
+		v1.ReturnAttemptsAnnotationKey:  strconv.Itoa(n),
+		v1.ReturnNotBeforeAnnotationKey: now.Add(wait).UTC().Format(time.RFC3339),
+	}
+}
