@@ -66,7 +66,43 @@ func ForNode(in NodeInput) Node {
 		out.Lifecycle = "Ready"
 	}
 	explainDisruption(in, &out)
+	out.Return = returnStatus(in, out)
 	return out
+}
+
+// returnStatus says, for a node that fell back from spot, whether and
+// when it returns (disruption.ReturnToPreferred); "" for other nodes.
+func returnStatus(in NodeInput, out Node) string {
+	if in.Disruption == nil {
+		return ""
+	}
+	var np *v1.NodePool
+	for _, p := range in.Disruption.NodePools {
+		if p.Name == in.NodeClaim.Labels[v1.NodePoolLabelKey] {
+			np = p
+		}
+	}
+	if np == nil || !disruption.FellBack(in.NodeClaim, np) {
+		return ""
+	}
+	method := (disruption.ReturnToPreferred{}).Name()
+	policy, err := disruption.ReturnPolicyOf(np)
+	switch {
+	case err != nil:
+		return "fell back from spot; stays on-demand: " + err.Error()
+	case !policy.Enabled:
+		return fmt.Sprintf("fell back from spot; stays on-demand: its NodePool's %s is %s", v1.ReturnToPreferredAnnotationKey, v1.ReturnToPreferredDisabled)
+	case out.DisruptionMethod == method && out.DisruptionStatus == DisruptionNext:
+		return "returning to spot: the next planning round starts it, a spot replacement first"
+	case out.DisruptionMethod == method:
+		return "returning to spot: its spot replacement launches before it drains"
+	}
+	for _, v := range out.DisruptionVerdicts {
+		if v.Method == method {
+			return "fell back from spot; returns when it can: " + v.Message
+		}
+	}
+	return fmt.Sprintf("fell back from spot; returns once spot has been available for %s and a spot replacement is cheaper", policy.After)
 }
 
 // disruptionReasons are the reasons budgets limit, in the order answers

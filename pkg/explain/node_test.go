@@ -457,3 +457,40 @@ func TestExplainNodeDisruption(t *testing.T) {
 		})
 	}
 }
+
+// A node that fell back from spot says whether and when it returns.
+func TestExplainNodeReturn(t *testing.T) {
+	np := test.NodePool(func(np *v1.NodePool) {
+		np.Name = "web"
+		np.Spec.Template.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{
+			{Key: v1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{v1.CapacityTypeSpot, v1.CapacityTypeOnDemand}},
+		}
+	})
+	nc := &v1.NodeClaim{}
+	nc.Name = "web-abcde"
+	nc.Labels = map[string]string{v1.NodePoolLabelKey: "web", v1.CapacityTypeLabelKey: v1.CapacityTypeOnDemand}
+	nc.Annotations = map[string]string{plan.FallbackAnnotationKey: "preferred capacity unavailable: spot/c4.xlarge/z1 InsufficientInstanceCapacity"}
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name        string
+		annotations map[string]string
+		capacity    string
+		want        string
+	}{
+		{"enabled by default", nil, v1.CapacityTypeOnDemand, "fell back from spot; returns once spot has been available for 10m0s and a spot replacement is cheaper"},
+		{"disabled", map[string]string{v1.ReturnToPreferredAnnotationKey: v1.ReturnToPreferredDisabled}, v1.CapacityTypeOnDemand,
+			"fell back from spot; stays on-demand: its NodePool's capstan.dev/return-to-preferred is Disabled"},
+		{"on spot already", nil, v1.CapacityTypeSpot, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pool := np.DeepCopy()
+			pool.Annotations = tc.annotations
+			claim := nc.DeepCopy()
+			claim.Labels[v1.CapacityTypeLabelKey] = tc.capacity
+			got := explain.ForNode(explain.NodeInput{NodeClaim: claim, Disruption: &disruption.Input{NodePools: []*v1.NodePool{pool}}, Now: at})
+			if got.Return != tc.want {
+				t.Errorf("return %q, want %q", got.Return, tc.want)
+			}
+		})
+	}
+}

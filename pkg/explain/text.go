@@ -120,6 +120,9 @@ func WriteNode(w io.Writer, n Node) error {
 	if n.Flavor != "" {
 		fmt.Fprintf(&b, "  flavor: %s\n", n.Flavor)
 	}
+	if n.Return != "" {
+		fmt.Fprintf(&b, "  return: %s\n", n.Return)
+	}
 	for _, c := range n.Conditions {
 		fmt.Fprintf(&b, "  %s=%s since %s %s %s\n", c.Type, c.Status, c.Since.UTC().Format(time.RFC3339), c.Reason, c.Message)
 	}

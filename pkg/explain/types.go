@@ -97,6 +97,11 @@ type Node struct {
 	Preferred string `json:"preferred,omitempty"`
 	Fallback  string `json:"fallback,omitempty"`
 	Flavor    string `json:"flavor,omitempty"`
+	// Return says, for a node that fell back from spot to on-demand,
+	// whether and when it returns to spot (its NodePool's
+	// capstan.dev/return-to-preferred policy and the ReturnToPreferred
+	// method's verdict).
+	Return string `json:"return,omitempty"`
 	// Disruption says, in a sentence, why the node is or is not being
 	// disrupted: the disruption controller's own candidates, budgets and
 	// methods (disruption.Plan) run over the same snapshot.

@@ -139,6 +139,12 @@ func TestInvalidBudgets(t *testing.T) {
 		{"unknown rebalance", func(np *v1.NodePool) {
 			np.Annotations = map[string]string{v1.RebalanceAnnotationKey: "Replace"}
 		}, ReasonInvalidRebalance, `annotation capstan.dev/rebalance: "Replace" is not "replace" or "event"`},
+		{"unknown return-to-preferred", func(np *v1.NodePool) {
+			np.Annotations = map[string]string{v1.ReturnToPreferredAnnotationKey: "enabled"}
+		}, ReasonInvalidReturnToPreferred, `annotation capstan.dev/return-to-preferred: "enabled" is not "Enabled" or "Disabled"`},
+		{"return-to-preferred-after not a duration", func(np *v1.NodePool) {
+			np.Annotations = map[string]string{v1.ReturnToPreferredAfterAnnotationKey: "soon"}
+		}, ReasonInvalidReturnToPreferred, `annotation capstan.dev/return-to-preferred-after: "soon" is not a positive duration`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

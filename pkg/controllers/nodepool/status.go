@@ -13,6 +13,7 @@ import (
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/budgets"
+	"github.com/capstan-dev/capstan/pkg/disruption"
 )
 
 // ResourceNodes is the status.resources entry counting a NodePool's nodes,
@@ -25,12 +26,13 @@ const SimNodeClassKind = "SimNodeClass"
 
 // Condition reasons. A True condition's reason is its type.
 const (
-	ReasonInvalidBudgetSchedule = "InvalidBudgetSchedule"
-	ReasonInvalidBudgetTimeZone = "InvalidBudgetTimeZone"
-	ReasonInvalidRebalance      = "InvalidRebalance"
-	ReasonNodeClassNotFound     = "NodeClassNotFound"
-	ReasonNodeClassNotReady     = "NodeClassNotReady"
-	ReasonUnsupportedNodeClass  = "UnsupportedNodeClass"
+	ReasonInvalidBudgetSchedule    = "InvalidBudgetSchedule"
+	ReasonInvalidBudgetTimeZone    = "InvalidBudgetTimeZone"
+	ReasonInvalidRebalance         = "InvalidRebalance"
+	ReasonInvalidReturnToPreferred = "InvalidReturnToPreferred"
+	ReasonNodeClassNotFound        = "NodeClassNotFound"
+	ReasonNodeClassNotReady        = "NodeClassNotReady"
+	ReasonUnsupportedNodeClass     = "UnsupportedNodeClass"
 )
 
 // Input is what the reconciler gathers about one NodePool.
@@ -116,6 +118,9 @@ func ValidationSucceeded(np *v1.NodePool) metav1.Condition {
 		if err := budgets.ValidateTimeZone(tz); err != nil {
 			fail(ReasonInvalidBudgetTimeZone, fmt.Sprintf("annotation %s: %v", v1.BudgetTimeZoneAnnotationKey, err))
 		}
+	}
+	if _, err := disruption.ReturnPolicyOf(np); err != nil {
+		fail(ReasonInvalidReturnToPreferred, err.Error())
 	}
 	if v, ok := np.Annotations[v1.RebalanceAnnotationKey]; ok && v != v1.RebalanceReplace && v != v1.RebalanceEvent {
 		fail(ReasonInvalidRebalance, fmt.Sprintf("annotation %s: %q is not %q or %q", v1.RebalanceAnnotationKey, v, v1.RebalanceReplace, v1.RebalanceEvent))
