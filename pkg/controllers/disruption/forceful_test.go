@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"github.com/onsi/gomega"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -50,7 +48,7 @@ func TestExpiration(t *testing.T) {
 	g.Expect(reason.Reason).To(gomega.Equal(string(v1.DisruptionReasonExpired)))
 	g.Expect(got.Annotations).NotTo(gomega.HaveKey(v1.NodeClaimTerminationTimestampAnnotationKey), "expiry's deadline is the terminationGracePeriod's")
 	g.Expect(eventsAbout(h.events(), "DisruptionTerminating")).To(gomega.HaveLen(2), "on the NodeClaim and the Node")
-	g.Expect(getCounter(h.metrics.disrupted.WithLabelValues("Expired"))).To(gomega.Equal(1.0))
+	g.Expect(value(h, h.metrics.disrupted.WithLabelValues("Expired"))).To(gomega.Equal(1.0))
 	_ = node
 
 	// Never never expires.
@@ -110,9 +108,9 @@ func TestInterruption(t *testing.T) {
 	evts := h.events()
 	g.Expect(eventsAbout(evts, "Warning SpotInterruption")).To(gomega.HaveLen(2), "on the Node and the NodeClaim, once: %v", evts)
 	g.Expect(eventsAbout(evts, "Warning RebalanceRecommendation")).To(gomega.HaveLen(4))
-	g.Expect(getCounter(h.metrics.received.WithLabelValues("SpotInterruption"))).To(gomega.Equal(1.0))
-	g.Expect(getCounter(h.metrics.received.WithLabelValues("RebalanceRecommendation"))).To(gomega.Equal(2.0))
-	g.Expect(getCounter(h.metrics.disrupted.WithLabelValues("Interrupted"))).To(gomega.Equal(1.0))
+	g.Expect(value(h, h.metrics.received.WithLabelValues("SpotInterruption"))).To(gomega.Equal(1.0))
+	g.Expect(value(h, h.metrics.received.WithLabelValues("RebalanceRecommendation"))).To(gomega.Equal(2.0))
+	g.Expect(value(h, h.metrics.disrupted.WithLabelValues("Interrupted"))).To(gomega.Equal(1.0))
 	_ = node
 }
 
@@ -133,5 +131,3 @@ func TestExpectedInterruptionReplaced(t *testing.T) {
 	g.Expect(o.Command.Reason).To(gomega.Equal(v1.DisruptionReasonDrifted))
 	g.Expect(o.Command.Names()).To(gomega.Equal([]string{nc.Name}))
 }
-
-func getCounter(c prometheus.Counter) float64 { return testutil.ToFloat64(c) }
