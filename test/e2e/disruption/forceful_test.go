@@ -210,3 +210,48 @@ func scrape(g gomega.Gomega) string {
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	return strings.TrimSpace(string(body))
 }
+
+// No spot until 70 s in: the nodes fall back to on-demand; once spot
+// has been available for the NodePool's return-to-preferred-after,
+// they return to spot one at a time (the budget), each replacement up
+// before its node drains, the PDB holding, failed attempts backing off.
+func TestFallbackReturnsToSpot(t *testing.T) {
+	t.Parallel()
+	const replicas = 2
+	s := start(t, setup{replicas: replicas, budget: "1", instanceTypes: []string{"c5.2xlarge"}, capacityTypes: []string{v1.CapacityTypeSpot, v1.CapacityTypeOnDemand},
+		maxUnavailable: ptr.To[int32](1), nodePool: func(np *v1.NodePool) {
+			inZoneA(np)
+			np.Annotations = map[string]string{v1.ReturnToPreferredAfterAnnotationKey: "5s"}
+		}})
+	old := claimNames(s.claims())
+	for _, nc := range s.claims() {
+		s.g.Expect(nc.Labels).To(gomega.HaveKeyWithValue(v1.CapacityTypeLabelKey, v1.CapacityTypeOnDemand), "spot is short: the scenario needs fallback nodes")
+	}
+	s.g.Eventually(func(g gomega.Gomega) {
+		claims := s.claims()
+		g.Expect(claims).To(gomega.HaveLen(replicas))
+		for _, nc := range claims {
+			g.Expect(old).NotTo(gomega.HaveKey(nc.Name))
+			g.Expect(nc.Labels).To(gomega.HaveKeyWithValue(v1.CapacityTypeLabelKey, v1.CapacityTypeSpot))
+		}
+		g.Expect(s.running()).To(gomega.HaveLen(replicas))
+	}).WithTimeout(interruptionAt + 2*time.Minute).Should(gomega.Succeed())
+	history := s.guard.History()
+	for _, e := range history {
+		t.Logf("%s nodeclaim %s %s", e.at.Format("15:04:05.000"), e.name, e.kind)
+	}
+	for _, v := range preSpun(history, old) {
+		t.Error(v)
+	}
+	if got := s.guard.Peak(); got > 1 {
+		t.Errorf("%d nodeclaims were deleting at once; the budget allows 1", got)
+	}
+	for name := range old {
+		nc := s.guard.Last(name)
+		reason := meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypeDisruptionReason)
+		if reason == nil || reason.Message != "ReturnToPreferred" {
+			t.Errorf("nodeclaim %s went with disruption reason %+v, want ReturnToPreferred's", name, reason)
+		}
+	}
+	s.expectEvent(old, "DisruptionLaunching", "ReturnToPreferred (Underutilized)")
+}

@@ -30,6 +30,9 @@ const (
 	// quiet is how long a scenario waits to show that nothing happens:
 	// several rounds of planning and validation.
 	quiet = 4 * (pollInterval + validationDelay)
+	// unavailableTTL is how long an offering that ran out is avoided
+	// (3 minutes by default).
+	unavailableTTL = 20 * time.Second
 )
 
 // scenarios is how many tests run at once unless -parallel says
@@ -54,6 +57,6 @@ func TestMain(m *testing.M) {
 			"--feature-gates=Drift=true",
 			"--disruption-poll-interval=" + pollInterval.String(),
 			"--disruption-validation-delay=" + validationDelay.String(),
-			"--disruption-replacement-timeout=60s"}
+			"--disruption-replacement-timeout=60s", "--unavailable-offerings-ttl=" + unavailableTTL.String()}
 	}}, func(c *test.Cluster, metrics string) { cluster, metricsURL = c, metrics }))
 }
