@@ -138,6 +138,9 @@ func TestExampleDemo(t *testing.T) {
 	}
 }
 
+// The first act: no spot anywhere, so on-demand within seconds; spot
+// again for the scale-up at 35m. (The fallback nodes' return to spot is
+// TestExampleSpotShortageReturnsToSpot.)
 func TestExampleSpotShortage(t *testing.T) {
 	r := simulate(t, "spot-shortage")
 	failures := eventsOf(r, "InsufficientCapacity")
@@ -163,12 +166,239 @@ func TestExampleSpotShortage(t *testing.T) {
 			t.Errorf("node %s launched at %s: the fallback to on-demand should take seconds", n.Name, n.LaunchedAt)
 		}
 	}
-	if spot := nodesWhere(r, func(n simulator.Node) bool { return n.CapacityType == v1.CapacityTypeSpot }); len(spot) == 0 {
-		t.Error("no spot node after the scale-up at 35m, with spot back in ap-northeast-1a")
+	if od := launchedAt(r, "1s"); len(od) != 2 || od[0].CapacityType != v1.CapacityTypeOnDemand || od[1].CapacityType != v1.CapacityTypeOnDemand {
+		t.Errorf("nodes launched at 1s %+v, want 2 on-demand for the 4 pods", od)
+	}
+	if up := launchedAt(r, "35m1s"); len(up) != 1 || up[0].CapacityType != v1.CapacityTypeSpot || !alive(up[0]) {
+		t.Errorf("nodes launched at 35m1s %+v: want one spot node for the scale-up, with spot back in ap-northeast-1a, there at the end", up)
 	}
 	if running(r) != 8 || r.Summary.PodsPending != 0 {
 		t.Errorf("%d pods running, %d pending; want all 8 running", running(r), r.Summary.PodsPending)
 	}
+}
+
+// The second act (issue 21): spot returns at 30m and the two on-demand
+// fallback nodes are replaced by spot, one at a time, each pre-spun.
+// Before that, spot looks available again once the 3-minute mark of the
+// first failure has passed (3m1s) though the pool is still empty, so each
+// node tries once, 10 minutes later, fails and backs off for 20 minutes.
+func TestExampleSpotShortageReturnsToSpot(t *testing.T) {
+	r := simulate(t, "spot-shortage")
+	fallback := nodesWhere(r, func(n simulator.Node) bool { return n.LaunchedAt == "1s" })
+	if len(fallback) != 2 {
+		t.Fatalf("nodes launched at 1s %+v, want the 2 on-demand fallback nodes", fallback)
+	}
+	for _, n := range fallback {
+		object := "node/" + n.Name
+		// Verdicts while it waits: none left at first, then the wait
+		// for the mark of the first failure (until 3m1s) plus 10m.
+		for _, v := range []struct{ at, message string }{
+			{"31s", "spot is still unavailable for its pods"},
+			{"5m51s", "spot is available again, but not for 10m0s yet: returning at " + clockAt(13*time.Minute+time.Second)},
+		} {
+			if e := eventsLike(r, "DisruptionBlocked", object, v.message); len(e) == 0 || e[0].At != v.at {
+				t.Errorf("verdicts %v on %s: want %q first at %s", e, object, v.message, v.at)
+			}
+		}
+	}
+	// Each node: one failed attempt before 30m, the return after. The
+	// first fails at 13m16s (backoff to 33m16s) and marks spot
+	// unavailable to 16m16s, so the other tries at 26m31s (backoff to
+	// 46m31s), whose failure marks it to 29m31s: the first may go from
+	// 39m31s, the other once its backoff is over.
+	returns := returnsOf(t, r)
+	want := map[string][]returnAttempt{}
+	for i, times := range [][2]string{{"13m16s", "39m46s"}, {"26m31s", "46m46s"}} {
+		got := returns["node/"+fallback[i].Name]
+		if len(got) != 2 {
+			t.Fatalf("returns %+v of %s, want a failed one and a successful one", got, fallback[i].Name)
+		}
+		want["node/"+fallback[i].Name] = []returnAttempt{{times[0], got[0].NodeClaim, true}, {times[1], got[1].NodeClaim, false}}
+	}
+	if !reflect.DeepEqual(returns, want) {
+		t.Errorf("returns %+v, want %+v", returns, want)
+	}
+	if e := eventsLike(r, "DisruptionBlocked", "node/"+fallback[0].Name, "spot is available again, but not for 10m0s yet: returning at "+clockAt(39*time.Minute+31*time.Second)); len(e) == 0 || e[0].At != "33m16s" {
+		t.Errorf("verdicts %v: want the first node, its backoff over at 33m16s, waiting for spot marked until 29m31s plus 10m", e)
+	}
+	var failures []string
+	for _, f := range eventsOf(r, "InsufficientCapacity") {
+		failures = append(failures, f.At)
+		for _, zone := range []string{"ap-northeast-1a", "ap-northeast-1c", "ap-northeast-1d"} {
+			if !strings.Contains(f.Message, "spot/c4.xlarge/"+zone+" (InsufficientInstanceCapacity)") {
+				t.Errorf("failure %+v does not name spot c4.xlarge in %s", f, zone)
+			}
+		}
+	}
+	if want := []string{"1s", "13m16s", "26m31s"}; !slices.Equal(failures, want) {
+		t.Errorf("launch failures at %v, want %v: the first launch and the two returns tried before 30m", failures, want)
+	}
+	// Deleted 20s (the launch latency) after their returns started.
+	for i, deleted := range []string{"40m6s", "47m6s"} {
+		if n := fallback[i]; n.DeletedAt != deleted {
+			t.Errorf("node %+v: want it deleted at %s", n, deleted)
+		}
+	}
+	// At the end: the scale-up's spot node (35m1s) and the two return
+	// replacements, spot c4.xlarge in ap-northeast-1a, all 8 pods.
+	var end []string
+	for _, n := range nodesWhere(r, alive) {
+		if n.CapacityType != v1.CapacityTypeSpot || n.InstanceType != "c4.xlarge" || n.Zone != "ap-northeast-1a" {
+			t.Errorf("node %+v at the end: want spot c4.xlarge in ap-northeast-1a", n)
+		}
+		end = append(end, n.LaunchedAt)
+	}
+	if want := []string{"35m1s", "39m46s", "46m46s"}; !slices.Equal(end, want) {
+		t.Errorf("nodes at the end launched at %v, want %v", end, want)
+	}
+	noPendingBetween(t, r, 21*time.Second, 35*time.Minute)
+	noPendingBetween(t, r, 35*time.Minute+21*time.Second, 0)
+	if running(r) != 8 || r.Summary.PodsPending != 0 {
+		t.Errorf("%d pods running, %d pending; want all 8 running", running(r), r.Summary.PodsPending)
+	}
+
+	// The saving: the cost per hour just before spot returned less that
+	// of the same workload all on spot. Every node is a c4.xlarge, so the
+	// workload all on spot costs the node count × the spot price, at any
+	// moment: the scale-up at 35m, spot whatever happens, costs the same
+	// in both. What the bill exceeds that by is the saving not yet
+	// recovered. (A pre-spun replacement counts at spot while the node it
+	// replaces is still billed: nothing is recovered until it goes.)
+	spotPrice, onDemandPrice := nodesWhere(r, alive)[0].PricePerHour, fallback[0].PricePerHour
+	excess := func(s simulator.Sample) float64 {
+		return s.CostPerHour - spotPrice*float64(s.Nodes[v1.CapacityTypeSpot]+s.Nodes[v1.CapacityTypeOnDemand])
+	}
+	saving := excess(sampleAt(t, r, 30*time.Minute-time.Second))
+	if want := 2 * (onDemandPrice - spotPrice); math.Abs(saving-want) > 1e-9 {
+		t.Fatalf("saving %.4f per hour, want two nodes' on-demand less spot price, %.4f", saving, want)
+	}
+	// Recovered, from 30m: nothing until the first return's node goes
+	// (40m6s), half then, all of it at 47m6s: ≥ 90% 17m6s after spot
+	// returned, well within issue 21's hour, and it never goes back.
+	var steps []string
+	last, recovered90 := -1.0, ""
+	from := sampleAt(t, r, 30*time.Minute)
+	from.At = "30m0s"
+	for _, s := range append([]simulator.Sample{from}, r.Samples...) {
+		if s.At != from.At && at(t, s.At) <= 30*time.Minute {
+			continue
+		}
+		rec := 1 - excess(s)/saving
+		if rec < last-1e-9 || rec > 1+1e-9 {
+			t.Errorf("recovered %.2f at %s after %.2f: want it to grow, to at most all of the saving", rec, s.At, last)
+		}
+		if math.Abs(rec-last) > 1e-9 {
+			steps = append(steps, fmt.Sprintf("%s %.2f", s.At, rec))
+		}
+		if rec >= 0.9-1e-9 && recovered90 == "" {
+			recovered90 = s.At
+		}
+		last = rec
+	}
+	if want := []string{"30m0s 0.00", "40m6s 0.50", "47m6s 1.00"}; !slices.Equal(steps, want) {
+		t.Errorf("saving recovered %v, want %v", steps, want)
+	}
+	if recovered90 == "" || at(t, recovered90) > 30*time.Minute+time.Hour {
+		t.Errorf("90%% of the saving recovered at %q, want within an hour of 30m", recovered90)
+	}
+	if math.Abs(r.Summary.CostPerHourAtEnd-3*spotPrice) > 1e-9 {
+		t.Errorf("cost per hour at the end %.4f, want 3 spot nodes at %.4f", r.Summary.CostPerHourAtEnd, spotPrice)
+	}
+}
+
+// simStart is the simulated clock at offset 0; verdicts name times on it.
+var simStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// clockAt is the simulated clock at offset, as verdicts print it.
+func clockAt(offset time.Duration) string { return simStart.Add(offset).Format(time.RFC3339) }
+
+// returnAttempt is one ReturnToPreferred command on a fallback node: when
+// it launched its spot replacement, that replacement's NodeClaim, and
+// whether the launch failed.
+type returnAttempt struct {
+	At, NodeClaim string
+	Failed        bool
+}
+
+// returnsOf are the ReturnToPreferred commands by the node they meant to
+// replace ("node/NAME"), in order, each checked. A failed one (its spot
+// replacement got InsufficientCapacity) is abandoned at once, launches no
+// node, and backs the node off by 10m × 2^failures (the default
+// return-to-preferred-after), which the verdict names and the node's next
+// attempt waits out. A successful one is the node's last: its spot
+// replacement launches then, pre-spun, and the node, tainted then
+// (disruptedAt), is deleted as Underutilized once it has registered.
+func returnsOf(t *testing.T, r *simulator.Result) map[string][]returnAttempt {
+	t.Helper()
+	const prefix = "ReturnToPreferred (Underutilized): launching replacement nodeclaim "
+	out := map[string][]returnAttempt{}
+	for _, e := range eventsOf(r, "DisruptionLaunching") {
+		if nc, ok := strings.CutPrefix(e.Message, prefix); ok {
+			out[e.Object] = append(out[e.Object], returnAttempt{At: e.At, NodeClaim: nc})
+		}
+	}
+	for object, attempts := range out {
+		failures := 0
+		var notBefore time.Duration
+		for i := range attempts {
+			a := &attempts[i]
+			if at(t, a.At) < notBefore {
+				t.Errorf("%s tried to return at %s, before its backoff ended at %s", object, a.At, notBefore)
+			}
+			launched := nodesWhere(r, func(n simulator.Node) bool { return n.NodeClaim == a.NodeClaim })
+			for _, e := range eventsOf(r, "InsufficientCapacity") {
+				if e.Object == "nodeclaim/"+a.NodeClaim {
+					a.Failed = true
+					if e.At != a.At {
+						t.Errorf("return replacement %s of %s failed at %s, want at once (%s)", a.NodeClaim, object, e.At, a.At)
+					}
+				}
+			}
+			if !a.Failed {
+				if len(launched) != 1 || i != len(attempts)-1 {
+					t.Errorf("return of %s at %s: launched %+v; want one node, and no attempt after", object, a.At, launched)
+					continue
+				}
+				rep := launched[0]
+				old := nodesWhere(r, func(n simulator.Node) bool { return "node/"+n.Name == object })
+				if rep.CapacityType != v1.CapacityTypeSpot || rep.LaunchedAt != a.At {
+					t.Errorf("return replacement %+v of %s: want spot, launched at %s", rep, object, a.At)
+				}
+				if len(old) != 1 || old[0].CapacityType != v1.CapacityTypeOnDemand || old[0].DisruptedAt != a.At || old[0].DeletionReason != "Underutilized" ||
+					at(t, old[0].DeletedAt) <= at(t, a.At) || len(old[0].Pods) != 0 {
+					t.Errorf("returned node %+v: want it on-demand, disrupted at %s, then drained and deleted (Underutilized)", old, a.At)
+					continue
+				}
+				if e := eventAt(t, r, "DisruptionTerminating", object); e.At != old[0].DeletedAt || e.Message != "ReturnToPreferred (Underutilized): deleting the node" {
+					t.Errorf("event %+v: want %s deleted by ReturnToPreferred at %s", e, object, old[0].DeletedAt)
+				}
+				continue
+			}
+			failures++
+			abandoned := "ReturnToPreferred abandoned: replacement nodeclaim " + a.NodeClaim + " failed to launch or initialize"
+			if e := eventsLike(r, "DisruptionBlocked", object, abandoned); len(launched) != 0 || len(e) != 1 || e[0].At != a.At {
+				t.Errorf("failed return of %s at %s: launched %+v; want none, and %q then", object, a.At, launched, abandoned)
+			}
+			notBefore = at(t, a.At) + min(10*time.Minute<<failures, 4*time.Hour)
+			verdict := fmt.Sprintf("returning to spot waits until %s, after %d failed attempt(s)", clockAt(notBefore), failures)
+			if e := eventsLike(r, "DisruptionBlocked", object, verdict); len(e) == 0 || at(t, e[0].At) < at(t, a.At) || at(t, e[0].At) >= notBefore {
+				t.Errorf("no verdict %q on %s after its failed return at %s", verdict, object, a.At)
+			}
+		}
+		out[object] = attempts
+	}
+	return out
+}
+
+// eventsLike are the events of kind on object with message.
+func eventsLike(r *simulator.Result, kind, object, message string) []simulator.Event {
+	var out []simulator.Event
+	for _, e := range eventsOf(r, kind) {
+		if e.Object == object && e.Message == message {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // noticesOf are the events of the given notice kind, each checked to be
@@ -202,7 +432,7 @@ func launchedAt(r *simulator.Result, offset string) []simulator.Node {
 func TestExampleSpotMaxPrice(t *testing.T) {
 	r := simulate(t, "spot-max-price")
 	failures := eventsOf(r, "InsufficientCapacity")
-	if len(failures) == 0 || strings.Count(failures[0].Message, "(SpotMaxPriceTooLow)") != 3 {
+	if len(failures) == 0 || failures[0].At != "1s" || strings.Count(failures[0].Message, "(SpotMaxPriceTooLow)") != 3 {
 		t.Fatalf("first launch should fail with SpotMaxPriceTooLow in all three zones: %v", failures)
 	}
 	var spot []simulator.Node
@@ -215,35 +445,122 @@ func TestExampleSpotMaxPrice(t *testing.T) {
 			spot = append(spot, n)
 		}
 	}
-	if len(spot) != 1 || spot[0].Zone != "ap-northeast-1a" || spot[0].LaunchedAt != "25m1s" {
-		t.Fatalf("spot nodes %+v: want one in ap-northeast-1a, launched for the scale-up at 25m, with spot below the max price there", spot)
+	fallback := launchedAt(r, "1s")
+	if len(fallback) != 2 {
+		t.Fatalf("nodes launched at 1s %+v, want the 2 on-demand fallback nodes", fallback)
 	}
-	// At 45m the price rises above the cap: the notice's 2 minutes are
-	// not waited out, the node is drained and deleted at once.
-	interrupted(t, spot[0], "45m0s")
-	if n := noticesOf(t, r, "SpotPriceAboveMax", "2m0s"); len(n) != 1 || n[0].At != "45m0s" || n[0].Object != "node/"+spot[0].Name {
-		t.Errorf("notices %+v: want one SpotPriceAboveMax at 45m0s on node/%s", n, spot[0].Name)
+	// The fallback nodes return to spot (issue 21). The first tries at
+	// 13m16s, 10m after the first failure's 3-minute mark: spot is still
+	// above the cap, so it fails and backs off to 33m16s. The other tries
+	// at 26m31s (10m after that failure's mark), with spot at $0.055 in
+	// ap-northeast-1a since 20m, and returns; the first returns once its
+	// backoff is over.
+	returns := returnsOf(t, r)
+	if got := returns["node/"+fallback[0].Name]; len(got) != 2 || got[0].At != "13m16s" || !got[0].Failed || got[1].At != "33m31s" || got[1].Failed {
+		t.Errorf("returns %+v of %s: want a failed one at 13m16s and the return at 33m31s", got, fallback[0].Name)
 	}
-	// Its replacement launches at once, on-demand: spot fails with
-	// SpotMaxPriceTooLow in every zone, ap-northeast-1a included (a price
-	// notice does not mark the offering unavailable, the price does).
-	var later []simulator.Event
+	if got := returns["node/"+fallback[1].Name]; len(got) != 1 || got[0].At != "26m31s" || got[0].Failed {
+		t.Errorf("returns %+v of %s: want the return at 26m31s", got, fallback[1].Name)
+	}
+	var early []string
 	for _, f := range failures {
-		if at(t, f.At) >= 45*time.Minute {
-			later = append(later, f)
+		if at(t, f.At) < 45*time.Minute {
+			early = append(early, f.At)
+			if strings.Count(f.Message, "(SpotMaxPriceTooLow)") != 3 {
+				t.Errorf("failure %+v: want SpotMaxPriceTooLow in all three zones", f)
+			}
 		}
 	}
-	if len(later) != 1 || later[0].At != "45m1s" || strings.Count(later[0].Message, "(SpotMaxPriceTooLow)") != 3 {
-		t.Errorf("failures after 45m %v: want one at 45m1s, SpotMaxPriceTooLow in all three zones", later)
+	if want := []string{"1s", "13m16s"}; !slices.Equal(early, want) {
+		t.Errorf("failures before 45m at %v, want %v: the first launch and the return tried before 20m", early, want)
 	}
-	if rep := launchedAt(r, "45m1s"); len(rep) != 1 || rep[0].CapacityType != v1.CapacityTypeOnDemand || !alive(rep[0]) || len(rep[0].Pods) != 2 {
-		t.Errorf("nodes launched at 45m1s %+v: want one on-demand replacement, there at the end with the interrupted node's 2 pods", rep)
+	// Spot: the scale-up's node at 25m1s and the two return replacements,
+	// all in ap-northeast-1a, below the max price there.
+	var launched []string
+	for _, n := range spot {
+		launched = append(launched, n.LaunchedAt)
+		if n.Zone != "ap-northeast-1a" || n.PricePerHour != 0.055 {
+			t.Errorf("spot node %+v: want it in ap-northeast-1a at 0.055, below the max price there", n)
+		}
+	}
+	if want := []string{"25m1s", "26m31s", "33m31s"}; !slices.Equal(launched, want) {
+		t.Fatalf("spot nodes launched at %v, want %v: the scale-up at 25m and the two returns", launched, want)
+	}
+	// From 33m51s all three nodes are spot.
+	if got := costAt(t, r, 33*time.Minute+51*time.Second); math.Abs(got-3*0.055) > 1e-9 {
+		t.Errorf("cost per hour at 33m51s %.4f, want three spot nodes at 0.055", got)
+	}
+	// At 45m the price rises above the cap: the notice's 2 minutes are
+	// not waited out, every spot node is drained and deleted at once.
+	var objects []string
+	for _, n := range spot {
+		interrupted(t, n, "45m0s")
+		objects = append(objects, "node/"+n.Name)
+	}
+	var noticed []string
+	for _, n := range noticesOf(t, r, "SpotPriceAboveMax", "2m0s") {
+		if n.At != "45m0s" {
+			t.Errorf("notice %+v: want it at 45m0s", n)
+		}
+		noticed = append(noticed, n.Object)
+	}
+	slices.Sort(objects)
+	slices.Sort(noticed)
+	if !slices.Equal(noticed, objects) {
+		t.Errorf("SpotPriceAboveMax notices on %v, want one on each spot node %v", noticed, objects)
+	}
+	// Their replacements launch at once, on-demand: spot fails with
+	// SpotMaxPriceTooLow in every zone, ap-northeast-1a included (a price
+	// notice does not mark the offering unavailable, the price does).
+	rep := launchedAt(r, "45m1s")
+	if len(rep) != 3 {
+		t.Fatalf("nodes launched at 45m1s %+v, want 3 on-demand replacements", rep)
+	}
+	pods := 0
+	for _, n := range rep {
+		if n.CapacityType != v1.CapacityTypeOnDemand || !alive(n) {
+			t.Errorf("replacement %+v: want it on-demand, there at the end", n)
+		}
+		pods += len(n.Pods)
+	}
+	if pods != 8 {
+		t.Errorf("the replacements run %d pods at the end, want all 8", pods)
+	}
+	// They fell back, so they try to return too, no earlier than 10m
+	// after the 45m1s failure's mark: every attempt fails (spot stays
+	// above the cap), launches nothing and backs off (returnsOf).
+	var tried []string
+	for _, n := range rep {
+		for _, a := range returns["node/"+n.Name] {
+			tried = append(tried, "nodeclaim/"+a.NodeClaim)
+			if !a.Failed || at(t, a.At) < 58*time.Minute+time.Second {
+				t.Errorf("return %+v of %s: want it failed, tried from 58m1s", a, n.Name)
+			}
+		}
+	}
+	if len(tried) == 0 {
+		t.Error("no replacement tried to return to spot after 45m")
+	}
+	var other []simulator.Event
+	for _, f := range failures {
+		if at(t, f.At) >= 45*time.Minute && !slices.Contains(tried, f.Object) {
+			other = append(other, f)
+		}
+		if at(t, f.At) >= 45*time.Minute && strings.Count(f.Message, "(SpotMaxPriceTooLow)") != 3 {
+			t.Errorf("failure %+v: want SpotMaxPriceTooLow in all three zones", f)
+		}
+	}
+	if len(other) != 1 || other[0].At != "45m1s" {
+		t.Errorf("failures after 45m other than returns %v: want one at 45m1s, the replacements'", other)
 	}
 	if p := sampleAt(t, r, 47*time.Minute).PodsPending; p != 0 {
-		t.Errorf("%d pods pending at 47m, the notice's deadline; the replacement registers at 45m21s", p)
+		t.Errorf("%d pods pending at 47m, the notice's deadline; the replacements register at 45m21s", p)
 	}
 	if len(nodesWhere(r, func(n simulator.Node) bool { return alive(n) && n.CapacityType != v1.CapacityTypeOnDemand })) > 0 {
 		t.Error("a non-on-demand node is alive at the end; spot is above the max price from 45m")
+	}
+	if math.Abs(r.Summary.CostPerHourAtEnd-3*fallback[0].PricePerHour) > 1e-9 {
+		t.Errorf("cost per hour at the end %.4f, want three on-demand nodes at %.4f", r.Summary.CostPerHourAtEnd, fallback[0].PricePerHour)
 	}
 	if running(r) != 8 || r.Summary.PodsPending != 0 {
 		t.Errorf("%d pods running, %d pending; want all 8 running", running(r), r.Summary.PodsPending)
@@ -270,9 +587,9 @@ func TestExampleGCPStyleSpot(t *testing.T) {
 			t.Errorf("node %+v: want spot m6i.xlarge at the profile's fixed 0.048", n)
 		}
 	}
-	preempted := nodesWhere(r, func(n simulator.Node) bool { return n.DeletedAt != "" })
-	if len(preempted) != 1 || preempted[0].Zone != "us-west1-b" {
-		t.Fatalf("deleted nodes %+v: want the us-west1-b node alone", preempted)
+	preempted := nodesWhere(r, func(n simulator.Node) bool { return n.DeletionReason == "Interrupted" })
+	if len(preempted) != 1 || preempted[0].Zone != "us-west1-b" || preempted[0].LaunchedAt != "1s" {
+		t.Fatalf("interrupted nodes %+v: want the us-west1-b node alone", preempted)
 	}
 	interrupted(t, preempted[0], "1h0m0s")
 	if n := noticesOf(t, r, "SpotInterruption", "30s"); len(n) != 1 || n[0].At != "1h0m0s" || n[0].Object != "node/"+preempted[0].Name {
@@ -280,18 +597,54 @@ func TestExampleGCPStyleSpot(t *testing.T) {
 	}
 	// The replacement launches at once in us-west1-b, where the topology
 	// spread needs the two pods; spot m6i.xlarge there was marked
-	// unavailable by the preemption, so it is on-demand, without a failed
-	// launch, and it stays: the NodePool consolidates empty nodes only.
-	rep := nodesWhere(r, func(n simulator.Node) bool { return at(t, n.LaunchedAt) >= time.Hour })
-	if len(rep) != 1 || rep[0].LaunchedAt != "1h0m1s" || rep[0].Zone != "us-west1-b" || rep[0].InstanceType != "m6i.xlarge" ||
-		rep[0].CapacityType != v1.CapacityTypeOnDemand || !alive(rep[0]) || len(rep[0].Pods) != 2 {
-		t.Errorf("nodes launched after 1h %+v: want one on-demand m6i.xlarge in us-west1-b at 1h0m1s, there at the end with 2 pods", rep)
-	}
-	if f := eventsOf(r, "InsufficientCapacity"); len(f) != 0 {
-		t.Errorf("launch failures %v: the preempted spot offering is skipped, not tried", f)
+	// unavailable by the preemption (until 1h3m0s), so it is on-demand,
+	// without a failed launch.
+	fallback := launchedAt(r, "1h0m1s")
+	if len(fallback) != 1 || fallback[0].Zone != "us-west1-b" || fallback[0].InstanceType != "m6i.xlarge" || fallback[0].CapacityType != v1.CapacityTypeOnDemand {
+		t.Fatalf("nodes launched at 1h0m1s %+v: want one on-demand m6i.xlarge in us-west1-b", fallback)
 	}
 	if p := sampleAt(t, r, time.Hour+31*time.Second).PodsPending; p != 0 {
 		t.Errorf("%d pods pending at 1h0m31s; the replacement registers then", p)
+	}
+	// It returns to spot (issue 21) once spot m6i.xlarge has been
+	// available for 10m since the mark ended: at 1h13m0s, carried out
+	// after the 15-second validation delay. Its spot replacement, in
+	// us-west1-b, is up (30s) before it is drained and deleted.
+	object := "node/" + fallback[0].Name
+	for _, v := range []struct{ at, message string }{
+		{"1h0m41s", "spot is still unavailable for its pods"},
+		{"1h6m31s", "spot is available again, but not for 10m0s yet: returning at " + clockAt(time.Hour+13*time.Minute)},
+	} {
+		if e := eventsLike(r, "DisruptionBlocked", object, v.message); len(e) == 0 || e[0].At != v.at {
+			t.Errorf("verdicts %v on %s: want %q first at %s", e, object, v.message, v.at)
+		}
+	}
+	returns := returnsOf(t, r)
+	if got := returns[object]; len(returns) != 1 || len(got) != 1 || got[0].At != "1h13m15s" || got[0].Failed {
+		t.Errorf("returns %+v: want one, of %s at 1h13m15s", returns, object)
+	}
+	if n := fallback[0]; n.DeletedAt != "1h13m45s" {
+		t.Errorf("node %+v: want it deleted at 1h13m45s, once its replacement registered", n)
+	}
+	rep := nodesWhere(r, func(n simulator.Node) bool { return at(t, n.LaunchedAt) > time.Hour+time.Second })
+	if len(rep) != 1 || rep[0].LaunchedAt != "1h13m15s" || rep[0].Zone != "us-west1-b" || rep[0].InstanceType != "m6i.xlarge" ||
+		rep[0].CapacityType != v1.CapacityTypeSpot || rep[0].PricePerHour != 0.048 || !alive(rep[0]) || len(rep[0].Pods) != 2 {
+		t.Errorf("nodes launched after 1h0m1s %+v: want one spot m6i.xlarge in us-west1-b at 1h13m15s, there at the end with 2 pods", rep)
+	}
+	// The on-demand node costs 0.192 an hour for 13m44s; then the cost
+	// is back to three spot nodes'.
+	if got := costAt(t, r, time.Hour+13*time.Minute); math.Abs(got-(2*0.048+0.192)) > 1e-9 {
+		t.Errorf("cost per hour at 1h13m %.4f, want two spot nodes and the on-demand one", got)
+	}
+	if math.Abs(r.Summary.CostPerHourAtEnd-3*0.048) > 1e-9 {
+		t.Errorf("cost per hour at the end %.4f, want three spot nodes at 0.048", r.Summary.CostPerHourAtEnd)
+	}
+	if gone := nodesWhere(r, func(n simulator.Node) bool { return !alive(n) }); len(gone) != 2 {
+		t.Errorf("deleted nodes %+v, want the preempted node and the on-demand one that returned", gone)
+	}
+	noPendingBetween(t, r, time.Hour+31*time.Second, 0)
+	if f := eventsOf(r, "InsufficientCapacity"); len(f) != 0 {
+		t.Errorf("launch failures %v: the preempted spot offering is skipped, not tried", f)
 	}
 	if got := zones(nodesWhere(r, alive)); !slices.Equal(got, want) {
 		t.Errorf("nodes at the end in zones %v, want one per zone %v", got, want)
@@ -349,8 +702,43 @@ func TestExampleAzureStyleSpot(t *testing.T) {
 			t.Errorf("%d pods pending 45s (the launch latency) after the replacements launched at %s", p, tc.launched)
 		}
 	}
-	if f := eventsOf(r, "InsufficientCapacity"); len(f) != 1 || f[0].At != "50m1s" || strings.Count(f[0].Message, "(SpotMaxPriceTooLow)") != 3 {
-		t.Errorf("launch failures %v: want one, the replacements at 50m1s failing spot with SpotMaxPriceTooLow in all three zones", f)
+	// The on-demand replacements fell back, so they try to return to spot
+	// (issue 21), no earlier than 10m after the 50m1s failure's 3-minute
+	// mark. Spot stays above the cap: every attempt fails with
+	// SpotMaxPriceTooLow, launches nothing and backs off (returnsOf). The
+	// Deallocate pool's nodes never fell back: none of them tries.
+	fallback := launchedAt(r, "50m1s")
+	var tried []string
+	returns := returnsOf(t, r)
+	for _, n := range fallback {
+		for _, a := range returns["node/"+n.Name] {
+			tried = append(tried, "nodeclaim/"+a.NodeClaim)
+			if !a.Failed || at(t, a.At) < time.Hour+3*time.Minute+time.Second {
+				t.Errorf("return %+v of %s: want it failed, tried from 1h3m1s", a, n.Name)
+			}
+		}
+	}
+	if len(tried) == 0 {
+		t.Error("no on-demand replacement tried to return to spot")
+	}
+	total := 0
+	for _, attempts := range returns {
+		total += len(attempts)
+	}
+	if total != len(tried) {
+		t.Errorf("returns %+v: want only the on-demand replacements' at 50m1s", returns)
+	}
+	var other []simulator.Event
+	for _, f := range eventsOf(r, "InsufficientCapacity") {
+		if strings.Count(f.Message, "(SpotMaxPriceTooLow)") != 3 {
+			t.Errorf("failure %+v: want spot failing with SpotMaxPriceTooLow in all three zones", f)
+		}
+		if !slices.Contains(tried, f.Object) {
+			other = append(other, f)
+		}
+	}
+	if len(other) != 1 || other[0].At != "50m1s" {
+		t.Errorf("launch failures other than returns %v: want one, the replacements at 50m1s", other)
 	}
 	// At the end: the Deallocate pool's two spot VMs and the Delete pool's
 	// two on-demand ones, all billed (none stopped).
@@ -710,25 +1098,48 @@ func TestExampleGCPPreemptibleLifetime(t *testing.T) {
 	}
 	t.Run("replaced within the Drifted budget", func(t *testing.T) {
 		r := simulate(t, "gcp-style-spot", func(o *simulator.Options) { o.Duration = 25 * time.Hour })
-		// From the default 30-minute margin the limit is an expected
-		// interruption: reported once, at 23h30m1s.
-		notices := eventsOf(r, "PreemptibleMaxLifetime")
-		if len(notices) != 2 {
-			t.Fatalf("%d lifetime notices, want one on each of the two nodes launched at the start", len(notices))
+		// The preempted node's on-demand replacement returned to spot at
+		// 1h13m15s (TestExampleGCPStyleSpot): that spot node is
+		// preemptible too, its limit 25h13m15s, in the run.
+		returned := launchedAt(r, "1h13m15s")
+		if len(returned) != 1 || returned[0].Zone != "us-west1-b" || returned[0].CapacityType != v1.CapacityTypeSpot {
+			t.Fatalf("nodes launched at 1h13m15s %+v, want the spot node the on-demand fallback returned to", returned)
 		}
-		for _, e := range notices {
-			if at(t, e.At) != limit-30*time.Minute || !strings.Contains(e.Message, "(in 30m0s); replacing it ahead of time within the Drifted budget") {
+		nodes := append(original(r), returned[0])
+		if len(nodes) != 3 {
+			t.Fatalf("nodes launched at the start outside us-west1-b %+v, want 2", nodes[:len(nodes)-1])
+		}
+		// From the default 30-minute margin the limit is an expected
+		// interruption: reported once per node, 30m before its limit
+		// (23h30m1s for the first two, 24h43m15s for the returned one).
+		var noticed, want []string
+		for _, e := range eventsOf(r, "PreemptibleMaxLifetime") {
+			noticed = append(noticed, e.At+" "+e.Object)
+			if !strings.Contains(e.Message, "(in 30m0s); replacing it ahead of time within the Drifted budget") {
 				t.Errorf("notice %+v: want it 30m before the limit, replacing ahead of time", e)
 			}
 		}
-		if l := eventsOf(r, "DisruptionLaunching"); len(l) != 2 || !strings.Contains(l[0].Message, "ExpectedInterruption (Drifted)") || !strings.Contains(l[1].Message, "ExpectedInterruption (Drifted)") {
-			t.Errorf("replacements %v: want two, by ExpectedInterruption", l)
+		for _, n := range nodes {
+			want = append(want, (at(t, n.LaunchedAt)+24*time.Hour-30*time.Minute).String()+" node/"+n.Name)
 		}
-		nodes := original(r)
-		if len(nodes) != 2 {
-			t.Fatalf("nodes launched at the start outside us-west1-b %+v, want 2", nodes)
+		slices.Sort(noticed)
+		slices.Sort(want)
+		if !slices.Equal(noticed, want) {
+			t.Fatalf("lifetime notices %v, want one on each node 30m before its limit %v", noticed, want)
+		}
+		var byExpected int
+		for _, l := range eventsOf(r, "DisruptionLaunching") {
+			if strings.Contains(l.Message, "ExpectedInterruption (Drifted)") {
+				byExpected++
+			} else if l.At != "1h13m15s" || !strings.Contains(l.Message, "ReturnToPreferred (Underutilized)") {
+				t.Errorf("replacement %+v: want only the return at 1h13m15s besides ExpectedInterruption's", l)
+			}
+		}
+		if byExpected != 3 {
+			t.Errorf("%d replacements by ExpectedInterruption, want 3, one per node", byExpected)
 		}
 		for _, n := range nodes {
+			limit := at(t, n.LaunchedAt) + 24*time.Hour
 			disrupted, deleted := at(t, n.DisruptedAt), at(t, n.DeletedAt)
 			if n.DeletionReason != "Drifted" || disrupted < limit-30*time.Minute || deleted < disrupted || deleted >= limit-30*time.Second || len(n.Pods) != 0 {
 				t.Errorf("node %+v: want it disrupted from 30m before its limit and deleted (Drifted) before GCP's 30s notice", n)
@@ -741,8 +1152,12 @@ func TestExampleGCPPreemptibleLifetime(t *testing.T) {
 			}
 		}
 		// One at a time: 10% of 3 nodes is a budget of 1.
-		if a, b := nodes[0], nodes[1]; at(t, a.DisruptedAt) < at(t, b.DeletedAt) && at(t, b.DisruptedAt) < at(t, a.DeletedAt) {
-			t.Errorf("nodes %s and %s disrupted at once; the Drifted budget allows one", a.Name, b.Name)
+		for i, a := range nodes {
+			for _, b := range nodes[i+1:] {
+				if at(t, a.DisruptedAt) < at(t, b.DeletedAt) && at(t, b.DisruptedAt) < at(t, a.DeletedAt) {
+					t.Errorf("nodes %s and %s disrupted at once; the Drifted budget allows one", a.Name, b.Name)
+				}
+			}
 		}
 		for _, s := range r.Samples {
 			if at(t, s.At) >= 23*time.Hour && s.PodsPending != 0 {
@@ -755,7 +1170,9 @@ func TestExampleGCPPreemptibleLifetime(t *testing.T) {
 	})
 	t.Run("interrupted at GCP's notice without a margin", func(t *testing.T) {
 		// A margin no longer than GCP's own 30s notice leaves no time to
-		// replace ahead: the limit is an interruption at the notice.
+		// replace ahead: the limit is an interruption at the notice. (The
+		// spot node the on-demand fallback returned to at 1h13m15s
+		// reaches its limit after the run, at 25h13m15s.)
 		r := simulate(t, "gcp-style-spot", func(o *simulator.Options) {
 			o.Duration = 25 * time.Hour
 			o.Disruption.PreemptibleMargin = 30 * time.Second

@@ -204,6 +204,14 @@ func TestExpireAfterNever(t *testing.T) {
 // the notice is reported once per node, though the cloud repeats it
 // while the instance runs. A PDB allowing no eviction holds the drain
 // until the deadline less the pods' grace period.
+//
+// The NodePool turns ReturnToPreferred off: the on-demand nodes launched
+// at 30m1s and 32m1s fell back from spot and would otherwise return to
+// it from 43m15s (10m after the mark ends at 33m0s), one at a time.
+// That is not what this test is about, and kept, they show the TTL's
+// effect to the end. Returns after an interruption are asserted by
+// TestExampleGCPStyleSpot, returns after a shortage by
+// TestExampleSpotShortageReturnsToSpot.
 func TestSpotInterruption(t *testing.T) {
 	const notice = 30 * time.Minute
 	profile := forcefulHeader(`  events:
@@ -221,7 +229,9 @@ func TestSpotInterruption(t *testing.T) {
 		{"a PDB holds the drain to the deadline", pdbYAML("web-pdb", "web", "minAvailable: 2"), notice + 90*time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			set := read(t, profile+spotPool("", "  disruption: {consolidateAfter: Never}\n")+deploymentYAML("web", 2, spread)+tc.extra)
+			pool := strings.Replace(spotPool("", "  disruption: {consolidateAfter: Never}\n"), "metadata: {name: default}",
+				"metadata: {name: default, annotations: {"+v1.ReturnToPreferredAnnotationKey+": "+v1.ReturnToPreferredDisabled+"}}", 1)
+			set := read(t, profile+pool+deploymentYAML("web", 2, spread)+tc.extra)
 			r := run(t, set, func(o *simulator.Options) { o.Duration = time.Hour })
 			first := nodesWhere(r, func(n simulator.Node) bool { return n.LaunchedAt == "1s" })
 			if len(first) != 2 {
@@ -269,6 +279,9 @@ func TestSpotInterruption(t *testing.T) {
 			}
 			if len(r.Nodes) != 6 {
 				t.Errorf("%d nodes launched, want 6: 2, their 2 replacements, one per scale-up", len(r.Nodes))
+			}
+			if d := append(eventsOf(r, "DisruptionLaunching"), eventsOf(r, "DisruptionBlocked")...); len(d) != 0 {
+				t.Errorf("disruption events %v, want none: ReturnToPreferred is off, consolidation never", d)
 			}
 			// Within the TTL nothing launches as spot in the zone.
 			for _, n := range r.Nodes {
