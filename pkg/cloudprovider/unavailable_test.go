@@ -361,3 +361,75 @@ func TestUnavailableHistory(t *testing.T) {
 		t.Errorf("on-demand until %s, want never", got)
 	}
 }
+
+// History's finer points: an offering's own later mark wins over its
+// capacity type's, a re-mark moves until on, MarkFromError records what
+// it marks, reservations are told apart, and a History is a copy that
+// later marks do not reach.
+func TestUnavailableHistoryDetails(t *testing.T) {
+	ttl := 3 * time.Minute
+	at := func(d time.Duration) time.Time { return epoch().Add(d) }
+	reservedKey := func(id string) cloudprovider.OfferingKey {
+		return cloudprovider.OfferingKey{CapacityType: v1.CapacityTypeReserved, InstanceType: "m5.large", Zone: "a", ReservationID: id}
+	}
+	if got := (cloudprovider.UnavailableHistory{}).Until(spotKey("m5.large", "a")); !got.IsZero() {
+		t.Errorf("the zero History: until %s, want never", got)
+	}
+
+	clk := clocktesting.NewFakeClock(epoch())
+	u := cloudprovider.NewUnavailableOfferings(clk, ttl)
+	u.MarkCapacityTypeUnavailable(v1.CapacityTypeSpot, "MaxSpotInstanceCountExceeded") // spot until 3m
+	clk.Step(time.Minute)
+	u.MarkUnavailable(spotKey("m5.large", "a"), "InsufficientInstanceCapacity") // until 4m
+	u.MarkUnavailable(spotKey("c5.large", "a"), "InsufficientInstanceCapacity") // until 4m ...
+	clk.Step(time.Minute)
+	u.MarkUnavailable(spotKey("c5.large", "a"), "InsufficientInstanceCapacity") // ... moved to 5m
+	before := u.History()
+	ice := cloudprovider.NewInsufficientCapacityError(errors.New("cloud says no"))
+	ice.Add(onDemandKey("m5.large", "b"), string(cloudprovider.CodeInsufficientInstanceCapacity))
+	ice.Add(reservedKey("cr-1"), string(cloudprovider.CodeReservationCapacityExceeded))
+	clk.Step(time.Minute)
+	if n := u.MarkFromError(ice); n != 2 { // until 6m
+		t.Fatalf("MarkFromError() = %d, want 2", n)
+	}
+	clk.Step(time.Hour)
+	u.Cleanup()
+	after := u.History()
+
+	cases := []struct {
+		name string
+		h    cloudprovider.UnavailableHistory
+		key  cloudprovider.OfferingKey
+		want time.Time
+	}{
+		{"own mark later than the capacity type's", after, spotKey("m5.large", "a"), at(4 * time.Minute)},
+		{"only the capacity type's", after, spotKey("m5.large", "b"), at(3 * time.Minute)},
+		{"a re-mark moves until on", after, spotKey("c5.large", "a"), at(5 * time.Minute)},
+		{"marked by MarkFromError", after, onDemandKey("m5.large", "b"), at(6 * time.Minute)},
+		{"a reservation marked by MarkFromError", after, reservedKey("cr-1"), at(6 * time.Minute)},
+		{"another reservation of the same type and zone", after, reservedKey("cr-2"), time.Time{}},
+		{"never marked", after, onDemandKey("m5.large", "a"), time.Time{}},
+		{"a History taken before does not see later marks", before, onDemandKey("m5.large", "b"), time.Time{}},
+		{"nor has the reservation", before, reservedKey("cr-1"), time.Time{}},
+		{"but has what was marked then", before, spotKey("c5.large", "a"), at(5 * time.Minute)},
+	}
+	for _, tc := range cases {
+		if got := tc.h.Until(tc.key); !got.Equal(tc.want) {
+			t.Errorf("%s: Until(%s) = %s, want %s", tc.name, tc.key, got, tc.want)
+		}
+	}
+	if diff := cmp.Diff(map[string]time.Time{v1.CapacityTypeSpot: at(3 * time.Minute)}, after.CapacityTypes); diff != "" {
+		t.Errorf("capacity types (-want +got):\n%s", diff)
+	}
+
+	// Editing a History does not edit the cache's.
+	after.Offerings[spotKey("m5.large", "a")] = at(10 * time.Hour)
+	after.CapacityTypes[v1.CapacityTypeOnDemand] = at(10 * time.Hour)
+	again := u.History()
+	if got := again.Until(spotKey("m5.large", "a")); !got.Equal(at(4 * time.Minute)) {
+		t.Errorf("after editing a copy: until %s, want %s", got, at(4*time.Minute))
+	}
+	if _, ok := again.CapacityTypes[v1.CapacityTypeOnDemand]; ok {
+		t.Error("a capacity type added to a copy reached the cache")
+	}
+}

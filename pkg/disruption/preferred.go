@@ -2,6 +2,7 @@ package disruption
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -221,6 +222,9 @@ func settled(r *provisioning.NodeClaim, history cloudprovider.UnavailableHistory
 // failed attempts; zero when it may now.
 func returnNotBefore(nc *v1.NodeClaim) (time.Time, int) {
 	n, _ := strconv.Atoi(nc.Annotations[v1.ReturnAttemptsAnnotationKey])
+	// A hand-edited negative count is none: it must not shift by a
+	// negative amount in ReturnBackoff.
+	n = max(n, 0)
 	at, err := time.Parse(time.RFC3339, nc.Annotations[v1.ReturnNotBeforeAnnotationKey])
 	if err != nil {
 		return time.Time{}, n
@@ -237,10 +241,14 @@ func ReturnBackoff(nc *v1.NodeClaim, np *v1.NodePool, now time.Time) map[string]
 		after = p.After
 	}
 	_, n := returnNotBefore(nc)
-	n++
+	if n < math.MaxInt {
+		n++
+	}
+	// after << n only when it cannot pass the cap, so a long after
+	// (24h after 17 failures) never overflows into a wait in the past.
 	wait := MaxReturnBackoff
-	if n < 20 {
-		wait = min(after*time.Duration(1<<n), MaxReturnBackoff)
+	if n < 63 && after <= MaxReturnBackoff>>n {
+		wait = after << n
 	}
 	return map[string]string{
 		v1.ReturnAttemptsAnnotationKey:  strconv.Itoa(n),
