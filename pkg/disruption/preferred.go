@@ -66,8 +66,9 @@ func ReturnPolicyOf(np *v1.NodePool) (ReturnPolicy, error) {
 // a return never lands on on-demand again, and is priced as the worst of
 // its spot offerings: it must be cheaper than the node, so the move
 // counts against the Underutilized budget. A return whose replacement
-// fails for want of capacity waits, doubling with each failure
-// (ReturnBackoff), so a flapping spot pool does not churn nodes. It
+// fails waits, doubling with each failure (ReturnBackoff), and so do the
+// NodePool's other fallback nodes, so a flapping spot pool does not churn
+// nodes. It
 // respects every blocker and uses the engine's orchestration: the
 // replacement is up before the node drains.
 type ReturnToPreferred struct{}
@@ -81,6 +82,17 @@ func (ReturnToPreferred) Reason() v1.DisruptionReason { return v1.DisruptionReas
 // Compute implements Method.
 func (m ReturnToPreferred) Compute(env Env) Outcome {
 	out := Outcome{Command: Command{Method: m.Name(), Reason: m.Reason()}}
+	// A failed return backs off its whole NodePool: the other fallback
+	// nodes would fail on the same short pool.
+	backoff := map[string]poolBackoff{}
+	for _, c := range env.Candidates {
+		if !FellBack(c.NodeClaim, c.NodePool) {
+			continue
+		}
+		if at, n := returnNotBefore(c.NodeClaim); at.After(backoff[c.NodePool.Name].until) {
+			backoff[c.NodePool.Name] = poolBackoff{until: at, attempts: n}
+		}
+	}
 	for _, c := range env.Candidates {
 		if !FellBack(c.NodeClaim, c.NodePool) {
 			continue
@@ -89,7 +101,7 @@ func (m ReturnToPreferred) Compute(env Env) Outcome {
 		if err != nil || !policy.Enabled || !out.admit(c, m, EventDisruptionBlocked, env) {
 			continue
 		}
-		r, why, wake := returnReplacement(env, c, policy)
+		r, why, wake := returnReplacement(env, c, policy, backoff[c.NodePool.Name])
 		if why != "" {
 			out.Verdicts = append(out.Verdicts, verdict(c, m, EventDisruptionBlocked, why))
 			out.wake(wake, env.Now)
@@ -125,9 +137,12 @@ func FellBack(nc *v1.NodeClaim, np *v1.NodePool) bool {
 
 // returnReplacement is c's spot replacement, or why there is none yet
 // and when that may change (zero: only a change in the cluster).
-func returnReplacement(env Env, c Candidate, policy ReturnPolicy) (*provisioning.NodeClaim, string, time.Time) {
+func returnReplacement(env Env, c Candidate, policy ReturnPolicy, pool poolBackoff) (*provisioning.NodeClaim, string, time.Time) {
 	if at, n := returnNotBefore(c.NodeClaim); env.Now.Before(at) {
 		return nil, fmt.Sprintf("returning to spot waits until %s, after %d failed attempt(s)", at.UTC().Format(time.RFC3339), n), at
+	}
+	if env.Now.Before(pool.until) {
+		return nil, fmt.Sprintf("returning to spot waits until %s, after %d failed attempt(s) in its NodePool", pool.until.UTC().Format(time.RFC3339), pool.attempts), pool.until
 	}
 	if !c.Priced {
 		return nil, msgUnknownPrice, time.Time{}
@@ -216,6 +231,13 @@ func settled(r *provisioning.NodeClaim, history cloudprovider.UnavailableHistory
 	out := restrict(r, scheduling.NewRequirement(v1.LabelInstanceType, corev1.NodeSelectorOpIn, names...))
 	out.InstanceTypes = keep
 	return out, wake
+}
+
+// poolBackoff is a NodePool's latest return-not-before among its
+// fallback nodes, and that node's failed attempts.
+type poolBackoff struct {
+	until    time.Time
+	attempts int
 }
 
 // returnNotBefore is when nc may next try to return, and after how many

@@ -383,15 +383,28 @@ func TestReturnToPreferred(t *testing.T) {
 		}, want: []string{"b"}, replacements: []wantReplacement{
 			{pods: []string{"default/web-b"}, types: m5s(4, 8), allows: spotOnly, capacityType: spot},
 		}, verdicts: []Verdict{returnBlocked("a", "node a has do-not-disrupt")}, eligible: 2},
-		{name: "the earliest wake of several waiting nodes", setup: func(c *cluster) {
+		// A failed return backs its whole NodePool off: b would fail on
+		// the same short pool.
+		{name: "a NodePool backs off as one", setup: func(c *cluster) {
 			c.fallback("b", m5n(4))
 			c.pod("web-b", "b", requests("3"))
 			c.annotate("a", v1.ReturnNotBeforeAnnotationKey, rfc3339(now.Add(time.Hour)))
+			c.annotate("a", v1.ReturnAttemptsAnnotationKey, "2")
 		}, history: cloudprovider.UnavailableHistory{CapacityTypes: map[string]time.Time{spot: now.Add(-8 * time.Minute)}},
 			verdicts: []Verdict{
-				returnBlocked("a", "returning to spot waits until "+rfc3339(now.Add(time.Hour))+", after 0 failed attempt(s)"),
-				returnBlocked("b", "spot is available again, but not for 10m0s yet: returning at "+rfc3339(now.Add(2*time.Minute))),
-			}, eligible: 2, wakeAt: now.Add(2 * time.Minute)},
+				returnBlocked("a", "returning to spot waits until "+rfc3339(now.Add(time.Hour))+", after 2 failed attempt(s)"),
+				returnBlocked("b", "returning to spot waits until "+rfc3339(now.Add(time.Hour))+", after 2 failed attempt(s) in its NodePool"),
+			}, eligible: 2, wakeAt: now.Add(time.Hour)},
+		{name: "the earliest wake of several waiting nodes", setup: func(c *cluster) {
+			c.fallback("b", m5n(4))
+			c.pod("web-b", "b", requests("3"))
+		}, history: cloudprovider.UnavailableHistory{Offerings: map[cloudprovider.OfferingKey]time.Time{
+			{CapacityType: spot, InstanceType: "m5.2", Zone: "zone-a"}: now.Add(-8 * time.Minute),
+		}, CapacityTypes: map[string]time.Time{spot: now.Add(-9 * time.Minute)}},
+			verdicts: []Verdict{
+				returnBlocked("a", "spot is available again, but not for 10m0s yet: returning at "+rfc3339(now.Add(time.Minute))),
+				returnBlocked("b", "spot is available again, but not for 10m0s yet: returning at "+rfc3339(now.Add(time.Minute))),
+			}, eligible: 2, wakeAt: now.Add(time.Minute)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -201,25 +201,25 @@ func TestExampleSpotShortageReturnsToSpot(t *testing.T) {
 			}
 		}
 	}
-	// Each node: one failed attempt before 30m, the return after. The
-	// first fails at 13m16s (backoff to 33m16s) and marks spot
-	// unavailable to 16m16s, so the other tries at 26m31s (backoff to
-	// 46m31s), whose failure marks it to 29m31s: the first may go from
-	// 39m31s, the other once its backoff is over.
+	// The first node tries at 13m16s and fails (spot is back at 30m
+	// only): it backs off to 33m16s, and the NodePool with it, so the
+	// other node does not try on the same short pool. Both return then,
+	// one at a time.
 	returns := returnsOf(t, r)
-	want := map[string][]returnAttempt{}
-	for i, times := range [][2]string{{"13m16s", "39m46s"}, {"26m31s", "46m46s"}} {
-		got := returns["node/"+fallback[i].Name]
-		if len(got) != 2 {
-			t.Fatalf("returns %+v of %s, want a failed one and a successful one", got, fallback[i].Name)
-		}
-		want["node/"+fallback[i].Name] = []returnAttempt{{times[0], got[0].NodeClaim, true}, {times[1], got[1].NodeClaim, false}}
+	first, second := returns["node/"+fallback[0].Name], returns["node/"+fallback[1].Name]
+	if len(first) != 2 || len(second) != 1 {
+		t.Fatalf("returns %+v, want a failed and a successful one for %s, one successful for %s", returns, fallback[0].Name, fallback[1].Name)
+	}
+	want := map[string][]returnAttempt{
+		"node/" + fallback[0].Name: {{"13m16s", first[0].NodeClaim, true}, {"33m31s", first[1].NodeClaim, false}},
+		"node/" + fallback[1].Name: {{"34m16s", second[0].NodeClaim, false}},
 	}
 	if !reflect.DeepEqual(returns, want) {
 		t.Errorf("returns %+v, want %+v", returns, want)
 	}
-	if e := eventsLike(r, "DisruptionBlocked", "node/"+fallback[0].Name, "spot is available again, but not for 10m0s yet: returning at "+clockAt(39*time.Minute+31*time.Second)); len(e) == 0 || e[0].At != "33m16s" {
-		t.Errorf("verdicts %v: want the first node, its backoff over at 33m16s, waiting for spot marked until 29m31s plus 10m", e)
+	poolWait := "returning to spot waits until " + clockAt(33*time.Minute+16*time.Second) + ", after 1 failed attempt(s) in its NodePool"
+	if e := eventsLike(r, "DisruptionBlocked", "node/"+fallback[1].Name, poolWait); len(e) == 0 || e[0].At != "13m26s" {
+		t.Errorf("verdicts %v: want the second node waiting out the NodePool's backoff from 13m26s", e)
 	}
 	var failures []string
 	for _, f := range eventsOf(r, "InsufficientCapacity") {
@@ -230,11 +230,11 @@ func TestExampleSpotShortageReturnsToSpot(t *testing.T) {
 			}
 		}
 	}
-	if want := []string{"1s", "13m16s", "26m31s"}; !slices.Equal(failures, want) {
-		t.Errorf("launch failures at %v, want %v: the first launch and the two returns tried before 30m", failures, want)
+	if want := []string{"1s", "13m16s"}; !slices.Equal(failures, want) {
+		t.Errorf("launch failures at %v, want %v: the first launch and the one return tried before 30m", failures, want)
 	}
 	// Deleted 20s (the launch latency) after their returns started.
-	for i, deleted := range []string{"40m6s", "47m6s"} {
+	for i, deleted := range []string{"33m51s", "34m36s"} {
 		if n := fallback[i]; n.DeletedAt != deleted {
 			t.Errorf("node %+v: want it deleted at %s", n, deleted)
 		}
@@ -248,7 +248,7 @@ func TestExampleSpotShortageReturnsToSpot(t *testing.T) {
 		}
 		end = append(end, n.LaunchedAt)
 	}
-	if want := []string{"35m1s", "39m46s", "46m46s"}; !slices.Equal(end, want) {
+	if want := []string{"33m31s", "34m16s", "35m1s"}; !slices.Equal(end, want) {
 		t.Errorf("nodes at the end launched at %v, want %v", end, want)
 	}
 	noPendingBetween(t, r, 21*time.Second, 35*time.Minute)
@@ -273,7 +273,7 @@ func TestExampleSpotShortageReturnsToSpot(t *testing.T) {
 		t.Fatalf("saving %.4f per hour, want two nodes' on-demand less spot price, %.4f", saving, want)
 	}
 	// Recovered, from 30m: nothing until the first return's node goes
-	// (40m6s), half then, all of it at 47m6s: ≥ 90% 17m6s after spot
+	// (33m51s), half then, all of it at 34m36s: ≥ 90% 4m36s after spot
 	// returned, well within issue 21's hour, and it never goes back.
 	var steps []string
 	last, recovered90 := -1.0, ""
@@ -295,7 +295,7 @@ func TestExampleSpotShortageReturnsToSpot(t *testing.T) {
 		}
 		last = rec
 	}
-	if want := []string{"30m0s 0.00", "40m6s 0.50", "47m6s 1.00"}; !slices.Equal(steps, want) {
+	if want := []string{"30m0s 0.00", "33m51s 0.50", "34m36s 1.00"}; !slices.Equal(steps, want) {
 		t.Errorf("saving recovered %v, want %v", steps, want)
 	}
 	if recovered90 == "" || at(t, recovered90) > 30*time.Minute+time.Hour {
@@ -451,16 +451,15 @@ func TestExampleSpotMaxPrice(t *testing.T) {
 	}
 	// The fallback nodes return to spot (issue 21). The first tries at
 	// 13m16s, 10m after the first failure's 3-minute mark: spot is still
-	// above the cap, so it fails and backs off to 33m16s. The other tries
-	// at 26m31s (10m after that failure's mark), with spot at $0.055 in
-	// ap-northeast-1a since 20m, and returns; the first returns once its
-	// backoff is over.
+	// above the cap, so it fails and backs its NodePool off to 33m16s.
+	// Then, with spot at $0.055 in ap-northeast-1a since 20m, both
+	// return, one at a time.
 	returns := returnsOf(t, r)
 	if got := returns["node/"+fallback[0].Name]; len(got) != 2 || got[0].At != "13m16s" || !got[0].Failed || got[1].At != "33m31s" || got[1].Failed {
 		t.Errorf("returns %+v of %s: want a failed one at 13m16s and the return at 33m31s", got, fallback[0].Name)
 	}
-	if got := returns["node/"+fallback[1].Name]; len(got) != 1 || got[0].At != "26m31s" || got[0].Failed {
-		t.Errorf("returns %+v of %s: want the return at 26m31s", got, fallback[1].Name)
+	if got := returns["node/"+fallback[1].Name]; len(got) != 1 || got[0].At != "34m16s" || got[0].Failed {
+		t.Errorf("returns %+v of %s: want the return at 34m16s, after the NodePool's backoff", got, fallback[1].Name)
 	}
 	var early []string
 	for _, f := range failures {
@@ -483,12 +482,12 @@ func TestExampleSpotMaxPrice(t *testing.T) {
 			t.Errorf("spot node %+v: want it in ap-northeast-1a at 0.055, below the max price there", n)
 		}
 	}
-	if want := []string{"25m1s", "26m31s", "33m31s"}; !slices.Equal(launched, want) {
+	if want := []string{"25m1s", "33m31s", "34m16s"}; !slices.Equal(launched, want) {
 		t.Fatalf("spot nodes launched at %v, want %v: the scale-up at 25m and the two returns", launched, want)
 	}
-	// From 33m51s all three nodes are spot.
-	if got := costAt(t, r, 33*time.Minute+51*time.Second); math.Abs(got-3*0.055) > 1e-9 {
-		t.Errorf("cost per hour at 33m51s %.4f, want three spot nodes at 0.055", got)
+	// From 34m36s all three nodes are spot.
+	if got := costAt(t, r, 34*time.Minute+36*time.Second); math.Abs(got-3*0.055) > 1e-9 {
+		t.Errorf("cost per hour at 34m36s %.4f, want three spot nodes at 0.055", got)
 	}
 	// At 45m the price rises above the cap: the notice's 2 minutes are
 	// not waited out, every spot node is drained and deleted at once.
