@@ -50,7 +50,8 @@ func TestConsolidationAfterScaleDown(t *testing.T) {
 	t.Parallel()
 	const budget, replicas, remaining = 2, 30, 5
 	s := start(t, setup{replicas: replicas, budget: "2", shared: true, maxUnavailable: ptr.To[int32](1),
-		instanceTypes: []string{"m5.large", "m5.xlarge"}, capacityTypes: []string{v1.CapacityTypeOnDemand}, nodePool: consolidating})
+		instanceTypes: []string{"m5.large", "m5.xlarge"}, capacityTypes: []string{v1.CapacityTypeOnDemand}, nodePool: consolidating,
+		pending: pendingBound})
 	before := s.claims()
 	fresh := freshSolveCost(t, s, remaining)
 	full, err := hourlyCost(before)
@@ -80,7 +81,7 @@ func TestConsolidationAfterScaleDown(t *testing.T) {
 
 	history := s.guard.History()
 	for _, e := range history {
-		t.Logf("%s nodeclaim %s %s", e.at.Format("15:04:05.000"), e.name, e.kind)
+		t.Logf("%s nodeclaim %s %s", e.At.Format("15:04:05.000"), e.Name, e.Kind)
 	}
 	consolidated := 0
 	for _, nc := range before {
@@ -114,7 +115,7 @@ func TestConsolidationAfterScaleDown(t *testing.T) {
 func TestConsolidationMovesIntoFreedReservation(t *testing.T) {
 	t.Parallel()
 	const reservation = "cr-consolidation"
-	s := start(t, setup{replicas: 2, budget: "1", instanceTypes: []string{"c5.large"},
+	s := start(t, setup{replicas: 2, budget: "1", instanceTypes: []string{"c5.large"}, pending: pendingBound,
 		capacityTypes: []string{v1.CapacityTypeReserved, v1.CapacityTypeOnDemand}, nodePool: consolidating,
 		nodeClass: func(nc *simv1alpha1.SimNodeClass) {
 			nc.Spec.CapacityReservationSelectorTerms = []simv1alpha1.CapacityReservationSelectorTerm{{ID: reservation}}
@@ -153,7 +154,7 @@ func TestConsolidationMovesIntoFreedReservation(t *testing.T) {
 		g.Expect(pods[0].Spec.NodeName).To(gomega.Equal(nc.Status.NodeName))
 	}).WithTimeout(120 * time.Second).Should(gomega.Succeed())
 	for _, e := range s.guard.History() {
-		t.Logf("%s nodeclaim %s %s", e.at.Format("15:04:05.000"), e.name, e.kind)
+		t.Logf("%s nodeclaim %s %s", e.At.Format("15:04:05.000"), e.Name, e.Kind)
 	}
 	if e := event(map[string]bool{onDemand.Name: true}, "DisruptionTerminating", "Consolidation (Underutilized)"); e == nil {
 		t.Errorf("on-demand nodeclaim %s went without a DisruptionTerminating event from consolidation", onDemand.Name)

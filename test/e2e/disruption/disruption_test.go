@@ -5,6 +5,8 @@ package disruption
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,16 +23,21 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/test"
+	"github.com/capstan-dev/capstan/test/invariants"
 )
 
 // pendingBound is how long a pod displaced by a disruption may stay
 // Pending: about one launch (1 s here, plus batching and registration),
 // generously. A pre-spun replacement takes it at once.
 const pendingBound = 10 * time.Second
+
+// voluntary are the disruption reasons a budget limits.
+var voluntary = []v1.DisruptionReason{v1.DisruptionReasonEmpty, v1.DisruptionReasonUnderutilized, v1.DisruptionReasonDrifted}
 
 // setup shapes a scenario.
 type setup struct {
@@ -57,12 +64,16 @@ type setup struct {
 	// created.
 	nodeClass func(*simv1alpha1.SimNodeClass)
 	nodePool  func(*v1.NodePool)
+	// pending, when set, bounds how long the guard lets a pod stay
+	// Pending.
+	pending time.Duration
 }
 
 // scenario is one test's world: a namespace, a NodePool whose nodes only
 // its pods tolerate, a Deployment whose pods each need a node of their
 // own (required anti-affinity on the hostname) unless they may share
-// one, perhaps a PDB, and the guard watching them.
+// one, perhaps a PDB, and the guard (the invariant checker) watching
+// them.
 type scenario struct {
 	t      *testing.T
 	g      gomega.Gomega
@@ -71,7 +82,7 @@ type scenario struct {
 	deploy *appsv1.Deployment
 	labels map[string]string
 	pdb    *policyv1.PodDisruptionBudget
-	guard  *guard
+	guard  *invariants.Checker
 	// maxUnavailable is the PDB's, when it has one: scale moves the
 	// guard's bound with the replicas.
 	maxUnavailable *int32
@@ -79,7 +90,13 @@ type scenario struct {
 
 // start creates the scenario, waits for every replica to run on a node
 // of its own (exactly one NodeClaim per replica; with shared, only for
-// every replica to run), then starts the guard.
+// every replica to run), then starts the guard: the scenario's budget
+// for its reasons (every voluntary one when it names none), the slots of
+// the reservations its SimNodeClass selects, the cloud's inventory in
+// step with the NodeClaims, its PDB (as a rule and as the PDB's status
+// says: no scenario's forceful disruption may break it, the spot
+// interruption's replacements being up long before its deadline) and
+// its Pending bound.
 func start(t *testing.T, s setup) *scenario {
 	t.Helper()
 	ctx := context.Background()
@@ -153,15 +170,47 @@ func start(t *testing.T, s setup) *scenario {
 	}
 	budget, err := strconv.Atoi(s.budget)
 	g.Expect(err).NotTo(gomega.HaveOccurred(), "scenarios' budgets are counts")
-	sc.guard = newGuard(budget)
+	reasons := s.reasons
+	if len(reasons) == 0 {
+		reasons = voluntary
+	}
+	budgets := map[v1.DisruptionReason]int{}
+	for _, r := range reasons {
+		budgets[r] = budget
+	}
+	sc.guard = invariants.New(invariants.Options{Budgets: budgets, Reservations: reservationSlots(t, snc), PendingBound: s.pending,
+		SimState: filepath.Join(cluster.Root, "sim-state.json"), GCPeriod: gcPeriod})
 	switch {
 	case s.minAvailable != nil:
-		sc.guard.requirePDB(ns+"/"+pdb.Name, labels, int(*s.minAvailable))
+		sc.guard.RequirePDB(ns+"/"+pdb.Name, labels, int(*s.minAvailable))
 	case s.maxUnavailable != nil:
-		sc.guard.requirePDB(ns+"/"+pdb.Name, labels, int(s.replicas-*s.maxUnavailable))
+		sc.guard.RequirePDB(ns+"/"+pdb.Name, labels, int(s.replicas-*s.maxUnavailable))
 	}
-	watchGuard(t, sc.guard, ns, np)
+	sc.guard.Watch(t, cluster.Config, cluster.Scheme, ns, np.Name)
 	return sc
+}
+
+// reservationSlots are the slots of the cloud profile's reservations that
+// snc selects by id.
+func reservationSlots(t *testing.T, snc *simv1alpha1.SimNodeClass) map[string]int {
+	t.Helper()
+	data, err := os.ReadFile("testdata/cloud-profile.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	profile := &simv1alpha1.CloudProfile{}
+	if err := yaml.UnmarshalStrict(data, profile); err != nil {
+		t.Fatalf("reading the cloud profile, %v", err)
+	}
+	slots := map[string]int{}
+	for _, term := range snc.Spec.CapacityReservationSelectorTerms {
+		for _, r := range profile.Spec.Reservations {
+			if term.ID != "" && r.ID == term.ID {
+				slots[r.ID] = r.Count
+			}
+		}
+	}
+	return slots
 }
 
 // running are the scenario's Running pods that are not terminating.
@@ -193,11 +242,11 @@ func (s *scenario) names() map[string]bool {
 }
 
 // scale sets the Deployment's replicas. Under a maxUnavailable PDB the
-// guard's bound follows them down at once (up, it stays where it was
+// guard's rule follows them down at once (up, it stays where it was
 // until the new pods are Ready: weaker, never wrong).
 func (s *scenario) scale(replicas int32) {
 	if s.maxUnavailable != nil && replicas < *s.deploy.Spec.Replicas {
-		s.guard.setMinAvailable(s.ns+"/"+s.pdb.Name, int(replicas-*s.maxUnavailable))
+		s.guard.SetMinAvailable(s.ns+"/"+s.pdb.Name, int(replicas-*s.maxUnavailable))
 	}
 	patch := client.MergeFrom(s.deploy.DeepCopy())
 	s.deploy.Spec.Replicas = ptr.To(replicas)
@@ -311,7 +360,8 @@ func TestZeroBudgetKeepsEmptyNodes(t *testing.T) {
 func TestDriftReplacesNodesPreSpun(t *testing.T) {
 	t.Parallel()
 	const replicas = 3
-	s := start(t, setup{replicas: replicas, budget: "1", instanceTypes: []string{"m5.xlarge"}, minAvailable: ptr.To[int32](replicas - 1)})
+	s := start(t, setup{replicas: replicas, budget: "1", instanceTypes: []string{"m5.xlarge"}, minAvailable: ptr.To[int32](replicas - 1),
+		pending: pendingBound})
 	old := claimNames(s.claims())
 	s.requireTypes("m5.2xlarge")
 	s.g.Eventually(func(g gomega.Gomega) {
@@ -331,14 +381,14 @@ func TestDriftReplacesNodesPreSpun(t *testing.T) {
 	}).WithTimeout(150 * time.Second).Should(gomega.Succeed())
 	history := s.guard.History()
 	for _, e := range history {
-		t.Logf("%s nodeclaim %s %s", e.at.Format("15:04:05.000"), e.name, e.kind)
+		t.Logf("%s nodeclaim %s %s", e.At.Format("15:04:05.000"), e.Name, e.Kind)
 	}
 	for name := range old {
-		if !slices.ContainsFunc(history, func(e claimEvent) bool { return e.name == name && e.kind == "drifted" }) {
+		if !slices.ContainsFunc(history, func(e invariants.ClaimEvent) bool { return e.Name == name && e.Kind == invariants.Drifted }) {
 			t.Errorf("nodeclaim %s was replaced without being marked Drifted", name)
 		}
 	}
-	for _, v := range preSpun(history, old) {
+	for _, v := range invariants.PreSpun(history, old) {
 		t.Error(v)
 	}
 	d, pod := s.guard.LongestPending()
@@ -365,8 +415,8 @@ func TestWideningIsNotDrift(t *testing.T) {
 		}
 	}
 	for _, e := range s.guard.History() {
-		if e.kind == "drifted" {
-			t.Errorf("nodeclaim %s was marked Drifted after a widening", e.name)
+		if e.Kind == invariants.Drifted {
+			t.Errorf("nodeclaim %s was marked Drifted after a widening", e.Name)
 		}
 	}
 }

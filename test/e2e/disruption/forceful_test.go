@@ -20,6 +20,7 @@ import (
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/drain"
+	"github.com/capstan-dev/capstan/test/invariants"
 )
 
 // Forceful scenarios: the cloud's events in testdata/cloud-profile.yaml
@@ -94,11 +95,11 @@ func TestSpotInterruptionReplacedBeforeTheDeadline(t *testing.T) {
 	}).WithTimeout(60 * time.Second).Should(gomega.Succeed())
 	initialized := 0
 	for _, e := range s.guard.History() {
-		t.Logf("%s nodeclaim %s %s", e.at.Format("15:04:05.000"), e.name, e.kind)
-		if e.kind == "initialized" && !old[e.name] {
+		t.Logf("%s nodeclaim %s %s", e.At.Format("15:04:05.000"), e.Name, e.Kind)
+		if e.Kind == invariants.Initialized && !old[e.Name] {
 			initialized++
-			if e.at.After(deadline) {
-				t.Errorf("replacement %s initialized at %s, after the deadline %s", e.name, e.at.Format(time.RFC3339Nano), deadline.Format(time.RFC3339))
+			if e.At.After(deadline) {
+				t.Errorf("replacement %s initialized at %s, after the deadline %s", e.Name, e.At.Format(time.RFC3339Nano), deadline.Format(time.RFC3339))
 			}
 		}
 	}
@@ -163,8 +164,8 @@ func TestReservationEndRelabelsOnDemand(t *testing.T) {
 	s.expectEvent(map[string]bool{nc.Name: true}, "CapacityReservationEnded", "cr-endsondemand")
 	s.untouched(map[string]bool{nc.Name: true})
 	for _, e := range s.guard.History() {
-		if e.kind == "drifted" {
-			t.Errorf("nodeclaim %s drifted; the NodePool allows on-demand", e.name)
+		if e.Kind == invariants.Drifted {
+			t.Errorf("nodeclaim %s drifted; the NodePool allows on-demand", e.Name)
 		}
 	}
 }
@@ -196,7 +197,7 @@ func TestReservationEndDriftsWithoutOnDemand(t *testing.T) {
 		g.Expect(drifted).NotTo(gomega.BeNil())
 		g.Expect(drifted.Reason).To(gomega.Equal("RequirementsDrifted"))
 	}
-	for _, v := range preSpun(history, old) {
+	for _, v := range invariants.PreSpun(history, old) {
 		t.Error(v)
 	}
 }
@@ -238,9 +239,9 @@ func TestFallbackReturnsToSpot(t *testing.T) {
 	}).WithTimeout(interruptionAt + 2*time.Minute).Should(gomega.Succeed())
 	history := s.guard.History()
 	for _, e := range history {
-		t.Logf("%s nodeclaim %s %s", e.at.Format("15:04:05.000"), e.name, e.kind)
+		t.Logf("%s nodeclaim %s %s", e.At.Format("15:04:05.000"), e.Name, e.Kind)
 	}
-	for _, v := range preSpun(history, old) {
+	for _, v := range invariants.PreSpun(history, old) {
 		t.Error(v)
 	}
 	if got := s.guard.Peak(); got > 1 {

@@ -33,6 +33,13 @@ const (
 	// unavailableTTL is how long an offering that ran out is avoided
 	// (3 minutes by default).
 	unavailableTTL = 20 * time.Second
+	// gcInterval and gcGrace are garbage collection's (a minute each by
+	// default): an instance leaked is terminated within gcPeriod, and a
+	// NodeClaim whose instance is gone deleted within gcInterval, so the
+	// guard lets the cloud and the NodeClaims disagree for gcPeriod.
+	gcInterval = 30 * time.Second
+	gcGrace    = time.Minute
+	gcPeriod   = gcInterval + gcGrace
 )
 
 // scenarios is how many tests run at once unless -parallel says
@@ -41,8 +48,8 @@ const (
 // only GOMAXPROCS at once: two on CI's machines).
 const scenarios = 16
 
-// TestMain starts capstan with quick batches, the Drift gate on and the
-// compressed disruption timings.
+// TestMain starts capstan with quick batches, the Drift gate on, the
+// compressed disruption timings and garbage collection every 30 s.
 func TestMain(m *testing.M) {
 	flag.Parse()
 	explicit := false
@@ -50,13 +57,14 @@ func TestMain(m *testing.M) {
 	if !explicit {
 		_ = flag.Set("test.parallel", strconv.Itoa(scenarios))
 	}
-	log.SetLogger(klog.NewKlogr()) // the guard's watching clients log through it
+	log.SetLogger(klog.NewKlogr()) // the invariant checker's watching clients log through it
 	profile, _ := filepath.Abs("testdata/cloud-profile.yaml")
 	os.Exit(test.MainWithCapstan(m, test.CapstanOptions{Args: func(*test.Cluster) []string {
 		return []string{"--cloud-profile=" + profile, "--batch-idle-duration=500ms", "--batch-max-duration=2s",
 			"--feature-gates=Drift=true",
 			"--disruption-poll-interval=" + pollInterval.String(),
 			"--disruption-validation-delay=" + validationDelay.String(),
-			"--disruption-replacement-timeout=60s", "--unavailable-offerings-ttl=" + unavailableTTL.String()}
+			"--disruption-replacement-timeout=60s", "--unavailable-offerings-ttl=" + unavailableTTL.String(),
+			"--gc-interval=" + gcInterval.String(), "--gc-grace=" + gcGrace.String()}
 	}}, func(c *test.Cluster, metrics string) { cluster, metricsURL = c, metrics }))
 }
