@@ -198,14 +198,22 @@ func runConsolidation(t *testing.T, m Method, tc consolidationCase) {
 		now = t0.Add(time.Hour)
 	}
 	d := Plan(c.in, []Method{m}, now)
-	if d.Found != (len(tc.want) > 0) {
-		t.Fatalf("command %v (%v, verdicts %+v), want one for %v", d.Found, names(d.Command.Candidates), d.Verdicts, tc.want)
+	checkPlanned(t, d, m, tc.want, tc.replacements, tc.verdicts, tc.eligible)
+}
+
+// checkPlanned checks an Underutilized method's planning round: the
+// command (its candidates and replacements), the verdicts and how many
+// nodes it found eligible.
+func checkPlanned(t *testing.T, d Decision, m Method, want []string, replacements []wantReplacement, verdicts []Verdict, eligible int) {
+	t.Helper()
+	if d.Found != (len(want) > 0) {
+		t.Fatalf("command %v (%v, verdicts %+v), want one for %v", d.Found, names(d.Command.Candidates), d.Verdicts, want)
 	}
 	if d.Found {
 		if d.Command.Method != m.Name() || d.Command.Reason != v1.DisruptionReasonUnderutilized {
 			t.Errorf("method %s reason %s, want %s and Underutilized", d.Command.Method, d.Command.Reason, m.Name())
 		}
-		if diff := cmp.Diff(tc.want, names(d.Command.Candidates)); diff != "" {
+		if diff := cmp.Diff(want, names(d.Command.Candidates)); diff != "" {
 			t.Errorf("disrupted (-want +got):\n%s", diff)
 		}
 		checkCommand(t, d.Command)
@@ -214,16 +222,15 @@ func runConsolidation(t *testing.T, m Method, tc consolidationCase) {
 	for _, r := range d.Command.Replacements {
 		got = append(got, describeReplacement(r))
 	}
-	want := tc.replacements
-	if want == nil {
-		want = []wantReplacement{}
+	if replacements == nil {
+		replacements = []wantReplacement{}
 	}
-	if diff := cmp.Diff(want, got, cmp.AllowUnexported(wantReplacement{})); diff != "" {
+	if diff := cmp.Diff(replacements, got, cmp.AllowUnexported(wantReplacement{})); diff != "" {
 		t.Errorf("replacements (-want +got):\n%s", diff)
 	}
-	sameVerdicts(t, tc.verdicts, d.Verdicts)
-	if d.Eligible[m.Name()] != tc.eligible {
-		t.Errorf("eligible %d, want %d", d.Eligible[m.Name()], tc.eligible)
+	sameVerdicts(t, verdicts, d.Verdicts)
+	if d.Eligible[m.Name()] != eligible {
+		t.Errorf("eligible %d, want %d", d.Eligible[m.Name()], eligible)
 	}
 }
 

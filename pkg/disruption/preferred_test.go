@@ -420,33 +420,7 @@ func TestReturnToPreferred(t *testing.T) {
 			c.in.Unavailable = tc.history
 			c.snapshot(its...)
 			d := Plan(c.in, []Method{ReturnToPreferred{}}, now)
-			if d.Found != (len(tc.want) > 0) {
-				t.Fatalf("command %v (%v, verdicts %+v), want one for %v", d.Found, names(d.Command.Candidates), d.Verdicts, tc.want)
-			}
-			if d.Found {
-				if d.Command.Method != "ReturnToPreferred" || d.Command.Reason != v1.DisruptionReasonUnderutilized {
-					t.Errorf("method %s reason %s, want ReturnToPreferred and Underutilized", d.Command.Method, d.Command.Reason)
-				}
-				if diff := cmp.Diff(tc.want, names(d.Command.Candidates)); diff != "" {
-					t.Errorf("returned (-want +got):\n%s", diff)
-				}
-				checkCommand(t, d.Command)
-			}
-			got := []wantReplacement{}
-			for _, r := range d.Command.Replacements {
-				got = append(got, describeReplacement(r))
-			}
-			want := tc.replacements
-			if want == nil {
-				want = []wantReplacement{}
-			}
-			if diff := cmp.Diff(want, got, cmp.AllowUnexported(wantReplacement{})); diff != "" {
-				t.Errorf("replacements (-want +got):\n%s", diff)
-			}
-			sameVerdicts(t, tc.verdicts, d.Verdicts)
-			if d.Eligible["ReturnToPreferred"] != tc.eligible {
-				t.Errorf("eligible %d, want %d", d.Eligible["ReturnToPreferred"], tc.eligible)
-			}
+			checkPlanned(t, d, ReturnToPreferred{}, tc.want, tc.replacements, tc.verdicts, tc.eligible)
 			if !d.WakeAt.Equal(tc.wakeAt) {
 				t.Errorf("wake at %s, want %s", d.WakeAt, tc.wakeAt)
 			}

@@ -491,23 +491,7 @@ func TestExampleSpotMaxPrice(t *testing.T) {
 	}
 	// At 45m the price rises above the cap: the notice's 2 minutes are
 	// not waited out, every spot node is drained and deleted at once.
-	var objects []string
-	for _, n := range spot {
-		interrupted(t, n, "45m0s")
-		objects = append(objects, "node/"+n.Name)
-	}
-	var noticed []string
-	for _, n := range noticesOf(t, r, "SpotPriceAboveMax", "2m0s") {
-		if n.At != "45m0s" {
-			t.Errorf("notice %+v: want it at 45m0s", n)
-		}
-		noticed = append(noticed, n.Object)
-	}
-	slices.Sort(objects)
-	slices.Sort(noticed)
-	if !slices.Equal(noticed, objects) {
-		t.Errorf("SpotPriceAboveMax notices on %v, want one on each spot node %v", noticed, objects)
-	}
+	interruptedByNotices(t, r, spot, "SpotPriceAboveMax", "45m0s")
 	// Their replacements launch at once, on-demand: spot fails with
 	// SpotMaxPriceTooLow in every zone, ap-northeast-1a included (a price
 	// notice does not mark the offering unavailable, the price does).
@@ -1054,23 +1038,7 @@ func TestExampleGPUFlavors(t *testing.T) {
 	// at once; the replacements launch a second later, a10g again, in
 	// another zone: the interrupted zone's spot g5.xlarge is marked
 	// unavailable.
-	var names []string
-	for _, n := range first {
-		interrupted(t, n, "30m0s")
-		names = append(names, "node/"+n.Name)
-	}
-	var objects []string
-	for _, e := range noticesOf(t, r, "SpotInterruption", "2m0s") {
-		if e.At != "30m0s" {
-			t.Errorf("notice %+v: want it at 30m0s", e)
-		}
-		objects = append(objects, e.Object)
-	}
-	slices.Sort(names)
-	slices.Sort(objects)
-	if !slices.Equal(objects, names) {
-		t.Errorf("SpotInterruption notices on %v, want one on each first node %v", objects, names)
-	}
+	interruptedByNotices(t, r, first, "SpotInterruption", "30m0s")
 	rep := nodesWhere(r, func(n simulator.Node) bool { return at(t, n.LaunchedAt) >= 30*time.Minute })
 	if len(rep) != 2 {
 		t.Fatalf("replacements %+v, want 2", rep)
@@ -1241,5 +1209,28 @@ func TestExampleConsolidation(t *testing.T) {
 	}
 	if r.Summary.PodsPending != 0 || running(r) != 40 {
 		t.Errorf("%d pods running, %d pending; want all 40 running", running(r), r.Summary.PodsPending)
+	}
+}
+
+// interruptedByNotices checks that nodes were interrupted at at, each by
+// one two-minute notice of kind then, and no other node got one.
+func interruptedByNotices(t *testing.T, r *simulator.Result, nodes []simulator.Node, kind, at string) {
+	t.Helper()
+	var objects []string
+	for _, n := range nodes {
+		interrupted(t, n, at)
+		objects = append(objects, "node/"+n.Name)
+	}
+	var noticed []string
+	for _, e := range noticesOf(t, r, kind, "2m0s") {
+		if e.At != at {
+			t.Errorf("notice %+v: want it at %s", e, at)
+		}
+		noticed = append(noticed, e.Object)
+	}
+	slices.Sort(objects)
+	slices.Sort(noticed)
+	if !slices.Equal(noticed, objects) {
+		t.Errorf("%s notices on %v, want one on each of %v", kind, noticed, objects)
 	}
 }
