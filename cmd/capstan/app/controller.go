@@ -211,6 +211,7 @@ func runController(ctx context.Context, opts Options) error {
 		nodepool.New(mgr.GetClient(), clk, mgr.GetEventRecorder("capstan")).Register(mgr),
 		garbagecollection.New(mgr.GetClient(), cp, mgr.GetEventRecorder("capstan"), clk, garbagecollection.Options{Interval: opts.GCInterval, Grace: opts.GCGrace}).Register(mgr),
 		simnodeclass.New(mgr.GetClient(), cloud, clk, simnodeclass.Options{}).Register(mgr),
+		simnodeclass.NewReregistration(mgr.GetAPIReader(), cloud).Register(mgr),
 		disrupt.Register(mgr),
 		disruptionctrl.NewConditions(mgr.GetClient(), cp, mgr.GetEventRecorder("capstan"), clk, opts.Disruption.Drift()).Register(mgr),
 		disruptionctrl.NewExpiration(mgr.GetClient(), mgr.GetEventRecorder("capstan"), clk, disruptionMetrics).Register(mgr),

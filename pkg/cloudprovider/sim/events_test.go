@@ -233,3 +233,37 @@ func TestReservationEnd(t *testing.T) {
 		}
 	})
 }
+
+// Reregister has the kubelet register a running instance's Node again
+// (its first registration died with the process that launched it), at
+// the launch latency after the launch; a terminated instance's stays
+// gone.
+func TestReregister(t *testing.T) {
+	f := newFixture(t, profile(simv1alpha1.CloudStyleAWS))
+	ctx := context.Background()
+	nc, err := f.cloud.Create(ctx, claim("nc", in(v1.LabelInstanceType, "c5.xlarge")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	registerAt := f.clock.Now().Add(2 * time.Second)
+	if got := f.kubelet.Due(registerAt); len(got) != 1 {
+		t.Fatalf("first registration: %d nodes due, want 1", len(got))
+	}
+	f.clock.Step(time.Minute)
+	if err := f.cloud.Reregister(ctx, nc); err != nil {
+		t.Fatal(err)
+	}
+	got := f.kubelet.Due(f.clock.Now())
+	if len(got) != 1 || got[0].Spec.ProviderID != nc.Status.ProviderID {
+		t.Fatalf("registered again %+v, want the instance's node", got)
+	}
+	if err := f.cloud.Delete(ctx, nc); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.cloud.Reregister(ctx, nc); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.kubelet.Due(f.clock.Now().Add(time.Hour)); len(got) != 0 {
+		t.Errorf("a terminated instance's node registered again: %+v", got)
+	}
+}

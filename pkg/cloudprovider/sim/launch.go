@@ -409,3 +409,29 @@ func (c *Cloud) typeLocked(name string) *cloudprovider.InstanceType {
 	}
 	return c.instanceType(ct)
 }
+
+// Reregister has the kubelet register, again, the Node of nodeClaim's
+// instance if it runs: a Node's registration is in flight in the process
+// that launched it (APIKubelet waits out the launch latency), so a
+// controller that died in that window would leave the instance running
+// with no Node for ever. A Node that exists is left as it is. The caller
+// passes launched NodeClaims whose Node has not registered.
+func (c *Cloud) Reregister(ctx context.Context, nodeClaim *v1.NodeClaim) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	release, err := c.syncLocked(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	inst := c.byProviderIDLocked(nodeClaim.Status.ProviderID)
+	if inst == nil || inst.State != InstanceRunning {
+		return nil
+	}
+	it := c.typeLocked(inst.InstanceType)
+	if it == nil {
+		return nil
+	}
+	c.opts.Kubelet.Launch(ctx, c.node(inst, nodeClaim, it), inst.LaunchTime.Add(c.opts.Profile.Spec.LaunchLatency.Duration))
+	return nil
+}
