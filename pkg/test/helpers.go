@@ -2,6 +2,7 @@ package test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
+	v1 "github.com/capstan-dev/capstan/api/v1"
 )
 
 // Timeouts for Eventually in tests against a real control plane: short,
@@ -86,4 +88,39 @@ func Pod(namespace string, mods ...func(*corev1.Pod)) *corev1.Pod {
 		mod(p)
 	}
 	return p
+}
+
+// RunningPods are the namespace's Running pods that are not terminating.
+func RunningPods(c client.Client, namespace string) []corev1.Pod {
+	pods := &corev1.PodList{}
+	if err := c.List(context.Background(), pods, client.InNamespace(namespace)); err != nil {
+		return nil
+	}
+	return slices.DeleteFunc(pods.Items, func(p corev1.Pod) bool { return p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil })
+}
+
+// NodeClaimsOf are the NodePool's NodeClaims (none when listing fails).
+func NodeClaimsOf(c client.Client, nodePool string) []v1.NodeClaim {
+	list := &v1.NodeClaimList{}
+	_ = c.List(context.Background(), list, client.MatchingLabels{v1.NodePoolLabelKey: nodePool})
+	return list.Items
+}
+
+// NodeClaimNames are the NodeClaims' names, as a set.
+func NodeClaimNames(claims []v1.NodeClaim) map[string]bool {
+	out := map[string]bool{}
+	for _, nc := range claims {
+		out[nc.Name] = true
+	}
+	return out
+}
+
+// SetInstanceTypes replaces the NodePool's requirements with one on its
+// instance types: narrowing them drifts the nodes of other types.
+func SetInstanceTypes(g gomega.Gomega, c client.Client, np *v1.NodePool, types ...string) {
+	got := &v1.NodePool{}
+	g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(np), got)).To(gomega.Succeed())
+	patch := client.MergeFrom(got.DeepCopy())
+	got.Spec.Template.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{{Key: v1.LabelInstanceType, Operator: corev1.NodeSelectorOpIn, Values: types}}
+	g.Expect(c.Patch(context.Background(), got, patch)).To(gomega.Succeed())
 }

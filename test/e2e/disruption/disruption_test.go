@@ -214,20 +214,10 @@ func reservationSlots(t *testing.T, snc *simv1alpha1.SimNodeClass) map[string]in
 }
 
 // running are the scenario's Running pods that are not terminating.
-func (s *scenario) running() []corev1.Pod {
-	pods := &corev1.PodList{}
-	if err := cluster.Client.List(context.Background(), pods, client.InNamespace(s.ns)); err != nil {
-		return nil
-	}
-	return slices.DeleteFunc(pods.Items, func(p corev1.Pod) bool { return p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil })
-}
+func (s *scenario) running() []corev1.Pod { return test.RunningPods(cluster.Client, s.ns) }
 
 // claims are the NodePool's NodeClaims.
-func (s *scenario) claims() []v1.NodeClaim {
-	list := &v1.NodeClaimList{}
-	_ = cluster.Client.List(context.Background(), list, client.MatchingLabels{v1.NodePoolLabelKey: s.np.Name})
-	return list.Items
-}
+func (s *scenario) claims() []v1.NodeClaim { return test.NodeClaimsOf(cluster.Client, s.np.Name) }
 
 // names are the NodePool's NodeClaims' and Nodes' names.
 func (s *scenario) names() map[string]bool {
@@ -255,11 +245,7 @@ func (s *scenario) scale(replicas int32) {
 
 // requireTypes sets the NodePool's instance-type requirement.
 func (s *scenario) requireTypes(types ...string) {
-	np := &v1.NodePool{}
-	s.g.Expect(cluster.Client.Get(context.Background(), client.ObjectKeyFromObject(s.np), np)).To(gomega.Succeed())
-	patch := client.MergeFrom(np.DeepCopy())
-	np.Spec.Template.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{{Key: v1.LabelInstanceType, Operator: corev1.NodeSelectorOpIn, Values: types}}
-	s.g.Expect(cluster.Client.Patch(context.Background(), np, patch)).To(gomega.Succeed())
+	test.SetInstanceTypes(s.g, cluster.Client, s.np, types...)
 }
 
 // event is the first event with reason whose message contains text about
@@ -317,13 +303,7 @@ func (s *scenario) untouched(want map[string]bool) {
 	}).WithTimeout(quiet).WithPolling(250 * time.Millisecond).Should(gomega.Succeed())
 }
 
-func claimNames(claims []v1.NodeClaim) map[string]bool {
-	out := map[string]bool{}
-	for _, nc := range claims {
-		out[nc.Name] = true
-	}
-	return out
-}
+func claimNames(claims []v1.NodeClaim) map[string]bool { return test.NodeClaimNames(claims) }
 
 // Scaled to zero, the Deployment's three nodes are removed by Emptiness,
 // never more at once than the Empty budget of 1.
