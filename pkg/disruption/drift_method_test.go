@@ -165,10 +165,10 @@ func TestMethodsOrder(t *testing.T) {
 		}
 		return out
 	}
-	if diff := cmp.Diff([]string{"Drift", "ExpectedInterruption", "Emptiness", "MultiNodeConsolidation", "SingleNodeConsolidation", "ReturnToPreferred"}, methodNames(Methods(Gates{Drift: true}))); diff != "" {
+	if diff := cmp.Diff([]string{"Drift", "ExpectedInterruption", "Emptiness", "MultiNodeConsolidation", "SingleNodeConsolidation", "ReturnToPreferred", "ReturnToPreferredTerm"}, methodNames(Methods(Gates{Drift: true}))); diff != "" {
 		t.Errorf("methods with drift (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"ExpectedInterruption", "Emptiness", "MultiNodeConsolidation", "SingleNodeConsolidation", "ReturnToPreferred"}, methodNames(Methods(Gates{}))); diff != "" {
+	if diff := cmp.Diff([]string{"ExpectedInterruption", "Emptiness", "MultiNodeConsolidation", "SingleNodeConsolidation", "ReturnToPreferred", "ReturnToPreferredTerm"}, methodNames(Methods(Gates{}))); diff != "" {
 		t.Errorf("methods without drift (-want +got):\n%s", diff)
 	}
 	c := newCluster("a", "b")

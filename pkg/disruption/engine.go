@@ -82,7 +82,7 @@ func (e *Engine) Tick(in Input, replacements map[string]ReplacementStatus, now t
 		if res.Done {
 			cmd := res.Next.Command
 			t.Finished, t.Abandoned, e.active = &cmd, res.Abandoned, nil
-			if res.ReplacementFailed && cmd.Method == (ReturnToPreferred{}).Name() {
+			if res.ReplacementFailed && (cmd.Method == (ReturnToPreferred{}).Name() || cmd.Method == (ReturnToPreferredTerm{}).Name()) {
 				t.Annotate = map[string]map[string]string{}
 				for _, c := range cmd.Candidates {
 					t.Annotate[c.NodeClaim.Name] = ReturnBackoff(c.NodeClaim, c.NodePool, now)

@@ -36,12 +36,12 @@ func TestEngineSkipsConsolidationWhileSettled(t *testing.T) {
 		slices.Sort(out)
 		return out
 	}
-	all := []string{"Emptiness", "ExpectedInterruption", "MultiNodeConsolidation", "ReturnToPreferred", "SingleNodeConsolidation"}
+	all := []string{"Emptiness", "ExpectedInterruption", "MultiNodeConsolidation", "ReturnToPreferred", "ReturnToPreferredTerm", "SingleNodeConsolidation"}
 	if d := planned(t, e, c, t0); d.Found || !cmp.Equal(ran(d), all) {
 		t.Fatalf("first pass found %v, ran %v; want nothing found by %v", d.Command.Names(), ran(d), all)
 	}
-	if d := planned(t, e, c, t0.Add(time.Second)); !cmp.Equal(ran(d), []string{"Emptiness", "ExpectedInterruption", "ReturnToPreferred"}) {
-		t.Errorf("settled pass ran %v, want only Emptiness, ExpectedInterruption and ReturnToPreferred", ran(d))
+	if d := planned(t, e, c, t0.Add(time.Second)); !cmp.Equal(ran(d), []string{"Emptiness", "ExpectedInterruption", "ReturnToPreferred", "ReturnToPreferredTerm"}) {
+		t.Errorf("settled pass ran %v, want only Emptiness, ExpectedInterruption and the returns", ran(d))
 	}
 	c.pod("z", "a")
 	if d := planned(t, e, c, t0.Add(2*time.Second)); !cmp.Equal(ran(d), all) {

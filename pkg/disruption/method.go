@@ -100,14 +100,15 @@ type Gates struct {
 
 // Methods are the voluntary methods in seed 004's order: drift (with its
 // gate) and expected interruptions, then consolidation: empty nodes,
-// several nodes at once, one node.
+// several nodes at once, one node; last, returns to preferred capacity
+// (spot) and to earlier ordered terms (issue 21).
 func Methods(g Gates) []Method {
 	var out []Method
 	if g.Drift {
 		out = append(out, Drift{})
 	}
 	return append(out, ExpectedInterruption{}, Emptiness{}, MultiNodeConsolidation{SpotToSpot: g.SpotToSpotConsolidation},
-		SingleNodeConsolidation{SpotToSpot: g.SpotToSpotConsolidation}, ReturnToPreferred{})
+		SingleNodeConsolidation{SpotToSpot: g.SpotToSpotConsolidation}, ReturnToPreferred{}, ReturnToPreferredTerm{})
 }
 
 // Decision is a planning round: the command (if any method yielded one),

@@ -29,20 +29,29 @@ const (
 // ReturnPolicy is a NodePool's return-to-preferred policy, from its
 // annotations (decision 17).
 type ReturnPolicy struct {
+	// Enabled returns fallback nodes to spot (ReturnToPreferred): on by
+	// default, as spot is also cheaper.
 	Enabled bool
+	// Terms returns nodes to an earlier llmaz flavor or ordered
+	// node-affinity term (ReturnToPreferredTerm): only when the policy
+	// says Enabled, as the earlier term may cost more.
+	Terms bool
 	// After is how long the preferred offering must have been available.
 	After time.Duration
 }
 
-// ReturnPolicyOf reads np's capstan.dev/return-to-preferred (Enabled, the
-// default, or Disabled) and capstan.dev/return-to-preferred-after (a
+// ReturnPolicyOf reads np's capstan.dev/return-to-preferred (unset: spot
+// returns only; Enabled: flavor and ordered-term returns too; Disabled:
+// none) and capstan.dev/return-to-preferred-after (a
 // positive duration, default 10m). An error names the value Capstan does
 // not know: the NodePool's ValidationSucceeded condition reports it, and
 // its nodes do not return.
 func ReturnPolicyOf(np *v1.NodePool) (ReturnPolicy, error) {
 	p := ReturnPolicy{Enabled: true, After: DefaultReturnAfter}
 	switch v, ok := np.Annotations[v1.ReturnToPreferredAnnotationKey]; {
-	case !ok, v == v1.ReturnToPreferredEnabled:
+	case !ok:
+	case v == v1.ReturnToPreferredEnabled:
+		p.Terms = true
 	case v == v1.ReturnToPreferredDisabled:
 		p.Enabled = false
 	default:
@@ -82,17 +91,7 @@ func (ReturnToPreferred) Reason() v1.DisruptionReason { return v1.DisruptionReas
 // Compute implements Method.
 func (m ReturnToPreferred) Compute(env Env) Outcome {
 	out := Outcome{Command: Command{Method: m.Name(), Reason: m.Reason()}}
-	// A failed return backs off its whole NodePool: the other fallback
-	// nodes would fail on the same short pool.
-	backoff := map[string]poolBackoff{}
-	for _, c := range env.Candidates {
-		if !FellBack(c.NodeClaim, c.NodePool) {
-			continue
-		}
-		if at, n := returnNotBefore(c.NodeClaim); at.After(backoff[c.NodePool.Name].until) {
-			backoff[c.NodePool.Name] = poolBackoff{until: at, attempts: n}
-		}
-	}
+	backoff := poolBackoffs(env.Candidates, func(c Candidate) bool { return FellBack(c.NodeClaim, c.NodePool) })
 	for _, c := range env.Candidates {
 		if !FellBack(c.NodeClaim, c.NodePool) {
 			continue
@@ -138,11 +137,8 @@ func FellBack(nc *v1.NodeClaim, np *v1.NodePool) bool {
 // returnReplacement is c's spot replacement, or why there is none yet
 // and when that may change (zero: only a change in the cluster).
 func returnReplacement(env Env, c Candidate, policy ReturnPolicy, pool poolBackoff) (*provisioning.NodeClaim, string, time.Time) {
-	if at, n := returnNotBefore(c.NodeClaim); env.Now.Before(at) {
-		return nil, fmt.Sprintf("returning to spot waits until %s, after %d failed attempt(s)", at.UTC().Format(time.RFC3339), n), at
-	}
-	if env.Now.Before(pool.until) {
-		return nil, fmt.Sprintf("returning to spot waits until %s, after %d failed attempt(s) in its NodePool", pool.until.UTC().Format(time.RFC3339), pool.attempts), pool.until
+	if why, at := backingOff(c, pool, "spot", env.Now); why != "" {
+		return nil, why, at
 	}
 	if !c.Priced {
 		return nil, msgUnknownPrice, time.Time{}
@@ -231,6 +227,35 @@ func settled(r *provisioning.NodeClaim, history cloudprovider.UnavailableHistory
 	out := restrict(r, scheduling.NewRequirement(v1.LabelInstanceType, corev1.NodeSelectorOpIn, names...))
 	out.InstanceTypes = keep
 	return out, wake
+}
+
+// poolBackoffs are each NodePool's latest return-not-before among its
+// nodes that fellBack. A failed return backs off its whole NodePool: the
+// other fallback nodes would fail on the same short pool.
+func poolBackoffs(cs []Candidate, fellBack func(Candidate) bool) map[string]poolBackoff {
+	out := map[string]poolBackoff{}
+	for _, c := range cs {
+		if !fellBack(c) {
+			continue
+		}
+		if at, n := returnNotBefore(c.NodeClaim); at.After(out[c.NodePool.Name].until) {
+			out[c.NodePool.Name] = poolBackoff{until: at, attempts: n}
+		}
+	}
+	return out
+}
+
+// backingOff says why c's return (to what it returns to) must wait after
+// failed returns of its own or its NodePool's, and until when; "" when it
+// need not.
+func backingOff(c Candidate, pool poolBackoff, to string, now time.Time) (string, time.Time) {
+	if at, n := returnNotBefore(c.NodeClaim); now.Before(at) {
+		return fmt.Sprintf("returning to %s waits until %s, after %d failed attempt(s)", to, at.UTC().Format(time.RFC3339), n), at
+	}
+	if now.Before(pool.until) {
+		return fmt.Sprintf("returning to %s waits until %s, after %d failed attempt(s) in its NodePool", to, pool.until.UTC().Format(time.RFC3339), pool.attempts), pool.until
+	}
+	return "", time.Time{}
 }
 
 // poolBackoff is a NodePool's latest return-not-before among its

@@ -101,7 +101,7 @@ func TestReturnPolicyOf(t *testing.T) {
 	}{
 		{"defaults", nil, ReturnPolicy{Enabled: true, After: 10 * time.Minute}, ""},
 		{"other annotations only", map[string]string{v1.RebalanceAnnotationKey: v1.RebalanceReplace}, ReturnPolicy{Enabled: true, After: DefaultReturnAfter}, ""},
-		{"Enabled explicitly", map[string]string{v1.ReturnToPreferredAnnotationKey: "Enabled"}, ReturnPolicy{Enabled: true, After: DefaultReturnAfter}, ""},
+		{"Enabled explicitly: terms return too", map[string]string{v1.ReturnToPreferredAnnotationKey: "Enabled"}, ReturnPolicy{Enabled: true, Terms: true, After: DefaultReturnAfter}, ""},
 		{"Disabled", map[string]string{v1.ReturnToPreferredAnnotationKey: "Disabled"}, ReturnPolicy{Enabled: false, After: DefaultReturnAfter}, ""},
 		{"custom after", map[string]string{v1.ReturnToPreferredAfterAnnotationKey: "30m"}, ReturnPolicy{Enabled: true, After: 30 * time.Minute}, ""},
 		{"Disabled with an after", map[string]string{v1.ReturnToPreferredAnnotationKey: "Disabled", v1.ReturnToPreferredAfterAnnotationKey: "1h30m"},

@@ -70,8 +70,9 @@ func ForNode(in NodeInput) Node {
 	return out
 }
 
-// returnStatus says, for a node that fell back from spot, whether and
-// when it returns (disruption.ReturnToPreferred); "" for other nodes.
+// returnStatus says, for a node that fell back from spot or to a later
+// ordered term, whether and when it returns (disruption.ReturnToPreferred,
+// ReturnToPreferredTerm); "" for other nodes.
 func returnStatus(in NodeInput, out Node) string {
 	if in.Disruption == nil {
 		return ""
@@ -82,8 +83,11 @@ func returnStatus(in NodeInput, out Node) string {
 			np = p
 		}
 	}
-	if np == nil || !disruption.FellBack(in.NodeClaim, np) {
+	if np == nil {
 		return ""
+	}
+	if !disruption.FellBack(in.NodeClaim, np) {
+		return termStatus(in, np, out)
 	}
 	method := (disruption.ReturnToPreferred{}).Name()
 	policy, err := disruption.ReturnPolicyOf(np)
@@ -103,6 +107,43 @@ func returnStatus(in NodeInput, out Node) string {
 		}
 	}
 	return fmt.Sprintf("fell back from spot; returns once spot has been available for %s and a spot replacement is cheaper", policy.After)
+}
+
+// termStatus says, for a node whose pods run on a later one of their
+// ordered terms (llmaz flavors), whether and when it returns to an
+// earlier one (disruption.ReturnToPreferredTerm); "" for other nodes.
+func termStatus(in NodeInput, np *v1.NodePool, out Node) string {
+	c, ok := candidate(*in.Disruption, in.NodeClaim.Name)
+	if !ok {
+		return ""
+	}
+	later := disruption.LaterTerms(c.Node, c.Pods)
+	if len(later) == 0 {
+		return ""
+	}
+	f := later[0]
+	from := fmt.Sprintf("pod %s/%s runs on term %d of %d of its required node affinity", f.Pod.Namespace, f.Pod.Name, f.Rank+1, f.Of)
+	if in.NodeClaim.Annotations[plan.FlavorAnnotationKey] != "" {
+		from += " (flavor " + in.NodeClaim.Annotations[plan.FlavorAnnotationKey] + ")"
+	}
+	method := (disruption.ReturnToPreferredTerm{}).Name()
+	policy, err := disruption.ReturnPolicyOf(np)
+	switch {
+	case err != nil:
+		return from + "; stays: " + err.Error()
+	case !policy.Terms:
+		return fmt.Sprintf("%s; stays: returns to earlier terms only where its NodePool's %s is %s (they may cost more)", from, v1.ReturnToPreferredAnnotationKey, v1.ReturnToPreferredEnabled)
+	case out.DisruptionMethod == method && out.DisruptionStatus == DisruptionNext:
+		return from + "; returning to an earlier term: the next planning round starts it, a replacement first"
+	case out.DisruptionMethod == method:
+		return from + "; returning to an earlier term: its replacement launches before it drains"
+	}
+	for _, v := range out.DisruptionVerdicts {
+		if v.Method == method {
+			return from + "; returns when it can: " + v.Message
+		}
+	}
+	return fmt.Sprintf("%s; returns once an earlier term has been launchable for %s", from, policy.After)
 }
 
 // disruptionReasons are the reasons budgets limit, in the order answers

@@ -494,3 +494,52 @@ func TestExplainNodeReturn(t *testing.T) {
 		})
 	}
 }
+
+// A node whose pod runs on a later one of its ordered terms (an llmaz
+// flavor after the first) says whether and when it returns.
+func TestExplainNodeReturnTerm(t *testing.T) {
+	np := test.NodePool(func(np *v1.NodePool) { np.Name = "gpu" })
+	nc := test.NodeClaim(func(nc *v1.NodeClaim) {
+		nc.Name = "gpu-abcde"
+		nc.Labels = map[string]string{v1.NodePoolLabelKey: "gpu", v1.CapacityTypeLabelKey: v1.CapacityTypeOnDemand}
+		nc.Annotations = map[string]string{plan.FlavorAnnotationKey: "a10g (2 of 2)"}
+		nc.Status.NodeName, nc.Status.ProviderID = "node-1", "sim://node-1"
+		nc.Status.Conditions = []metav1.Condition{{Type: v1.ConditionTypeInitialized, Status: metav1.ConditionTrue}}
+	})
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1", Labels: map[string]string{v1.NodePoolLabelKey: "gpu", v1.LabelInstanceGPUName: "a10g"}},
+		Spec:   corev1.NodeSpec{ProviderID: "sim://node-1"},
+		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
+	term := func(gpu string) corev1.NodeSelectorTerm {
+		return corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: v1.LabelInstanceGPUName, Operator: corev1.NodeSelectorOpIn, Values: []string{gpu}}}}
+	}
+	pod := test.Pod("default", func(p *corev1.Pod) {
+		p.Name, p.Spec.NodeName = "llm", "node-1"
+		p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+			NodeSelectorTerms: []corev1.NodeSelectorTerm{term("a100"), term("a10g")}}}}
+	})
+	from := "pod default/llm runs on term 2 of 2 of its required node affinity (flavor a10g (2 of 2))"
+	for _, tc := range []struct {
+		name        string
+		annotations map[string]string
+		gpu         string
+		want        string
+	}{
+		{"opt-in: off by default", nil, "a10g", from + "; stays: returns to earlier terms only where its NodePool's capstan.dev/return-to-preferred is Enabled (they may cost more)"},
+		// The method's verdict: this input has no snapshot to place the pod in.
+		{"enabled", map[string]string{v1.ReturnToPreferredAnnotationKey: v1.ReturnToPreferredEnabled}, "a10g",
+			from + "; returns when it can: not all pods would schedule, pod default/llm: no NodePool exists"},
+		{"on its first term", map[string]string{v1.ReturnToPreferredAnnotationKey: v1.ReturnToPreferredEnabled}, "a100", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pool := np.DeepCopy()
+			pool.Annotations = tc.annotations
+			n := node.DeepCopy()
+			n.Labels[v1.LabelInstanceGPUName] = tc.gpu
+			in := &disruption.Input{NodePools: []*v1.NodePool{pool}, NodeClaims: []*v1.NodeClaim{nc}, Nodes: []*corev1.Node{n}, Pods: []*corev1.Pod{pod}}
+			got := explain.ForNode(explain.NodeInput{NodeClaim: nc, Disruption: in, Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)})
+			if got.Return != tc.want {
+				t.Errorf("return %q, want %q", got.Return, tc.want)
+			}
+		})
+	}
+}

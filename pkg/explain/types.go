@@ -97,10 +97,11 @@ type Node struct {
 	Preferred string `json:"preferred,omitempty"`
 	Fallback  string `json:"fallback,omitempty"`
 	Flavor    string `json:"flavor,omitempty"`
-	// Return says, for a node that fell back from spot to on-demand,
-	// whether and when it returns to spot (its NodePool's
-	// capstan.dev/return-to-preferred policy and the ReturnToPreferred
-	// method's verdict).
+	// Return says, for a node that fell back from spot to on-demand, or
+	// whose pods run on a later one of their ordered terms (llmaz
+	// flavors), whether and when it returns (its NodePool's
+	// capstan.dev/return-to-preferred policy and the ReturnToPreferred or
+	// ReturnToPreferredTerm method's verdict).
 	Return string `json:"return,omitempty"`
 	// Disruption says, in a sentence, why the node is or is not being
 	// disrupted: the disruption controller's own candidates, budgets and

@@ -187,6 +187,7 @@ func runController(ctx context.Context, opts Options) error {
 	disrupt := disruptionctrl.New(mgr.GetClient(), mgr.GetAPIReader(), cluster, mgr.GetEventRecorder("capstan"), clk, disruptionMetrics, disruptionctrl.Options{
 		PollInterval: opts.Disruption.PollInterval, ValidationDelay: opts.Disruption.ValidationDelay,
 		ReplacementTimeout: opts.Disruption.ReplacementTimeout, Gates: opts.Disruption.Gates(), Unavailable: unavailable,
+		Models: provisioner.APIModelLookup(mgr.GetClient()),
 	})
 	slack, err := termination.NewSlackMetric(ctrlmetrics.Registry)
 	if err != nil {

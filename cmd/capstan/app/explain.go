@@ -21,8 +21,10 @@ import (
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/clusterstate"
 	"github.com/capstan-dev/capstan/pkg/controllers/explainserver"
+	"github.com/capstan-dev/capstan/pkg/controllers/provisioner"
 	"github.com/capstan-dev/capstan/pkg/disruption"
 	"github.com/capstan-dev/capstan/pkg/explain"
+	"github.com/capstan-dev/capstan/pkg/provisioning/plan"
 	"github.com/capstan-dev/capstan/pkg/state"
 )
 
@@ -220,6 +222,7 @@ func computeOffline(ctx context.Context, opts ExplainOptions, path string, into 
 		}
 		snapshot := state.Build(objs, nil, opts.SchedulerNames)
 		dis := disruption.NewInput(objs, snapshot)
+		dis.Pods = plan.PinFlavors(ctx, dis.Pods, provisioner.APIModelLookup(c))
 		*out, err = explain.ForNodePool(explain.NodePoolInput{NodePool: np, Nodes: snapshot.Input.Nodes, NodeClaims: objs.NodeClaims, Disruption: &dis, Now: time.Now()})
 		return err
 	case *explain.Node:
@@ -232,6 +235,7 @@ func computeOffline(ctx context.Context, opts ExplainOptions, path string, into 
 			return err
 		}
 		dis := disruption.NewInput(objs, state.Build(objs, nil, opts.SchedulerNames))
+		dis.Pods = plan.PinFlavors(ctx, dis.Pods, provisioner.APIModelLookup(c))
 		*out = explain.ForNode(explain.NodeInput{NodeClaim: nc, Disruption: &dis, Offline: true, Now: time.Now()})
 	}
 	return nil

@@ -28,6 +28,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/clusterstate"
 	"github.com/capstan-dev/capstan/pkg/disruption"
+	"github.com/capstan-dev/capstan/pkg/provisioning/plan"
 )
 
 // Options tune the controller.
@@ -45,6 +46,9 @@ type Options struct {
 	// long an offering has been available decides when a fallback node
 	// returns to it.
 	Unavailable *cloudprovider.UnavailableOfferings
+	// Models finds llmaz OpenModels, so running model-serving pods keep
+	// to their flavors (plan.PinFlavors); nil when there are none.
+	Models plan.ModelLookup
 }
 
 // replacingPoll is how often a command waiting on its replacements looks
@@ -88,6 +92,7 @@ func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		return reconcile.Result{}, fmt.Errorf("snapshotting the cluster, %w", err)
 	}
 	in := disruption.NewInput(objs, snapshot)
+	in.Pods = plan.PinFlavors(ctx, in.Pods, c.opts.Models)
 	if c.opts.Unavailable != nil {
 		in.Unavailable = c.opts.Unavailable.History()
 	}

@@ -154,6 +154,7 @@ func (s *Server) nodePool(r *http.Request) (any, error) {
 	}
 	its, _ := s.cluster.KnownInstanceTypes(np.Name)
 	dis := disruption.NewInput(objs, snapshot)
+	dis.Pods = plan.PinFlavors(ctx, dis.Pods, s.opts.Plan.Models)
 	return explain.ForNodePool(explain.NodePoolInput{NodePool: np, Nodes: snapshot.Input.Nodes, NodeClaims: claims.Items, InstanceTypes: its,
 		Disruption: &dis, Now: s.clock.Now()})
 }
@@ -171,6 +172,7 @@ func (s *Server) node(r *http.Request) (any, error) {
 		return nil, err
 	}
 	dis := disruption.NewInput(objs, snapshot)
+	dis.Pods = plan.PinFlavors(ctx, dis.Pods, s.opts.Plan.Models)
 	if s.opts.Plan.Unavailable != nil {
 		dis.Unavailable = s.opts.Plan.Unavailable.History()
 	}

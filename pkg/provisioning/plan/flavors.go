@@ -46,16 +46,52 @@ func applyFlavors(ctx context.Context, pods []*corev1.Pod, lookup ModelLookup) (
 			continue
 		}
 		if len(terms) > 0 {
-			if pod.Spec.Affinity == nil {
-				pod.Spec.Affinity = &corev1.Affinity{}
-			}
-			if pod.Spec.Affinity.NodeAffinity == nil {
-				pod.Spec.Affinity.NodeAffinity = &corev1.NodeAffinity{}
-			}
-			pod.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{NodeSelectorTerms: terms}
+			setTerms(pod, terms)
 			names[pod] = flavorNames
 		}
 		kept = append(kept, pod)
 	}
 	return kept, names, failures
+}
+
+// setTerms makes terms pod's required node affinity.
+func setTerms(pod *corev1.Pod, terms []corev1.NodeSelectorTerm) {
+	if pod.Spec.Affinity == nil {
+		pod.Spec.Affinity = &corev1.Affinity{}
+	}
+	if pod.Spec.Affinity.NodeAffinity == nil {
+		pod.Spec.Affinity.NodeAffinity = &corev1.NodeAffinity{}
+	}
+	pod.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{NodeSelectorTerms: terms}
+}
+
+// PinFlavors is pods with each running llmaz model-serving pod replaced
+// by a copy whose required node affinity is its flavors' ordered terms,
+// as the provisioner solved it: so disruption moves it only within its
+// flavors, and knows when it runs on a later one. A pod whose flavors do
+// not resolve (now) is kept as it is: the provisioner reports those.
+func PinFlavors(ctx context.Context, pods []*corev1.Pod, lookup ModelLookup) []*corev1.Pod {
+	if lookup == nil {
+		return pods
+	}
+	out := make([]*corev1.Pod, len(pods))
+	for i, pod := range pods {
+		out[i] = pod
+		name, ok := flavors.ModelName(pod)
+		if !ok {
+			continue
+		}
+		model, installed, err := lookup(ctx, name)
+		if !installed || err != nil {
+			continue
+		}
+		terms, _, err := flavors.ResolveWithNames(pod, model)
+		if err != nil || len(terms) == 0 {
+			continue
+		}
+		cp := pod.DeepCopy()
+		setTerms(cp, terms)
+		out[i] = cp
+	}
+	return out
 }

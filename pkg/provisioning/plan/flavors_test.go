@@ -64,3 +64,40 @@ func TestApplyFlavors(t *testing.T) {
 		t.Errorf("no CRD: kept %v failures %v", kept, failures)
 	}
 }
+
+// Running model-serving pods get their flavors' terms on copies; the
+// objects passed in, and pods whose flavors do not resolve, stay as they
+// are.
+func TestPinFlavors(t *testing.T) {
+	model := &flavors.OpenModel{Name: "llama", Flavors: []flavors.Flavor{
+		{Name: "a10g", NodeSelector: map[string]string{v1.LabelInstanceGPUName: "a10g"}},
+		{Name: "t4", NodeSelector: map[string]string{v1.LabelInstanceGPUName: "t4"}},
+	}}
+	lookup := func(_ context.Context, name string) (*flavors.OpenModel, bool, error) {
+		if name != "llama" {
+			return nil, true, errors.New("not found")
+		}
+		return model, true, nil
+	}
+	serving := func(name, model string) *corev1.Pod {
+		return test.Pod("default", func(p *corev1.Pod) {
+			p.Name, p.Spec.NodeName = name, "node-1"
+			p.Labels = map[string]string{flavors.ModelNameLabelKey: model}
+		})
+	}
+	plain, llama, gpt := test.Pod("default"), serving("llama", "llama"), serving("gpt", "gpt")
+	got := PinFlavors(context.Background(), []*corev1.Pod{plain, llama, gpt}, lookup)
+	if len(got) != 3 || got[0] != plain || got[2] != gpt {
+		t.Fatalf("pinned %v: the plain pod and the unresolved one must be kept as they are", got)
+	}
+	if got[1] == llama || llama.Spec.Affinity != nil {
+		t.Fatalf("the serving pod was changed in place")
+	}
+	terms := got[1].Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+	if len(terms) != 2 || terms[0].MatchExpressions[0].Values[0] != "a10g" || terms[1].MatchExpressions[0].Values[0] != "t4" {
+		t.Errorf("terms %v, want a10g then t4", terms)
+	}
+	if out := PinFlavors(context.Background(), []*corev1.Pod{llama}, nil); out[0] != llama {
+		t.Errorf("without a lookup the pods are not touched")
+	}
+}
