@@ -297,6 +297,13 @@ func (s *scenario) summary(extra string) {
 		s.t.Name(), created, deleted, len(s.pods)-still, len(s.pods), len(s.guard.Violations()), extra)
 }
 
+// history logs the scenario's NodeClaims' changes as the guard saw them.
+func (s *scenario) history() {
+	for _, e := range s.guard.History() {
+		s.t.Logf("%s nodeclaim %s %s", e.At.Format("15:04:05.000"), e.Name, e.Kind)
+	}
+}
+
 // crashes serializes the scenarios' crashes of the controller (each kills
 // the incumbent and waits for a successor to lead), and keeps them out of
 // the storms' critical windows (which hold it for reading).
