@@ -24,6 +24,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
 	"github.com/capstan-dev/capstan/pkg/test"
@@ -295,6 +296,42 @@ func (s *scenario) summary(extra string) {
 	}
 	s.t.Logf("SUMMARY %s: nodeclaims created %d, deleted %d; pods moved %d of %d; violations %d%s",
 		s.t.Name(), created, deleted, len(s.pods)-still, len(s.pods), len(s.guard.Violations()), extra)
+}
+
+// storm is one of the profile's scripted events.
+type storm struct {
+	at time.Time
+	// index is its place among the profile's events, which the cloud
+	// applies in order and counts in its state file.
+	index int
+}
+
+// storms are the profile's events of typ on instanceType, with when they
+// come (their offsets from the cloud's first start, which the state file
+// keeps).
+func storms(g gomega.Gomega, typ simv1alpha1.CloudEventType, instanceType string) []storm {
+	profile, err := sim.LoadProfile("testdata/cloud-profile.yaml")
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	start := cloudState(g).Start
+	var out []storm
+	for i, e := range profile.Spec.Events {
+		if e.Type == typ && e.InstanceType == instanceType {
+			out = append(out, storm{at: start.Add(e.At.Duration), index: i})
+		}
+	}
+	g.Expect(out).NotTo(gomega.BeEmpty(), "no %s event on %s in the profile", typ, instanceType)
+	return out
+}
+
+// applied reports whether the cloud has applied e (it does when it is
+// next called after e's time).
+func (e storm) applied(g gomega.Gomega) bool { return cloudState(g).Events > e.index }
+
+// cloudState is the simulated cloud's state file.
+func cloudState(g gomega.Gomega) *sim.State {
+	state, err := sim.LoadState(statePath())
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	return state
 }
 
 // history logs the scenario's NodeClaims' changes as the guard saw them.
