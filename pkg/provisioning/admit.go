@@ -19,18 +19,54 @@ type pin struct {
 // countExisting records the pods already running (or nominated) on nodes
 // into the counters, and their anti-affinity terms as inverse owners.
 func (s *solver) countExisting(namespaces map[string]map[string]string) {
+	// What a shape's pods count in is the same on every node: work it
+	// out once per shape.
+	shapes := map[int]*shapeCounters{}
 	for _, n := range s.nodes {
-		for _, pod := range n.node.Pods {
-			for _, inv := range s.topo.addInverse(pod, namespaces) {
-				if d, ok := n.domain(inv.key); ok {
-					inv.record(d)
-				}
+		if n.node.Groups == nil {
+			for _, pod := range n.node.Pods {
+				n.count(s.topo.shapeCounters(pod, namespaces), 1)
 			}
-			for _, c := range s.topo.counters {
-				if d, ok := n.domain(c.key); ok && c.matches(pod) {
-					c.record(d)
-				}
+			continue
+		}
+		for _, g := range n.node.Groups {
+			sc, ok := shapes[g.Shape]
+			if !ok {
+				sc = s.topo.shapeCounters(g.Pod, namespaces)
+				shapes[g.Shape] = sc
 			}
+			n.count(sc, g.Count)
+		}
+	}
+}
+
+// shapeCounters are the counters a pod of some shape counts in: the
+// inverse anti-affinity counters of its own terms and the counters whose
+// selectors match it.
+type shapeCounters struct {
+	inverse, matched []*counter
+}
+
+func (t *topology) shapeCounters(pod *corev1.Pod, namespaces map[string]map[string]string) *shapeCounters {
+	sc := &shapeCounters{inverse: t.addInverse(pod, namespaces)}
+	for _, c := range t.counters {
+		if c.matches(pod) {
+			sc.matched = append(sc.matched, c)
+		}
+	}
+	return sc
+}
+
+// count records n pods counting in sc in the node's domains.
+func (n *nodeData) count(sc *shapeCounters, pods int32) {
+	for _, c := range sc.inverse {
+		if d, ok := n.domain(c.key); ok {
+			c.recordN(d, pods)
+		}
+	}
+	for _, c := range sc.matched {
+		if d, ok := n.domain(c.key); ok {
+			c.recordN(d, pods)
 		}
 	}
 }

@@ -30,9 +30,11 @@ func (c *counter) matches(pod *corev1.Pod) bool {
 	return c.selector.Matches(labels.Set(pod.Labels))
 }
 
-func (c *counter) record(domain string) {
-	c.counts[domain]++
-	c.total++
+func (c *counter) record(domain string) { c.recordN(domain, 1) }
+
+func (c *counter) recordN(domain string, pods int32) {
+	c.counts[domain] += pods
+	c.total += pods
 }
 
 type constraintKind int

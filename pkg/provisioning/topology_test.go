@@ -346,3 +346,51 @@ func TestOrderedTermsBeatExistingCapacity(t *testing.T) {
 		t.Errorf("want a new t4g node, got nominations %v claims %d", r.Nominations, len(r.NewNodeClaims))
 	}
 }
+
+// Counting existing pods by shape (Node.Groups, as state.Build sets
+// them) decides exactly what counting them one by one does.
+func TestGroupedCountingMatchesPerPod(t *testing.T) {
+	web, db := map[string]string{"app": "web"}, map[string]string{"app": "db"}
+	nodes := func() []*provisioning.Node {
+		var out []*provisioning.Node
+		for i, zone := range []string{"zone-a", "zone-a", "zone-b", "zone-c"} {
+			var running []*corev1.Pod
+			for j := range i + 1 {
+				running = append(running,
+					pod(fmt.Sprintf("w%d-%d", i, j), "100m", "100Mi", labelled(web), spread(v1.LabelZone, 1, web)),
+					pod(fmt.Sprintf("d%d-%d", i, j), "100m", "100Mi", labelled(db), antiAffinity(corev1.LabelHostname, db)))
+			}
+			out = append(out, existingNode(fmt.Sprintf("n%d", i), zone, running...))
+		}
+		return out
+	}
+	input := func(ns []*provisioning.Node) provisioning.Input {
+		pending := append(pods(5, "1", "1Gi", labelled(web), spread(v1.LabelZone, 1, web)), pods(3, "500m", "1Gi", labelled(db), antiAffinity(corev1.LabelHostname, db))...)
+		for i, p := range pending {
+			p.Name = fmt.Sprintf("p%d", i)
+		}
+		return provisioning.Input{Pods: pending, Nodes: ns, NodePools: []*v1.NodePool{zonePool()}, InstanceTypes: map[string][]*cloudprovider.InstanceType{"default": threeZones()}}
+	}
+	perPod := solveChecked(t, input(nodes()))
+	grouped := nodes()
+	shapes := provisioning.NewPodShapes()
+	for _, n := range grouped {
+		n.Groups = shapes.Group(n.Pods)
+	}
+	byShape := solveChecked(t, input(grouped))
+	view := func(r provisioning.Result) (map[string]int, []string, int) {
+		var nominated []string
+		for _, n := range r.Nominations {
+			nominated = append(nominated, n.Pod.Name+"@"+n.NodeName)
+		}
+		return zonesOf(r), nominated, len(r.Unplaced)
+	}
+	wantZones, wantNominated, wantUnplaced := view(perPod)
+	gotZones, gotNominated, gotUnplaced := view(byShape)
+	if !cmp.Equal(wantZones, gotZones) || !cmp.Equal(wantNominated, gotNominated) || wantUnplaced != gotUnplaced {
+		t.Errorf("grouped: zones %v, nominated %v, %d unplaced; per pod: %v, %v, %d", gotZones, gotNominated, gotUnplaced, wantZones, wantNominated, wantUnplaced)
+	}
+	if len(wantNominated) == 0 && len(wantZones) == 0 {
+		t.Fatal("nothing placed: the case tests nothing")
+	}
+}

@@ -89,6 +89,12 @@ type Node struct {
 	// cluster once per candidate, and summing every bound pod's requests
 	// each time was most of its cost. Nil: the solver sums Pods.
 	Requested *scheduling.Resources
+	// Groups, when set, are Pods grouped by what topology counting reads
+	// of them (GroupPods), as state.Build computes them once per
+	// snapshot: counting every bound pod against every selector in each
+	// of disruption's solves was most of their cost. Nil: the solver
+	// counts Pods one by one.
+	Groups []PodGroup
 	// NodeClaim names the NodeClaim an existing node registered for, if
 	// any (an in-flight NodeClaim's Name is its own).
 	NodeClaim string

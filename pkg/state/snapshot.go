@@ -76,6 +76,7 @@ func Build(objs Objects, instanceTypes map[string][]*cloudprovider.InstanceType,
 		}
 	}
 	registered := map[string]bool{}
+	shapes := provisioning.NewPodShapes()
 	for i := range objs.Nodes {
 		n := &objs.Nodes[i]
 		nc := claimsByProviderID[n.Spec.ProviderID]
@@ -83,6 +84,7 @@ func Build(objs Objects, instanceTypes map[string][]*cloudprovider.InstanceType,
 			registered[nc.Name] = true
 		}
 		node := existingNode(n, nc, podsByNode[n.Name])
+		node.Groups = shapes.Group(node.Pods)
 		in.Nodes = append(in.Nodes, node)
 		if node.Deleting {
 			in.Pods = append(in.Pods, reschedulable(node.Pods)...)
