@@ -90,17 +90,26 @@ func (ReturnToPreferred) Reason() v1.DisruptionReason { return v1.DisruptionReas
 
 // Compute implements Method.
 func (m ReturnToPreferred) Compute(env Env) Outcome {
+	return returns(env, m, func(c Candidate) bool { return FellBack(c.NodeClaim, c.NodePool) },
+		func(p ReturnPolicy) bool { return p.Enabled }, returnReplacement)
+}
+
+// returns runs return method m over the candidates that fellBack, where
+// their NodePool's policy has the method on: the first that has a
+// replacement is the command; the others waiting get verdicts.
+func returns(env Env, m Method, fellBack func(Candidate) bool, on func(ReturnPolicy) bool,
+	replacement func(Env, Candidate, ReturnPolicy, poolBackoff) (*provisioning.NodeClaim, string, time.Time)) Outcome {
 	out := Outcome{Command: Command{Method: m.Name(), Reason: m.Reason()}}
-	backoff := poolBackoffs(env.Candidates, func(c Candidate) bool { return FellBack(c.NodeClaim, c.NodePool) })
+	backoff := poolBackoffs(env.Candidates, fellBack)
 	for _, c := range env.Candidates {
-		if !FellBack(c.NodeClaim, c.NodePool) {
+		if !fellBack(c) {
 			continue
 		}
 		policy, err := ReturnPolicyOf(c.NodePool)
-		if err != nil || !policy.Enabled || !out.admit(c, m, EventDisruptionBlocked, env) {
+		if err != nil || !on(policy) || !out.admit(c, m, EventDisruptionBlocked, env) {
 			continue
 		}
-		r, why, wake := returnReplacement(env, c, policy, backoff[c.NodePool.Name])
+		r, why, wake := replacement(env, c, policy, backoff[c.NodePool.Name])
 		if why != "" {
 			out.Verdicts = append(out.Verdicts, verdict(c, m, EventDisruptionBlocked, why))
 			out.wake(wake, env.Now)

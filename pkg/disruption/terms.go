@@ -31,27 +31,8 @@ func (ReturnToPreferredTerm) Reason() v1.DisruptionReason { return v1.Disruption
 
 // Compute implements Method.
 func (m ReturnToPreferredTerm) Compute(env Env) Outcome {
-	out := Outcome{Command: Command{Method: m.Name(), Reason: m.Reason()}}
-	backoff := poolBackoffs(env.Candidates, func(c Candidate) bool { return len(LaterTerms(c.Node, c.Pods)) > 0 })
-	for _, c := range env.Candidates {
-		later := LaterTerms(c.Node, c.Pods)
-		if len(later) == 0 {
-			continue
-		}
-		policy, err := ReturnPolicyOf(c.NodePool)
-		if err != nil || !policy.Terms || !out.admit(c, m, EventDisruptionBlocked, env) {
-			continue
-		}
-		r, why, wake := termReplacement(env, c, later, policy, backoff[c.NodePool.Name])
-		if why != "" {
-			out.Verdicts = append(out.Verdicts, verdict(c, m, EventDisruptionBlocked, why))
-			out.wake(wake, env.Now)
-			continue
-		}
-		out.Command.Candidates, out.Command.Replacements = []Candidate{c}, []*provisioning.NodeClaim{r}
-		return out
-	}
-	return out
+	return returns(env, m, func(c Candidate) bool { return len(LaterTerms(c.Node, c.Pods)) > 0 },
+		func(p ReturnPolicy) bool { return p.Terms }, termReplacement)
 }
 
 // TermFallback is a pod on a later one of its ordered terms.
@@ -101,9 +82,10 @@ func orderedTerms(p *corev1.Pod) []scheduling.Requirements {
 	return out
 }
 
-// termReplacement is c's replacement on an earlier term for each pod in
-// later, or why there is none yet and when that may change by time alone.
-func termReplacement(env Env, c Candidate, later []TermFallback, policy ReturnPolicy, pool poolBackoff) (*provisioning.NodeClaim, string, time.Time) {
+// termReplacement is c's replacement on an earlier term for each of its
+// pods on a later one, or why there is none yet and when that may change
+// by time alone.
+func termReplacement(env Env, c Candidate, policy ReturnPolicy, pool poolBackoff) (*provisioning.NodeClaim, string, time.Time) {
 	if why, at := backingOff(c, pool, "an earlier term", env.Now); why != "" {
 		return nil, why, at
 	}
@@ -116,7 +98,7 @@ func termReplacement(env Env, c Candidate, later []TermFallback, policy ReturnPo
 		return nil, fmt.Sprintf("its pods need %d new nodes, not one", len(sim.Replacements)), time.Time{}
 	}
 	r := sim.Replacements[0]
-	for _, f := range later {
+	for _, f := range LaterTerms(c.Node, c.Pods) {
 		if !holds(r, f.Pod) {
 			return nil, fmt.Sprintf("pod %s/%s would not move to the new node", f.Pod.Namespace, f.Pod.Name), time.Time{}
 		}
