@@ -77,16 +77,18 @@ func TestICEStormFallsBackToOnDemand(t *testing.T) {
 		}
 	}
 	s.g.Expect(launched).To(gomega.Equal(burst), "nodeclaims launched for %d new pods", burst)
+	// The scale-up's first launch at least (and any consolidation that
+	// tried spot since) failed for insufficient capacity.
 	failed := 0
 	for _, e := range launchFailures(s.g, s.np.Name) {
 		if s.guard.Last(e.InvolvedObject.Name) != nil {
 			failed++
 		}
 	}
-	s.g.Expect(failed).To(gomega.BeNumerically(">", 0), "no launch of the scale-up met the storm")
+	s.g.Expect(failed).To(gomega.BeNumerically(">", 0), "no launch met the storm")
 	s.leakFree()
 	s.history()
-	s.summary(fmt.Sprintf("; steady nodes launched %s; scale-up launches failed for insufficient capacity %d; nodeclaims launched %d", before, failed, launched))
+	s.summary(fmt.Sprintf("; steady nodes launched %s; launches failed for insufficient capacity %d; nodeclaims launched %d", before, failed, launched))
 }
 
 // scale sets the replicas of the scenario's Deployment name.
