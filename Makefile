@@ -26,6 +26,7 @@ generate: tools ## Regenerate CRDs, deepcopy and RBAC.
 	go run ./hack/crdpatch config/crd
 	$(CONTROLLER_GEN) rbac:roleName=capstan paths=./cmd/... output:rbac:artifacts:config=config/rbac
 	$(CONTROLLER_GEN) rbac:roleName=capstan-sim-kubelet paths=./pkg/cloudprovider/sim/... output:rbac:stdout > config/rbac/sim-kubelet.yaml
+	go run ./hack/chartgen
 	go mod tidy
 
 verify: tools ## Regenerate, vet and lint; fail if anything generated was stale.
