@@ -11,13 +11,15 @@ type nodeData struct {
 	node      *Node
 	free      scheduling.Resources
 	hostPorts []scheduling.HostPort
+	// capacity counts against its NodePool's limits.
+	capacity scheduling.Resources
 }
 
 // newNodeData prepares a node. An in-flight NodeClaim runs no pods yet,
 // but the daemonsets that will run on it already hold their host ports:
 // its allocatable (what it was sized for) counts their requests.
 func newNodeData(n *Node, daemons []*podData) *nodeData {
-	d := &nodeData{node: n, free: scheduling.NewResources(n.Allocatable)}
+	d := &nodeData{node: n, free: scheduling.NewResources(n.Allocatable), capacity: scheduling.NewResources(n.Capacity)}
 	if n.Requested != nil {
 		d.free = d.free.Sub(*n.Requested)
 	}

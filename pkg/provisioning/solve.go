@@ -86,7 +86,7 @@ func newSolver(in Input) *solver {
 	}
 	byName := map[string]*poolData{}
 	for _, np := range in.NodePools {
-		p := newPoolData(np, in.InstanceTypes[np.Name], daemons)
+		p := in.Prepared.pool(np, func() *poolData { return newPoolData(np, in.InstanceTypes[np.Name], daemons) })
 		s.pools = append(s.pools, p)
 		byName[np.Name] = p
 		for _, it := range in.InstanceTypes[np.Name] {
@@ -102,16 +102,18 @@ func newSolver(in Input) *solver {
 	for _, p := range s.pools {
 		s.preferNoSchedule = s.preferNoSchedule || scheduling.HasPreferNoSchedule(p.taints)
 	}
-	for _, n := range in.Nodes {
+	nodes := make([]*nodeData, len(in.Nodes))
+	for i, n := range in.Nodes {
+		nodes[i] = in.Prepared.node(n, func() *nodeData { return newNodeData(n, daemons) })
 		if p, ok := byName[n.NodePool]; ok {
-			p.consume(scheduling.NewResources(n.Capacity), 1)
+			p.consume(nodes[i].capacity, 1)
 		}
 	}
 	// Existing nodes first, then in-flight NodeClaims.
 	for _, inFlight := range []bool{false, true} {
-		for _, n := range in.Nodes {
-			if n.InFlight == inFlight {
-				s.nodes = append(s.nodes, newNodeData(n, daemons))
+		for _, n := range nodes {
+			if n.node.InFlight == inFlight {
+				s.nodes = append(s.nodes, n)
 			}
 		}
 	}

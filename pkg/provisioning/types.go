@@ -40,7 +40,8 @@ type Options struct {
 	KeepPreferences bool
 }
 
-// Input is everything a solve reads. Nothing in it is modified.
+// Input is everything a solve reads. Nothing in it is modified, but for
+// Prepared's memo.
 type Input struct {
 	// Pods to place.
 	Pods []*corev1.Pod
@@ -67,6 +68,9 @@ type Input struct {
 	// takes reports it rather than "no NodePool exists".
 	UnusableNodePools map[string]string
 	Options           Options
+	// Prepared, when set, is shared by the solves of one snapshot (see
+	// Prepared); nil prepares everything in each solve.
+	Prepared *Prepared
 }
 
 // Node is an existing node, or an in-flight NodeClaim not yet registered,
