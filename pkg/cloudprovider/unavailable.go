@@ -155,14 +155,23 @@ func (u *UnavailableOfferings) History() UnavailableHistory {
 type UnavailableHistory struct {
 	Offerings     map[OfferingKey]time.Time
 	CapacityTypes map[string]time.Time
+	// Since, when set, is when the history starts: nothing is known of
+	// before it. A controller's cache remembers only its own leadership:
+	// the marks of the leader before it are lost with its process.
+	Since time.Time
 }
 
 // Until is when key was last unavailable until, its own mark's or its
-// capacity type's, whichever ends later; zero if it never was.
+// capacity type's, whichever ends later, and never before Since: an
+// offering is known to be available at the earliest since the history
+// began (after a controller restart it may have been short a moment
+// ago). Zero if it never was and the history has no start.
 func (h UnavailableHistory) Until(key OfferingKey) time.Time {
-	out := h.Offerings[key]
-	if ct := h.CapacityTypes[key.CapacityType]; ct.After(out) {
-		out = ct
+	out := h.Since
+	for _, t := range []time.Time{h.Offerings[key], h.CapacityTypes[key.CapacityType]} {
+		if t.After(out) {
+			out = t
+		}
 	}
 	return out
 }

@@ -360,6 +360,14 @@ func TestUnavailableHistory(t *testing.T) {
 	if got := h.Until(cloudprovider.OfferingKey{CapacityType: "on-demand", InstanceType: "m5.large", Zone: "a"}); !got.IsZero() {
 		t.Errorf("on-demand until %s, want never", got)
 	}
+	// A history that starts later knows nothing of before.
+	h.Since = start.Add(20 * time.Minute)
+	if got := h.Until(cloudprovider.OfferingKey{CapacityType: "on-demand", InstanceType: "m5.large", Zone: "a"}); !got.Equal(h.Since) {
+		t.Errorf("on-demand until %s, want the history's start %s", got, h.Since)
+	}
+	if got := h.Until(spotA); !got.Equal(h.Since) {
+		t.Errorf("spot a until %s, want the history's start %s, after its mark", got, h.Since)
+	}
 }
 
 // History's finer points: an offering's own later mark wins over its

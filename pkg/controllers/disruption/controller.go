@@ -68,6 +68,8 @@ type Controller struct {
 	opts     Options
 	engine   *disruption.Engine
 	trigger  chan event.GenericEvent
+	// leading is when this process first reconciled, as leader.
+	leading time.Time
 }
 
 // New builds the controller.
@@ -95,6 +97,13 @@ func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	in.Pods = plan.PinFlavors(ctx, in.Pods, c.opts.Models)
 	if c.opts.Unavailable != nil {
 		in.Unavailable = c.opts.Unavailable.History()
+		// The first reconcile comes once this process leads: of before
+		// it the cache knows nothing, as the previous leader's marks went
+		// with its process, so returns wait their after from here.
+		if c.leading.IsZero() {
+			c.leading = c.clock.Now()
+		}
+		in.Unavailable.Since = c.leading
 	}
 	replacements, err := c.observe(ctx, c.engine.Replacements())
 	if err != nil {

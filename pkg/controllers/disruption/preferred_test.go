@@ -48,6 +48,8 @@ func TestReturnToPreferredRetrySchedule(t *testing.T) {
 		PollInterval: pollInterval, ValidationDelay: validationDelay, ReplacementTimeout: replacementTimeout, Unavailable: unavailable,
 	})
 
+	// The controller leads from now: it knows spot's marks since.
+	h.reconcile()
 	// Spot came back 3 minutes in; 10 more are needed.
 	h.clk.Step(5 * time.Minute)
 	h.reconcile()
@@ -98,4 +100,45 @@ func TestReturnToPreferredRetrySchedule(t *testing.T) {
 	h.reconcile()
 	_, ok = h.ctrl.engine.Active()
 	g.Expect(ok).To(gomega.BeTrue(), "tries again once the backoff ends")
+}
+
+// A controller that starts leading knows nothing of the offerings marked
+// before (its predecessor's cache went with its process): a fallback
+// node returns only once spot has been available for the NodePool's
+// after since this controller's first reconcile, not at once.
+func TestReturnToPreferredWaitsAfterRestart(t *testing.T) {
+	h := newHarness(t, true)
+	g := h.g
+	np := h.nodePool(func(np *v1.NodePool) {
+		np.Spec.Disruption.ConsolidateAfter = v1.MustParseNillableDuration(v1.Never)
+		np.Spec.Template.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{
+			{Key: v1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{v1.CapacityTypeSpot, v1.CapacityTypeOnDemand}},
+		}
+	})
+	_, node := h.node(np, "4", func(nc *v1.NodeClaim, n *corev1.Node) {
+		for _, labels := range []map[string]string{nc.Labels, n.Labels} {
+			labels[v1.CapacityTypeLabelKey] = v1.CapacityTypeOnDemand
+			labels[v1.LabelZone] = "zone-a"
+		}
+		nc.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{
+			{Key: v1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{v1.CapacityTypeSpot, v1.CapacityTypeOnDemand}},
+		}
+	})
+	h.pod(node, "3")
+	h.clk.Step(time.Hour)
+	leading := h.clk.Now()
+	h.ctrl = New(h.c, h.c, h.ctrl.cluster, h.rec, h.clk, h.metrics, Options{
+		PollInterval: pollInterval, ValidationDelay: validationDelay, ReplacementTimeout: replacementTimeout,
+		Unavailable: cloudprovider.NewUnavailableOfferings(h.clk, 3*time.Minute),
+	})
+	h.reconcile()
+	_, ok := h.ctrl.engine.Active()
+	g.Expect(ok).To(gomega.BeFalse(), "a new leader must not trust spot at once")
+	g.Expect(eventsAbout(h.events(), "spot is available again, but not for 10m0s yet: returning at "+leading.Add(disruption.DefaultReturnAfter).UTC().Format(time.RFC3339))).NotTo(gomega.BeEmpty())
+
+	h.clk.SetTime(leading.Add(disruption.DefaultReturnAfter))
+	h.reconcile()
+	o, ok := h.ctrl.engine.Active()
+	g.Expect(ok).To(gomega.BeTrue(), "returns once spot has been available for 10m under this leader")
+	g.Expect(o.Command.Method).To(gomega.Equal("ReturnToPreferred"))
 }
