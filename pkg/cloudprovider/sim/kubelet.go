@@ -30,11 +30,31 @@ type Kubelet interface {
 type APIKubelet struct {
 	Client client.Client
 	Clock  clock.Clock
+
+	mu sync.Mutex
+	// registering are the nodes whose registration is under way; Stop
+	// takes a node out, and its registration gives up.
+	registering map[string]bool
 }
 
-// Launch creates the Node once the launch latency has passed.
+// Registration retries back off from registerRetry to maxRegisterRetry.
+const (
+	registerRetry    = time.Second
+	maxRegisterRetry = 30 * time.Second
+)
+
+// Launch creates the Node once the launch latency has passed and, as a
+// real kubelet does, keeps trying until it is registered (an API server
+// restarting, say) or the instance stops.
 func (k *APIKubelet) Launch(ctx context.Context, node *corev1.Node, registerAt time.Time) {
+	k.mu.Lock()
+	if k.registering == nil {
+		k.registering = map[string]bool{}
+	}
+	k.registering[node.Name] = true
+	k.mu.Unlock()
 	go func() {
+		defer k.done(node.Name)
 		if d := registerAt.Sub(k.Clock.Now()); d > 0 {
 			select {
 			case <-ctx.Done():
@@ -44,9 +64,18 @@ func (k *APIKubelet) Launch(ctx context.Context, node *corev1.Node, registerAt t
 		}
 		ctx := context.WithoutCancel(ctx)
 		status := node.Status
-		if err := k.Client.Create(ctx, node); err != nil && !errors.IsAlreadyExists(err) {
-			log.FromContext(ctx).Error(err, "registering node", "node", node.Name)
-			return
+		for wait := registerRetry; ; wait = min(2*wait, maxRegisterRetry) {
+			if !k.isRegistering(node.Name) {
+				return
+			}
+			created := node.DeepCopy()
+			err := k.Client.Create(ctx, created)
+			if err == nil || errors.IsAlreadyExists(err) {
+				node = created
+				break
+			}
+			log.FromContext(ctx).Error(err, "registering node, retrying", "node", node.Name, "after", wait)
+			<-k.Clock.After(wait)
 		}
 		// A merge patch, not an update: kwok writes the node's conditions
 		// at the same time.
@@ -58,9 +87,22 @@ func (k *APIKubelet) Launch(ctx context.Context, node *corev1.Node, registerAt t
 	}()
 }
 
+func (k *APIKubelet) isRegistering(name string) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.registering[name]
+}
+
+func (k *APIKubelet) done(name string) {
+	k.mu.Lock()
+	delete(k.registering, name)
+	k.mu.Unlock()
+}
+
 // Stop takes the node away from kwok, so its heartbeat stops and it goes
 // NotReady, as a stopped instance's node does.
 func (k *APIKubelet) Stop(ctx context.Context, nodeName string) {
+	k.done(nodeName)
 	node := &corev1.Node{}
 	if err := k.Client.Get(ctx, client.ObjectKey{Name: nodeName}, node); err != nil {
 		return

@@ -3,14 +3,17 @@ package sim_test
 import (
 	"context"
 	"path"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
@@ -94,5 +97,64 @@ func TestAPIKubeletAgainstAPIServer(t *testing.T) {
 	}).Should(gomega.Succeed())
 	if launched.Labels[v1.LabelZoneID] != "usw2-az4" || launched.Labels[v1.LabelZone] != "us-west-2b" {
 		t.Errorf("registered node labels %v, want zone us-west-2b, zone id usw2-az4", launched.Labels)
+	}
+}
+
+// A registration the API server refuses (restarting, say) is tried again
+// until it succeeds, as a kubelet keeps trying; one whose instance stops
+// meanwhile gives up and never appears.
+func TestAPIKubeletRetriesRegistration(t *testing.T) {
+	env, err := test.StartEnvironment()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	g := test.NewGomega(t)
+	ctx := context.Background()
+	var mu sync.Mutex
+	refused := map[string]int{}
+	base, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	flaky := interceptor.NewClient(base, interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			mu.Lock()
+			defer mu.Unlock()
+			if refused[obj.GetName()] < 2 {
+				refused[obj.GetName()]++
+				return apierrors.NewServiceUnavailable("restarting")
+			}
+			return c.Create(ctx, obj, opts...)
+		},
+	})
+	k := &sim.APIKubelet{Client: flaky, Clock: clock.RealClock{}}
+	node := func(name string) *corev1.Node {
+		n := &corev1.Node{}
+		n.Name = name
+		n.Labels = map[string]string{simv1alpha1.LabelKubelet: simv1alpha1.KubeletKwok}
+		n.Status.Capacity = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}
+		n.Status.Allocatable = n.Status.Capacity
+		return n
+	}
+	k.Launch(ctx, node("sim-retried"), time.Now())
+	k.Launch(ctx, node("sim-stopped"), time.Now())
+	k.Stop(ctx, "sim-stopped")
+	g.Eventually(func(g gomega.Gomega) {
+		got := &corev1.Node{}
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Name: "sim-retried"}, got)).To(gomega.Succeed())
+		g.Expect(got.Status.Capacity.Cpu().String()).To(gomega.Equal("2"))
+	}).WithTimeout(15 * time.Second).Should(gomega.Succeed())
+	g.Consistently(func() bool {
+		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKey{Name: "sim-stopped"}, &corev1.Node{}))
+	}).WithTimeout(4*time.Second).Should(gomega.BeTrue(), "the stopped instance's node registered")
+	mu.Lock()
+	defer mu.Unlock()
+	if refused["sim-retried"] != 2 {
+		t.Errorf("refused %d times, want 2 before the registration", refused["sim-retried"])
 	}
 }
