@@ -131,8 +131,10 @@ profiles:
 		"--leader-elect=false",
 		"--use-service-account-credentials=false",
 		"--controllers=deployment,replicaset,job,cronjob,daemonset,statefulset,garbagecollector,nodelifecycle,namespace,disruption,podgc,ttl-after-finished,serviceaccount",
-		// kwok renews node leases every 10s (a quarter of 40s), so a node
-		// is NotReady 20s after kwok lets it go, never while kwok runs it.
+		// kwok renews node leases every 5s (a quarter of 20s), so a node
+		// is NotReady 20s after kwok lets it go, never while kwok runs it,
+		// nor while the API server is down for up to about 15s (a
+		// restart, test/e2e/faults).
 		"--node-monitor-period=1s", "--node-monitor-grace-period=20s",
 	}, kcmPort})
 	kwokPort, err := freePort()
@@ -149,7 +151,7 @@ profiles:
 		"--kubeconfig=" + c.Kubeconfig,
 		"--manage-all-nodes=false",
 		"--manage-nodes-with-label-selector=" + simv1alpha1.LabelKubelet + "=" + simv1alpha1.KubeletKwok,
-		"--node-lease-duration-seconds=40",
+		"--node-lease-duration-seconds=20",
 		"--server-address=127.0.0.1:" + strconv.Itoa(kwokPort),
 	}
 	for _, s := range stages {

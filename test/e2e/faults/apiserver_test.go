@@ -69,8 +69,8 @@ func TestAPIServerRestartDuringConsolidation(t *testing.T) {
 		return victim != "" && replacement != ""
 	}).WithTimeout(2*time.Minute).WithPolling(100*time.Millisecond).Should(gomega.BeTrue(), "no replacement in flight: %s", describe(s.claims()))
 	t.Logf("restarting kube-apiserver while %s is tainted and %s replaces it", victim, replacement)
-	// The restart takes 5-7 s. One over about 10 s would break the
-	// scenario: kwok renews node leases every 10 s and
+	// The restart takes 5-7 s. One over about 15 s would break the
+	// scenario: kwok renews node leases every 5 s and
 	// kube-controller-manager gives them 20 s, then marks the nodes and
 	// their pods not Ready, and kwok never makes those pods Ready again.
 	stopped := time.Now()
