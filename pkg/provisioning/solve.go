@@ -73,6 +73,7 @@ func Solve(in Input) Result {
 
 func newSolver(in Input) *solver {
 	s := &solver{opts: in.Options, slots: map[string]int{}, wellKnown: scheduling.WellKnownLabels(), topo: newTopology()}
+	s.topo.hosts = len(in.Nodes)
 	if s.opts.MaxInstanceTypes <= 0 {
 		s.opts.MaxInstanceTypes = DefaultMaxInstanceTypes
 	}

@@ -76,6 +76,9 @@ type topology struct {
 	// universe lists, per key, every domain a pod could land in: existing
 	// nodes' labels and what the NodePools' instance types can launch.
 	universe map[string][]string
+	// hosts sizes a hostname counter's counts up front: it gets one per
+	// node, and growing it was a good part of counting existing pods.
+	hosts int
 }
 
 func newTopology() *topology {
@@ -99,6 +102,9 @@ func (t *topology) counterFor(table map[string]*counter, key string, selector la
 		return c
 	}
 	c := &counter{key: key, selector: selector, namespaces: namespaces, counts: map[string]int32{}}
+	if key == corev1.LabelHostname {
+		c.counts = make(map[string]int32, t.hosts)
+	}
 	table[id.String()] = c
 	return c
 }
