@@ -25,11 +25,9 @@ import (
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/catalog"
-	cpmetrics "github.com/capstan-dev/capstan/pkg/cloudprovider/metrics"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
 	"github.com/capstan-dev/capstan/pkg/clusterstate"
 	"github.com/capstan-dev/capstan/pkg/controllers/apiauth"
-	"github.com/capstan-dev/capstan/pkg/controllers/clustermetrics"
 	disruptionctrl "github.com/capstan-dev/capstan/pkg/controllers/disruption"
 	"github.com/capstan-dev/capstan/pkg/controllers/explainserver"
 	"github.com/capstan-dev/capstan/pkg/controllers/garbagecollection"
@@ -161,16 +159,13 @@ func runController(ctx context.Context, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("starting the simulated cloud, %w", err)
 	}
-	cp := cpmetrics.Decorate(cloud, ctrlmetrics.Registry)
-	cluster := &clusterstate.Cluster{Client: mgr.GetClient(), Cloud: cp, SchedulerNames: opts.SchedulerNames}
-	metrics, err := provisioner.NewMetrics(ctrlmetrics.Registry)
+	metrics, err := registerMetrics(ctrlmetrics.Registry, mgr.GetClient(), cloud)
 	if err != nil {
-		return fmt.Errorf("registering metrics, %w", err)
+		return err
 	}
-	if err := ctrlmetrics.Registry.Register(clustermetrics.New(mgr.GetClient(), cp)); err != nil {
-		return fmt.Errorf("registering cluster metrics, %w", err)
-	}
-	prov := provisioner.New(mgr.GetClient(), cluster, mgr.GetEventRecorder("capstan"), clk, metrics, provisioner.Options{
+	cp := metrics.cloud
+	cluster := &clusterstate.Cluster{Client: mgr.GetClient(), Cloud: cp, SchedulerNames: opts.SchedulerNames}
+	prov := provisioner.New(mgr.GetClient(), cluster, mgr.GetEventRecorder("capstan"), clk, metrics.provisioner, provisioner.Options{
 		Window: plan.Window{Idle: opts.BatchIdle, Max: opts.BatchMax}, SchedulerNames: opts.SchedulerNames,
 		Plan: plan.Options{MaxInstanceTypes: opts.MaxInstanceTypes, Models: provisioner.APIModelLookup(mgr.GetClient()), Unavailable: unavailable},
 	})
@@ -180,24 +175,16 @@ func runController(ctx context.Context, opts Options) error {
 		},
 		SchedulerNames: opts.SchedulerNames, Drift: opts.Disruption.Drift(), SpotToSpot: opts.Disruption.Gates().SpotToSpotConsolidation,
 	}, clk).Handler())
-	disruptionMetrics, err := disruptionctrl.NewMetrics(ctrlmetrics.Registry)
-	if err != nil {
-		return fmt.Errorf("registering disruption metrics, %w", err)
-	}
-	disrupt := disruptionctrl.New(mgr.GetClient(), mgr.GetAPIReader(), cluster, mgr.GetEventRecorder("capstan"), clk, disruptionMetrics, disruptionctrl.Options{
+	disrupt := disruptionctrl.New(mgr.GetClient(), mgr.GetAPIReader(), cluster, mgr.GetEventRecorder("capstan"), clk, metrics.disruption, disruptionctrl.Options{
 		PollInterval: opts.Disruption.PollInterval, ValidationDelay: opts.Disruption.ValidationDelay,
 		ReplacementTimeout: opts.Disruption.ReplacementTimeout, Gates: opts.Disruption.Gates(), Unavailable: unavailable,
 		Models: provisioner.APIModelLookup(mgr.GetClient()),
 	})
-	slack, err := termination.NewSlackMetric(ctrlmetrics.Registry)
-	if err != nil {
-		return fmt.Errorf("registering termination metrics, %w", err)
-	}
 	src, ok := cloudprovider.AsInterruptionSource(cp)
 	if !ok {
 		return fmt.Errorf("cloud provider %s reports no interruptions", cp.Name())
 	}
-	interrupt := disruptionctrl.NewInterruption(mgr.GetClient(), src, unavailable, mgr.GetEventRecorder("capstan"), clk, disruptionMetrics,
+	interrupt := disruptionctrl.NewInterruption(mgr.GetClient(), src, unavailable, mgr.GetEventRecorder("capstan"), clk, metrics.disruption,
 		disruptionctrl.InterruptionOptions{PreemptibleMargin: opts.Disruption.PreemptibleMargin})
 	lifecycle := nodeclaim.New(mgr.GetClient(), mgr.GetAPIReader(), cp, unavailable, prov, mgr.GetEventRecorder("capstan"), clk, opts.RegistrationTTL)
 	if hook := opts.testHooks.afterCreate(); hook != nil {
@@ -208,14 +195,14 @@ func runController(ctx context.Context, opts Options) error {
 		nodeclaim.IndexProviderID(ctx, mgr),
 		lifecycle.Register(mgr),
 		nodeclaim.NewPodEvents(mgr.GetClient(), clk).Register(ctx, mgr),
-		termination.New(mgr.GetClient(), cp, mgr.GetEventRecorder("capstan"), clk, slack).Register(ctx, mgr),
+		termination.New(mgr.GetClient(), cp, mgr.GetEventRecorder("capstan"), clk, metrics.slack).Register(ctx, mgr),
 		nodepool.New(mgr.GetClient(), clk, mgr.GetEventRecorder("capstan")).Register(mgr),
 		garbagecollection.New(mgr.GetClient(), cp, mgr.GetEventRecorder("capstan"), clk, garbagecollection.Options{Interval: opts.GCInterval, Grace: opts.GCGrace}).Register(mgr),
 		simnodeclass.New(mgr.GetClient(), cloud, clk, simnodeclass.Options{}).Register(mgr),
 		simnodeclass.NewReregistration(mgr.GetAPIReader(), cloud).Register(mgr),
 		disrupt.Register(mgr),
 		disruptionctrl.NewConditions(mgr.GetClient(), cp, mgr.GetEventRecorder("capstan"), clk, opts.Disruption.Drift()).Register(mgr),
-		disruptionctrl.NewExpiration(mgr.GetClient(), mgr.GetEventRecorder("capstan"), clk, disruptionMetrics).Register(mgr),
+		disruptionctrl.NewExpiration(mgr.GetClient(), mgr.GetEventRecorder("capstan"), clk, metrics.disruption).Register(mgr),
 		interrupt.Register(mgr),
 	); err != nil {
 		return fmt.Errorf("registering controllers, %w", err)
