@@ -5,17 +5,25 @@ SHELL := bash
 BIN := $(CURDIR)/bin
 CONTROLLER_GEN := $(BIN)/controller-gen
 GOLANGCI_LINT := $(BIN)/golangci-lint
+# The release: the chart's appVersion, stamped into the binary so `capstan
+# version` of the image names the tag the chart deploys.
+VERSION := $(shell sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$$/\1/p' charts/capstan/Chart.yaml)
+LDFLAGS := -X github.com/capstan-dev/capstan/pkg/version.version=$(VERSION)
 export KUBEBUILDER_ASSETS := $(BIN)/k8s
 
 TEST_TIMEOUT ?= 10m
 E2E_TIMEOUT ?= 15m
 
-.PHONY: all build generate verify tools test unit e2e bench demo cluster clean
+.PHONY: all build image generate verify tools test unit e2e bench demo cluster clean
 
 all: build
 
 build: ## Build the capstan binary into bin/.
-	go build -o $(BIN)/capstan ./cmd/capstan
+	go build -ldflags "$(LDFLAGS)" -o $(BIN)/capstan ./cmd/capstan
+
+image: ## The container image as an OCI archive, bin/capstan-image.tar (reproducible, no registry reached).
+	CGO_ENABLED=0 GOOS=linux go build -trimpath -buildvcs=false -ldflags "-s -w $(LDFLAGS)" -o $(BIN)/image/capstan ./cmd/capstan
+	go run ./hack/image -binary $(BIN)/image/capstan -o $(BIN)/capstan-image.tar
 
 tools: ## Build the control-plane binaries and dev tools (skips what exists).
 	./hack/tools.sh

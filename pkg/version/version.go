@@ -14,16 +14,25 @@ type Info struct {
 	Platform  string `json:"platform"`
 }
 
-// Get reads the version from the module's build info: the module version
-// for `go install …@vX`, else "devel" with the VCS revision Go stamped.
+// version is the release, stamped at link time by `make build` and `make
+// image` (-ldflags -X …/pkg/version.version=…) from the chart's appVersion,
+// so an image's `capstan version` is the tag the chart deploys by default.
+var version string
+
+// Get reads the version stamped at link time, else the module version
+// from the build info (`go install …@vX`), else "devel"; and the VCS
+// revision Go stamped.
 func Get() Info {
 	info := Info{Version: "devel", GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
 	bi, ok := debug.ReadBuildInfo()
+	switch {
+	case version != "":
+		info.Version = version
+	case ok && bi.Main.Version != "" && bi.Main.Version != "(devel)":
+		info.Version = bi.Main.Version
+	}
 	if !ok {
 		return info
-	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		info.Version = v
 	}
 	for _, s := range bi.Settings {
 		switch s.Key {
