@@ -40,6 +40,7 @@ generate: tools ## Regenerate CRDs, deepcopy and RBAC.
 verify: tools ## Regenerate, vet and lint; fail if anything generated was stale.
 	./hack/verify-generated.sh
 	go run ./hack/catalog -check
+	./hack/verify-chart.sh
 	go vet -tags e2e ./...
 	$(GOLANGCI_LINT) run ./...
 

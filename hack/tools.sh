@@ -12,6 +12,9 @@ ETCD_VERSION=$(awk '$1=="go.etcd.io/etcd/server/v3"{print $2}' "$tools/go.mod")
 KWOK_VERSION=v0.8.0
 CONTROLLER_GEN_VERSION=v0.23.0
 GOLANGCI_LINT_VERSION=v2.15.0
+HELM_VERSION=v3.22.0
+# Prometheus's Go module version of promtool 3.x.
+PROMTOOL_VERSION=v0.316.0
 
 k8s_dir="$bin/k8s-$K8S_VERSION"
 mkdir -p "$k8s_dir"
@@ -23,10 +26,10 @@ build() { # dir, name, package
 		mv "$1/$2.tmp" "$1/$2"
 	fi
 }
-install() { # dir, name, package@version
+install() { # dir, name, package@version[, build tags]
 	if [ ! -x "$1/$2" ]; then
 		echo "installing $3"
-		GOBIN="$1" CGO_ENABLED=0 go install "$3"
+		GOBIN="$1" CGO_ENABLED=0 go install ${4:+-tags "$4"} "$3"
 	fi
 }
 
@@ -47,6 +50,12 @@ fi
 
 install "$bin/controller-gen-$CONTROLLER_GEN_VERSION" controller-gen "sigs.k8s.io/controller-tools/cmd/controller-gen@$CONTROLLER_GEN_VERSION"
 install "$bin/golangci-lint-$GOLANGCI_LINT_VERSION" golangci-lint "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$GOLANGCI_LINT_VERSION"
+# The chart's checks (hack/verify-chart.sh) and install e2e (test/e2e/helm).
+install "$bin/helm-$HELM_VERSION" helm "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+# promtool without Prometheus's service discovery plugins (remove_all_sd):
+# rule checks and tests need none, and the cloud SDKs would more than
+# treble its build (one of them is not on the module proxy either).
+install "$bin/promtool-$PROMTOOL_VERSION" promtool "github.com/prometheus/prometheus/cmd/promtool@$PROMTOOL_VERSION" remove_all_sd
 
 # pkg/report's test renders the HTML report in headless Chromium, Debian's
 # package: the one browser these machines can install.
@@ -63,3 +72,5 @@ ln -sfn "k8s-$K8S_VERSION" "$bin/k8s"
 ln -sfn "kwok-$KWOK_VERSION" "$bin/kwok"
 ln -sfn "controller-gen-$CONTROLLER_GEN_VERSION/controller-gen" "$bin/controller-gen"
 ln -sfn "golangci-lint-$GOLANGCI_LINT_VERSION/golangci-lint" "$bin/golangci-lint"
+ln -sfn "helm-$HELM_VERSION/helm" "$bin/helm"
+ln -sfn "promtool-$PROMTOOL_VERSION/promtool" "$bin/promtool"
