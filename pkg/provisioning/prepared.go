@@ -43,21 +43,31 @@ func (p *Prepared) pool(np *v1.NodePool, build func() *poolData) *poolData {
 	return &cp
 }
 
-// node is n's data for this solve: a copy, as a solve fills its free
-// room and host ports (clipped, so appending never writes into the
-// shared ones).
-func (p *Prepared) node(n *Node, build func() *nodeData) *nodeData {
+// node is n's data and whether it is shared: a solve copies a shared
+// one before it places a pod there (solver.own), as most solves place
+// pods on few of the nodes they read.
+func (p *Prepared) node(n *Node, build func() *nodeData) (*nodeData, bool) {
 	if p == nil {
-		return build()
+		return build(), false
 	}
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	d, ok := p.nodes[n]
 	if !ok {
 		d = build()
 		p.nodes[n] = d
 	}
-	p.mu.Unlock()
-	cp := *d
-	cp.hostPorts = slices.Clip(d.hostPorts)
-	return &cp
+	return d, true
+}
+
+// own is s.nodes[i] for the solve to fill, copied first when shared
+// (its host ports clipped, so appending never writes into the shared
+// ones).
+func (s *solver) own(i int) *nodeData {
+	if s.shared[i] {
+		cp := *s.nodes[i]
+		cp.hostPorts = slices.Clip(cp.hostPorts)
+		s.nodes[i], s.shared[i] = &cp, false
+	}
+	return s.nodes[i]
 }

@@ -17,9 +17,12 @@ import (
 
 // solver holds one solve's state.
 type solver struct {
-	opts      Options
-	pools     []*poolData
-	nodes     []*nodeData
+	opts  Options
+	pools []*poolData
+	nodes []*nodeData
+	// shared marks the nodes that are Prepared's, not yet this solve's
+	// own (see own).
+	shared    []bool
 	claims    []*claim
 	slots     map[string]int
 	wellKnown sets.Set[string]
@@ -104,17 +107,19 @@ func newSolver(in Input) *solver {
 		s.preferNoSchedule = s.preferNoSchedule || scheduling.HasPreferNoSchedule(p.taints)
 	}
 	nodes := make([]*nodeData, len(in.Nodes))
+	shared := make([]bool, len(in.Nodes))
 	for i, n := range in.Nodes {
-		nodes[i] = in.Prepared.node(n, func() *nodeData { return newNodeData(n, daemons) })
+		nodes[i], shared[i] = in.Prepared.node(n, func() *nodeData { return newNodeData(n, daemons) })
 		if p, ok := byName[n.NodePool]; ok {
 			p.consume(nodes[i].capacity, 1)
 		}
 	}
 	// Existing nodes first, then in-flight NodeClaims.
 	for _, inFlight := range []bool{false, true} {
-		for _, n := range nodes {
+		for i, n := range nodes {
 			if n.node.InFlight == inFlight {
 				s.nodes = append(s.nodes, n)
+				s.shared = append(s.shared, shared[i])
 			}
 		}
 	}
@@ -179,11 +184,12 @@ func (s *solver) tolerates(pod *corev1.Pod, taints []corev1.Taint) error {
 }
 
 func (s *solver) placeOnNode(p *podData, v *variant, mins []int32) bool {
-	for _, n := range s.nodes {
+	for i, n := range s.nodes {
 		// Existing and in-flight nodes tolerate PreferNoSchedule at once:
 		// kube-scheduler binds there when nothing else is up, so launching
 		// an untainted node instead would only leave it empty.
 		if n.fits(p, v.reqs) && scheduling.Tolerates(p.pod.Spec.Tolerations, n.node.Taints) == nil && s.topo.admitNode(p, v, mins, n) {
+			n = s.own(i)
 			n.add(p)
 			s.topo.record(p, n.domain)
 			s.result.Nominations = append(s.result.Nominations, Nomination{Pod: p.pod, NodeName: n.node.Name})
