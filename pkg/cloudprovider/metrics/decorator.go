@@ -18,6 +18,11 @@ import (
 const (
 	DurationMetric = "capstan_cloudprovider_duration_seconds"
 	ErrorsMetric   = "capstan_cloudprovider_errors_total"
+	// LaunchesMetric counts instances launched, by the offering they
+	// launched as; InsufficientCapacityMetric the offerings a launch found
+	// without capacity, by offering and reason.
+	LaunchesMetric             = "capstan_cloudprovider_launches_total"
+	InsufficientCapacityMetric = "capstan_cloudprovider_insufficient_capacity_total"
 )
 
 // Values of the errors counter's "error" label.
@@ -51,6 +56,12 @@ func ErrorType(err error) string {
 // InterruptionSource, Interruptions) observes its duration in
 // capstan_cloudprovider_duration_seconds{method, provider} and counts a
 // failure in capstan_cloudprovider_errors_total{method, provider, error}.
+// Create also counts, by offering, what launched
+// (capstan_cloudprovider_launches_total{provider, nodepool,
+// instance_type, zone, capacity_type}) and each offering an
+// insufficient-capacity error names
+// (capstan_cloudprovider_insufficient_capacity_total{provider,
+// instance_type, zone, capacity_type, reason}).
 // Name, RepairPolicies and GetSupportedNodeClasses are passed through
 // unmeasured: they return static configuration. Results and errors pass
 // through unchanged.
@@ -84,6 +95,14 @@ func decorate(cp cloudprovider.CloudProvider, reg prometheus.Registerer, clk clo
 			Name: ErrorsMetric,
 			Help: "Failed cloud provider calls, by method, provider and error type.",
 		}, []string{"method", "provider", "error"})),
+		launches: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: LaunchesMetric,
+			Help: "Instances launched, by provider, NodePool and the offering launched as.",
+		}, []string{"provider", "nodepool", "instance_type", "zone", "capacity_type"})),
+		insufficient: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: InsufficientCapacityMetric,
+			Help: "Offerings a launch found without capacity, by provider, offering and reason.",
+		}, []string{"provider", "instance_type", "zone", "capacity_type", "reason"})),
 	}
 	if src, ok := cp.(cloudprovider.InterruptionSource); ok {
 		return &interruptible{decorator: d, src: src}
@@ -110,11 +129,13 @@ func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
 }
 
 type decorator struct {
-	cp       cloudprovider.CloudProvider
-	provider string
-	clk      clock.PassiveClock
-	duration *prometheus.HistogramVec
-	errors   *prometheus.CounterVec
+	cp           cloudprovider.CloudProvider
+	provider     string
+	clk          clock.PassiveClock
+	duration     *prometheus.HistogramVec
+	errors       *prometheus.CounterVec
+	launches     *prometheus.CounterVec
+	insufficient *prometheus.CounterVec
 }
 
 var (
@@ -138,6 +159,18 @@ func (d *decorator) Create(ctx context.Context, nodeClaim *v1.NodeClaim) (*v1.No
 	start := d.clk.Now()
 	nc, err := d.cp.Create(ctx, nodeClaim)
 	d.observe("Create", start, err)
+	if ice, ok := cloudprovider.AsInsufficientCapacityError(err); ok {
+		for _, o := range ice.Offerings {
+			reason := ice.Reasons[o]
+			if reason == "" {
+				reason = "InsufficientCapacity"
+			}
+			d.insufficient.WithLabelValues(d.provider, o.InstanceType, o.Zone, o.CapacityType, reason).Inc()
+		}
+	}
+	if err == nil && nc != nil {
+		d.launches.WithLabelValues(d.provider, nodeClaim.Labels[v1.NodePoolLabelKey], nc.Labels[v1.LabelInstanceType], nc.Labels[v1.LabelZone], nc.Labels[v1.CapacityTypeLabelKey]).Inc()
+	}
 	return nc, err
 }
 

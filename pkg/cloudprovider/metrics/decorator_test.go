@@ -100,12 +100,15 @@ func TestDecoratorRecordsDurationsAndErrors(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	cp := decorate(inner, reg, clk)
 
-	nc := &v1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "nc"}}
+	nc := &v1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "nc", Labels: map[string]string{v1.NodePoolLabelKey: "web"}}}
 	launched, err := cp.Create(ctx, nc)
 	if err != nil {
 		t.Fatalf("Create() error %v", err)
 	}
-	inner.NextCreateErr = fmt.Errorf("launching, %w", cloudprovider.NewInsufficientCapacityError(nil))
+	ice := cloudprovider.NewInsufficientCapacityError(nil)
+	ice.Add(cloudprovider.OfferingKey{CapacityType: v1.CapacityTypeSpot, InstanceType: "m5.large", Zone: "a"}, string(cloudprovider.CodeInsufficientInstanceCapacity))
+	ice.Add(cloudprovider.OfferingKey{CapacityType: v1.CapacityTypeOnDemand, InstanceType: "m5.large", Zone: "a"}, "")
+	inner.NextCreateErr = fmt.Errorf("launching, %w", ice)
 	if _, err := cp.Create(ctx, nc); !cloudprovider.IsInsufficientCapacityError(err) {
 		t.Errorf("Create() error %v, want the inner error", err)
 	}
@@ -133,6 +136,9 @@ func TestDecoratorRecordsDurationsAndErrors(t *testing.T) {
 		fmt.Sprintf(dur, "Get") + " sum":                       2,
 		fmt.Sprintf(dur, "Delete") + " count":                  1,
 		fmt.Sprintf(dur, "Delete") + " sum":                    0,
+		"capstan_cloudprovider_launches_total{capacity_type=" + launched.Labels[v1.CapacityTypeLabelKey] + ",instance_type=m5.large,nodepool=web,provider=fake,zone=" + launched.Labels[v1.LabelZone] + "}": 1,
+		"capstan_cloudprovider_insufficient_capacity_total{capacity_type=spot,instance_type=m5.large,provider=fake,reason=" + string(cloudprovider.CodeInsufficientInstanceCapacity) + ",zone=a}":           1,
+		"capstan_cloudprovider_insufficient_capacity_total{capacity_type=on-demand,instance_type=m5.large,provider=fake,reason=InsufficientCapacity,zone=a}":                                                1,
 	}
 	if diff := cmp.Diff(want, gather(t, reg)); diff != "" {
 		t.Errorf("metrics (-want +got):\n%s", diff)

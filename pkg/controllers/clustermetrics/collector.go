@@ -44,6 +44,7 @@ type Collector struct {
 	nodeClaims *prometheus.Desc
 	nodes      *prometheus.Desc
 	cost       *prometheus.Desc
+	costByType *prometheus.Desc
 }
 
 // New builds a collector; register it on a prometheus.Registerer.
@@ -53,6 +54,7 @@ func New(c client.Reader, cloud cloudprovider.CloudProvider) *Collector {
 		nodeClaims: prometheus.NewDesc("capstan_nodeclaims", "NodeClaims by NodePool and phase.", []string{"nodepool", "phase"}, nil),
 		nodes:      prometheus.NewDesc("capstan_nodes", "Nodes Capstan manages, by NodePool and capacity type.", []string{"nodepool", "capacity_type"}, nil),
 		cost:       prometheus.NewDesc("capstan_nodepool_cost_per_hour", "What a NodePool's launched NodeClaims cost per hour.", []string{"nodepool"}, nil),
+		costByType: prometheus.NewDesc("capstan_capacity_cost_per_hour", "What launched NodeClaims cost per hour, by NodePool and capacity type.", []string{"nodepool", "capacity_type"}, nil),
 	}
 }
 
@@ -61,6 +63,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.nodeClaims
 	ch <- c.nodes
 	ch <- c.cost
+	ch <- c.costByType
 }
 
 // Collect implements prometheus.Collector.
@@ -72,7 +75,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	type key struct{ a, b string }
-	phases, byType, cost := map[key]int{}, map[key]int{}, map[string]float64{}
+	phases, byType, cost, costByType := map[key]int{}, map[key]int{}, map[string]float64{}, map[key]float64{}
 	types := map[string][]*cloudprovider.InstanceType{}
 	for i := range nps.Items {
 		if its, err := c.cloud.GetInstanceTypes(ctx, &nps.Items[i]); err == nil {
@@ -85,6 +88,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		phases[key{pool, Phase(nc)}]++
 		if p, ok := cloudprovider.LaunchedPrice(nc, types[pool]); ok && nc.DeletionTimestamp == nil {
 			cost[pool] += p
+			costByType[key{pool, nc.Labels[v1.CapacityTypeLabelKey]}] += p
 		}
 	}
 	for _, n := range nodes.Items {
@@ -100,5 +104,8 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for pool, p := range cost {
 		ch <- prometheus.MustNewConstMetric(c.cost, prometheus.GaugeValue, p, pool)
+	}
+	for k, p := range costByType {
+		ch <- prometheus.MustNewConstMetric(c.costByType, prometheus.GaugeValue, p, k.a, k.b)
 	}
 }
