@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -69,6 +70,22 @@ func ModuleRoot() (string, error) {
 // Call Stop when done, also when tests fail (TestMain does).
 func StartEnvironment() (*Environment, error) {
 	return startEnvironment(func(*envtest.Environment) {})
+}
+
+// EnvironmentFor starts an Environment for one test, failing it if the
+// control plane does not start, and stops it when the test ends.
+func EnvironmentFor(t testing.TB) *Environment {
+	t.Helper()
+	env, err := StartEnvironment()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return env
 }
 
 func startEnvironment(configure func(*envtest.Environment)) (*Environment, error) {

@@ -25,15 +25,7 @@ import (
 // The API kubelet registers a launched instance's Node with the real API
 // server after the launch latency, and takes it from kwok when it stops.
 func TestAPIKubeletAgainstAPIServer(t *testing.T) {
-	env, err := test.StartEnvironment()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
+	env := test.EnvironmentFor(t)
 	g := test.NewGomega(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -104,15 +96,7 @@ func TestAPIKubeletAgainstAPIServer(t *testing.T) {
 // until it succeeds, as a kubelet keeps trying; one whose instance stops
 // meanwhile gives up and never appears.
 func TestAPIKubeletRetriesRegistration(t *testing.T) {
-	env, err := test.StartEnvironment()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
+	env := test.EnvironmentFor(t)
 	g := test.NewGomega(t)
 	ctx := context.Background()
 	var mu sync.Mutex

@@ -46,15 +46,7 @@ func TestPhase(t *testing.T) {
 // NodeClaims at their offerings' prices, in all and by capacity type; a
 // deleting NodeClaim costs nothing more.
 func TestCollectorCost(t *testing.T) {
-	env, err := test.StartEnvironment()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
+	env := test.EnvironmentFor(t)
 	ctx := context.Background()
 	it := test.InstanceType(test.InstanceTypeOptions{Name: "m5.large", CPU: 2, Memory: 8, Price: 0.10})
 	np := test.NodePool(func(np *v1.NodePool) { np.Name = "web" })

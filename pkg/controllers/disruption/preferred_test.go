@@ -15,14 +15,11 @@ import (
 	"github.com/capstan-dev/capstan/pkg/scheduling"
 )
 
-// The retry schedule of a return to spot, on a fake clock: an on-demand
-// node that fell back from spot waits until spot has been available for
-// return-to-preferred-after (10m), then is replaced by a spot-only
-// replacement; when that fails, the node is annotated to wait twice as
-// long, and tries again only then.
-func TestReturnToPreferredRetrySchedule(t *testing.T) {
+// fellBackNode is a harness with one on-demand node, a 3-core pod on it,
+// whose NodeClaim allowed spot: it fell back, and its NodePool (spot or
+// on-demand, consolidation off) lets it return.
+func fellBackNode(t *testing.T) (*harness, *v1.NodeClaim) {
 	h := newHarness(t, true)
-	g := h.g
 	np := h.nodePool(func(np *v1.NodePool) {
 		np.Spec.Disruption.ConsolidateAfter = v1.MustParseNillableDuration(v1.Never)
 		np.Spec.Template.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{
@@ -39,6 +36,17 @@ func TestReturnToPreferredRetrySchedule(t *testing.T) {
 		}
 	})
 	h.pod(node, "3")
+	return h, nc
+}
+
+// The retry schedule of a return to spot, on a fake clock: an on-demand
+// node that fell back from spot waits until spot has been available for
+// return-to-preferred-after (10m), then is replaced by a spot-only
+// replacement; when that fails, the node is annotated to wait twice as
+// long, and tries again only then.
+func TestReturnToPreferredRetrySchedule(t *testing.T) {
+	h, nc := fellBackNode(t)
+	g := h.g
 	unavailable := cloudprovider.NewUnavailableOfferings(h.clk, 3*time.Minute)
 	for _, zone := range []string{"zone-a", "zone-b"} {
 		unavailable.MarkUnavailable(cloudprovider.OfferingKey{CapacityType: v1.CapacityTypeSpot, InstanceType: "m5.xlarge", Zone: zone}, "InsufficientInstanceCapacity")
@@ -107,24 +115,8 @@ func TestReturnToPreferredRetrySchedule(t *testing.T) {
 // node returns only once spot has been available for the NodePool's
 // after since this controller's first reconcile, not at once.
 func TestReturnToPreferredWaitsAfterRestart(t *testing.T) {
-	h := newHarness(t, true)
+	h, _ := fellBackNode(t)
 	g := h.g
-	np := h.nodePool(func(np *v1.NodePool) {
-		np.Spec.Disruption.ConsolidateAfter = v1.MustParseNillableDuration(v1.Never)
-		np.Spec.Template.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{
-			{Key: v1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{v1.CapacityTypeSpot, v1.CapacityTypeOnDemand}},
-		}
-	})
-	_, node := h.node(np, "4", func(nc *v1.NodeClaim, n *corev1.Node) {
-		for _, labels := range []map[string]string{nc.Labels, n.Labels} {
-			labels[v1.CapacityTypeLabelKey] = v1.CapacityTypeOnDemand
-			labels[v1.LabelZone] = "zone-a"
-		}
-		nc.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{
-			{Key: v1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{v1.CapacityTypeSpot, v1.CapacityTypeOnDemand}},
-		}
-	})
-	h.pod(node, "3")
 	h.clk.Step(time.Hour)
 	leading := h.clk.Now()
 	h.ctrl = New(h.c, h.c, h.ctrl.cluster, h.rec, h.clk, h.metrics, Options{
