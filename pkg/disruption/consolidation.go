@@ -84,6 +84,13 @@ func (c consolidation) judge(env Env, cs []Candidate) ([]*provisioning.NodeClaim
 		}
 		return nil, fmt.Sprintf("not all pods would schedule, pod %s/%s: %s", u.Pod.Namespace, u.Pod.Name, u.Message)
 	}
+	// Where the pods spread over other nodes and then need two new ones,
+	// one new node in the candidate's own zone may still take them all.
+	if len(sim.Replacements) > 1 && len(cs) == 1 && env.SimulateInPlace != nil {
+		if alone := env.SimulateInPlace(cs[0]); len(alone.Unplaced) == 0 && len(alone.Replacements) == 1 {
+			sim = alone
+		}
+	}
 	switch len(sim.Replacements) {
 	case 0:
 		return nil, ""

@@ -780,3 +780,48 @@ func TestWorstPriceAndCheaper(t *testing.T) {
 		})
 	}
 }
+
+// Where the solve spreads a node's pods so that they need two new nodes,
+// single-node consolidation tries them all on one new node in the
+// node's own zone, on new capacity only (SimulateInPlace), and replaces
+// the node with that when it is cheaper.
+func TestSingleNodeConsolidationTriesOneNodeInPlace(t *testing.T) {
+	now := t0.Add(time.Hour)
+	c := newCluster()
+	underutilized(c)
+	poolCapacityTypes(c, v1.CapacityTypeOnDemand)
+	c.launched("a", m5n(8), v1.CapacityTypeOnDemand, "")
+	c.launched("b", m5n(8), v1.CapacityTypeOnDemand, "")
+	c.pod("web-1", "a", requests("1"))
+	c.pod("web-2", "a", requests("1"))
+	c.pod("web-b", "b", requests("7"))
+	c.snapshot(m5...)
+	m := SingleNodeConsolidation{}
+	env := newEnv(c.in, Candidates(c.in), AllowedByPool(c.in, m.Reason(), now), now)
+	// The solve as if it had spread the pods onto two new nodes.
+	env.SimulateKeepingPreferences = func(cs []Candidate) Simulation {
+		s := Simulate(c.in.Snapshot, cs)
+		if len(s.Replacements) != 1 {
+			t.Fatalf("the solve needs %d new nodes, the case wants it to need one to split", len(s.Replacements))
+		}
+		return Simulation{Replacements: []*provisioning.NodeClaim{s.Replacements[0], s.Replacements[0]}}
+	}
+	out := m.Compute(env)
+	if len(out.Command.Candidates) != 1 || out.Command.Candidates[0].Node.Name != "a" || len(out.Command.Replacements) != 1 {
+		t.Fatalf("command %v with %d replacements, verdicts %+v; want a replaced by one node", out.Command.Names(), len(out.Command.Replacements), out.Verdicts)
+	}
+	r := describeReplacement(out.Command.Replacements[0])
+	if diff := cmp.Diff([]string{"default/web-1", "default/web-2"}, r.pods); diff != "" {
+		t.Errorf("replacement pods (-want +got):\n%s", diff)
+	}
+	if zone := out.Command.Replacements[0].Requirements.Get(v1.LabelZone); zone.Len() != 1 || !zone.Has("zone-a") {
+		t.Errorf("replacement zones %v, want the node's own zone-a", zone)
+	}
+
+	env.SimulateInPlace = nil
+	out = m.Compute(env)
+	if len(out.Command.Candidates) != 0 {
+		t.Fatalf("without the in-place try: command %v, want none", out.Command.Names())
+	}
+	sameVerdicts(t, []Verdict{single("b", "can't replace with one node: the pods need 2"), single("a", "can't replace with one node: the pods need 2")}, out.Verdicts)
+}

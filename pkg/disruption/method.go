@@ -60,6 +60,9 @@ type Env struct {
 	// affinity and ScheduleAnyway spread still holds.
 	Simulate                   func([]Candidate) Simulation
 	SimulateKeepingPreferences func([]Candidate) Simulation
+	// SimulateInPlace places one candidate's pods on one new node of
+	// their own, in the candidate's zone (see inPlace); nil skips it.
+	SimulateInPlace func(Candidate) Simulation
 	// Unavailable is until when offerings were last unavailable;
 	// InstanceTypes are each NodePool's, as the snapshot has them.
 	Unavailable   cloudprovider.UnavailableHistory
@@ -145,7 +148,7 @@ func Plan(in Input, methods []Method, now time.Time) Decision {
 }
 
 func newEnv(in Input, candidates []Candidate, allowed map[string]int, now time.Time) Env {
-	return Env{Candidates: candidates, Allowed: allowed, Now: now, Simulate: simulator(in, false), SimulateKeepingPreferences: simulator(in, true),
+	return Env{Candidates: candidates, Allowed: allowed, Now: now, Simulate: simulator(in, false), SimulateKeepingPreferences: simulator(in, true), SimulateInPlace: inPlace(in),
 		Unavailable: in.Unavailable, InstanceTypes: in.Snapshot.Input.InstanceTypes}
 }
 

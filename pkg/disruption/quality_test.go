@@ -60,10 +60,11 @@ func consolidate(tb testing.TB, n int, seed uint64, gates disruption.Gates, onDe
 
 // Consolidation makes a shrunken cluster cheaper by itself. Issue 19's
 // target is to end within 1.15× of what provisioning the remaining pods
-// afresh costs; it is not met (see docs/designs/disruption.md,
-// "Consolidation: measured"), so the ceilings below are the measured
-// ratios with a little room, guarding against regressions, not the
-// target. The runs are deterministic; the figures are logged
+// afresh costs; it is met where nodes may be replaced (the on-demand
+// NodePool, 0.95×), not where spot nodes may only be deleted (see
+// docs/designs/disruption.md, "Consolidation: measured"), so the
+// ceilings below are the measured ratios with a little room, guarding
+// against regressions. The runs are deterministic; the figures are logged
 // (go test -run ConsolidationQuality -v ./pkg/disruption).
 //
 // The reference catalog prices spot and on-demand alike, so the solver
@@ -81,8 +82,8 @@ func TestConsolidationQuality(t *testing.T) {
 		ceiling  float64
 	}{
 		{"default gates", disruption.Gates{}, false, 1.4},
-		{"SpotToSpotConsolidation", disruption.Gates{SpotToSpotConsolidation: true}, false, 1.9},
-		{"on-demand NodePool", disruption.Gates{}, true, 1.85},
+		{"SpotToSpotConsolidation", disruption.Gates{SpotToSpotConsolidation: true}, false, 1.8},
+		{"on-demand NodePool", disruption.Gates{}, true, 1.05},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			const maxRounds = 500

@@ -3,6 +3,8 @@ package disruption
 import (
 	corev1 "k8s.io/api/core/v1"
 
+	v1 "github.com/capstan-dev/capstan/api/v1"
+
 	"github.com/capstan-dev/capstan/pkg/provisioning"
 	"github.com/capstan-dev/capstan/pkg/state"
 )
@@ -29,6 +31,34 @@ func simulator(in Input, keepPreferences bool) func([]Candidate) Simulation {
 // pods are left to the provisioner: counting them here would launch
 // their capacity twice.
 func Simulate(snapshot state.Snapshot, cs []Candidate) Simulation {
+	return simulate(snapshot, cs, func(*corev1.Pod) {})
+}
+
+// inPlace asks whether a candidate's pods fit one new node of their own
+// in the zone they run in, keeping their preferences. The solve's greedy
+// placement may move some onto other nodes' free room, shifting zone
+// spread counts so that the rest need new nodes in two zones; all of
+// them on one node in their own zone leaves every count as it was.
+func inPlace(in Input) func(Candidate) Simulation {
+	return func(c Candidate) Simulation {
+		snapshot := in.Snapshot
+		snapshot.Input.Options.KeepPreferences = true
+		snapshot.Input.Options.NewCapacityOnly = true
+		zone, ok := c.Node.Labels[v1.LabelZone]
+		return simulate(snapshot, []Candidate{c}, func(p *corev1.Pod) {
+			if !ok {
+				return
+			}
+			if p.Spec.NodeSelector == nil {
+				p.Spec.NodeSelector = map[string]string{}
+			}
+			p.Spec.NodeSelector[v1.LabelZone] = zone
+		})
+	}
+}
+
+// simulate is Simulate with each pending copy changed by pin.
+func simulate(snapshot state.Snapshot, cs []Candidate, pin func(*corev1.Pod)) Simulation {
 	gone := map[string]bool{}
 	var pods []*corev1.Pod
 	for _, c := range cs {
@@ -36,6 +66,7 @@ func Simulate(snapshot state.Snapshot, cs []Candidate) Simulation {
 		for _, p := range c.Pods {
 			cp := p.DeepCopy()
 			cp.Spec.NodeName = ""
+			pin(cp)
 			pods = append(pods, cp)
 		}
 	}

@@ -184,6 +184,9 @@ func (s *solver) tolerates(pod *corev1.Pod, taints []corev1.Taint) error {
 }
 
 func (s *solver) placeOnNode(p *podData, v *variant, mins []int32) bool {
+	if s.opts.NewCapacityOnly {
+		return false
+	}
 	for i, n := range s.nodes {
 		// Existing and in-flight nodes tolerate PreferNoSchedule at once:
 		// kube-scheduler binds there when nothing else is up, so launching

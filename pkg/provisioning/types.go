@@ -38,6 +38,11 @@ type Options struct {
 	// simulations, so consolidation never moves pods somewhere launching
 	// would not have put them (seed 004), and nodes do not churn.
 	KeepPreferences bool
+	// NewCapacityOnly places pods on new NodeClaims only, never on
+	// existing nodes or in-flight NodeClaims (which still count for
+	// topology and limits): disruption asks whether a node's pods fit one
+	// new node of their own.
+	NewCapacityOnly bool
 }
 
 // Input is everything a solve reads. Nothing in it is modified, but for
