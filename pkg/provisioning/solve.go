@@ -165,6 +165,12 @@ func (s *solver) place(p *podData) {
 		for i := range p.variants {
 			v := &p.variants[i]
 			mins := s.topo.minCounts(p, v, s)
+			if s.opts.NewCapacityOnly {
+				if s.placeOnClaim(p, v, mins, false) || s.newClaim(p, v, mins, failure) {
+					return
+				}
+				continue
+			}
 			if s.placeOnNode(p, v, mins) || s.placeOnClaim(p, v, mins, true) || s.newClaim(p, v, mins, failure) ||
 				s.placeOnClaim(p, v, mins, false) {
 				return
@@ -184,9 +190,6 @@ func (s *solver) tolerates(pod *corev1.Pod, taints []corev1.Taint) error {
 }
 
 func (s *solver) placeOnNode(p *podData, v *variant, mins []int32) bool {
-	if s.opts.NewCapacityOnly {
-		return false
-	}
 	for i, n := range s.nodes {
 		// Existing and in-flight nodes tolerate PreferNoSchedule at once:
 		// kube-scheduler binds there when nothing else is up, so launching

@@ -40,8 +40,9 @@ type Options struct {
 	KeepPreferences bool
 	// NewCapacityOnly places pods on new NodeClaims only, never on
 	// existing nodes or in-flight NodeClaims (which still count for
-	// topology and limits): disruption asks whether a node's pods fit one
-	// new node of their own.
+	// topology and limits), growing a claim into a larger instance type
+	// before opening another: disruption asks whether a node's pods fit
+	// one new node of their own.
 	NewCapacityOnly bool
 }
 
