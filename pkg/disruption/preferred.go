@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -69,17 +70,18 @@ func ReturnPolicyOf(np *v1.NodePool) (ReturnPolicy, error) {
 
 // ReturnToPreferred moves a node launched as a fallback back to the
 // capacity it preferred once that is launchable again (issue 21): an
-// on-demand node that fell back from spot (FellBack) is replaced by a spot node once spot has been
+// on-demand node that fell back from a reservation or from spot
+// (FallbackFrom) is replaced by a node of that capacity once it has been
 // available, for its pods' instance types and zones, for the NodePool's
-// return-to-preferred-after. The replacement may launch as spot only, so
-// a return never lands on on-demand again, and is priced as the worst of
-// its spot offerings: it must be cheaper than the node, so the move
-// counts against the Underutilized budget. A return whose replacement
-// fails waits, doubling with each failure (ReturnBackoff), and so do the
-// NodePool's other fallback nodes, so a flapping spot pool does not churn
-// nodes. It
-// respects every blocker and uses the engine's orchestration: the
-// replacement is up before the node drains.
+// return-to-preferred-after. The replacement may launch only as the
+// capacity the node fell back from, so a return never lands on on-demand
+// again, and is priced as the worst of those offerings: it must be
+// cheaper than the node, so the move counts against the Underutilized
+// budget. A return whose replacement fails waits, doubling with each
+// failure (ReturnBackoff), and so do the NodePool's other fallback
+// nodes, so a flapping spot pool does not churn nodes. It respects every
+// blocker and uses the engine's orchestration: the replacement is up
+// before the node drains.
 type ReturnToPreferred struct{}
 
 // Name implements Method.
@@ -90,7 +92,7 @@ func (ReturnToPreferred) Reason() v1.DisruptionReason { return v1.DisruptionReas
 
 // Compute implements Method.
 func (m ReturnToPreferred) Compute(env Env) Outcome {
-	return returns(env, m, func(c Candidate) bool { return FellBack(c.NodeClaim, c.NodePool) },
+	return returns(env, m, func(c Candidate) bool { return len(fallbackFrom(env, c)) > 0 },
 		func(p ReturnPolicy) bool { return p.Enabled }, returnReplacement)
 }
 
@@ -121,44 +123,98 @@ func returns(env Env, m Method, fellBack func(Candidate) bool, on func(ReturnPol
 	return out
 }
 
-// FellBack reports whether nc fell back to on-demand from spot, which np
-// still allows: a node ReturnToPreferred may move back. It did when it
-// runs on-demand though the solver planned it as a fallback (the
-// capstan.dev/fallback annotation), or though its own requirements name
-// spot: the cloud launches spot before on-demand (CloudProvider.Create),
-// so spot was unavailable at launch.
-func FellBack(nc *v1.NodeClaim, np *v1.NodePool) bool {
-	if nc.Labels[v1.CapacityTypeLabelKey] != v1.CapacityTypeOnDemand ||
-		!scheduling.NewNodeSelectorRequirementsWithMinValues(np.Spec.Template.Spec.Requirements...).Get(v1.CapacityTypeLabelKey).Has(v1.CapacityTypeSpot) {
-		return false
+// FallbackFrom is the capacity types nc, an on-demand node, fell back
+// from and np still allows, in the order the cloud launches them (nil:
+// it did not fall back). It fell back from a capacity type when the
+// solver planned it as a fallback from it (the capstan.dev/fallback
+// annotation) or its own requirements name it: the cloud launches
+// reservations, then spot, before on-demand (CloudProvider.Create), so
+// that capacity was unavailable. A reservation also needs one for the
+// node's instance type in its zone among its NodePool's instance types
+// its: without it, an on-demand node of a NodePool that allows reserved
+// capacity would count as a fallback for ever.
+func FallbackFrom(nc *v1.NodeClaim, np *v1.NodePool, its []*cloudprovider.InstanceType) []string {
+	if nc.Labels[v1.CapacityTypeLabelKey] != v1.CapacityTypeOnDemand {
+		return nil
 	}
-	if nc.Annotations[plan.FallbackAnnotationKey] != "" {
-		return true
+	allowed := scheduling.NewNodeSelectorRequirementsWithMinValues(np.Spec.Template.Spec.Requirements...).Get(v1.CapacityTypeLabelKey)
+	planned := plan.FallbackFrom(nc.Annotations[plan.FallbackAnnotationKey])
+	var from []string
+	for _, ct := range []string{v1.CapacityTypeReserved, v1.CapacityTypeSpot} {
+		if !allowed.Has(ct) || (!slices.Contains(planned, ct) && !requires(nc, ct)) {
+			continue
+		}
+		if ct == v1.CapacityTypeReserved && !reservedIn(its, nc.Labels[v1.LabelInstanceType], nc.Labels[v1.LabelZone]) {
+			continue
+		}
+		from = append(from, ct)
 	}
+	return from
+}
+
+// fallbackFrom is FallbackFrom for a candidate.
+func fallbackFrom(env Env, c Candidate) []string {
+	return FallbackFrom(c.NodeClaim, c.NodePool, env.InstanceTypes[c.NodePool.Name])
+}
+
+// requires reports whether nc's requirements name capacity type ct.
+func requires(nc *v1.NodeClaim, ct string) bool {
 	for _, r := range nc.Spec.Requirements {
-		if r.Key == v1.CapacityTypeLabelKey && r.Operator == corev1.NodeSelectorOpIn && slices.Contains(r.Values, v1.CapacityTypeSpot) {
+		if r.Key == v1.CapacityTypeLabelKey && r.Operator == corev1.NodeSelectorOpIn && slices.Contains(r.Values, ct) {
 			return true
 		}
 	}
 	return false
 }
 
-// returnReplacement is c's spot replacement, or why there is none yet
-// and when that may change (zero: only a change in the cluster).
+// reservedIn reports whether instance type name has a reserved offering
+// in zone among its, full or not.
+func reservedIn(its []*cloudprovider.InstanceType, name, zone string) bool {
+	for _, it := range its {
+		if it.Name != name {
+			continue
+		}
+		for _, o := range it.Offerings {
+			if o.CapacityType == v1.CapacityTypeReserved && o.Zone == zone {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// CapacityNames names capacity types as messages do: "spot", "reserved
+// capacity", or both joined by "or".
+func CapacityNames(cts []string) string {
+	names := make([]string, len(cts))
+	for i, ct := range cts {
+		names[i] = ct
+		if ct == v1.CapacityTypeReserved {
+			names[i] = "reserved capacity"
+		}
+	}
+	return strings.Join(names, " or ")
+}
+
+// returnReplacement is c's replacement on the capacity it fell back
+// from, or why there is none yet and when that may change (zero: only a
+// change in the cluster).
 func returnReplacement(env Env, c Candidate, policy ReturnPolicy, pool poolBackoff) (*provisioning.NodeClaim, string, time.Time) {
-	if why, at := backingOff(c, pool, "spot", env.Now); why != "" {
+	from := fallbackFrom(env, c)
+	to := CapacityNames(from)
+	if why, at := backingOff(c, pool, to, env.Now); why != "" {
 		return nil, why, at
 	}
 	if !c.Priced {
 		return nil, msgUnknownPrice, time.Time{}
 	}
-	// Cheap first: without a settled spot offering in the NodePool at
-	// all, no simulation can find one.
-	if ok, wake := spotSettled(env, c.NodePool.Name, policy.After); !ok {
+	// Cheap first: without a settled offering of that capacity in the
+	// NodePool at all, no simulation can find one.
+	if ok, wake := capacitySettled(env, c.NodePool.Name, from, policy.After); !ok {
 		if wake.IsZero() {
-			return nil, "spot is still unavailable", time.Time{}
+			return nil, to + " is still unavailable", time.Time{}
 		}
-		return nil, fmt.Sprintf("spot is available again, but not for %s yet: returning at %s", policy.After, wake.UTC().Format(time.RFC3339)), wake
+		return nil, fmt.Sprintf("%s is available again, but not for %s yet: returning at %s", to, policy.After, wake.UTC().Format(time.RFC3339)), wake
 	}
 	sim := env.SimulateKeepingPreferences([]Candidate{c})
 	if len(sim.Unplaced) > 0 {
@@ -168,29 +224,29 @@ func returnReplacement(env Env, c Candidate, policy ReturnPolicy, pool poolBacko
 	if len(sim.Replacements) != 1 {
 		return nil, fmt.Sprintf("its pods need %d new nodes, not one", len(sim.Replacements)), time.Time{}
 	}
-	spot := restrict(sim.Replacements[0], scheduling.NewRequirement(v1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, v1.CapacityTypeSpot))
-	if len(spot.InstanceTypes) == 0 {
-		return nil, "spot is still unavailable for its pods", time.Time{}
+	preferred := restrict(sim.Replacements[0], scheduling.NewRequirement(v1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, from...))
+	if len(preferred.InstanceTypes) == 0 {
+		return nil, to + " is still unavailable for its pods", time.Time{}
 	}
-	ready, wake := settled(spot, env.Unavailable, policy.After, env.Now)
+	ready, wake := settled(preferred, env.Unavailable, policy.After, env.Now)
 	if ready == nil {
-		return nil, fmt.Sprintf("spot is available again, but not for %s yet: returning at %s", policy.After, wake.UTC().Format(time.RFC3339)), wake
+		return nil, fmt.Sprintf("%s is available again, but not for %s yet: returning at %s", to, policy.After, wake.UTC().Format(time.RFC3339)), wake
 	}
 	cheaper := Cheaper(ready, c.Price)
 	if cheaper == nil {
-		return nil, "spot is not cheaper than the node", time.Time{}
+		return nil, to + " is not cheaper than the node", time.Time{}
 	}
 	return cheaper, "", time.Time{}
 }
 
-// spotSettled reports whether any spot offering of the NodePool's
-// instance types is available and has been for after; if not, when the
-// first will have been (zero: none is available).
-func spotSettled(env Env, pool string, after time.Duration) (bool, time.Time) {
+// capacitySettled reports whether any offering of capacity types cts of
+// the NodePool's instance types is available and has been for after; if
+// not, when the first will have been (zero: none is available).
+func capacitySettled(env Env, pool string, cts []string, after time.Duration) (bool, time.Time) {
 	var wake time.Time
 	for _, it := range env.InstanceTypes[pool] {
 		for _, o := range it.Offerings {
-			if o.CapacityType != v1.CapacityTypeSpot || !o.IsAvailable() {
+			if !slices.Contains(cts, o.CapacityType) || !o.IsAvailable() {
 				continue
 			}
 			at := env.Unavailable.Until(o.Key(it.Name)).Add(after)

@@ -145,12 +145,18 @@ func TestReturnPolicyOf(t *testing.T) {
 	}
 }
 
-func TestFellBack(t *testing.T) {
+func TestFallbackFrom(t *testing.T) {
 	od, spot, reserved := v1.CapacityTypeOnDemand, v1.CapacityTypeSpot, v1.CapacityTypeReserved
 	annotated := map[string]string{plan.FallbackAnnotationKey: "spot/m5.4/zone-a InsufficientInstanceCapacity"}
 	capacityTypes := func(op corev1.NodeSelectorOperator, cts ...string) []v1.NodeSelectorRequirementWithMinValues {
 		return []v1.NodeSelectorRequirementWithMinValues{{Key: v1.CapacityTypeLabelKey, Operator: op, Values: cts}}
 	}
+	// The node is an m5.4 in zone-a; reservedHere has a reservation for
+	// it there, full; reservedElsewhere one in zone-b and one for m5.2.
+	reservedHere := reserve(m5, 4, "cr-1", 0)
+	reservedElsewhere := reserve(m5, 2, "cr-2", 1)
+	reservedElsewhere[3] = test.InstanceType(test.InstanceTypeOptions{Name: "m5.4", CPU: 4, Memory: 8, Family: "m5", Offerings: append(slices.Clone(m5n(4).Offerings),
+		&cloudprovider.Offering{Zone: "zone-b", CapacityType: reserved, ReservationID: "cr-3", Price: 1e-8, Available: 1})})
 	cases := []struct {
 		name string
 		// ct is the NodeClaim's capacity-type label ("" for none).
@@ -158,26 +164,43 @@ func TestFellBack(t *testing.T) {
 		annotations map[string]string
 		ncReqs      []v1.NodeSelectorRequirementWithMinValues
 		poolReqs    []v1.NodeSelectorRequirementWithMinValues
-		want        bool
+		// its are the NodePool's instance types, m5 when nil.
+		its  []*cloudprovider.InstanceType
+		want []string
 	}{
-		{"on-demand, annotated, the NodePool allows spot", od, annotated, nil, capacityTypes(corev1.NodeSelectorOpIn, spot, od), true},
-		{"on-demand, annotated, the NodePool says nothing of capacity types", od, annotated, nil, nil, true},
-		{"on-demand whose requirements name spot and on-demand", od, nil, capacityTypes(corev1.NodeSelectorOpIn, spot, od), capacityTypes(corev1.NodeSelectorOpIn, spot, od), true},
-		{"on-demand whose requirements name spot only", od, nil, capacityTypes(corev1.NodeSelectorOpIn, spot), nil, true},
-		{"on-demand whose requirements name on-demand only", od, nil, capacityTypes(corev1.NodeSelectorOpIn, od), capacityTypes(corev1.NodeSelectorOpIn, spot, od), false},
-		{"on-demand whose requirements exclude spot", od, nil, capacityTypes(corev1.NodeSelectorOpNotIn, spot), nil, false},
-		{"on-demand with neither a capacity-type requirement nor the annotation", od, nil, nil, capacityTypes(corev1.NodeSelectorOpIn, spot, od), false},
-		{"on-demand with an empty annotation", od, map[string]string{plan.FallbackAnnotationKey: ""}, nil, nil, false},
-		{"a spot node", spot, annotated, capacityTypes(corev1.NodeSelectorOpIn, spot, od), nil, false},
-		{"a reserved node", reserved, annotated, capacityTypes(corev1.NodeSelectorOpIn, reserved, spot, od), nil, false},
-		{"no capacity-type label", "", annotated, nil, nil, false},
-		{"the NodePool allows on-demand only now", od, annotated, capacityTypes(corev1.NodeSelectorOpIn, spot, od), capacityTypes(corev1.NodeSelectorOpIn, od), false},
-		{"the NodePool excludes spot now", od, annotated, nil, capacityTypes(corev1.NodeSelectorOpNotIn, spot), false},
+		{"on-demand, annotated, the NodePool allows spot", od, annotated, nil, capacityTypes(corev1.NodeSelectorOpIn, spot, od), nil, []string{spot}},
+		{"on-demand, annotated, the NodePool says nothing of capacity types", od, annotated, nil, nil, nil, []string{spot}},
+		{"on-demand whose requirements name spot and on-demand", od, nil, capacityTypes(corev1.NodeSelectorOpIn, spot, od), capacityTypes(corev1.NodeSelectorOpIn, spot, od), nil, []string{spot}},
+		{"on-demand whose requirements name spot only", od, nil, capacityTypes(corev1.NodeSelectorOpIn, spot), nil, nil, []string{spot}},
+		{"on-demand whose requirements name on-demand only", od, nil, capacityTypes(corev1.NodeSelectorOpIn, od), capacityTypes(corev1.NodeSelectorOpIn, spot, od), nil, nil},
+		{"on-demand whose requirements exclude spot", od, nil, capacityTypes(corev1.NodeSelectorOpNotIn, spot), nil, nil, nil},
+		{"on-demand with neither a capacity-type requirement nor the annotation", od, nil, nil, capacityTypes(corev1.NodeSelectorOpIn, spot, od), nil, nil},
+		{"on-demand with an empty annotation", od, map[string]string{plan.FallbackAnnotationKey: ""}, nil, nil, nil, nil},
+		{"a spot node", spot, annotated, capacityTypes(corev1.NodeSelectorOpIn, spot, od), nil, nil, nil},
+		{"a reserved node", reserved, annotated, capacityTypes(corev1.NodeSelectorOpIn, reserved, spot, od), nil, reservedHere, nil},
+		{"no capacity-type label", "", annotated, nil, nil, nil, nil},
+		{"the NodePool allows on-demand only now", od, annotated, capacityTypes(corev1.NodeSelectorOpIn, spot, od), capacityTypes(corev1.NodeSelectorOpIn, od), nil, nil},
+		{"the NodePool excludes spot now", od, annotated, nil, capacityTypes(corev1.NodeSelectorOpNotIn, spot), nil, nil},
+
+		// From a reservation: a full one for its type in its zone.
+		{"requirements allowed a reservation its type has in its zone", od, nil, capacityTypes(corev1.NodeSelectorOpIn, reserved, od),
+			capacityTypes(corev1.NodeSelectorOpIn, reserved, od), reservedHere, []string{reserved}},
+		{"a NodePool that names no capacity type allows reserved", od, nil, capacityTypes(corev1.NodeSelectorOpIn, reserved, od), nil, reservedHere, []string{reserved}},
+		{"from a reservation and from spot, in launch order", od, annotated, capacityTypes(corev1.NodeSelectorOpIn, reserved, spot, od),
+			capacityTypes(corev1.NodeSelectorOpIn, reserved, spot, od), reservedHere, []string{reserved, spot}},
+		{"planned as a fallback from a full reservation: requirements narrowed to on-demand", od,
+			map[string]string{plan.FallbackAnnotationKey: "preferred capacity unavailable: reserved/m5.4/zone-a/cr-1 full"}, capacityTypes(corev1.NodeSelectorOpIn, od),
+			capacityTypes(corev1.NodeSelectorOpIn, reserved, spot, od), reservedHere, []string{reserved}},
+		{"requirements that did not allow a reservation", od, nil, capacityTypes(corev1.NodeSelectorOpIn, od), nil, reservedHere, nil},
+		{"no reservation for its type in its zone: an on-demand node, not a fallback", od, nil, capacityTypes(corev1.NodeSelectorOpIn, reserved, od),
+			capacityTypes(corev1.NodeSelectorOpIn, reserved, od), reservedElsewhere, nil},
+		{"no reservation at all", od, nil, capacityTypes(corev1.NodeSelectorOpIn, reserved, od), capacityTypes(corev1.NodeSelectorOpIn, reserved, od), nil, nil},
+		{"the NodePool allows no reservation now", od, nil, capacityTypes(corev1.NodeSelectorOpIn, reserved, od), capacityTypes(corev1.NodeSelectorOpIn, od), reservedHere, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			nc := test.NodeClaim(func(nc *v1.NodeClaim) {
-				nc.Labels = map[string]string{v1.NodePoolLabelKey: "default"}
+				nc.Labels = map[string]string{v1.NodePoolLabelKey: "default", v1.LabelInstanceType: "m5.4", v1.LabelZone: "zone-a"}
 				if tc.ct != "" {
 					nc.Labels[v1.CapacityTypeLabelKey] = tc.ct
 				}
@@ -192,8 +215,12 @@ func TestFellBack(t *testing.T) {
 					np.Spec.Template.Spec.Requirements = tc.poolReqs
 				}
 			})
-			if got := FellBack(nc, np); got != tc.want {
-				t.Errorf("FellBack = %v, want %v", got, tc.want)
+			its := tc.its
+			if its == nil {
+				its = m5
+			}
+			if diff := cmp.Diff(tc.want, FallbackFrom(nc, np, its)); diff != "" {
+				t.Errorf("FallbackFrom (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -395,6 +422,47 @@ func TestReturnToPreferred(t *testing.T) {
 				returnBlocked("a", "returning to spot waits until "+rfc3339(now.Add(time.Hour))+", after 2 failed attempt(s)"),
 				returnBlocked("b", "returning to spot waits until "+rfc3339(now.Add(time.Hour))+", after 2 failed attempt(s) in its NodePool"),
 			}, eligible: 2, wakeAt: now.Add(time.Hour)},
+		// From a reservation: node a allowed reserved and on-demand, and
+		// its m5.4 has a reservation in zone-a (fromReservation).
+		{name: "a node that fell back from a full reservation returns to it once a slot frees", its: reserve(m5, 4, "cr-1", 1), setup: fromReservation,
+			want: []string{"a"}, replacements: []wantReplacement{
+				{pods: []string{"default/web"}, types: []string{"m5.4"}, allows: reservedOnly, capacityType: v1.CapacityTypeReserved, reservation: "cr-1"},
+			}, eligible: 1},
+		{name: "the reservation is still full", its: reserve(m5, 4, "cr-1", 0), setup: fromReservation,
+			verdicts: []Verdict{returnBlocked("a", "reserved capacity is still unavailable")}, eligible: 1},
+		{name: "a slot freed lately: waits out the 10m default", its: reserve(m5, 4, "cr-1", 1), setup: fromReservation,
+			history: cloudprovider.UnavailableHistory{Offerings: map[cloudprovider.OfferingKey]time.Time{
+				{CapacityType: v1.CapacityTypeReserved, InstanceType: "m5.4", Zone: "zone-a", ReservationID: "cr-1"}: now.Add(-4 * time.Minute),
+			}},
+			verdicts: []Verdict{returnBlocked("a", "reserved capacity is available again, but not for 10m0s yet: returning at "+rfc3339(now.Add(6*time.Minute)))},
+			eligible: 1, wakeAt: now.Add(6 * time.Minute)},
+		{name: "a failed return to a reservation backs off", its: reserve(m5, 4, "cr-1", 1), setup: func(c *cluster) {
+			fromReservation(c)
+			c.annotate("a", v1.ReturnAttemptsAnnotationKey, "1", v1.ReturnNotBeforeAnnotationKey, rfc3339(now.Add(20*time.Minute)))
+		}, verdicts: []Verdict{returnBlocked("a", "returning to reserved capacity waits until "+rfc3339(now.Add(20*time.Minute))+", after 1 failed attempt(s)")},
+			eligible: 1, wakeAt: now.Add(20 * time.Minute)},
+		{name: "a free reservation for another type only: not a fallback", its: reserve(m5, 2, "cr-2", 1), setup: fromReservation, eligible: 0},
+		// The solver fills a free reservation first, so the replacement is
+		// the reservation's alone.
+		{name: "from a reservation and spot: the free reservation", its: reserve(m5, 4, "cr-1", 1), setup: func(c *cluster) {
+			c.pool().Spec.Template.Spec.Requirements = nil
+			poolCapacityTypes(c, v1.CapacityTypeReserved, spot, od)
+			c.claim("a").Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{{Key: v1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{v1.CapacityTypeReserved, spot, od}}}
+		}, want: []string{"a"}, replacements: []wantReplacement{
+			{pods: []string{"default/web"}, types: []string{"m5.4"}, allows: reservedOnly, capacityType: v1.CapacityTypeReserved, reservation: "cr-1"},
+		}, eligible: 1},
+		{name: "from a reservation and spot: spot when the reservation is full", its: reserve(m5, 4, "cr-1", 0), setup: func(c *cluster) {
+			c.pool().Spec.Template.Spec.Requirements = nil
+			poolCapacityTypes(c, v1.CapacityTypeReserved, spot, od)
+			c.claim("a").Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{{Key: v1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{v1.CapacityTypeReserved, spot, od}}}
+		}, want: []string{"a"}, replacements: []wantReplacement{
+			{pods: []string{"default/web"}, types: m5s(2, 8), allows: spotOnly, capacityType: spot},
+		}, eligible: 1},
+		{name: "from a reservation and spot, both gone", its: spotSoldOut(reserve(m5, 4, "cr-1", 0)), setup: func(c *cluster) {
+			c.pool().Spec.Template.Spec.Requirements = nil
+			poolCapacityTypes(c, v1.CapacityTypeReserved, spot, od)
+			c.claim("a").Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{{Key: v1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{v1.CapacityTypeReserved, spot, od}}}
+		}, verdicts: []Verdict{returnBlocked("a", "reserved capacity or spot is still unavailable")}, eligible: 1},
 		{name: "the earliest wake of several waiting nodes", setup: func(c *cluster) {
 			c.fallback("b", m5n(4))
 			c.pod("web-b", "b", requests("3"))
@@ -426,6 +494,16 @@ func TestReturnToPreferred(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fromReservation makes node a an on-demand node whose requirements
+// allowed reserved capacity, in a NodePool of reserved and on-demand
+// capacity.
+func fromReservation(c *cluster) {
+	c.pool().Spec.Template.Spec.Requirements = nil
+	poolCapacityTypes(c, v1.CapacityTypeReserved, v1.CapacityTypeOnDemand)
+	c.claim("a").Annotations = nil
+	c.claim("a").Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{{Key: v1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{v1.CapacityTypeReserved, v1.CapacityTypeOnDemand}}}
 }
 
 func mergeMarks(ms ...map[cloudprovider.OfferingKey]time.Time) map[cloudprovider.OfferingKey]time.Time {

@@ -70,7 +70,8 @@ func ForNode(in NodeInput) Node {
 	return out
 }
 
-// returnStatus says, for a node that fell back from spot or to a later
+// returnStatus says, for a node that fell back from a reservation or
+// spot, or to a later
 // ordered term, whether and when it returns (disruption.ReturnToPreferred,
 // ReturnToPreferredTerm); "" for other nodes.
 func returnStatus(in NodeInput, out Node) string {
@@ -86,27 +87,29 @@ func returnStatus(in NodeInput, out Node) string {
 	if np == nil {
 		return ""
 	}
-	if !disruption.FellBack(in.NodeClaim, np) {
+	from := disruption.FallbackFrom(in.NodeClaim, np, in.Disruption.Snapshot.Input.InstanceTypes[np.Name])
+	if len(from) == 0 {
 		return termStatus(in, np, out)
 	}
+	to := disruption.CapacityNames(from)
 	method := (disruption.ReturnToPreferred{}).Name()
 	policy, err := disruption.ReturnPolicyOf(np)
 	switch {
 	case err != nil:
-		return "fell back from spot; stays on-demand: " + err.Error()
+		return "fell back from " + to + "; stays on-demand: " + err.Error()
 	case !policy.Enabled:
-		return fmt.Sprintf("fell back from spot; stays on-demand: its NodePool's %s is %s", v1.ReturnToPreferredAnnotationKey, v1.ReturnToPreferredDisabled)
+		return fmt.Sprintf("fell back from %s; stays on-demand: its NodePool's %s is %s", to, v1.ReturnToPreferredAnnotationKey, v1.ReturnToPreferredDisabled)
 	case out.DisruptionMethod == method && out.DisruptionStatus == DisruptionNext:
-		return "returning to spot: the next planning round starts it, a spot replacement first"
+		return fmt.Sprintf("returning to %s: the next planning round starts it, a %s replacement first", to, to)
 	case out.DisruptionMethod == method:
-		return "returning to spot: its spot replacement launches before it drains"
+		return fmt.Sprintf("returning to %s: its %s replacement launches before it drains", to, to)
 	}
 	for _, v := range out.DisruptionVerdicts {
 		if v.Method == method {
-			return "fell back from spot; returns when it can: " + v.Message
+			return "fell back from " + to + "; returns when it can: " + v.Message
 		}
 	}
-	return fmt.Sprintf("fell back from spot; returns once spot has been available for %s and a spot replacement is cheaper", policy.After)
+	return fmt.Sprintf("fell back from %s; returns once %s has been available for %s and a %s replacement is cheaper", to, to, policy.After, to)
 }
 
 // termStatus says, for a node whose pods run on a later one of their

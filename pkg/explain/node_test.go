@@ -495,6 +495,44 @@ func TestExplainNodeReturn(t *testing.T) {
 	}
 }
 
+// A node that fell back from a full reservation of its instance type
+// says it returns to one; without the reservation it is no fallback.
+func TestExplainNodeReturnToReservation(t *testing.T) {
+	cts := []string{v1.CapacityTypeReserved, v1.CapacityTypeOnDemand}
+	np := test.NodePool(func(np *v1.NodePool) {
+		np.Name = "web"
+		np.Spec.Template.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{{Key: v1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: cts}}
+	})
+	nc := test.NodeClaim(func(nc *v1.NodeClaim) {
+		nc.Name = "web-abcde"
+		nc.Labels = map[string]string{v1.NodePoolLabelKey: "web", v1.CapacityTypeLabelKey: v1.CapacityTypeOnDemand, v1.LabelInstanceType: "c4.xlarge", v1.LabelZone: "z1"}
+		nc.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{{Key: v1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: cts}}
+	})
+	offerings := func(reserved string) cloudprovider.Offerings {
+		return cloudprovider.Offerings{
+			{Zone: "z1", CapacityType: v1.CapacityTypeOnDemand, Price: 0.2, Available: cloudprovider.Unlimited},
+			{Zone: reserved, CapacityType: v1.CapacityTypeReserved, ReservationID: "cr-1", Price: 2e-8},
+		}
+	}
+	for _, tc := range []struct {
+		name, zone, want string
+	}{
+		{"a reservation in its zone", "z1", "fell back from reserved capacity; returns once reserved capacity has been available for 10m0s and a reserved capacity replacement is cheaper"},
+		{"a reservation in another zone", "z2", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := &disruption.Input{NodePools: []*v1.NodePool{np}}
+			in.Snapshot.Input.InstanceTypes = map[string][]*cloudprovider.InstanceType{
+				"web": {test.InstanceType(test.InstanceTypeOptions{Name: "c4.xlarge", CPU: 4, Memory: 8, Offerings: offerings(tc.zone)})},
+			}
+			got := explain.ForNode(explain.NodeInput{NodeClaim: nc, Disruption: in, Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)})
+			if got.Return != tc.want {
+				t.Errorf("return %q, want %q", got.Return, tc.want)
+			}
+		})
+	}
+}
+
 // A node whose pod runs on a later one of its ordered terms (an llmaz
 // flavor after the first) says whether and when it returns.
 func TestExplainNodeReturnTerm(t *testing.T) {

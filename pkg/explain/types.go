@@ -97,9 +97,9 @@ type Node struct {
 	Preferred string `json:"preferred,omitempty"`
 	Fallback  string `json:"fallback,omitempty"`
 	Flavor    string `json:"flavor,omitempty"`
-	// Return says, for a node that fell back from spot to on-demand, or
-	// whose pods run on a later one of their ordered terms (llmaz
-	// flavors), whether and when it returns (its NodePool's
+	// Return says, for a node that fell back from a reservation or spot
+	// to on-demand, or whose pods run on a later one of their ordered
+	// terms (llmaz flavors), whether and when it returns (its NodePool's
 	// capstan.dev/return-to-preferred policy and the ReturnToPreferred or
 	// ReturnToPreferredTerm method's verdict).
 	Return string `json:"return,omitempty"`

@@ -45,33 +45,62 @@ func flavorOf(c *provisioning.NodeClaim, pod *corev1.Pod, names []string) string
 }
 
 // fallbackReason explains a claim the solver planned as on-demand though
-// its NodePool allows spot: which spot offerings of its instance types are
-// marked unavailable, and why.
+// its NodePool allows capacity the cloud launches first: which
+// reservations of its instance types (in its zones) are full or marked
+// unavailable, and which spot offerings are marked unavailable, and why.
+// Each capacity type lists at most 5, so FallbackFrom finds both.
 func fallbackReason(np *v1.NodePool, c *provisioning.NodeClaim, unavailable *cloudprovider.UnavailableOfferings) string {
-	if unavailable == nil || len(c.InstanceTypes) == 0 {
-		return ""
-	}
 	allowed := scheduling.NewNodeSelectorRequirementsWithMinValues(np.Spec.Template.Spec.Requirements...).Get(v1.CapacityTypeLabelKey)
-	if !allowed.Has(v1.CapacityTypeSpot) || c.CapacityType != v1.CapacityTypeOnDemand {
+	if c.CapacityType != v1.CapacityTypeOnDemand || len(c.InstanceTypes) == 0 {
 		return ""
 	}
-	var reasons []string
+	zones := c.Requirements.Get(v1.LabelZone)
+	reasons := map[string][]string{}
 	for _, it := range c.InstanceTypes {
 		for _, o := range it.Offerings {
-			if o.CapacityType != v1.CapacityTypeSpot {
+			if (o.CapacityType != v1.CapacityTypeSpot && o.CapacityType != v1.CapacityTypeReserved) || !allowed.Has(o.CapacityType) || !zones.Has(o.Zone) {
 				continue
 			}
-			if reason, ok := unavailable.Reason(o.Key(it.Name)); ok {
-				reasons = append(reasons, o.Key(it.Name).String()+" "+reason)
+			key := o.Key(it.Name)
+			reason, marked := "", false
+			if unavailable != nil {
+				reason, marked = unavailable.Reason(key)
+			}
+			switch {
+			case marked:
+				reasons[o.CapacityType] = append(reasons[o.CapacityType], key.String()+" "+reason)
+			case o.CapacityType == v1.CapacityTypeReserved && !o.IsAvailable():
+				reasons[o.CapacityType] = append(reasons[o.CapacityType], key.String()+" full")
 			}
 		}
 	}
-	if len(reasons) == 0 {
+	var all []string
+	for _, ct := range []string{v1.CapacityTypeReserved, v1.CapacityTypeSpot} {
+		rs := reasons[ct]
+		slices.Sort(rs)
+		if len(rs) > 5 {
+			rs = append(rs[:5], fmt.Sprintf("and %d more", len(rs)-5))
+		}
+		all = append(all, rs...)
+	}
+	if len(all) == 0 {
 		return ""
 	}
-	slices.Sort(reasons)
-	if len(reasons) > 5 {
-		reasons = append(reasons[:5], fmt.Sprintf("and %d more", len(reasons)-5))
+	return fallbackPrefix + strings.Join(all, ", ")
+}
+
+// fallbackPrefix starts every capstan.dev/fallback annotation.
+const fallbackPrefix = "preferred capacity unavailable: "
+
+// FallbackFrom is the capacity types a capstan.dev/fallback annotation
+// says were unavailable (reserved, spot), in that order.
+func FallbackFrom(annotation string) []string {
+	var out []string
+	items := strings.Split(strings.TrimPrefix(annotation, fallbackPrefix), ", ")
+	for _, ct := range []string{v1.CapacityTypeReserved, v1.CapacityTypeSpot} {
+		if slices.ContainsFunc(items, func(item string) bool { return strings.HasPrefix(item, ct+"/") }) {
+			out = append(out, ct)
+		}
 	}
-	return "preferred capacity unavailable: " + strings.Join(reasons, ", ")
+	return out
 }
