@@ -18,6 +18,10 @@ const (
 	KubeletKwok  = "kwok"
 )
 
+// SimNodeClassKind is the kind a NodePool's nodeClassRef names for the
+// simulated cloud.
+const SimNodeClassKind = "SimNodeClass"
+
 // SchemeGroupVersion is the group and version of the types in this package.
 var SchemeGroupVersion = schema.GroupVersion{Group: Group, Version: "v1alpha1"}
 

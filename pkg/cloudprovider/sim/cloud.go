@@ -211,7 +211,7 @@ func (c *Cloud) Name() string { return Name }
 
 // GetSupportedNodeClasses implements CloudProvider.
 func (c *Cloud) GetSupportedNodeClasses() []schema.GroupVersionKind {
-	return []schema.GroupVersionKind{simv1alpha1.SchemeGroupVersion.WithKind("SimNodeClass")}
+	return []schema.GroupVersionKind{simv1alpha1.SchemeGroupVersion.WithKind(simv1alpha1.SimNodeClassKind)}
 }
 
 // RepairPolicies implements CloudProvider: a node NotReady or unknown for

@@ -8,6 +8,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
@@ -18,7 +22,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
 )
 
@@ -28,33 +31,53 @@ const Name = "nodepool"
 // Controller reconciles NodePools: hash annotations, status.resources
 // and conditions.
 type Controller struct {
-	client   client.Client
-	clock    clock.Clock
-	recorder events.EventRecorder
+	client    client.Client
+	clock     clock.Clock
+	recorder  events.EventRecorder
+	supported []schema.GroupVersionKind
 }
 
 // New returns the NodePool controller. c reads and patches NodePools and
-// reads NodeClaims and SimNodeClasses (the manager's cached client in the
-// binary); clk stamps condition transitions; recorder says on the NodePool
-// why nothing is launched from it.
-func New(c client.Client, clk clock.Clock, recorder events.EventRecorder) *Controller {
-	return &Controller{client: c, clock: clk, recorder: recorder}
+// reads NodeClaims and the NodeClasses of the supported kinds (the cloud
+// provider's GetSupportedNodeClasses; the manager's cached client in the
+// binary, whose scheme must know them); clk stamps condition transitions;
+// recorder says on the NodePool why nothing is launched from it.
+func New(c client.Client, clk clock.Clock, recorder events.EventRecorder, supported []schema.GroupVersionKind) *Controller {
+	return &Controller{client: c, clock: clk, recorder: recorder, supported: supported}
 }
 
 // Register adds the controller to mgr. It reconciles a NodePool when it
 // changes, when one of its NodeClaims (by the karpenter.sh/nodepool label)
-// does, and when a SimNodeClass it references does.
+// does, and when the NodeClass it references does.
 func (c *Controller) Register(mgr manager.Manager) error {
-	err := builder.ControllerManagedBy(mgr).
+	b := builder.ControllerManagedBy(mgr).
 		Named(Name).
 		For(&v1.NodePool{}).
-		Watches(&v1.NodeClaim{}, handler.EnqueueRequestsFromMapFunc(nodePoolOfNodeClaim)).
-		Watches(&simv1alpha1.SimNodeClass{}, handler.EnqueueRequestsFromMapFunc(c.nodePoolsOfNodeClass)).
-		Complete(c)
-	if err != nil {
+		Watches(&v1.NodeClaim{}, handler.EnqueueRequestsFromMapFunc(nodePoolOfNodeClaim))
+	for _, gvk := range c.supported {
+		obj, err := c.newObject(gvk)
+		if err != nil {
+			return fmt.Errorf("registering %s controller, %w", Name, err)
+		}
+		b = b.Watches(obj, handler.EnqueueRequestsFromMapFunc(c.nodePoolsOfNodeClass(gvk.GroupKind())))
+	}
+	if err := b.Complete(c); err != nil {
 		return fmt.Errorf("registering %s controller, %w", Name, err)
 	}
 	return nil
+}
+
+// newObject is an empty NodeClass of kind gvk, from the client's scheme.
+func (c *Controller) newObject(gvk schema.GroupVersionKind) (client.Object, error) {
+	o, err := c.client.Scheme().New(gvk)
+	if err != nil {
+		return nil, fmt.Errorf("nodeclass kind %s, %w", gvk, err)
+	}
+	obj, ok := o.(client.Object)
+	if !ok {
+		return nil, fmt.Errorf("nodeclass kind %s is not an object", gvk)
+	}
+	return obj, nil
 }
 
 // Reconcile gathers the NodePool, its NodeClaims and its NodeClass, calls
@@ -78,7 +101,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, fmt.Errorf("getting nodeclass of nodepool %s, %w", np.Name, err)
 	}
 
-	d := Step(Input{NodePool: np, NodeClaims: claims.Items, NodeClass: nodeClass}, c.clock.Now())
+	d := Step(Input{NodePool: np, NodeClaims: claims.Items, Supported: c.supported, NodeClass: nodeClass}, c.clock.Now())
 
 	if !hasAnnotations(np.Annotations, d.Annotations) {
 		patched := np.DeepCopy()
@@ -105,32 +128,70 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return reconcile.Result{}, nil
 }
 
-// nodeClass returns the referenced SimNodeClass, nil when the reference is
-// to another kind or the SimNodeClass does not exist.
-func (c *Controller) nodeClass(ctx context.Context, ref *v1.NodeClassReference) (*simv1alpha1.SimNodeClass, error) {
-	if !SupportsNodeClass(ref) {
+// nodeClass reads the referenced NodeClass, nil when the reference is to
+// a kind the provider does not serve or the NodeClass does not exist.
+func (c *Controller) nodeClass(ctx context.Context, ref *v1.NodeClassReference) (*NodeClass, error) {
+	gvk, ok := SupportedKind(ref, c.supported)
+	if !ok {
 		return nil, nil
 	}
-	nc := &simv1alpha1.SimNodeClass{}
-	if err := c.client.Get(ctx, types.NamespacedName{Name: ref.Name}, nc); err != nil {
+	obj, err := c.newObject(gvk)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.client.Get(ctx, types.NamespacedName{Name: ref.Name}, obj); err != nil {
 		return nil, client.IgnoreNotFound(err)
 	}
-	return nc, nil
+	ready, err := readyCondition(obj)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s %s conditions, %w", gvk.Kind, ref.Name, err)
+	}
+	return &NodeClass{Deleting: obj.GetDeletionTimestamp() != nil, Ready: ready}, nil
 }
 
-func (c *Controller) nodePoolsOfNodeClass(ctx context.Context, o client.Object) []reconcile.Request {
-	nps := &v1.NodePoolList{}
-	if err := c.client.List(ctx, nps); err != nil {
-		log.FromContext(ctx).Error(err, "listing nodepools for a nodeclass", "simNodeClass", o.GetName())
-		return nil
+// readyCondition is obj's status.conditions Ready entry, nil when it has
+// none: every NodeClass kind (SimNodeClass, EC2NodeClass) keeps standard
+// conditions there.
+func readyCondition(obj client.Object) (*metav1.Condition, error) {
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, err
 	}
-	var reqs []reconcile.Request
-	for i := range nps.Items {
-		if ReferencesSimNodeClass(&nps.Items[i], o.GetName()) {
-			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Name: nps.Items[i].Name}})
+	raw, _, err := unstructured.NestedSlice(u, "status", "conditions")
+	if err != nil {
+		return nil, err
+	}
+	for _, item := range raw {
+		m, ok := item.(map[string]any)
+		if !ok || m["type"] != v1.ConditionTypeReady {
+			continue
 		}
+		c := &metav1.Condition{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, c); err != nil {
+			return nil, err
+		}
+		return c, nil
 	}
-	return reqs
+	return nil, nil
+}
+
+// nodePoolsOfNodeClass maps a NodeClass of kind gk to the NodePools that
+// reference it.
+func (c *Controller) nodePoolsOfNodeClass(gk schema.GroupKind) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		nps := &v1.NodePoolList{}
+		if err := c.client.List(ctx, nps); err != nil {
+			log.FromContext(ctx).Error(err, "listing nodepools for a nodeclass", "kind", gk.Kind, "name", o.GetName())
+			return nil
+		}
+		var reqs []reconcile.Request
+		for i := range nps.Items {
+			if References(&nps.Items[i], gk, o.GetName()) {
+				reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Name: nps.Items[i].Name}})
+			}
+		}
+		return reqs
+	}
 }
 
 func nodePoolOfNodeClaim(_ context.Context, o client.Object) []reconcile.Request {

@@ -55,7 +55,7 @@ func TestNodePoolWithManager(t *testing.T) {
 	ctx := context.Background()
 	clk := clocktesting.NewFakeClock(start)
 	startManager(t, func(mgr manager.Manager) error {
-		return New(mgr.GetClient(), clk, mgr.GetEventRecorder("test")).Register(mgr)
+		return New(mgr.GetClient(), clk, mgr.GetEventRecorder("test"), simKinds).Register(mgr)
 	})
 
 	className := test.RandomName("simnodeclass")
@@ -152,7 +152,7 @@ func TestInvalidBudgets(t *testing.T) {
 			ctx := context.Background()
 			np := test.NodePool(tc.mod)
 			create(t, np)
-			c := New(env.Client, clocktesting.NewFakeClock(start), events.NewFakeRecorder(10))
+			c := New(env.Client, clocktesting.NewFakeClock(start), events.NewFakeRecorder(10), simKinds)
 			_, err := c.Reconcile(ctx, reconcile.Request{NamespacedName: types.NamespacedName{Name: np.Name}})
 			g.Expect(err).NotTo(gomega.HaveOccurred())
 			got := &v1.NodePool{}
@@ -171,7 +171,7 @@ func TestReconcileIsIdempotent(t *testing.T) {
 	g := test.NewGomega(t)
 	ctx := context.Background()
 	clk := clocktesting.NewFakeClock(start)
-	c := New(env.Client, clk, events.NewFakeRecorder(10))
+	c := New(env.Client, clk, events.NewFakeRecorder(10), simKinds)
 	np := test.NodePool(func(np *v1.NodePool) { np.Spec.Weight = ptr.To[int32](5) })
 	create(t, np)
 	req := reconcile.Request{NamespacedName: types.NamespacedName{Name: np.Name}}
@@ -205,7 +205,7 @@ func TestNodeClassProblemsAreReported(t *testing.T) {
 		message string
 	}{
 		{"another provider's kind", v1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass", Name: "default"}, ReasonUnsupportedNodeClass, "EC2NodeClass karpenter.k8s.aws/default is not supported"},
-		{"a missing SimNodeClass", v1.NodeClassReference{Group: simv1alpha1.Group, Kind: SimNodeClassKind, Name: "absent"}, ReasonNodeClassNotFound, `SimNodeClass "absent" not found`},
+		{"a missing SimNodeClass", v1.NodeClassReference{Group: simv1alpha1.Group, Kind: simv1alpha1.SimNodeClassKind, Name: "absent"}, ReasonNodeClassNotFound, `SimNodeClass "absent" not found`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -214,7 +214,7 @@ func TestNodeClassProblemsAreReported(t *testing.T) {
 			np := test.NodePool(func(np *v1.NodePool) { np.Spec.Template.Spec.NodeClassRef = &tc.ref })
 			create(t, np)
 			recorder := events.NewFakeRecorder(10)
-			c := New(env.Client, clocktesting.NewFakeClock(start), recorder)
+			c := New(env.Client, clocktesting.NewFakeClock(start), recorder, simKinds)
 			req := reconcile.Request{NamespacedName: types.NamespacedName{Name: np.Name}}
 			for range 2 {
 				_, err := c.Reconcile(ctx, req)

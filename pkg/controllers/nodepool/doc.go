@@ -3,8 +3,9 @@
 // decision 13), totals the capacity of the NodeClaims it owns into
 // status.resources, and keeps its conditions: ValidationSucceeded (budget
 // schedules and the capstan.dev/budget-timezone annotation parse),
-// NodeClassReady (the referenced SimNodeClass exists and is Ready) and
-// Ready (both are True).
+// NodeClassReady (the referenced NodeClass is of a kind the cloud provider
+// serves, per its GetSupportedNodeClasses, exists and is Ready) and Ready
+// (both are True).
 //
 // Every decision is the pure Step (status.go); the Controller
 // (controller.go) only reads the NodePool, its NodeClaims and its

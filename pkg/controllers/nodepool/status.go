@@ -9,8 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/budgets"
 	"github.com/capstan-dev/capstan/pkg/disruption"
@@ -19,10 +19,6 @@ import (
 // ResourceNodes is the status.resources entry counting a NodePool's nodes,
 // the same name NodePool limits use.
 const ResourceNodes corev1.ResourceName = "nodes"
-
-// SimNodeClassKind is the kind of the one NodeClass this controller can
-// check; its group is simv1alpha1.Group.
-const SimNodeClassKind = "SimNodeClass"
 
 // Condition reasons. A True condition's reason is its type.
 const (
@@ -41,10 +37,21 @@ type Input struct {
 	// NodeClaims are the NodeClaims labelled karpenter.sh/nodepool with
 	// the NodePool's name.
 	NodeClaims []v1.NodeClaim
-	// NodeClass is the referenced SimNodeClass; nil when it does not
-	// exist, or when the reference is not to a SimNodeClass (then it is
-	// not looked up).
-	NodeClass *simv1alpha1.SimNodeClass
+	// Supported are the NodeClass kinds the cloud provider serves
+	// (CloudProvider.GetSupportedNodeClasses).
+	Supported []schema.GroupVersionKind
+	// NodeClass is the referenced NodeClass; nil when it does not exist,
+	// or when the reference is to a kind the provider does not serve (then
+	// it is not looked up).
+	NodeClass *NodeClass
+}
+
+// NodeClass is what a NodePool's status needs of its NodeClass, of any
+// kind: whether it is being deleted, and its Ready condition (nil when it
+// has none yet).
+type NodeClass struct {
+	Deleting bool
+	Ready    *metav1.Condition
 }
 
 // Decision is what the reconciler writes back.
@@ -65,7 +72,7 @@ func Step(in Input, now time.Time) Decision {
 	status := *np.Status.DeepCopy()
 	status.Resources = Resources(in.NodeClaims)
 	validation := ValidationSucceeded(np)
-	nodeClass := NodeClassReady(np.Spec.Template.Spec.NodeClassRef, in.NodeClass)
+	nodeClass := NodeClassReady(np.Spec.Template.Spec.NodeClassRef, in.Supported, in.NodeClass)
 	for _, c := range []metav1.Condition{validation, nodeClass, Ready(validation, nodeClass)} {
 		c.ObservedGeneration = np.Generation
 		c.LastTransitionTime = metav1.NewTime(now)
@@ -144,39 +151,49 @@ func ValidationSucceeded(np *v1.NodePool) metav1.Condition {
 	}
 }
 
-// SupportsNodeClass reports whether ref names a SimNodeClass, the only
-// NodeClass this controller can look up.
-func SupportsNodeClass(ref *v1.NodeClassReference) bool {
-	return ref != nil && ref.Group == simv1alpha1.Group && ref.Kind == SimNodeClassKind
+// SupportedKind is the kind of supported that ref names, with its
+// version; false when ref is nil or names a kind the provider does not
+// serve.
+func SupportedKind(ref *v1.NodeClassReference, supported []schema.GroupVersionKind) (schema.GroupVersionKind, bool) {
+	if ref == nil {
+		return schema.GroupVersionKind{}, false
+	}
+	for _, gvk := range supported {
+		if gvk.Group == ref.Group && gvk.Kind == ref.Kind {
+			return gvk, true
+		}
+	}
+	return schema.GroupVersionKind{}, false
 }
 
-// NodeClassReady is True when ref names a SimNodeClass that exists (nc
-// non-nil), is not being deleted and whose Ready condition is True; False
-// when it is missing or not ready, or when ref names a kind the provider
-// does not serve: nothing is launched from such a NodePool.
-func NodeClassReady(ref *v1.NodeClassReference, nc *simv1alpha1.SimNodeClass) metav1.Condition {
+// NodeClassReady is True when ref names a supported NodeClass that exists
+// (nc non-nil), is not being deleted and whose Ready condition is True;
+// False when it is missing or not ready, or when ref names a kind the
+// provider does not serve: nothing is launched from such a NodePool.
+func NodeClassReady(ref *v1.NodeClassReference, supported []schema.GroupVersionKind, nc *NodeClass) metav1.Condition {
 	cond := metav1.Condition{Type: v1.ConditionTypeNodeClassReady, Status: metav1.ConditionFalse}
+	_, ok := SupportedKind(ref, supported)
 	switch {
 	case ref == nil:
 		cond.Reason, cond.Message = ReasonUnsupportedNodeClass, "spec.template.spec.nodeClassRef is not set"
-	case !SupportsNodeClass(ref):
-		cond.Reason = ReasonUnsupportedNodeClass
-		cond.Message = fmt.Sprintf("nodeClassRef %s %s/%s is not supported; only %s %s: no nodes are launched from this NodePool", ref.Kind, ref.Group, ref.Name, SimNodeClassKind, simv1alpha1.Group)
-	case nc == nil:
-		cond.Reason, cond.Message = ReasonNodeClassNotFound, fmt.Sprintf("%s %q not found: no nodes are launched from this NodePool until it exists", SimNodeClassKind, ref.Name)
-	case nc.DeletionTimestamp != nil:
-		cond.Reason, cond.Message = ReasonNodeClassNotReady, fmt.Sprintf("%s %q is being deleted", SimNodeClassKind, ref.Name)
-	default:
-		ready := meta.FindStatusCondition(nc.Status.Conditions, simv1alpha1.ConditionTypeReady)
-		switch {
-		case ready == nil:
-			cond.Reason, cond.Message = ReasonNodeClassNotReady, fmt.Sprintf("%s %q has no Ready condition yet", SimNodeClassKind, ref.Name)
-		case ready.Status != metav1.ConditionTrue:
-			cond.Reason = ReasonNodeClassNotReady
-			cond.Message = fmt.Sprintf("%s %q is not ready (%s): %s", SimNodeClassKind, ref.Name, ready.Reason, ready.Message)
-		default:
-			cond.Status, cond.Reason = metav1.ConditionTrue, v1.ConditionTypeNodeClassReady
+	case !ok:
+		kinds := make([]string, len(supported))
+		for i, gvk := range supported {
+			kinds[i] = gvk.Kind + " " + gvk.Group
 		}
+		cond.Reason = ReasonUnsupportedNodeClass
+		cond.Message = fmt.Sprintf("nodeClassRef %s %s/%s is not supported; only %s: no nodes are launched from this NodePool", ref.Kind, ref.Group, ref.Name, strings.Join(kinds, " or "))
+	case nc == nil:
+		cond.Reason, cond.Message = ReasonNodeClassNotFound, fmt.Sprintf("%s %q not found: no nodes are launched from this NodePool until it exists", ref.Kind, ref.Name)
+	case nc.Deleting:
+		cond.Reason, cond.Message = ReasonNodeClassNotReady, fmt.Sprintf("%s %q is being deleted", ref.Kind, ref.Name)
+	case nc.Ready == nil:
+		cond.Reason, cond.Message = ReasonNodeClassNotReady, fmt.Sprintf("%s %q has no Ready condition yet", ref.Kind, ref.Name)
+	case nc.Ready.Status != metav1.ConditionTrue:
+		cond.Reason = ReasonNodeClassNotReady
+		cond.Message = fmt.Sprintf("%s %q is not ready (%s): %s", ref.Kind, ref.Name, nc.Ready.Reason, nc.Ready.Message)
+	default:
+		cond.Status, cond.Reason = metav1.ConditionTrue, v1.ConditionTypeNodeClassReady
 	}
 	return cond
 }
@@ -200,11 +217,11 @@ func Ready(deps ...metav1.Condition) metav1.Condition {
 	return metav1.Condition{Type: v1.ConditionTypeReady, Status: metav1.ConditionTrue, Reason: v1.ConditionTypeReady}
 }
 
-// ReferencesSimNodeClass reports whether np's template references the
-// SimNodeClass called name.
-func ReferencesSimNodeClass(np *v1.NodePool, name string) bool {
+// References reports whether np's template references the NodeClass of
+// kind gk called name.
+func References(np *v1.NodePool, gk schema.GroupKind, name string) bool {
 	ref := np.Spec.Template.Spec.NodeClassRef
-	return SupportsNodeClass(ref) && ref.Name == name
+	return ref != nil && ref.Group == gk.Group && ref.Kind == gk.Kind && ref.Name == name
 }
 
 // FailureEvents are the warnings to record when a NodePool's

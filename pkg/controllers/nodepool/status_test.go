@@ -8,8 +8,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
@@ -128,15 +130,20 @@ func TestValidationSucceeded(t *testing.T) {
 }
 
 func simRef(name string) *v1.NodeClassReference {
-	return &v1.NodeClassReference{Group: simv1alpha1.Group, Kind: SimNodeClassKind, Name: name}
+	return &v1.NodeClassReference{Group: simv1alpha1.Group, Kind: simv1alpha1.SimNodeClassKind, Name: name}
 }
 
-func simNodeClass(mods ...func(*simv1alpha1.SimNodeClass)) *simv1alpha1.SimNodeClass {
+// simKinds are the sim provider's NodeClass kinds.
+var simKinds = []schema.GroupVersionKind{simv1alpha1.SchemeGroupVersion.WithKind(simv1alpha1.SimNodeClassKind)}
+
+// simNodeClass is the NodePool's view of a SimNodeClass "default" built
+// by mods.
+func simNodeClass(mods ...func(*simv1alpha1.SimNodeClass)) *NodeClass {
 	nc := test.SimNodeClass(func(nc *simv1alpha1.SimNodeClass) { nc.Name = "default" })
 	for _, mod := range mods {
 		mod(nc)
 	}
-	return nc
+	return &NodeClass{Deleting: nc.DeletionTimestamp != nil, Ready: meta.FindStatusCondition(nc.Status.Conditions, simv1alpha1.ConditionTypeReady)}
 }
 
 func withReady(status metav1.ConditionStatus, reason, message string) func(*simv1alpha1.SimNodeClass) {
@@ -150,7 +157,7 @@ func TestNodeClassReady(t *testing.T) {
 	cases := []struct {
 		name    string
 		ref     *v1.NodeClassReference
-		nc      *simv1alpha1.SimNodeClass
+		nc      *NodeClass
 		want    metav1.ConditionStatus
 		reason  string
 		message string
@@ -174,7 +181,7 @@ func TestNodeClassReady(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := NodeClassReady(tc.ref, tc.nc)
+			got := NodeClassReady(tc.ref, simKinds, tc.nc)
 			if got.Type != v1.ConditionTypeNodeClassReady || got.Status != tc.want || got.Reason != tc.reason || !strings.Contains(got.Message, tc.message) {
 				t.Errorf("condition %+v, want %s/%s with message containing %q", got, tc.want, tc.reason, tc.message)
 			}
@@ -223,7 +230,7 @@ func TestStep(t *testing.T) {
 	ready := simNodeClass(withReady(metav1.ConditionTrue, "Ready", ""))
 	claims := []v1.NodeClaim{claimWith(rl("cpu", "2"))}
 
-	first := Step(Input{NodePool: np, NodeClaims: claims}, t0)
+	first := Step(Input{NodePool: np, NodeClaims: claims, Supported: simKinds}, t0)
 	wantAnnotations := map[string]string{v1.NodePoolHashAnnotationKey: np.Hash(), v1.NodePoolHashVersionAnnotationKey: "v1"}
 	if diff := cmp.Diff(wantAnnotations, first.Annotations); diff != "" {
 		t.Errorf("annotations (-want +got):\n%s", diff)
@@ -251,7 +258,7 @@ func TestStep(t *testing.T) {
 	// An hour later the NodeClass exists and is ready: the two conditions
 	// that changed move to t1, ValidationSucceeded keeps t0.
 	np.Status = first.Status
-	second := Step(Input{NodePool: np, NodeClaims: claims, NodeClass: ready}, t1)
+	second := Step(Input{NodePool: np, NodeClaims: claims, Supported: simKinds, NodeClass: ready}, t1)
 	want = []metav1.Condition{
 		at(cond(v1.ConditionTypeValidationSucceeded, metav1.ConditionTrue, v1.ConditionTypeValidationSucceeded, ""), t0),
 		at(cond(v1.ConditionTypeNodeClassReady, metav1.ConditionTrue, v1.ConditionTypeNodeClassReady, ""), t1),
@@ -263,12 +270,12 @@ func TestStep(t *testing.T) {
 
 	// Nothing changed: the same status again.
 	np.Status = second.Status
-	if diff := cmp.Diff(second, Step(Input{NodePool: np, NodeClaims: claims, NodeClass: ready}, t1.Add(time.Hour))); diff != "" {
+	if diff := cmp.Diff(second, Step(Input{NodePool: np, NodeClaims: claims, Supported: simKinds, NodeClass: ready}, t1.Add(time.Hour))); diff != "" {
 		t.Errorf("a step without change (-want +got):\n%s", diff)
 	}
 }
 
-func TestReferencesSimNodeClass(t *testing.T) {
+func TestReferences(t *testing.T) {
 	cases := []struct {
 		name string
 		ref  *v1.NodeClassReference
@@ -276,15 +283,15 @@ func TestReferencesSimNodeClass(t *testing.T) {
 	}{
 		{"the name", simRef("a"), true},
 		{"another name", simRef("b"), false},
-		{"another group", &v1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: SimNodeClassKind, Name: "a"}, false},
+		{"another group", &v1.NodeClassReference{Group: "karpenter.k8s.aws", Kind: simv1alpha1.SimNodeClassKind, Name: "a"}, false},
 		{"another kind", &v1.NodeClassReference{Group: simv1alpha1.Group, Kind: "EC2NodeClass", Name: "a"}, false},
 		{"no reference", nil, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			np := test.NodePool(func(np *v1.NodePool) { np.Spec.Template.Spec.NodeClassRef = tc.ref })
-			if got := ReferencesSimNodeClass(np, "a"); got != tc.want {
-				t.Errorf("ReferencesSimNodeClass = %t, want %t", got, tc.want)
+			if got := References(np, simKinds[0].GroupKind(), "a"); got != tc.want {
+				t.Errorf("References = %t, want %t", got, tc.want)
 			}
 		})
 	}
