@@ -22,10 +22,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/capstan-dev/capstan/api"
-	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
-	"github.com/capstan-dev/capstan/pkg/cloudprovider/catalog"
-	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
 	"github.com/capstan-dev/capstan/pkg/clusterstate"
 	"github.com/capstan-dev/capstan/pkg/controllers/apiauth"
 	disruptionctrl "github.com/capstan-dev/capstan/pkg/controllers/disruption"
@@ -34,7 +31,6 @@ import (
 	"github.com/capstan-dev/capstan/pkg/controllers/nodeclaim"
 	"github.com/capstan-dev/capstan/pkg/controllers/nodepool"
 	"github.com/capstan-dev/capstan/pkg/controllers/provisioner"
-	"github.com/capstan-dev/capstan/pkg/controllers/simnodeclass"
 	"github.com/capstan-dev/capstan/pkg/controllers/termination"
 	"github.com/capstan-dev/capstan/pkg/lifecycle"
 	"github.com/capstan-dev/capstan/pkg/provisioning/plan"
@@ -44,8 +40,7 @@ import (
 // once from flags and passed down explicitly.
 type Options struct {
 	CloudProvider    string
-	CloudProfile     string
-	SimState         string
+	Sim              SimOptions
 	BatchIdle        time.Duration
 	BatchMax         time.Duration
 	UnavailableTTL   time.Duration
@@ -85,9 +80,10 @@ func newControllerCommand() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.CloudProvider, "cloud-provider", "sim", "cloud provider: sim (the embedded simulated cloud)")
-	f.StringVar(&opts.CloudProfile, "cloud-profile", "", "simulated cloud profile file (default: the embedded profile)")
-	f.StringVar(&opts.SimState, "sim-state", "capstan-sim-state.json", "file the simulated cloud keeps its inventory in")
+	f.StringVar(&opts.CloudProvider, "cloud-provider", providers()[0].name, providerUsage())
+	for _, p := range providers() {
+		p.bindFlags(f, &opts)
+	}
 	f.DurationVar(&opts.BatchIdle, "batch-idle-duration", time.Second, "close a batch of pending pods after this long without a new one")
 	f.DurationVar(&opts.BatchMax, "batch-max-duration", 10*time.Second, "close a batch of pending pods at most this long after it opened")
 	f.DurationVar(&opts.UnavailableTTL, "unavailable-offerings-ttl", cloudprovider.DefaultUnavailableOfferingsTTL, "how long an offering that ran out of capacity is not tried")
@@ -112,8 +108,9 @@ func newControllerCommand() *cobra.Command {
 
 func runController(ctx context.Context, opts Options) error {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts.Zap)))
-	if opts.CloudProvider != "sim" {
-		return fmt.Errorf("unknown cloud provider %q (supported: sim)", opts.CloudProvider)
+	chosen, err := providerNamed(opts.CloudProvider)
+	if err != nil {
+		return err
 	}
 	scheme, err := api.NewScheme()
 	if err != nil {
@@ -141,25 +138,12 @@ func runController(ctx context.Context, opts Options) error {
 		return fmt.Errorf("adding probes, %w", err)
 	}
 	clk := clock.RealClock{}
-	profile, err := loadProfile(opts.CloudProfile)
-	if err != nil {
-		return err
-	}
-	types, err := catalog.Load()
-	if err != nil {
-		return err
-	}
 	unavailable := cloudprovider.NewUnavailableOfferings(clk, opts.UnavailableTTL)
-	cloud, err := sim.New(sim.Options{
-		Profile: profile, Catalog: types, Clock: clk, StatePath: opts.SimState,
-		NodeClasses: sim.ClientNodeClasses{Client: mgr.GetClient()},
-		Kubelet:     &sim.APIKubelet{Client: mgr.GetClient(), Clock: clk},
-		Unavailable: unavailable,
-	})
+	started, err := chosen.start(ctx, opts, providerEnv{mgr: mgr, clock: clk, unavailable: unavailable})
 	if err != nil {
-		return fmt.Errorf("starting the simulated cloud, %w", err)
+		return err
 	}
-	metrics, err := registerMetrics(ctrlmetrics.Registry, mgr.GetClient(), cloud)
+	metrics, err := registerMetrics(ctrlmetrics.Registry, mgr.GetClient(), started.cloud)
 	if err != nil {
 		return err
 	}
@@ -198,8 +182,7 @@ func runController(ctx context.Context, opts Options) error {
 		termination.New(mgr.GetClient(), cp, mgr.GetEventRecorder("capstan"), clk, metrics.slack).Register(ctx, mgr),
 		nodepool.New(mgr.GetClient(), clk, mgr.GetEventRecorder("capstan"), cp.GetSupportedNodeClasses()).Register(mgr),
 		garbagecollection.New(mgr.GetClient(), cp, mgr.GetEventRecorder("capstan"), clk, garbagecollection.Options{Interval: opts.GCInterval, Grace: opts.GCGrace}).Register(mgr),
-		simnodeclass.New(mgr.GetClient(), cloud, clk, simnodeclass.Options{}).Register(mgr),
-		simnodeclass.NewReregistration(mgr.GetAPIReader(), cloud).Register(mgr),
+		started.register(mgr),
 		disrupt.Register(mgr),
 		disruptionctrl.NewConditions(mgr.GetClient(), cp, mgr.GetEventRecorder("capstan"), clk, opts.Disruption.Drift()).Register(mgr),
 		disruptionctrl.NewExpiration(mgr.GetClient(), mgr.GetEventRecorder("capstan"), clk, metrics.disruption).Register(mgr),
@@ -222,11 +205,4 @@ func metricsOptions(opts Options, explain http.Handler) metricsserver.Options {
 		o.SecureServing, o.CertDir, o.FilterProvider = true, opts.MetricsCertDir, apiauth.FilterProvider
 	}
 	return o
-}
-
-func loadProfile(path string) (*simv1alpha1.CloudProfile, error) {
-	if path == "" {
-		return sim.DefaultProfile()
-	}
-	return sim.LoadProfile(path)
 }

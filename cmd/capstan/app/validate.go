@@ -18,8 +18,8 @@ const MaxInstanceTypesLimit = 100
 // starts; each error names its flag.
 func (o Options) Validate() error {
 	var errs []error
-	if o.CloudProvider != "sim" {
-		errs = append(errs, fmt.Errorf("--cloud-provider %q is unknown (supported: sim)", o.CloudProvider))
+	if _, err := providerNamed(o.CloudProvider); err != nil {
+		errs = append(errs, err)
 	}
 	errs = append(errs,
 		validateWindow(o.BatchIdle, o.BatchMax),

@@ -52,7 +52,7 @@ func TestControllerOptionsValidate(t *testing.T) {
 		{name: "host name", mod: func(o *Options) { o.MetricsAddr = "localhost:0" }},
 		{name: "equal windows", mod: func(o *Options) { o.BatchIdle, o.BatchMax = time.Second, time.Second }},
 		{name: "no leader election, no namespace", mod: func(o *Options) { o.LeaderElect, o.LeaderNamespace = false, "" }},
-		{name: "unknown cloud", mod: func(o *Options) { o.CloudProvider = "aws" }, want: []string{"--cloud-provider"}},
+		{name: "unknown cloud", mod: func(o *Options) { o.CloudProvider = "gcp" }, want: []string{"--cloud-provider"}},
 		{name: "zero registration ttl", mod: func(o *Options) { o.RegistrationTTL = 0 }, want: []string{"--registration-ttl must be positive"}},
 		{name: "negative gc interval", mod: func(o *Options) { o.GCInterval = -time.Second }, want: []string{"--gc-interval must be positive, got -1s"}},
 		{name: "zero gc grace", mod: func(o *Options) { o.GCGrace = 0 }, want: []string{"--gc-grace"}},
