@@ -150,7 +150,7 @@ func newType(family, size, arch string, spotDiscount float64, vcpu int, memoryMi
 	name := family + "." + size
 	// A malformed family leaves category and generation empty, which
 	// Validate then reports with the name.
-	_, _, category, generation, _ := parseName(name)
+	_, _, category, generation, _ := ParseName(name)
 	prices := map[string]float64{}
 	for region, m := range regionPriceMultipliers() {
 		prices[region] = roundPrice(usd * m)

@@ -143,7 +143,7 @@ func (t InstanceType) Labels() map[string]string {
 // inconsistent with Name, joined into one error.
 func (t InstanceType) Validate() error {
 	var errs []error
-	family, size, category, generation, err := parseName(t.Name)
+	family, size, category, generation, err := ParseName(t.Name)
 	if err != nil {
 		errs = append(errs, err)
 	} else {
@@ -244,11 +244,11 @@ func validateAll(types []InstanceType) error {
 	return errors.Join(errs...)
 }
 
-// parseName splits "<family>.<size>" and the family into its category
+// ParseName splits "<family>.<size>" and the family into its category
 // letters and generation number, the way the AWS provider derives its
 // labels: "p4de.24xlarge" is family p4de, size 24xlarge, category p,
 // generation 4.
-func parseName(name string) (family, size, category string, generation int, err error) {
+func ParseName(name string) (family, size, category string, generation int, err error) {
 	family, size, ok := strings.Cut(name, ".")
 	if !ok || family == "" || size == "" || strings.Contains(size, ".") {
 		return "", "", "", 0, fmt.Errorf("name %q, want <family>.<size>", name)

@@ -1,0 +1,32 @@
+// Package aws is Capstan's AWS provider: the CloudProvider behind the
+// `aws` value of --cloud-provider, on the official SDK (aws-sdk-go-v2),
+// for the karpenter.k8s.aws/v1 EC2NodeClass.
+//
+//   - Instance types come from DescribeInstanceTypes and
+//     DescribeInstanceTypeOfferings (which zones sell which types), with
+//     zone IDs from DescribeAvailabilityZones, spot prices from
+//     DescribeSpotPriceHistory and on-demand prices from the embedded
+//     catalog's table for the region (the Pricing API is not read yet).
+//     Refresh reloads them; the provider's controller calls it
+//     periodically. Offerings are each type × the zones of the
+//     NodeClass's subnets (status.subnets) × spot and on-demand, plus one
+//     reserved offering per capacity reservation in status, with the free
+//     slots DescribeCapacityReservations last reported less the launches
+//     since.
+//   - Create launches with CreateFleet (type instant) over the offerings
+//     CloudProvider.Create's contract chooses (cloudprovider.
+//     LaunchCandidates): one override per instance type × subnet,
+//     price-capacity-optimized for spot, lowest-price for on-demand, and
+//     a launch template per AMI × capacity reservation, created on demand.
+//     Fleet errors become typed errors per offering
+//     (InsufficientCapacityError with AWS's codes), so fallback works as
+//     with the simulated cloud. Create is idempotent by NodeClaim name
+//     (the karpenter.sh/nodeclaim tag, and the fleet's client token).
+//   - Instances carry tags naming the cluster, NodePool, NodeClaim and
+//     EC2NodeClass; Get, List and Delete (TerminateInstances) find them
+//     by those tags, and garbage collection terminates leaked ones.
+//
+// Credentials and the endpoint come from the SDK's default chain (IRSA,
+// Pod Identity, environment), with --aws-region and an endpoint override
+// (for the local EC2 endpoint the tests run against).
+package aws

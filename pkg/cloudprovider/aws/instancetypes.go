@@ -1,0 +1,137 @@
+package aws
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	awsv1 "github.com/capstan-dev/capstan/api/aws/v1"
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+)
+
+// GetInstanceTypes implements CloudProvider: every instance type the
+// region sells and the catalog prices, offered on-demand and (where sold)
+// as spot in each zone of the NodeClass's subnets that sells it, plus one
+// reserved offering per capacity reservation in the NodeClass's status,
+// with the free slots last described less the launches since, at
+// on-demand / 10^7 (decision 15). The NodeClass's kubelet settings
+// (maxPods, podsPerCore, kubeReserved, systemReserved, evictionHard
+// quantities) shape capacity and overhead.
+func (p *Provider) GetInstanceTypes(ctx context.Context, np *v1.NodePool) ([]*cloudprovider.InstanceType, error) {
+	nc, err := p.nodeClass(ctx, np.Spec.Template.Spec.NodeClassRef)
+	if err != nil {
+		return nil, err
+	}
+	c, err := p.loadedCatalog(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.RLock()
+	its := p.instanceTypes(c, nc)
+	p.mu.RUnlock()
+	if p.opts.Unavailable != nil {
+		its = p.opts.Unavailable.Apply(its)
+	}
+	return its, nil
+}
+
+// instanceTypes builds the NodeClass's instance types; p.mu held.
+func (p *Provider) instanceTypes(c *region, nc *awsv1.EC2NodeClass) []*cloudprovider.InstanceType {
+	zones := map[string]bool{}
+	for _, s := range nc.Status.Subnets {
+		zones[s.Zone] = true
+	}
+	reserved := map[string][]awsv1.CapacityReservation{}
+	for _, r := range nc.Status.CapacityReservations {
+		reserved[r.InstanceType] = append(reserved[r.InstanceType], r)
+	}
+	var out []*cloudprovider.InstanceType
+	for _, name := range slices.Sorted(maps.Keys(c.types)) {
+		m := c.types[name]
+		shape := m.shape
+		shape.MaxPods = podLimit(shape.MaxPods, shape.VCPU, nc.Spec.Kubelet)
+		it := shape.CloudInstanceType(p.opts.Region)
+		applyKubelet(it, nc.Spec.Kubelet)
+		for _, z := range slices.Sorted(maps.Keys(zones)) {
+			if !m.zones[z] {
+				continue
+			}
+			it.Offerings = append(it.Offerings, &cloudprovider.Offering{Zone: z, ZoneID: c.zoneIDs[z], CapacityType: v1.CapacityTypeOnDemand, Price: m.onDemand, Available: cloudprovider.Unlimited})
+			if price, ok := c.spot[name+"/"+z]; ok && m.spot {
+				it.Offerings = append(it.Offerings, &cloudprovider.Offering{Zone: z, ZoneID: c.zoneIDs[z], CapacityType: v1.CapacityTypeSpot, Price: price, Available: cloudprovider.Unlimited})
+			}
+		}
+		for _, r := range reserved[name] {
+			if !zones[r.AvailabilityZone] {
+				continue
+			}
+			free := 0
+			if known := c.reserved[r.ID]; known != nil {
+				free = max(known.available-known.launched, 0)
+			}
+			it.Offerings = append(it.Offerings, &cloudprovider.Offering{Zone: r.AvailabilityZone, ZoneID: c.zoneIDs[r.AvailabilityZone], CapacityType: v1.CapacityTypeReserved,
+				ReservationID: r.ID, Price: m.onDemand / cloudprovider.ReservedPriceDivisor, Available: free})
+		}
+		if len(it.Offerings) > 0 {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// podLimit is the pods a node runs: the CNI's limit, or the NodeClass's
+// maxPods, capped by podsPerCore × vCPUs.
+func podLimit(cni, vcpu int, k *awsv1.KubeletConfiguration) int {
+	pods := cni
+	if k == nil {
+		return pods
+	}
+	if k.MaxPods != nil {
+		pods = int(*k.MaxPods)
+	}
+	if k.PodsPerCore != nil && *k.PodsPerCore > 0 {
+		pods = min(pods, int(*k.PodsPerCore)*vcpu)
+	}
+	return pods
+}
+
+// applyKubelet puts the NodeClass's kubeReserved, systemReserved and
+// absolute evictionHard thresholds into it's overhead (percentages are
+// left to the defaults).
+func applyKubelet(it *cloudprovider.InstanceType, k *awsv1.KubeletConfiguration) {
+	if k == nil {
+		return
+	}
+	set := func(rl *corev1.ResourceList, values map[string]awsv1.Quantity) {
+		for name, v := range values {
+			q, err := resource.ParseQuantity(string(v))
+			if err != nil || name == "pid" {
+				continue
+			}
+			if *rl == nil {
+				*rl = corev1.ResourceList{}
+			}
+			(*rl)[corev1.ResourceName(name)] = q
+		}
+	}
+	set(&it.Overhead.KubeReserved, k.KubeReserved)
+	set(&it.Overhead.SystemReserved, k.SystemReserved)
+	signals := map[string]corev1.ResourceName{"memory.available": corev1.ResourceMemory, "nodefs.available": corev1.ResourceEphemeralStorage}
+	for signal, v := range k.EvictionHard {
+		name, ok := signals[signal]
+		if !ok || strings.HasSuffix(string(v), "%") {
+			continue
+		}
+		if q, err := resource.ParseQuantity(string(v)); err == nil {
+			if it.Overhead.EvictionThreshold == nil {
+				it.Overhead.EvictionThreshold = corev1.ResourceList{}
+			}
+			it.Overhead.EvictionThreshold[name] = q
+		}
+	}
+}

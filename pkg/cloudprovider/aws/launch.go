@@ -1,0 +1,289 @@
+package aws
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	awssdk "github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+
+	awsv1 "github.com/capstan-dev/capstan/api/aws/v1"
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/scheduling"
+)
+
+// Create implements CloudProvider: one instant fleet over the offerings
+// CloudProvider.Create's contract picks (cloudprovider.LaunchCandidates),
+// each override an instance type × a subnet of its zone, under the launch
+// template of its AMI (and reservation). A NodeClaim that already has a
+// live instance gets it back.
+func (p *Provider) Create(ctx context.Context, nc *v1.NodeClaim) (*v1.NodeClaim, error) {
+	class, err := p.nodeClass(ctx, nc.Spec.NodeClassRef)
+	if err != nil {
+		return nil, err
+	}
+	c, err := p.loadedCatalog(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p.launchMu.Lock()
+	defer p.launchMu.Unlock()
+	existing, err := p.list(ctx, ec2types.Filter{Name: awssdk.String("tag:" + TagNodeClaim), Values: []string{nc.Name}})
+	if err != nil {
+		return nil, err
+	}
+	if len(existing) > 0 {
+		return p.launched(ctx, nc, class, existing[0]), nil
+	}
+	p.mu.RLock()
+	its := p.instanceTypes(c, class)
+	p.mu.RUnlock()
+	if p.opts.Unavailable != nil {
+		its = p.opts.Unavailable.Apply(its)
+	}
+	reqs := scheduling.NewNodeSelectorRequirementsWithMinValues(nc.Spec.Requirements...)
+	ct, cands := cloudprovider.LaunchCandidates(its, reqs, nc.Spec.Resources.Requests)
+	if len(cands) == 0 {
+		return nil, noOffering(nc, its, reqs)
+	}
+	fleet, byOverride, err := p.fleet(ctx, nc, class, ct, cands)
+	if err != nil {
+		return nil, err
+	}
+	out, err := p.ec2.CreateFleet(ctx, fleet)
+	if err != nil {
+		return nil, cloudprovider.NewCreateError("CreateFleetFailed", fmt.Errorf("launching nodeclaim %s, %w", nc.Name, err))
+	}
+	for _, inst := range out.Instances {
+		if len(inst.InstanceIds) == 0 {
+			continue
+		}
+		cand, ok := byOverride[overrideKey(string(inst.InstanceType), awssdk.ToString(inst.SubnetId))]
+		if !ok {
+			return nil, cloudprovider.NewCreateError("UnexpectedFleetResult", fmt.Errorf("launching nodeclaim %s, the fleet launched %s in subnet %s, which was not asked for", nc.Name, inst.InstanceType, awssdk.ToString(inst.SubnetId)))
+		}
+		p.booked(cand)
+		return p.created(nc, class, cand, inst.InstanceIds[0]), nil
+	}
+	return nil, fleetErrors(nc, out.Errors, byOverride)
+}
+
+// noOffering is the InsufficientCapacityError when nothing is available:
+// it names the compatible offerings that are out, so the caller marks
+// them.
+func noOffering(nc *v1.NodeClaim, its []*cloudprovider.InstanceType, reqs scheduling.Requirements) error {
+	ice := cloudprovider.NewInsufficientCapacityError(fmt.Errorf("no available offering satisfies nodeclaim %s", nc.Name))
+	allowed := reqs.Get(v1.CapacityTypeLabelKey)
+	for _, it := range its {
+		if it.Requirements.Intersects(reqs) != nil {
+			continue
+		}
+		for _, o := range it.Offerings {
+			if allowed.Has(o.CapacityType) && o.CompatibleWith(reqs) {
+				code := cloudprovider.CodeInsufficientInstanceCapacity
+				if o.ReservationID != "" {
+					code = cloudprovider.CodeReservationCapacityExceeded
+				}
+				ice.Add(o.Key(it.Name), string(code))
+			}
+		}
+	}
+	return ice
+}
+
+// fleet is the CreateFleet request for the candidates, and which
+// candidate each override (type × subnet) stands for.
+func (p *Provider) fleet(ctx context.Context, nc *v1.NodeClaim, class *awsv1.EC2NodeClass, ct string, cands []cloudprovider.LaunchCandidate) (*ec2.CreateFleetInput, map[string]cloudprovider.LaunchCandidate, error) {
+	subnets := map[string]string{}
+	for _, s := range class.Status.Subnets {
+		if _, ok := subnets[s.Zone]; !ok {
+			subnets[s.Zone] = s.ID
+		}
+	}
+	byOverride := map[string]cloudprovider.LaunchCandidate{}
+	configs := map[string]*ec2types.FleetLaunchTemplateConfigRequest{}
+	for _, cand := range cands {
+		subnet, ok := subnets[cand.Offering.Zone]
+		if !ok {
+			continue
+		}
+		ami, ok := amiFor(class, cand.InstanceType)
+		if !ok {
+			continue
+		}
+		name, err := p.ensureLaunchTemplate(ctx, nc, class, ami, cand.Offering.ReservationID)
+		if err != nil {
+			return nil, nil, err
+		}
+		cfg := configs[name]
+		if cfg == nil {
+			cfg = &ec2types.FleetLaunchTemplateConfigRequest{LaunchTemplateSpecification: &ec2types.FleetLaunchTemplateSpecificationRequest{
+				LaunchTemplateName: awssdk.String(name), Version: awssdk.String("$Latest"),
+			}}
+			configs[name] = cfg
+		}
+		key := overrideKey(cand.InstanceType.Name, subnet)
+		if _, dup := byOverride[key]; dup {
+			continue
+		}
+		byOverride[key] = cand
+		cfg.Overrides = append(cfg.Overrides, ec2types.FleetLaunchTemplateOverridesRequest{
+			InstanceType: ec2types.InstanceType(cand.InstanceType.Name), SubnetId: awssdk.String(subnet), AvailabilityZone: awssdk.String(cand.Offering.Zone),
+		})
+	}
+	if len(byOverride) == 0 {
+		return nil, nil, cloudprovider.NewCreateError("NoLaunchableOffering", fmt.Errorf("launching nodeclaim %s, no candidate offering has a subnet and an AMI in its NodeClass's status", nc.Name))
+	}
+	in := &ec2.CreateFleetInput{
+		Type: ec2types.FleetTypeInstant,
+		// The same NodeClaim asking again gets the same fleet back.
+		ClientToken: awssdk.String(clientToken(nc)),
+		TargetCapacitySpecification: &ec2types.TargetCapacitySpecificationRequest{
+			TotalTargetCapacity: awssdk.Int32(1), DefaultTargetCapacityType: ec2types.DefaultTargetCapacityTypeOnDemand,
+		},
+		OnDemandOptions:   &ec2types.OnDemandOptionsRequest{AllocationStrategy: ec2types.FleetOnDemandAllocationStrategyLowestPrice},
+		TagSpecifications: p.tagSpecifications(nc, class),
+	}
+	if ct == v1.CapacityTypeSpot {
+		in.TargetCapacitySpecification.DefaultTargetCapacityType = ec2types.DefaultTargetCapacityTypeSpot
+		in.OnDemandOptions = nil
+		in.SpotOptions = &ec2types.SpotOptionsRequest{AllocationStrategy: ec2types.SpotAllocationStrategyPriceCapacityOptimized}
+	}
+	for _, name := range slices.Sorted(maps.Keys(configs)) {
+		in.LaunchTemplateConfigs = append(in.LaunchTemplateConfigs, *configs[name])
+	}
+	return in, byOverride, nil
+}
+
+func overrideKey(instanceType, subnet string) string { return instanceType + "/" + subnet }
+
+// clientToken is the fleet's idempotency token: the NodeClaim's UID, else
+// its name (at most 64 characters, as EC2 allows).
+func clientToken(nc *v1.NodeClaim) string {
+	token := string(nc.UID)
+	if token == "" {
+		token = nc.Name
+	}
+	if len(token) > 64 {
+		token = token[:64]
+	}
+	return token
+}
+
+// tagSpecifications tag the instance, its volumes and the fleet with the
+// NodeClass's tags and the ones that identify them (which win).
+func (p *Provider) tagSpecifications(nc *v1.NodeClaim, class *awsv1.EC2NodeClass) []ec2types.TagSpecification {
+	tags := maps.Clone(class.Spec.Tags)
+	if tags == nil {
+		tags = map[string]string{}
+	}
+	maps.Copy(tags, map[string]string{
+		p.clusterTag(): clusterTagOwned, TagEKSCluster: p.opts.ClusterName,
+		TagNodePool: nc.Labels[v1.NodePoolLabelKey], TagNodeClaim: nc.Name, TagNodeClass: class.Name,
+	})
+	var list []ec2types.Tag
+	for _, k := range slices.Sorted(maps.Keys(tags)) {
+		list = append(list, ec2types.Tag{Key: awssdk.String(k), Value: awssdk.String(tags[k])})
+	}
+	var out []ec2types.TagSpecification
+	for _, rt := range []ec2types.ResourceType{ec2types.ResourceTypeInstance, ec2types.ResourceTypeVolume, ec2types.ResourceTypeFleet} {
+		out = append(out, ec2types.TagSpecification{ResourceType: rt, Tags: list})
+	}
+	return out
+}
+
+// fleetErrors turns a fleet's per-override errors into an
+// InsufficientCapacityError naming each failed offering, or a CreateError
+// when any is not about capacity.
+func fleetErrors(nc *v1.NodeClaim, errs []ec2types.CreateFleetError, byOverride map[string]cloudprovider.LaunchCandidate) error {
+	ice := cloudprovider.NewInsufficientCapacityError(fmt.Errorf("launching nodeclaim %s: no offering had capacity", nc.Name))
+	var other []error
+	for _, e := range errs {
+		code := awssdk.ToString(e.ErrorCode)
+		var key string
+		if lto := e.LaunchTemplateAndOverrides; lto != nil && lto.Overrides != nil {
+			key = overrideKey(string(lto.Overrides.InstanceType), awssdk.ToString(lto.Overrides.SubnetId))
+		}
+		cand, known := byOverride[key]
+		if !known || !cloudprovider.IsInsufficientCapacityCode(code) {
+			other = append(other, fmt.Errorf("%s: %s", code, awssdk.ToString(e.ErrorMessage)))
+			continue
+		}
+		ice.Add(cand.Offering.Key(cand.InstanceType.Name), code)
+	}
+	switch {
+	case len(other) > 0:
+		return cloudprovider.NewCreateError("CreateFleetFailed", fmt.Errorf("launching nodeclaim %s, %w", nc.Name, errors.Join(other...)))
+	case len(ice.Offerings) == 0:
+		return cloudprovider.NewCreateError("CreateFleetFailed", fmt.Errorf("launching nodeclaim %s, the fleet launched nothing and reported no error", nc.Name))
+	}
+	return ice
+}
+
+// booked counts a launch into a reservation until the next Refresh sees
+// it.
+func (p *Provider) booked(cand cloudprovider.LaunchCandidate) {
+	if cand.Offering.ReservationID == "" {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if r := p.catalog.reserved[cand.Offering.ReservationID]; r != nil {
+		r.launched++
+	}
+}
+
+// created is what Create returns for instance id launched as cand: nc
+// with the instance's status and labels.
+func (p *Provider) created(nc *v1.NodeClaim, class *awsv1.EC2NodeClass, cand cloudprovider.LaunchCandidate, id string) *v1.NodeClaim {
+	out := nc.DeepCopy()
+	if out.Labels == nil {
+		out.Labels = map[string]string{}
+	}
+	maps.Copy(out.Labels, cand.InstanceType.Requirements.Labels())
+	o := cand.Offering
+	out.Labels[v1.LabelInstanceType] = cand.InstanceType.Name
+	out.Labels[v1.LabelZone] = o.Zone
+	out.Labels[v1.LabelRegion] = p.opts.Region
+	out.Labels[v1.CapacityTypeLabelKey] = o.CapacityType
+	if o.ZoneID != "" {
+		out.Labels[v1.LabelZoneID] = o.ZoneID
+	}
+	if o.ReservationID != "" {
+		out.Labels[v1.LabelCapacityReservationID] = o.ReservationID
+	}
+	if o.CapacityType == v1.CapacityTypeSpot {
+		out.Labels[v1.InterruptibleLabelKey] = "true"
+	}
+	out.Status.ProviderID = providerID(o.Zone, id)
+	out.Status.Capacity, out.Status.Allocatable = cand.InstanceType.Capacity, cand.InstanceType.Allocatable()
+	stampHash(out, class)
+	return out
+}
+
+// stampHash records the NodeClass's static hash on a launched NodeClaim.
+func stampHash(nc *v1.NodeClaim, class *awsv1.EC2NodeClass) {
+	if nc.Annotations == nil {
+		nc.Annotations = map[string]string{}
+	}
+	nc.Annotations[NodeClassHashAnnotationKey] = NodeClassHash(class.Spec)
+	nc.Annotations[NodeClassHashVersionAnnotationKey] = NodeClassHashVersion
+}
+
+// launched is what Create returns for an instance already running for nc.
+func (p *Provider) launched(ctx context.Context, nc *v1.NodeClaim, class *awsv1.EC2NodeClass, inst ec2types.Instance) *v1.NodeClaim {
+	got := p.toNodeClaim(ctx, inst)
+	out := nc.DeepCopy()
+	if out.Labels == nil {
+		out.Labels = map[string]string{}
+	}
+	maps.Copy(out.Labels, got.Labels)
+	out.Status = got.Status
+	stampHash(out, class)
+	return out
+}

@@ -1,0 +1,169 @@
+package aws
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	awssdk "github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/smithy-go"
+
+	awsv1 "github.com/capstan-dev/capstan/api/aws/v1"
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/scheduling"
+)
+
+// TagLaunchTemplateCluster marks the launch templates Capstan made for a
+// cluster, so it can collect them.
+const TagLaunchTemplateCluster = "karpenter.k8s.aws/cluster"
+
+// amiFor is the first AMI in the NodeClass's status whose requirements
+// (architecture) the instance type meets.
+func amiFor(class *awsv1.EC2NodeClass, it *cloudprovider.InstanceType) (string, bool) {
+	for _, ami := range class.Status.AMIs {
+		if it.Requirements.Intersects(scheduling.NewNodeSelectorRequirements(ami.Requirements...)) == nil {
+			return ami.ID, true
+		}
+	}
+	return "", false
+}
+
+// ensureLaunchTemplate is the name of the launch template for nc's
+// NodePool on the AMI (and into the reservation, when one is given),
+// created when it does not exist yet. The name is a hash of its content,
+// so a changed NodeClass gets a new template and the old one is
+// collected.
+func (p *Provider) ensureLaunchTemplate(ctx context.Context, nc *v1.NodeClaim, class *awsv1.EC2NodeClass, ami, reservation string) (string, error) {
+	data, err := p.launchTemplateData(nc, class, ami, reservation)
+	if err != nil {
+		return "", cloudprovider.NewCreateError("LaunchTemplateInvalid", fmt.Errorf("launching nodeclaim %s, %w", nc.Name, err))
+	}
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return "", fmt.Errorf("hashing launch template, %w", err)
+	}
+	sum := sha256.Sum256(raw)
+	name := "capstan/" + p.opts.ClusterName + "/" + hex.EncodeToString(sum[:8])
+	out, err := p.ec2.DescribeLaunchTemplates(ctx, &ec2.DescribeLaunchTemplatesInput{LaunchTemplateNames: []string{name}})
+	if err == nil && len(out.LaunchTemplates) > 0 {
+		return name, nil
+	}
+	if err != nil && !isCode(err, "InvalidLaunchTemplateName.NotFoundException") {
+		return "", fmt.Errorf("describing launch template %s, %w", name, err)
+	}
+	_, err = p.ec2.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{
+		LaunchTemplateName: awssdk.String(name), LaunchTemplateData: data,
+		TagSpecifications: []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeLaunchTemplate, Tags: []ec2types.Tag{
+			{Key: awssdk.String(TagLaunchTemplateCluster), Value: awssdk.String(p.opts.ClusterName)},
+			{Key: awssdk.String(TagNodeClass), Value: awssdk.String(class.Name)},
+		}}},
+	})
+	// Another launch may have made it meanwhile.
+	if err != nil && !isCode(err, "InvalidLaunchTemplateName.AlreadyExistsException") {
+		return "", cloudprovider.NewCreateError("LaunchTemplateCreationFailed", fmt.Errorf("creating launch template %s, %w", name, err))
+	}
+	return name, nil
+}
+
+// launchTemplateData is what every instance of nc's NodePool on the AMI
+// starts with: image, security groups, instance profile, user data,
+// metadata options, block devices, monitoring, and the capacity
+// reservation it launches into (or none: only reserved launches may use
+// a reservation, so an on-demand launch is never counted as reserved).
+func (p *Provider) launchTemplateData(nc *v1.NodeClaim, class *awsv1.EC2NodeClass, ami, reservation string) (*ec2types.RequestLaunchTemplateData, error) {
+	ud, err := userData(p.opts.Bootstrap, p.opts.ClusterName, nc, class)
+	if err != nil {
+		return nil, err
+	}
+	spec := class.Spec
+	var groups []string
+	for _, sg := range class.Status.SecurityGroups {
+		groups = append(groups, sg.ID)
+	}
+	data := &ec2types.RequestLaunchTemplateData{
+		ImageId:            awssdk.String(ami),
+		UserData:           awssdk.String(ud),
+		IamInstanceProfile: &ec2types.LaunchTemplateIamInstanceProfileSpecificationRequest{Name: awssdk.String(class.Status.InstanceProfile)},
+		Monitoring:         &ec2types.LaunchTemplatesMonitoringRequest{Enabled: spec.DetailedMonitoring},
+		MetadataOptions:    metadataOptions(spec.MetadataOptions),
+		CapacityReservationSpecification: &ec2types.LaunchTemplateCapacityReservationSpecificationRequest{
+			CapacityReservationPreference: ec2types.CapacityReservationPreferenceNone,
+		},
+	}
+	if reservation != "" {
+		data.CapacityReservationSpecification = &ec2types.LaunchTemplateCapacityReservationSpecificationRequest{
+			CapacityReservationTarget: &ec2types.CapacityReservationTarget{CapacityReservationId: awssdk.String(reservation)},
+		}
+	}
+	if spec.AssociatePublicIPAddress != nil {
+		data.NetworkInterfaces = []ec2types.LaunchTemplateInstanceNetworkInterfaceSpecificationRequest{{
+			DeviceIndex: awssdk.Int32(0), AssociatePublicIpAddress: spec.AssociatePublicIPAddress, Groups: groups,
+		}}
+	} else {
+		data.SecurityGroupIds = groups
+	}
+	for _, bdm := range spec.BlockDeviceMappings {
+		data.BlockDeviceMappings = append(data.BlockDeviceMappings, blockDevice(bdm))
+	}
+	return data, nil
+}
+
+func metadataOptions(m *awsv1.MetadataOptions) *ec2types.LaunchTemplateInstanceMetadataOptionsRequest {
+	// The reference's defaults: IMDSv2 only, one hop, no IPv6.
+	out := &ec2types.LaunchTemplateInstanceMetadataOptionsRequest{
+		HttpEndpoint: "enabled", HttpProtocolIpv6: "disabled", HttpPutResponseHopLimit: awssdk.Int32(1), HttpTokens: "required",
+	}
+	if m == nil {
+		return out
+	}
+	if m.HTTPEndpoint != nil {
+		out.HttpEndpoint = ec2types.LaunchTemplateInstanceMetadataEndpointState(*m.HTTPEndpoint)
+	}
+	if m.HTTPProtocolIPv6 != nil {
+		out.HttpProtocolIpv6 = ec2types.LaunchTemplateInstanceMetadataProtocolIpv6(*m.HTTPProtocolIPv6)
+	}
+	if m.HTTPPutResponseHopLimit != nil {
+		out.HttpPutResponseHopLimit = awssdk.Int32(int32(*m.HTTPPutResponseHopLimit))
+	}
+	if m.HTTPTokens != nil {
+		out.HttpTokens = ec2types.LaunchTemplateHttpTokensState(*m.HTTPTokens)
+	}
+	return out
+}
+
+func blockDevice(bdm awsv1.BlockDeviceMapping) ec2types.LaunchTemplateBlockDeviceMappingRequest {
+	out := ec2types.LaunchTemplateBlockDeviceMappingRequest{DeviceName: bdm.DeviceName}
+	if e := bdm.EBS; e != nil {
+		ebs := &ec2types.LaunchTemplateEbsBlockDeviceRequest{
+			DeleteOnTermination: e.DeleteOnTermination, Encrypted: e.Encrypted, KmsKeyId: e.KMSKeyID, SnapshotId: e.SnapshotID,
+			VolumeInitializationRate: e.VolumeInitializationRate,
+		}
+		if e.IOPS != nil {
+			ebs.Iops = awssdk.Int32(int32(*e.IOPS))
+		}
+		if e.Throughput != nil {
+			ebs.Throughput = awssdk.Int32(int32(*e.Throughput))
+		}
+		if e.VolumeSize != nil {
+			// EBS sizes are whole GiB.
+			ebs.VolumeSize = awssdk.Int32(int32((e.VolumeSize.Value() + 1<<30 - 1) >> 30))
+		}
+		if e.VolumeType != nil {
+			ebs.VolumeType = ec2types.VolumeType(*e.VolumeType)
+		}
+		out.Ebs = ebs
+	}
+	return out
+}
+
+// isCode reports an EC2 API error with code.
+func isCode(err error, code string) bool {
+	var apiErr smithy.APIError
+	return errors.As(err, &apiErr) && apiErr.ErrorCode() == code
+}

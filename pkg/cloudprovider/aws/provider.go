@@ -1,0 +1,134 @@
+package aws
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/clock"
+
+	awsv1 "github.com/capstan-dev/capstan/api/aws/v1"
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+)
+
+// Name is the provider's name, the --cloud-provider value.
+const Name = "aws"
+
+// NodeClassKind is the kind a NodePool's nodeClassRef names for AWS.
+const NodeClassKind = "EC2NodeClass"
+
+// EC2 is the part of the EC2 API the provider calls; *ec2.Client
+// implements it.
+type EC2 interface {
+	DescribeInstanceTypes(ctx context.Context, in *ec2.DescribeInstanceTypesInput, opts ...func(*ec2.Options)) (*ec2.DescribeInstanceTypesOutput, error)
+	DescribeInstanceTypeOfferings(ctx context.Context, in *ec2.DescribeInstanceTypeOfferingsInput, opts ...func(*ec2.Options)) (*ec2.DescribeInstanceTypeOfferingsOutput, error)
+	DescribeAvailabilityZones(ctx context.Context, in *ec2.DescribeAvailabilityZonesInput, opts ...func(*ec2.Options)) (*ec2.DescribeAvailabilityZonesOutput, error)
+	DescribeSpotPriceHistory(ctx context.Context, in *ec2.DescribeSpotPriceHistoryInput, opts ...func(*ec2.Options)) (*ec2.DescribeSpotPriceHistoryOutput, error)
+	DescribeCapacityReservations(ctx context.Context, in *ec2.DescribeCapacityReservationsInput, opts ...func(*ec2.Options)) (*ec2.DescribeCapacityReservationsOutput, error)
+	DescribeInstances(ctx context.Context, in *ec2.DescribeInstancesInput, opts ...func(*ec2.Options)) (*ec2.DescribeInstancesOutput, error)
+	CreateFleet(ctx context.Context, in *ec2.CreateFleetInput, opts ...func(*ec2.Options)) (*ec2.CreateFleetOutput, error)
+	TerminateInstances(ctx context.Context, in *ec2.TerminateInstancesInput, opts ...func(*ec2.Options)) (*ec2.TerminateInstancesOutput, error)
+	CreateLaunchTemplate(ctx context.Context, in *ec2.CreateLaunchTemplateInput, opts ...func(*ec2.Options)) (*ec2.CreateLaunchTemplateOutput, error)
+	DescribeLaunchTemplates(ctx context.Context, in *ec2.DescribeLaunchTemplatesInput, opts ...func(*ec2.Options)) (*ec2.DescribeLaunchTemplatesOutput, error)
+	DeleteLaunchTemplate(ctx context.Context, in *ec2.DeleteLaunchTemplateInput, opts ...func(*ec2.Options)) (*ec2.DeleteLaunchTemplateOutput, error)
+}
+
+// NodeClasses looks up EC2NodeClasses: the controller reads them through
+// its cached client (ClientNodeClasses).
+type NodeClasses interface {
+	EC2NodeClass(ctx context.Context, name string) (*awsv1.EC2NodeClass, error)
+}
+
+// Options configure the provider.
+type Options struct {
+	Region      string
+	ClusterName string
+	Clock       clock.Clock
+	NodeClasses NodeClasses
+	// Unavailable is the provisioner's unavailable-offerings cache,
+	// applied to the offerings GetInstanceTypes returns.
+	Unavailable *cloudprovider.UnavailableOfferings
+	// VMMemoryOverheadPercent is the share of an instance's memory the
+	// hypervisor and firmware keep, subtracted before the node's own
+	// overhead (the reference's --vm-memory-overhead-percent).
+	VMMemoryOverheadPercent float64
+	// Bootstrap is what the launch templates' user data joins nodes to.
+	Bootstrap Bootstrap
+}
+
+// Provider is the AWS CloudProvider. It is safe for concurrent use.
+type Provider struct {
+	ec2  EC2
+	opts Options
+	// mu guards the catalog and the reservations' launches; launchMu
+	// serializes Create, so a NodeClaim never gets two fleets.
+	mu       sync.RWMutex
+	catalog  *region
+	launchMu sync.Mutex
+}
+
+// New returns a provider calling api. Its catalog loads on first use
+// (Refresh reloads it).
+func New(api EC2, opts Options) (*Provider, error) {
+	if api == nil || opts.Clock == nil || opts.NodeClasses == nil || opts.Region == "" || opts.ClusterName == "" {
+		return nil, errors.New("aws provider needs an EC2 client, a clock, node classes, a region and a cluster name")
+	}
+	return &Provider{ec2: api, opts: opts}, nil
+}
+
+// Name implements CloudProvider.
+func (p *Provider) Name() string { return Name }
+
+// GetSupportedNodeClasses implements CloudProvider.
+func (p *Provider) GetSupportedNodeClasses() []schema.GroupVersionKind {
+	return []schema.GroupVersionKind{awsv1.SchemeGroupVersion.WithKind(NodeClassKind)}
+}
+
+// RepairPolicies implements CloudProvider: a node NotReady or unknown for
+// 30 minutes is replaced, as the reference does.
+func (p *Provider) RepairPolicies() []cloudprovider.RepairPolicy {
+	return []cloudprovider.RepairPolicy{
+		{ConditionType: corev1.NodeReady, ConditionStatus: corev1.ConditionFalse, TolerationDuration: 30 * time.Minute},
+		{ConditionType: corev1.NodeReady, ConditionStatus: corev1.ConditionUnknown, TolerationDuration: 30 * time.Minute},
+	}
+}
+
+// Interruptions implements cloudprovider.InterruptionSource. The
+// reference reads interruption events from an SQS queue fed by
+// EventBridge; Capstan does not read one yet, so the AWS provider reports
+// none and interruptions are seen only once the instance is gone.
+func (p *Provider) Interruptions(context.Context) ([]cloudprovider.InterruptionNotice, error) {
+	return nil, nil
+}
+
+// nodeClass is the ready EC2NodeClass ref names, or a
+// NodeClassNotReadyError.
+func (p *Provider) nodeClass(ctx context.Context, ref *v1.NodeClassReference) (*awsv1.EC2NodeClass, error) {
+	if err := cloudprovider.CheckNodeClassRef(p, ref); err != nil {
+		return nil, err
+	}
+	nc, err := p.opts.NodeClasses.EC2NodeClass(ctx, ref.Name)
+	if err != nil {
+		return nil, cloudprovider.NewNodeClassNotReadyError(ref.Name, err)
+	}
+	if nc.DeletionTimestamp != nil {
+		return nil, cloudprovider.NewNodeClassNotReadyError(ref.Name, errors.New("it is being deleted"))
+	}
+	ready := meta.FindStatusCondition(nc.Status.Conditions, awsv1.ConditionTypeReady)
+	if ready == nil || ready.Status != metav1.ConditionTrue {
+		why := "it has no Ready condition yet"
+		if ready != nil {
+			why = fmt.Sprintf("%s: %s", ready.Reason, ready.Message)
+		}
+		return nil, cloudprovider.NewNodeClassNotReadyError(ref.Name, errors.New(why))
+	}
+	return nc, nil
+}

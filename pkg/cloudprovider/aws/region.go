@@ -1,0 +1,237 @@
+package aws
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	awssdk "github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+
+	"github.com/capstan-dev/capstan/pkg/cloudprovider/catalog"
+)
+
+// region is what the region sells, as last described: machine shapes,
+// the zones each type is offered in, zone IDs, spot and on-demand prices,
+// and the capacity reservations the account can see.
+type region struct {
+	types    map[string]machine
+	zoneIDs  map[string]string
+	spot     map[string]float64 // by type/zone
+	reserved map[string]*reservation
+	loaded   time.Time
+}
+
+// machine is one instance type: its shape, the zones that sell it,
+// whether it is sold as spot, and its on-demand price.
+type machine struct {
+	shape    catalog.InstanceType
+	zones    map[string]bool
+	spot     bool
+	onDemand float64
+}
+
+// reservation is a capacity reservation's free slots as last described,
+// less the launches into it since.
+type reservation struct {
+	available int
+	launched  int
+}
+
+// Refresh reloads the catalog: instance types, their zones, zone IDs,
+// spot prices and capacity reservations. A failed call keeps the
+// previous catalog.
+func (p *Provider) Refresh(ctx context.Context) error {
+	c := &region{types: map[string]machine{}, zoneIDs: map[string]string{}, spot: map[string]float64{}, reserved: map[string]*reservation{}, loaded: p.opts.Clock.Now()}
+	if err := p.describeTypes(ctx, c); err != nil {
+		return err
+	}
+	if err := p.describeOfferings(ctx, c); err != nil {
+		return err
+	}
+	if err := p.describeZones(ctx, c); err != nil {
+		return err
+	}
+	if err := p.describeSpotPrices(ctx, c); err != nil {
+		return err
+	}
+	if err := p.describeReservations(ctx, c); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.catalog = c
+	p.mu.Unlock()
+	return nil
+}
+
+// loadedCatalog is the catalog, loaded on first use.
+func (p *Provider) loadedCatalog(ctx context.Context) (*region, error) {
+	p.mu.RLock()
+	c := p.catalog
+	p.mu.RUnlock()
+	if c != nil {
+		return c, nil
+	}
+	if err := p.Refresh(ctx); err != nil {
+		return nil, err
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.catalog, nil
+}
+
+func (p *Provider) describeTypes(ctx context.Context, c *region) error {
+	prices := map[string]float64{}
+	if table, err := catalog.Load(); err == nil {
+		for _, t := range table {
+			if price, ok := t.OnDemandPrice(p.opts.Region); ok {
+				prices[t.Name] = price
+			}
+		}
+	}
+	pages := ec2.NewDescribeInstanceTypesPaginator(p.ec2, &ec2.DescribeInstanceTypesInput{})
+	for pages.HasMorePages() {
+		out, err := pages.NextPage(ctx)
+		if err != nil {
+			return fmt.Errorf("describing instance types, %w", err)
+		}
+		for _, info := range out.InstanceTypes {
+			shape, ok := shapeOf(info, p.opts.VMMemoryOverheadPercent)
+			price, priced := prices[shape.Name]
+			if !ok || !priced {
+				// Without an on-demand price the solver cannot compare the
+				// type, and spot would have no cap.
+				continue
+			}
+			m := machine{shape: shape, zones: map[string]bool{}, onDemand: price}
+			for _, u := range info.SupportedUsageClasses {
+				m.spot = m.spot || u == ec2types.UsageClassTypeSpot
+			}
+			c.types[shape.Name] = m
+		}
+	}
+	return nil
+}
+
+// shapeOf describes an instance type as the catalog does; false for types
+// Capstan cannot run nodes on (no Linux architecture it knows, a name it
+// cannot parse).
+func shapeOf(info ec2types.InstanceTypeInfo, vmOverhead float64) (catalog.InstanceType, bool) {
+	name := string(info.InstanceType)
+	family, size, category, generation, err := catalog.ParseName(name)
+	if err != nil || info.VCpuInfo == nil || info.MemoryInfo == nil || info.ProcessorInfo == nil {
+		return catalog.InstanceType{}, false
+	}
+	arch := ""
+	for _, a := range info.ProcessorInfo.SupportedArchitectures {
+		switch a {
+		case ec2types.ArchitectureTypeX8664:
+			arch = catalog.ArchAMD64
+		case ec2types.ArchitectureTypeArm64:
+			arch = catalog.ArchARM64
+		}
+	}
+	if arch == "" {
+		return catalog.InstanceType{}, false
+	}
+	memory := awssdk.ToInt64(info.MemoryInfo.SizeInMiB)
+	t := catalog.InstanceType{
+		Name: name, Family: family, Category: category, Generation: generation, Size: size, Architecture: arch,
+		VCPU:      int(awssdk.ToInt32(info.VCpuInfo.DefaultVCpus)),
+		MemoryMiB: memory - int64(float64(memory)*vmOverhead),
+		MaxPods:   maxPods(info.NetworkInfo),
+	}
+	if info.GpuInfo != nil && len(info.GpuInfo.Gpus) > 0 {
+		g := info.GpuInfo.Gpus[0]
+		t.GPUName = strings.ToLower(awssdk.ToString(g.Name))
+		t.GPUManufacturer = strings.ToLower(awssdk.ToString(g.Manufacturer))
+		t.GPUCount = int(awssdk.ToInt32(g.Count))
+		if g.MemoryInfo != nil {
+			t.GPUMemoryMiB = int64(awssdk.ToInt32(g.MemoryInfo.SizeInMiB))
+		}
+	}
+	return t, t.VCPU > 0 && t.MemoryMiB > 0
+}
+
+// maxPods is the VPC CNI's limit: ENIs × (IPv4 addresses per ENI − 1) + 2.
+func maxPods(n *ec2types.NetworkInfo) int {
+	if n == nil {
+		return 110
+	}
+	enis, ips := int(awssdk.ToInt32(n.MaximumNetworkInterfaces)), int(awssdk.ToInt32(n.Ipv4AddressesPerInterface))
+	if enis <= 0 || ips <= 1 {
+		return 110
+	}
+	return enis*(ips-1) + 2
+}
+
+func (p *Provider) describeOfferings(ctx context.Context, c *region) error {
+	pages := ec2.NewDescribeInstanceTypeOfferingsPaginator(p.ec2, &ec2.DescribeInstanceTypeOfferingsInput{LocationType: ec2types.LocationTypeAvailabilityZone})
+	for pages.HasMorePages() {
+		out, err := pages.NextPage(ctx)
+		if err != nil {
+			return fmt.Errorf("describing instance type offerings, %w", err)
+		}
+		for _, o := range out.InstanceTypeOfferings {
+			if m, ok := c.types[string(o.InstanceType)]; ok {
+				m.zones[awssdk.ToString(o.Location)] = true
+			}
+		}
+	}
+	return nil
+}
+
+func (p *Provider) describeZones(ctx context.Context, c *region) error {
+	out, err := p.ec2.DescribeAvailabilityZones(ctx, &ec2.DescribeAvailabilityZonesInput{})
+	if err != nil {
+		return fmt.Errorf("describing availability zones, %w", err)
+	}
+	for _, z := range out.AvailabilityZones {
+		c.zoneIDs[awssdk.ToString(z.ZoneName)] = awssdk.ToString(z.ZoneId)
+	}
+	return nil
+}
+
+// describeSpotPrices keeps each type and zone's latest Linux spot price.
+func (p *Provider) describeSpotPrices(ctx context.Context, c *region) error {
+	latest := map[string]time.Time{}
+	pages := ec2.NewDescribeSpotPriceHistoryPaginator(p.ec2, &ec2.DescribeSpotPriceHistoryInput{
+		StartTime: awssdk.Time(p.opts.Clock.Now()), ProductDescriptions: []string{"Linux/UNIX"},
+	})
+	for pages.HasMorePages() {
+		out, err := pages.NextPage(ctx)
+		if err != nil {
+			return fmt.Errorf("describing spot prices, %w", err)
+		}
+		for _, sp := range out.SpotPriceHistory {
+			price, err := strconv.ParseFloat(awssdk.ToString(sp.SpotPrice), 64)
+			if err != nil || price <= 0 {
+				continue
+			}
+			key := string(sp.InstanceType) + "/" + awssdk.ToString(sp.AvailabilityZone)
+			if at := awssdk.ToTime(sp.Timestamp); !at.Before(latest[key]) {
+				latest[key], c.spot[key] = at, price
+			}
+		}
+	}
+	return nil
+}
+
+func (p *Provider) describeReservations(ctx context.Context, c *region) error {
+	pages := ec2.NewDescribeCapacityReservationsPaginator(p.ec2, &ec2.DescribeCapacityReservationsInput{
+		Filters: []ec2types.Filter{{Name: awssdk.String("state"), Values: []string{"active"}}},
+	})
+	for pages.HasMorePages() {
+		out, err := pages.NextPage(ctx)
+		if err != nil {
+			return fmt.Errorf("describing capacity reservations, %w", err)
+		}
+		for _, r := range out.CapacityReservations {
+			c.reserved[awssdk.ToString(r.CapacityReservationId)] = &reservation{available: int(awssdk.ToInt32(r.AvailableInstanceCount))}
+		}
+	}
+	return nil
+}
