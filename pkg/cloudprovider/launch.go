@@ -88,3 +88,8 @@ func withoutCapacityType(reqs scheduling.Requirements) scheduling.Requirements {
 	delete(out, v1.LabelCapacityReservationID)
 	return out
 }
+
+// ReservedPriceDivisor makes a reservation cost on-demand / 10^7: any
+// reservation beats any other offering, and larger reservations still
+// cost more than smaller ones (decision 15).
+const ReservedPriceDivisor = 1e7
