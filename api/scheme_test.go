@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	awsv1 "github.com/capstan-dev/capstan/api/aws/v1"
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
 )
@@ -21,5 +22,8 @@ func TestNewSchemeKnowsEveryKind(t *testing.T) {
 	}
 	if !s.Recognizes(simv1alpha1.SchemeGroupVersion.WithKind("SimNodeClass")) || !s.Recognizes(corev1.SchemeGroupVersion.WithKind("Pod")) {
 		t.Errorf("scheme misses SimNodeClass or core types")
+	}
+	if !s.Recognizes(awsv1.SchemeGroupVersion.WithKind("EC2NodeClass")) {
+		t.Errorf("scheme misses EC2NodeClass")
 	}
 }
