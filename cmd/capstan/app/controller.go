@@ -41,6 +41,7 @@ import (
 type Options struct {
 	CloudProvider    string
 	Sim              SimOptions
+	AWS              AWSOptions
 	BatchIdle        time.Duration
 	BatchMax         time.Duration
 	UnavailableTTL   time.Duration

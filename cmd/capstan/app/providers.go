@@ -2,15 +2,20 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/spf13/pflag"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	awsprovider "github.com/capstan-dev/capstan/pkg/cloudprovider/aws"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/catalog"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
 	"github.com/capstan-dev/capstan/pkg/controllers/simnodeclass"
@@ -25,6 +30,9 @@ type provider struct {
 	name, usage string
 	// bindFlags adds the provider's own flags, parsed into opts.
 	bindFlags func(f *pflag.FlagSet, opts *Options)
+	// validate checks them when the provider is chosen; nil: nothing to
+	// check.
+	validate func(opts Options) error
 	// start builds the provider once it is chosen.
 	start func(ctx context.Context, opts Options, env providerEnv) (startedProvider, error)
 }
@@ -45,7 +53,7 @@ type startedProvider struct {
 
 // providers are the clouds Capstan runs on; the first is the default.
 func providers() []provider {
-	return []provider{simProvider()}
+	return []provider{simProvider(), awsProvider()}
 }
 
 // providerNamed is the provider called name.

@@ -18,8 +18,10 @@ const MaxInstanceTypesLimit = 100
 // starts; each error names its flag.
 func (o Options) Validate() error {
 	var errs []error
-	if _, err := providerNamed(o.CloudProvider); err != nil {
+	if p, err := providerNamed(o.CloudProvider); err != nil {
 		errs = append(errs, err)
+	} else if p.validate != nil {
+		errs = append(errs, p.validate(o))
 	}
 	errs = append(errs,
 		validateWindow(o.BatchIdle, o.BatchMax),
