@@ -140,7 +140,7 @@ func runController(ctx context.Context, opts Options) error {
 	}
 	clk := clock.RealClock{}
 	unavailable := cloudprovider.NewUnavailableOfferings(clk, opts.UnavailableTTL)
-	started, err := chosen.start(ctx, opts, providerEnv{mgr: mgr, clock: clk, unavailable: unavailable})
+	started, err := chosen.start(ctx, opts, providerEnv{mgr: mgr, clock: clk, unavailable: unavailable, metrics: ctrlmetrics.Registry})
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -42,6 +43,8 @@ type providerEnv struct {
 	mgr         manager.Manager
 	clock       clock.Clock
 	unavailable *cloudprovider.UnavailableOfferings
+	// metrics is where the provider registers its own metrics.
+	metrics prometheus.Registerer
 }
 
 // startedProvider is a running provider: its CloudProvider, undecorated,

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -50,8 +51,13 @@ func (p *Provider) ensureLaunchTemplate(ctx context.Context, nc *v1.NodeClaim, c
 	}
 	sum := sha256.Sum256(raw)
 	name := "capstan/" + p.opts.ClusterName + "/" + hex.EncodeToString(sum[:8])
+	if _, known := p.templates[name]; known {
+		p.templates[name] = p.opts.Clock.Now()
+		return name, nil
+	}
 	out, err := p.ec2.DescribeLaunchTemplates(ctx, &ec2.DescribeLaunchTemplatesInput{LaunchTemplateNames: []string{name}})
 	if err == nil && len(out.LaunchTemplates) > 0 {
+		p.templates[name] = p.opts.Clock.Now()
 		return name, nil
 	}
 	if err != nil && !isCode(err, "InvalidLaunchTemplateName.NotFoundException") {
@@ -68,7 +74,49 @@ func (p *Provider) ensureLaunchTemplate(ctx context.Context, nc *v1.NodeClaim, c
 	if err != nil && !isCode(err, "InvalidLaunchTemplateName.AlreadyExistsException") {
 		return "", cloudprovider.NewCreateError("LaunchTemplateCreationFailed", fmt.Errorf("creating launch template %s, %w", name, err))
 	}
+	p.templates[name] = p.opts.Clock.Now()
 	return name, nil
+}
+
+// LaunchTemplateTTL is how long a launch template may go unused before it
+// is deleted. Instances keep running without theirs; a launch that needs
+// one again recreates it.
+const LaunchTemplateTTL = time.Hour
+
+// collectLaunchTemplates deletes the cluster's launch templates that no
+// launch has used for LaunchTemplateTTL (counting from when this process
+// first saw them).
+func (p *Provider) collectLaunchTemplates(ctx context.Context) error {
+	p.launchMu.Lock()
+	defer p.launchMu.Unlock()
+	now := p.opts.Clock.Now()
+	pages := ec2.NewDescribeLaunchTemplatesPaginator(p.ec2, &ec2.DescribeLaunchTemplatesInput{
+		Filters: []ec2types.Filter{{Name: awssdk.String("tag:" + TagLaunchTemplateCluster), Values: []string{p.opts.ClusterName}}},
+	})
+	var errs []error
+	for pages.HasMorePages() {
+		out, err := pages.NextPage(ctx)
+		if err != nil {
+			return fmt.Errorf("listing launch templates, %w", err)
+		}
+		for _, lt := range out.LaunchTemplates {
+			name := awssdk.ToString(lt.LaunchTemplateName)
+			used, seen := p.templates[name]
+			if !seen {
+				p.templates[name] = now
+				continue
+			}
+			if now.Sub(used) < LaunchTemplateTTL {
+				continue
+			}
+			if _, err := p.ec2.DeleteLaunchTemplate(ctx, &ec2.DeleteLaunchTemplateInput{LaunchTemplateName: awssdk.String(name)}); err != nil && !isCode(err, "InvalidLaunchTemplateName.NotFoundException") {
+				errs = append(errs, fmt.Errorf("deleting launch template %s, %w", name, err))
+				continue
+			}
+			delete(p.templates, name)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // launchTemplateData is what every instance of nc's NodePool on the AMI

@@ -27,7 +27,8 @@ func (n ClientNodeClasses) EC2NodeClass(ctx context.Context, name string) (*awsv
 }
 
 // Refresher reloads the provider's catalog every Interval while the
-// manager runs: prices and reservations move, and types come and go.
+// manager runs (prices and reservations move, types come and go), and
+// deletes launch templates no launch has used for LaunchTemplateTTL.
 type Refresher struct {
 	Provider *Provider
 	Interval time.Duration
@@ -38,6 +39,9 @@ func (r Refresher) Start(ctx context.Context) error {
 	for {
 		if err := r.Provider.Refresh(ctx); err != nil {
 			log.FromContext(ctx).Error(err, "refreshing the aws catalog")
+		}
+		if err := r.Provider.collectLaunchTemplates(ctx); err != nil {
+			log.FromContext(ctx).Error(err, "collecting launch templates")
 		}
 		select {
 		case <-ctx.Done():

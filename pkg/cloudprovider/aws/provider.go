@@ -69,10 +69,12 @@ type Provider struct {
 	ec2  EC2
 	opts Options
 	// mu guards the catalog and the reservations' launches; launchMu
-	// serializes Create, so a NodeClaim never gets two fleets.
-	mu       sync.RWMutex
-	catalog  *region
-	launchMu sync.Mutex
+	// serializes Create, so a NodeClaim never gets two fleets, and guards
+	// templates: when each launch template was last used (or first seen).
+	mu        sync.RWMutex
+	catalog   *region
+	launchMu  sync.Mutex
+	templates map[string]time.Time
 }
 
 // New returns a provider calling api. Its catalog loads on first use
@@ -81,7 +83,7 @@ func New(api EC2, opts Options) (*Provider, error) {
 	if api == nil || opts.Clock == nil || opts.NodeClasses == nil || opts.Region == "" || opts.ClusterName == "" {
 		return nil, errors.New("aws provider needs an EC2 client, a clock, node classes, a region and a cluster name")
 	}
-	return &Provider{ec2: api, opts: opts}, nil
+	return &Provider{ec2: api, opts: opts, templates: map[string]time.Time{}}, nil
 }
 
 // Name implements CloudProvider.
