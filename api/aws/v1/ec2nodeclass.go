@@ -102,12 +102,16 @@ type EC2NodeClassSpec struct {
 	// +optional
 	AMIFamily *string `json:"amiFamily,omitempty"`
 	// UserData is passed to instances, in the AMI family's format; the
-	// provider merges what a node needs to join the cluster into it.
+	// provider merges what a node needs to join the cluster into it (not
+	// yet for Bottlerocket, whose TOML settings are not merged).
 	// +optional
 	UserData *string `json:"userData,omitempty"`
 	// Role is the IAM role instances assume, through an instance profile
 	// the provider manages. Exactly one of role and instanceProfile is set.
-	// The reference lets role change (since v1.7), and so does Capstan.
+	// The reference lets role change (since v1.7), and so does the schema.
+	// Not honoured yet: Capstan has no IAM client to make the instance
+	// profile, so a class with a role reports InstanceProfileReady False;
+	// use instanceProfile.
 	// +kubebuilder:validation:XValidation:message="role cannot be empty",rule="self != ''"
 	// +optional
 	Role string `json:"role,omitempty"`
@@ -151,7 +155,8 @@ type EC2NodeClassSpec struct {
 	// +kubebuilder:default={"httpEndpoint":"enabled","httpProtocolIPv6":"disabled","httpPutResponseHopLimit":1,"httpTokens":"required"}
 	// +optional
 	MetadataOptions *MetadataOptions `json:"metadataOptions,omitempty"`
-	// Context is EC2's reserved fleet context, passed as is.
+	// Context is EC2's reserved fleet context.
+	// Not honoured yet: launches do not pass it to EC2.
 	// +optional
 	Context *string `json:"context,omitempty"`
 }
@@ -215,7 +220,6 @@ type CapacityReservationSelectorTerm struct {
 	// +optional
 	OwnerID string `json:"ownerID,omitempty"`
 	// InstanceMatchCriteria selects reservations of that kind.
-	// Not honoured yet: the provider reports a class that sets it.
 	// +optional
 	InstanceMatchCriteria InstanceMatchCriteria `json:"instanceMatchCriteria,omitempty"`
 }
