@@ -62,6 +62,9 @@ type Options struct {
 	VMMemoryOverheadPercent float64
 	// Bootstrap is what the launch templates' user data joins nodes to.
 	Bootstrap Bootstrap
+	// Pricing is the Price List API for on-demand prices; nil, or when
+	// it fails, the embedded catalog's table for the region.
+	Pricing Pricing
 }
 
 // Provider is the AWS CloudProvider. It is safe for concurrent use.

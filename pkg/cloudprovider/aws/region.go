@@ -3,6 +3,7 @@ package aws
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -10,6 +11,8 @@ import (
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/catalog"
 )
@@ -84,14 +87,7 @@ func (p *Provider) loadedCatalog(ctx context.Context) (*region, error) {
 }
 
 func (p *Provider) describeTypes(ctx context.Context, c *region) error {
-	prices := map[string]float64{}
-	if table, err := catalog.Load(); err == nil {
-		for _, t := range table {
-			if price, ok := t.OnDemandPrice(p.opts.Region); ok {
-				prices[t.Name] = price
-			}
-		}
-	}
+	prices := p.onDemandPrices(ctx)
 	pages := ec2.NewDescribeInstanceTypesPaginator(p.ec2, &ec2.DescribeInstanceTypesInput{})
 	for pages.HasMorePages() {
 		out, err := pages.NextPage(ctx)
@@ -114,6 +110,30 @@ func (p *Provider) describeTypes(ctx context.Context, c *region) error {
 		}
 	}
 	return nil
+}
+
+// onDemandPrices are the Price List API's prices for the region, over the
+// embedded catalog's table: the API when it answers, the table for types
+// it does not price or when it cannot be reached.
+func (p *Provider) onDemandPrices(ctx context.Context) map[string]float64 {
+	prices := map[string]float64{}
+	if table, err := catalog.Load(); err == nil {
+		for _, t := range table {
+			if price, ok := t.OnDemandPrice(p.opts.Region); ok {
+				prices[t.Name] = price
+			}
+		}
+	}
+	if p.opts.Pricing == nil {
+		return prices
+	}
+	listed, err := onDemandPrices(ctx, p.opts.Pricing, p.opts.Region)
+	if err != nil {
+		log.FromContext(ctx).Error(err, "reading on-demand prices, using the built-in table")
+		return prices
+	}
+	maps.Copy(prices, listed)
+	return prices
 }
 
 // shapeOf describes an instance type as the catalog does; false for types
