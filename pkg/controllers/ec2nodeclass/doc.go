@@ -1,0 +1,57 @@
+// Package ec2nodeclass is the EC2NodeClass status controller. As in the
+// reference AWS provider, the provider launches from an EC2NodeClass's
+// status alone, and this controller resolves that status from the spec's
+// selector terms: the subnets (id, zone, zone id), security groups (id,
+// name), images (id, name, requirements), active capacity reservations
+// and the instance profile, and the conditions SubnetsReady,
+// SecurityGroupsReady, AMIsReady, InstanceProfileReady,
+// CapacityReservationsReady, ValidationSucceeded and Ready (True when all
+// the others are).
+//
+// The shape is the house one: the pure Resolve (resolve.go) turns what
+// the describe calls returned (Found) and now into the status; the
+// queries (queries.go, alias.go) turn the spec into the calls' inputs;
+// Gather (gather.go) makes the calls through the narrow EC2 interface;
+// the Controller (controller.go) reads the class, gathers, resolves,
+// records an event when Ready turns False, patches the status and
+// requeues: every five minutes, every minute while not Ready, or sooner
+// when a listed reservation ends or a capacity block turns expiring.
+//
+// Selection follows the reference: terms are ORed and a term's fields
+// ANDed; a tag value "*" means the key with any value; security groups
+// are selected by GroupName with name; images by id, by name (EC2
+// wildcards) with owner (self and amazon when a name term gives none),
+// or by tags. Images of other architectures than x86_64 and arm64 are
+// never selected. Among the images with the same requirements the newest
+// by CreationDate wins, and deprecated images are used only when no other
+// image has those requirements. Capacity reservations are selected by id,
+// or by tags and instanceMatchCriteria narrowed by ownerID; only active
+// reservations that have not ended are listed, and a capacity block is
+// expiring in its last CapacityBlockExpiringPeriod.
+//
+// Deviations from the reference, by design or not yet built:
+//
+//   - An alias (al2023@latest, bottlerocket@v1.20.5, windows2022@latest…)
+//     is resolved with DescribeImages, not with the public SSM parameters
+//     the reference reads: Capstan has no SSM client, and the local EC2
+//     endpoint of the end-to-end tests speaks only EC2. The images are
+//     amazon's whose names follow the family's public EKS naming for the
+//     cluster's Kubernetes minor version (Options.KubernetesVersion) and
+//     the alias's version, any release for latest; the newest per
+//     architecture and variant wins, with the variant requirements the
+//     reference gives (standard: no GPU nor accelerator; nvidia: a GPU;
+//     neuron: an accelerator; Windows: its OS and build). For latest this
+//     is the newest image published, which may for a while differ from
+//     the one the reference's "recommended" parameter names.
+//   - spec.role is not supported yet: the reference creates an instance
+//     profile for the role, and Capstan has no IAM client. Such a class
+//     is not Ready (ReasonInstanceProfileUnsupported); set
+//     spec.instanceProfile instead.
+//   - Fields the API accepts but the provider does not honour yet
+//     (Unsupported: kubelet, instanceStorePolicy, an AMI term's
+//     ssmParameter) make ValidationSucceeded False
+//     (ReasonUnsupportedField) rather than being ignored.
+//   - A failed describe call keeps the part of the status it resolved for
+//     the current generation, so an EC2 hiccup does not take a Ready
+//     class down; the reconcile returns the error and is retried.
+package ec2nodeclass

@@ -1,0 +1,131 @@
+package ec2nodeclass
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/smithy-go"
+
+	awsv1 "github.com/capstan-dev/capstan/api/aws/v1"
+)
+
+// EC2 is the part of the EC2 API the controller calls; *ec2.Client
+// implements it.
+type EC2 interface {
+	DescribeSubnets(context.Context, *ec2.DescribeSubnetsInput, ...func(*ec2.Options)) (*ec2.DescribeSubnetsOutput, error)
+	DescribeSecurityGroups(context.Context, *ec2.DescribeSecurityGroupsInput, ...func(*ec2.Options)) (*ec2.DescribeSecurityGroupsOutput, error)
+	DescribeImages(context.Context, *ec2.DescribeImagesInput, ...func(*ec2.Options)) (*ec2.DescribeImagesOutput, error)
+	DescribeCapacityReservations(context.Context, *ec2.DescribeCapacityReservationsInput, ...func(*ec2.Options)) (*ec2.DescribeCapacityReservationsOutput, error)
+	DescribeAvailabilityZones(context.Context, *ec2.DescribeAvailabilityZonesInput, ...func(*ec2.Options)) (*ec2.DescribeAvailabilityZonesOutput, error)
+}
+
+var _ EC2 = (*ec2.Client)(nil)
+
+// Gather makes the describe calls nc's selector terms need (the Queries
+// of this package, every page of each) and returns what they found. A
+// failed kind records its error and the others are still gathered, so
+// that one missing permission does not hide the rest of the status.
+// kubernetesVersion resolves an alias (see ImageQueries).
+func Gather(ctx context.Context, api EC2, nc *awsv1.EC2NodeClass, kubernetesVersion string) Found {
+	var f Found
+	f.Subnets, f.SubnetsErr = describeSubnets(ctx, api, SubnetQueries(nc.Spec.SubnetSelectorTerms))
+	if f.SubnetsErr == nil && slices.ContainsFunc(f.Subnets, func(s ec2types.Subnet) bool { return deref(s.AvailabilityZoneId) == "" }) {
+		f.Zones, f.SubnetsErr = describeZones(ctx, api)
+	}
+	f.SecurityGroups, f.SecurityGroupsErr = describeSecurityGroups(ctx, api, SecurityGroupQueries(nc.Spec.SecurityGroupSelectorTerms))
+	if queries, err := ImageQueries(nc, kubernetesVersion); err != nil {
+		f.ImagesErr = err
+	} else {
+		f.Images, f.ImagesErr = describeImages(ctx, api, queries)
+	}
+	f.CapacityReservations, f.CapacityReservationsErr = describeCapacityReservations(ctx, api, CapacityReservationQueries(nc.Spec.CapacityReservationSelectorTerms))
+	return f
+}
+
+func describeSubnets(ctx context.Context, api EC2, queries []*ec2.DescribeSubnetsInput) ([]ec2types.Subnet, error) {
+	var out []ec2types.Subnet
+	for _, q := range queries {
+		pages := ec2.NewDescribeSubnetsPaginator(api, q)
+		for pages.HasMorePages() {
+			page, err := pages.NextPage(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("describing subnets, %w", err)
+			}
+			out = append(out, page.Subnets...)
+		}
+	}
+	return out, nil
+}
+
+func describeZones(ctx context.Context, api EC2) ([]ec2types.AvailabilityZone, error) {
+	out, err := api.DescribeAvailabilityZones(ctx, &ec2.DescribeAvailabilityZonesInput{})
+	if err != nil {
+		return nil, fmt.Errorf("describing availability zones, %w", err)
+	}
+	return out.AvailabilityZones, nil
+}
+
+func describeSecurityGroups(ctx context.Context, api EC2, queries []*ec2.DescribeSecurityGroupsInput) ([]ec2types.SecurityGroup, error) {
+	var out []ec2types.SecurityGroup
+	for _, q := range queries {
+		pages := ec2.NewDescribeSecurityGroupsPaginator(api, q)
+		for pages.HasMorePages() {
+			page, err := pages.NextPage(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("describing security groups, %w", err)
+			}
+			out = append(out, page.SecurityGroups...)
+		}
+	}
+	return out, nil
+}
+
+func describeImages(ctx context.Context, api EC2, queries []ImageQuery) ([]FoundImages, error) {
+	out := make([]FoundImages, 0, len(queries))
+	for _, q := range queries {
+		found := FoundImages{Query: q}
+		pages := ec2.NewDescribeImagesPaginator(api, q.Input)
+		for pages.HasMorePages() {
+			page, err := pages.NextPage(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("describing images, %w", err)
+			}
+			found.Images = append(found.Images, page.Images...)
+		}
+		out = append(out, found)
+	}
+	return out, nil
+}
+
+func describeCapacityReservations(ctx context.Context, api EC2, queries []*ec2.DescribeCapacityReservationsInput) ([]ec2types.CapacityReservation, error) {
+	var out []ec2types.CapacityReservation
+	for _, q := range queries {
+		pages := ec2.NewDescribeCapacityReservationsPaginator(api, q)
+		for pages.HasMorePages() {
+			page, err := pages.NextPage(ctx)
+			if notFound(err) {
+				// A term's reservation id that does not exist (or no
+				// longer does) selects nothing; EC2 says so with an error,
+				// on the only page.
+				break
+			}
+			if err != nil {
+				return nil, fmt.Errorf("describing capacity reservations, %w", err)
+			}
+			out = append(out, page.CapacityReservations...)
+		}
+	}
+	return out, nil
+}
+
+// notFound reports whether err is EC2's answer for an id that does not
+// exist, such as InvalidCapacityReservationId.NotFound.
+func notFound(err error) bool {
+	apiErr, ok := errors.AsType[smithy.APIError](err)
+	return ok && strings.HasSuffix(apiErr.ErrorCode(), ".NotFound")
+}

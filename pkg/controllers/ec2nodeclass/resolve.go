@@ -1,0 +1,299 @@
+package ec2nodeclass
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	awsv1 "github.com/capstan-dev/capstan/api/aws/v1"
+)
+
+// Condition reasons. A True condition's reason is its type.
+const (
+	ReasonSubnetsNotFound            = "SubnetsNotFound"
+	ReasonSecurityGroupsNotFound     = "SecurityGroupsNotFound"
+	ReasonAMINotFound                = "AMINotFound"
+	ReasonUnsupportedAlias           = "UnsupportedAlias"
+	ReasonKubernetesVersionUnknown   = "KubernetesVersionUnknown"
+	ReasonInstanceProfileUnsupported = "InstanceProfileUnsupported"
+	ReasonInstanceProfileNotSet      = "InstanceProfileNotSet"
+	ReasonUnsupportedField           = "UnsupportedField"
+	// ReasonDescribeFailed is an EC2 call that failed before the part's
+	// condition was ever resolved for the current spec.
+	ReasonDescribeFailed = "DescribeFailed"
+)
+
+// Found is what the describe calls for one EC2NodeClass returned (Gather
+// makes them). A kind whose calls failed has its error set; its other
+// field is then meaningless.
+type Found struct {
+	Subnets        []ec2types.Subnet
+	SecurityGroups []ec2types.SecurityGroup
+	// Images are the results of ImageQueries, one entry per query.
+	Images               []FoundImages
+	CapacityReservations []ec2types.CapacityReservation
+	// Zones map zone names to zone ids for subnets that EC2 returned
+	// without AvailabilityZoneId.
+	Zones []ec2types.AvailabilityZone
+
+	SubnetsErr        error
+	SecurityGroupsErr error
+	// ImagesErr is an *AliasError when the alias cannot be resolved at
+	// all, else a describe failure.
+	ImagesErr               error
+	CapacityReservationsErr error
+}
+
+// FoundImages are the images one ImageQuery returned.
+type FoundImages struct {
+	Query  ImageQuery
+	Images []ec2types.Image
+}
+
+// Err joins the describe failures in f (an unresolvable alias is not
+// one: retrying does not help), nil when there are none.
+func (f Found) Err() error {
+	imagesErr := f.ImagesErr
+	if _, ok := errors.AsType[*AliasError](imagesErr); ok {
+		imagesErr = nil
+	}
+	return errors.Join(f.SubnetsErr, f.SecurityGroupsErr, imagesErr, f.CapacityReservationsErr)
+}
+
+// Resolve computes nc's status at now from what EC2 returned: the
+// selected subnets, security groups, images and active capacity
+// reservations, the instance profile, and every condition, each with
+// nc's generation as ObservedGeneration and keeping its
+// LastTransitionTime when its status did not change. Conditions of other
+// types are left as they are.
+//
+// A kind whose describe calls failed keeps the list and condition it had
+// when those were resolved for nc's current generation: an EC2 hiccup
+// must not take a ready class down. Otherwise its list empties and its
+// condition is Unknown (ReasonDescribeFailed) with the error.
+//
+// Ready is True when every other condition is; else False (Unknown when
+// none is False) with the first failing condition's reason and all their
+// messages. Resolve reads no clock and mutates none of its inputs.
+func Resolve(nc *awsv1.EC2NodeClass, found Found, now time.Time) awsv1.EC2NodeClassStatus {
+	status := *nc.Status.DeepCopy()
+	spec := nc.Spec
+	var conditions []metav1.Condition
+
+	if err := found.SubnetsErr; err != nil {
+		c, keep := kept(nc, awsv1.ConditionTypeSubnetsReady, "describing subnets", err)
+		if !keep {
+			status.Subnets = nil
+		}
+		conditions = append(conditions, c)
+	} else {
+		var c metav1.Condition
+		status.Subnets, c = resolveSubnets(spec.SubnetSelectorTerms, found.Subnets, found.Zones)
+		conditions = append(conditions, c)
+	}
+
+	if err := found.SecurityGroupsErr; err != nil {
+		c, keep := kept(nc, awsv1.ConditionTypeSecurityGroupsReady, "describing security groups", err)
+		if !keep {
+			status.SecurityGroups = nil
+		}
+		conditions = append(conditions, c)
+	} else {
+		var c metav1.Condition
+		status.SecurityGroups, c = resolveSecurityGroups(spec.SecurityGroupSelectorTerms, found.SecurityGroups)
+		conditions = append(conditions, c)
+	}
+
+	aliasErr, isAliasErr := errors.AsType[*AliasError](found.ImagesErr)
+	switch {
+	case isAliasErr:
+		status.AMIs = nil
+		conditions = append(conditions, falseCondition(awsv1.ConditionTypeAMIsReady, aliasErr.Reason, aliasErr.Message))
+	case found.ImagesErr != nil:
+		c, keep := kept(nc, awsv1.ConditionTypeAMIsReady, "describing images", found.ImagesErr)
+		if !keep {
+			status.AMIs = nil
+		}
+		conditions = append(conditions, c)
+	default:
+		var c metav1.Condition
+		status.AMIs, c = resolveAMIs(spec.AMISelectorTerms, found.Images, now)
+		conditions = append(conditions, c)
+	}
+
+	var profile metav1.Condition
+	status.InstanceProfile, profile = resolveInstanceProfile(spec)
+	conditions = append(conditions, profile)
+
+	if err := found.CapacityReservationsErr; err != nil {
+		c, keep := kept(nc, awsv1.ConditionTypeCapacityReservationsReady, "describing capacity reservations", err)
+		if !keep {
+			status.CapacityReservations = nil
+		}
+		conditions = append(conditions, c)
+	} else {
+		var c metav1.Condition
+		status.CapacityReservations, c = resolveCapacityReservations(spec.CapacityReservationSelectorTerms, found.CapacityReservations, now)
+		conditions = append(conditions, c)
+	}
+
+	conditions = append(conditions, validation(spec))
+	conditions = append(conditions, ready(conditions))
+	for _, c := range conditions {
+		c.ObservedGeneration = nc.Generation
+		c.LastTransitionTime = metav1.NewTime(now)
+		meta.SetStatusCondition(&status.Conditions, c)
+	}
+	return status
+}
+
+// kept is the condition of type typ after its describe call failed with
+// err, and whether the kind keeps its previous list (see Resolve).
+func kept(nc *awsv1.EC2NodeClass, typ, call string, err error) (metav1.Condition, bool) {
+	if prev := meta.FindStatusCondition(nc.Status.Conditions, typ); prev != nil && prev.ObservedGeneration == nc.Generation {
+		return *prev, true
+	}
+	return metav1.Condition{Type: typ, Status: metav1.ConditionUnknown, Reason: ReasonDescribeFailed,
+		Message: fmt.Sprintf("%s failed, retrying: %v", call, err)}, false
+}
+
+func resolveSubnets(terms []awsv1.SubnetSelectorTerm, found []ec2types.Subnet, zones []ec2types.AvailabilityZone) ([]awsv1.Subnet, metav1.Condition) {
+	if len(terms) == 0 {
+		return nil, falseCondition(awsv1.ConditionTypeSubnetsReady, ReasonSubnetsNotFound, "spec.subnetSelectorTerms is empty")
+	}
+	zoneIDs := map[string]string{}
+	for _, z := range zones {
+		zoneIDs[deref(z.ZoneName)] = deref(z.ZoneId)
+	}
+	// Most free addresses first, as the reference orders them: the
+	// provider launches into the first subnet of a zone.
+	found = slices.Clone(found)
+	slices.SortStableFunc(found, func(a, b ec2types.Subnet) int {
+		return cmp.Or(cmp.Compare(deref(b.AvailableIpAddressCount), deref(a.AvailableIpAddressCount)), cmp.Compare(deref(a.SubnetId), deref(b.SubnetId)))
+	})
+	var out []awsv1.Subnet
+	seen := map[string]bool{}
+	for _, s := range found {
+		id := deref(s.SubnetId)
+		if id == "" || seen[id] {
+			continue
+		}
+		seen[id] = true
+		zoneID := deref(s.AvailabilityZoneId)
+		if zoneID == "" {
+			zoneID = zoneIDs[deref(s.AvailabilityZone)]
+		}
+		out = append(out, awsv1.Subnet{ID: id, Zone: deref(s.AvailabilityZone), ZoneID: zoneID})
+	}
+	if len(out) == 0 {
+		return nil, falseCondition(awsv1.ConditionTypeSubnetsReady, ReasonSubnetsNotFound, "no subnet matches subnetSelectorTerms "+termsText(terms))
+	}
+	return out, trueCondition(awsv1.ConditionTypeSubnetsReady, "")
+}
+
+func resolveSecurityGroups(terms []awsv1.SecurityGroupSelectorTerm, found []ec2types.SecurityGroup) ([]awsv1.SecurityGroup, metav1.Condition) {
+	if len(terms) == 0 {
+		return nil, falseCondition(awsv1.ConditionTypeSecurityGroupsReady, ReasonSecurityGroupsNotFound, "spec.securityGroupSelectorTerms is empty")
+	}
+	var out []awsv1.SecurityGroup
+	seen := map[string]bool{}
+	for _, g := range found {
+		id := deref(g.GroupId)
+		if id == "" || seen[id] {
+			continue
+		}
+		seen[id] = true
+		out = append(out, awsv1.SecurityGroup{ID: id, Name: deref(g.GroupName)})
+	}
+	if len(out) == 0 {
+		return nil, falseCondition(awsv1.ConditionTypeSecurityGroupsReady, ReasonSecurityGroupsNotFound, "no security group matches securityGroupSelectorTerms "+termsText(terms))
+	}
+	slices.SortFunc(out, func(a, b awsv1.SecurityGroup) int { return cmp.Compare(a.ID, b.ID) })
+	return out, trueCondition(awsv1.ConditionTypeSecurityGroupsReady, "")
+}
+
+// resolveInstanceProfile: Capstan has no IAM client yet, so it cannot
+// make the instance profile the reference makes for spec.role.
+func resolveInstanceProfile(spec awsv1.EC2NodeClassSpec) (string, metav1.Condition) {
+	switch {
+	case spec.InstanceProfile != nil && *spec.InstanceProfile != "":
+		return *spec.InstanceProfile, trueCondition(awsv1.ConditionTypeInstanceProfileReady, "")
+	case spec.Role != "":
+		return "", falseCondition(awsv1.ConditionTypeInstanceProfileReady, ReasonInstanceProfileUnsupported, fmt.Sprintf(
+			"creating an instance profile for spec.role %q is not supported yet; create an instance profile for the role and set spec.instanceProfile to its name instead of spec.role", spec.Role))
+	default:
+		return "", falseCondition(awsv1.ConditionTypeInstanceProfileReady, ReasonInstanceProfileNotSet, "set spec.instanceProfile to the instance profile launched nodes use")
+	}
+}
+
+func validation(spec awsv1.EC2NodeClassSpec) metav1.Condition {
+	fields := Unsupported(spec)
+	if len(fields) == 0 {
+		return trueCondition(awsv1.ConditionTypeValidationSucceeded, "")
+	}
+	return falseCondition(awsv1.ConditionTypeValidationSucceeded, ReasonUnsupportedField, fmt.Sprintf(
+		"%s: accepted by the API but not honoured yet by Capstan's AWS provider; remove it to launch from this EC2NodeClass", strings.Join(fields, ", ")))
+}
+
+// ready sums up the other conditions.
+func ready(conditions []metav1.Condition) metav1.Condition {
+	var failing []metav1.Condition
+	anyFalse := false
+	for _, c := range conditions {
+		if c.Status != metav1.ConditionTrue {
+			failing = append(failing, c)
+			anyFalse = anyFalse || c.Status == metav1.ConditionFalse
+		}
+	}
+	if len(failing) == 0 {
+		return trueCondition(awsv1.ConditionTypeReady, "")
+	}
+	// The reason is a False condition's, so that an event names what is
+	// wrong rather than what is still being looked up.
+	status, reason := metav1.ConditionUnknown, failing[0].Reason
+	if anyFalse {
+		status = metav1.ConditionFalse
+		reason = failing[slices.IndexFunc(failing, func(c metav1.Condition) bool { return c.Status == metav1.ConditionFalse })].Reason
+	}
+	messages := make([]string, 0, len(failing))
+	for _, c := range failing {
+		messages = append(messages, fmt.Sprintf("%s=%s: %s", c.Type, c.Status, c.Message))
+	}
+	return metav1.Condition{Type: awsv1.ConditionTypeReady, Status: status, Reason: reason, Message: strings.Join(messages, "; ")}
+}
+
+func trueCondition(typ, message string) metav1.Condition {
+	return metav1.Condition{Type: typ, Status: metav1.ConditionTrue, Reason: typ, Message: message}
+}
+
+func falseCondition(typ, reason, message string) metav1.Condition {
+	return metav1.Condition{Type: typ, Status: metav1.ConditionFalse, Reason: reason, Message: message}
+}
+
+// termsText writes selector terms as a person wrote them in the
+// manifest, in JSON.
+func termsText(terms any) string {
+	b, err := json.Marshal(terms)
+	if err != nil {
+		// Selector terms are strings and maps of strings: they always
+		// marshal.
+		return fmt.Sprint(terms)
+	}
+	return string(b)
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
