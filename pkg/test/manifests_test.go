@@ -109,6 +109,7 @@ func TestReadManifestsFromModuleRoot(t *testing.T) {
 		got = append(got, m.Path+" "+m.Object.GetName())
 	}
 	want := []string{
+		"config/crd/karpenter.k8s.aws_ec2nodeclasses.yaml ec2nodeclasses.karpenter.k8s.aws",
 		"config/crd/karpenter.sh_nodeclaims.yaml nodeclaims.karpenter.sh",
 		"config/crd/karpenter.sh_nodepools.yaml nodepools.karpenter.sh",
 		"config/crd/sim.capstan.dev_simnodeclasses.yaml simnodeclasses.sim.capstan.dev",
