@@ -1,0 +1,111 @@
+package aws
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	awssdk "github.com/aws/aws-sdk-go-v2/aws"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/google/go-cmp/cmp"
+
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/test"
+)
+
+func TestFleetErrors(t *testing.T) {
+	it := test.InstanceType(test.InstanceTypeOptions{Name: "m5.large", CPU: 2, Memory: 8})
+	spotA := cloudprovider.LaunchCandidate{InstanceType: it, Offering: &cloudprovider.Offering{Zone: "zone-a", CapacityType: v1.CapacityTypeSpot}}
+	reservedA := cloudprovider.LaunchCandidate{InstanceType: it, Offering: &cloudprovider.Offering{Zone: "zone-a", CapacityType: v1.CapacityTypeReserved, ReservationID: "cr-1"}}
+	byOverride := map[string]cloudprovider.LaunchCandidate{"m5.large/subnet-a": spotA, "m5.large/subnet-r": reservedA}
+	fleetErr := func(code, subnet string) ec2types.CreateFleetError {
+		return ec2types.CreateFleetError{ErrorCode: awssdk.String(code), ErrorMessage: awssdk.String("no"), LaunchTemplateAndOverrides: &ec2types.LaunchTemplateAndOverridesResponse{
+			Overrides: &ec2types.FleetLaunchTemplateOverrides{InstanceType: "m5.large", SubnetId: awssdk.String(subnet)},
+		}}
+	}
+	nc := &v1.NodeClaim{}
+	nc.Name = "nc"
+	cases := []struct {
+		name    string
+		errs    []ec2types.CreateFleetError
+		ice     map[cloudprovider.OfferingKey]string
+		wide    []string
+		reason  string
+		message string
+	}{
+		{"capacity per offering", []ec2types.CreateFleetError{fleetErr("InsufficientInstanceCapacity", "subnet-a"), fleetErr("ReservationCapacityExceeded", "subnet-r")},
+			map[cloudprovider.OfferingKey]string{
+				{CapacityType: v1.CapacityTypeSpot, InstanceType: "m5.large", Zone: "zone-a"}:                            "InsufficientInstanceCapacity",
+				{CapacityType: v1.CapacityTypeReserved, InstanceType: "m5.large", Zone: "zone-a", ReservationID: "cr-1"}: "ReservationCapacityExceeded",
+			}, nil, "", ""},
+		{"the account's spot limit marks spot everywhere", []ec2types.CreateFleetError{fleetErr("MaxSpotInstanceCountExceeded", "subnet-a")},
+			map[cloudprovider.OfferingKey]string{{CapacityType: v1.CapacityTypeSpot, InstanceType: "m5.large", Zone: "zone-a"}: "MaxSpotInstanceCountExceeded"},
+			[]string{v1.CapacityTypeSpot}, "", ""},
+		{"another error is a launch failure", []ec2types.CreateFleetError{fleetErr("InvalidLaunchTemplateId.NotFound", "subnet-a")}, nil, nil,
+			"CreateFleetFailed", "InvalidLaunchTemplateId.NotFound: no"},
+		{"an override not asked for", []ec2types.CreateFleetError{fleetErr("InsufficientInstanceCapacity", "subnet-x")}, nil, nil, "CreateFleetFailed", "InsufficientInstanceCapacity"},
+		{"nothing launched, nothing said", nil, nil, nil, "CreateFleetFailed", "reported no error"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := fleetErrors(nc, tc.errs, byOverride)
+			if tc.reason != "" {
+				ce, ok := cloudprovider.AsCreateError(err)
+				if !ok || ce.Reason != tc.reason || !strings.Contains(err.Error(), tc.message) {
+					t.Fatalf("error %v, want a CreateError %s saying %q", err, tc.reason, tc.message)
+				}
+				return
+			}
+			ice, ok := errors.AsType[*cloudprovider.InsufficientCapacityError](err)
+			if !ok {
+				t.Fatalf("error %v, want an InsufficientCapacityError", err)
+			}
+			if diff := cmp.Diff(tc.ice, ice.Reasons); diff != "" {
+				t.Errorf("reasons (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wide, ice.CapacityTypeWide); diff != "" {
+				t.Errorf("capacity-type wide (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseProviderID(t *testing.T) {
+	cases := []struct {
+		id, want string
+		err      bool
+	}{
+		{"aws:///us-west-2a/i-0123456789abcdef0", "i-0123456789abcdef0", false},
+		{"aws:///us-west-2a/", "", true},
+		{"sim://us-west-2a/i-01", "", true},
+		{"aws:///us-west-2a/vol-1", "", true},
+		{"", "", true},
+	}
+	for _, tc := range cases {
+		got, err := parseProviderID(tc.id)
+		if (err != nil) != tc.err || got != tc.want {
+			t.Errorf("parseProviderID(%q) = %q, %v; want %q, error %t", tc.id, got, err, tc.want, tc.err)
+		}
+		if !tc.err && providerID("us-west-2a", got) != tc.id {
+			t.Errorf("providerID does not invert parseProviderID for %q", tc.id)
+		}
+	}
+}
+
+func TestCapacityTypeOf(t *testing.T) {
+	cases := []struct {
+		name string
+		inst ec2types.Instance
+		want string
+	}{
+		{"spot", ec2types.Instance{InstanceLifecycle: ec2types.InstanceLifecycleTypeSpot}, v1.CapacityTypeSpot},
+		{"in a reservation", ec2types.Instance{CapacityReservationId: awssdk.String("cr-1")}, v1.CapacityTypeReserved},
+		{"on-demand", ec2types.Instance{}, v1.CapacityTypeOnDemand},
+	}
+	for _, tc := range cases {
+		if got := capacityTypeOf(tc.inst); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}
