@@ -148,6 +148,8 @@ func (p *Provider) fleet(ctx context.Context, nc *v1.NodeClaim, class *awsv1.EC2
 		},
 		OnDemandOptions:   &ec2types.OnDemandOptionsRequest{AllocationStrategy: ec2types.FleetOnDemandAllocationStrategyLowestPrice},
 		TagSpecifications: p.tagSpecifications(nc, class),
+		// A reserved-capacity context, for users whose fleets need one.
+		Context: class.Spec.Context,
 	}
 	if ct == v1.CapacityTypeSpot {
 		in.TargetCapacitySpecification.DefaultTargetCapacityType = ec2types.DefaultTargetCapacityTypeSpot
