@@ -130,10 +130,10 @@ type EC2NodeClassSpec struct {
 	// +kubebuilder:validation:XValidation:message="tag contains a restricted tag matching karpenter.k8s.aws/ec2nodeclass",rule="self.all(k, k != 'karpenter.k8s.aws/ec2nodeclass')"
 	// +optional
 	Tags map[string]string `json:"tags,omitempty"`
-	// Kubelet configures the kubelet of launched nodes.
-	// Not honoured yet: accepted and validated, but Capstan does not write
-	// it into the node's bootstrap configuration nor count it in a node's
-	// allocatable; the provider reports a class that sets it in status.
+	// Kubelet configures the kubelet of launched nodes: AL2023 nodes get
+	// all of it in their nodeadm configuration, AL2 and Bottlerocket nodes
+	// maxPods only; maxPods, podsPerCore, kubeReserved, systemReserved and
+	// absolute evictionHard thresholds count in a node's allocatable.
 	// +optional
 	Kubelet *KubeletConfiguration `json:"kubelet,omitempty"`
 	// BlockDeviceMappings are the volumes attached to instances; unset
@@ -155,8 +155,7 @@ type EC2NodeClassSpec struct {
 	// +kubebuilder:default={"httpEndpoint":"enabled","httpProtocolIPv6":"disabled","httpPutResponseHopLimit":1,"httpTokens":"required"}
 	// +optional
 	MetadataOptions *MetadataOptions `json:"metadataOptions,omitempty"`
-	// Context is EC2's reserved fleet context.
-	// Not honoured yet: launches do not pass it to EC2.
+	// Context is EC2's reserved fleet context, passed to CreateFleet.
 	// +optional
 	Context *string `json:"context,omitempty"`
 }

@@ -30,10 +30,12 @@ var UnregisteredTaint = corev1.Taint{Key: "karpenter.sh/unregistered", Effect: c
 
 // userData is the launch template's user data (base64) joining a node of
 // nc's NodePool to the cluster, for the NodeClass's AMI family, merged
-// with the NodeClass's own userData: AL2023 (nodeadm NodeConfig, MIME
-// multi-part after the user's parts), AL2 (bootstrap.sh after the user's
-// script), Bottlerocket (TOML settings; the user's TOML is not merged
-// yet) and Custom (the user's user data alone).
+// with the NodeClass's own userData: AL2023 (nodeadm NodeConfig with the
+// NodeClass's whole kubelet configuration, MIME multi-part after the
+// user's parts), AL2 (bootstrap.sh after the user's script; of the
+// kubelet settings, maxPods), Bottlerocket (TOML settings with maxPods;
+// the user's TOML is not merged yet) and Custom (the user's user data
+// alone).
 func userData(b Bootstrap, cluster string, nc *v1.NodeClaim, class *awsv1.EC2NodeClass) (string, error) {
 	own := ""
 	if class.Spec.UserData != nil {
@@ -104,6 +106,22 @@ func nodeConfig(b Bootstrap, cluster string, labels map[string]string, taints []
 	}
 	if len(k.EvictionHard) > 0 {
 		config["evictionHard"] = k.EvictionHard
+	}
+	if len(k.EvictionSoft) > 0 {
+		config["evictionSoft"] = k.EvictionSoft
+		config["evictionSoftGracePeriod"] = k.EvictionSoftGracePeriod
+	}
+	if k.EvictionMaxPodGracePeriod != nil {
+		config["evictionMaxPodGracePeriod"] = *k.EvictionMaxPodGracePeriod
+	}
+	if k.ImageGCHighThresholdPercent != nil {
+		config["imageGCHighThresholdPercent"] = *k.ImageGCHighThresholdPercent
+	}
+	if k.ImageGCLowThresholdPercent != nil {
+		config["imageGCLowThresholdPercent"] = *k.ImageGCLowThresholdPercent
+	}
+	if k.CPUCFSQuota != nil {
+		config["cpuCFSQuota"] = *k.CPUCFSQuota
 	}
 	doc := map[string]any{
 		"apiVersion": "node.eks.aws/v1alpha1", "kind": "NodeConfig",
