@@ -56,6 +56,13 @@ func (f *fakeEC2) setFail(op string, err error) {
 	f.fail[op] = err
 }
 
+// update changes the inventory while a manager may be calling.
+func (f *fakeEC2) update(fn func(*fakeEC2)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fn(f)
+}
+
 func (f *fakeEC2) DescribeSubnets(_ context.Context, in *ec2.DescribeSubnetsInput, _ ...func(*ec2.Options)) (*ec2.DescribeSubnetsOutput, error) {
 	err := f.begin("DescribeSubnets")
 	defer f.mu.Unlock()
