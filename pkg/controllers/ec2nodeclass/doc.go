@@ -48,9 +48,9 @@
 //     is not Ready (ReasonInstanceProfileUnsupported); set
 //     spec.instanceProfile instead.
 //   - Fields the API accepts but the provider does not honour yet
-//     (Unsupported: kubelet, instanceStorePolicy, an AMI term's
-//     ssmParameter) make ValidationSucceeded False
-//     (ReasonUnsupportedField) rather than being ignored.
+//     (Unsupported: instanceStorePolicy, an AMI term's ssmParameter,
+//     userData with the Bottlerocket family) make ValidationSucceeded
+//     False (ReasonUnsupportedField) rather than being ignored.
 //   - A failed describe call keeps the part of the status it resolved for
 //     the current generation, so an EC2 hiccup does not take a Ready
 //     class down; the reconcile returns the error and is retried.

@@ -239,8 +239,12 @@ func validation(spec awsv1.EC2NodeClassSpec) metav1.Condition {
 	if len(fields) == 0 {
 		return trueCondition(awsv1.ConditionTypeValidationSucceeded, "")
 	}
+	them := "it"
+	if len(fields) > 1 {
+		them = "them"
+	}
 	return falseCondition(awsv1.ConditionTypeValidationSucceeded, ReasonUnsupportedField, fmt.Sprintf(
-		"%s: accepted by the API but not honoured yet by Capstan's AWS provider; remove it to launch from this EC2NodeClass", strings.Join(fields, ", ")))
+		"%s: accepted by the API but not honoured yet by Capstan's AWS provider; remove %s to launch from this EC2NodeClass", strings.Join(fields, ", "), them))
 }
 
 // ready sums up the other conditions.

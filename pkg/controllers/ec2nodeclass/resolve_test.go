@@ -94,11 +94,11 @@ func TestResolveConditions(t *testing.T) {
 			`InstanceProfileReady=False/InstanceProfileUnsupported: creating an instance profile for spec.role "KarpenterNodeRole" is not supported yet; create an instance profile for the role and set spec.instanceProfile to its name instead of spec.role`, "", "",
 			`Ready=False/InstanceProfileUnsupported: InstanceProfileReady=False: creating an instance profile for spec.role "KarpenterNodeRole" is not supported yet; create an instance profile for the role and set spec.instanceProfile to its name instead of spec.role`), 1},
 		{"unsupported fields", func(nc *awsv1.EC2NodeClass, _ *Found) {
-			nc.Spec.Kubelet = &awsv1.KubeletConfiguration{}
+			nc.Spec.AMISelectorTerms = append(nc.Spec.AMISelectorTerms, awsv1.AMISelectorTerm{SSMParameter: "/my/ami"})
 			nc.Spec.InstanceStorePolicy = ptr.To(awsv1.InstanceStorePolicyRAID0)
 		}, allTrueBut("", "", "", "", "",
-			"ValidationSucceeded=False/UnsupportedField: spec.kubelet, spec.instanceStorePolicy: accepted by the API but not honoured yet by Capstan's AWS provider; remove it to launch from this EC2NodeClass",
-			"Ready=False/UnsupportedField: ValidationSucceeded=False: spec.kubelet, spec.instanceStorePolicy: accepted by the API but not honoured yet by Capstan's AWS provider; remove it to launch from this EC2NodeClass"), 1},
+			"ValidationSucceeded=False/UnsupportedField: spec.instanceStorePolicy, spec.amiSelectorTerms[1].ssmParameter: accepted by the API but not honoured yet by Capstan's AWS provider; remove them to launch from this EC2NodeClass",
+			"Ready=False/UnsupportedField: ValidationSucceeded=False: spec.instanceStorePolicy, spec.amiSelectorTerms[1].ssmParameter: accepted by the API but not honoured yet by Capstan's AWS provider; remove them to launch from this EC2NodeClass"), 1},
 		{"an alias Capstan cannot resolve", func(_ *awsv1.EC2NodeClass, f *Found) {
 			f.ImagesErr = &AliasError{Reason: ReasonUnsupportedAlias, Message: "alias al2@latest: no"}
 		}, allTrueBut("", "", "AMIsReady=False/UnsupportedAlias: alias al2@latest: no", "", "", "",

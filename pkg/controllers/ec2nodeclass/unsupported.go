@@ -17,10 +17,10 @@ import (
 // (ReasonInstanceProfileUnsupported).
 func Unsupported(spec awsv1.EC2NodeClassSpec) []string {
 	var out []string
-	if spec.Kubelet != nil {
-		// Not written into the node's bootstrap configuration nor counted
-		// in its allocatable.
-		out = append(out, "spec.kubelet")
+	if spec.UserData != nil && (&awsv1.EC2NodeClass{Spec: spec}).AMIFamily() == awsv1.AMIFamilyBottlerocket {
+		// The provider cannot merge the user's TOML settings with the
+		// ones a node needs to join yet, and refuses to launch.
+		out = append(out, "spec.userData with the Bottlerocket family")
 	}
 	if spec.InstanceStorePolicy != nil {
 		out = append(out, "spec.instanceStorePolicy")
