@@ -8,9 +8,12 @@ import (
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 
+	awsv1 "github.com/capstan-dev/capstan/api/aws/v1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider/catalog"
 	"github.com/capstan-dev/capstan/pkg/test"
 )
 
@@ -106,6 +109,39 @@ func TestCapacityTypeOf(t *testing.T) {
 	for _, tc := range cases {
 		if got := capacityTypeOf(tc.inst); got != tc.want {
 			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}
+
+// A CPU type gets the standard image, a GPU type the Nvidia one, whatever
+// their order in the status.
+func TestAMIFor(t *testing.T) {
+	class := &awsv1.EC2NodeClass{}
+	class.Status.AMIs = []awsv1.AMI{
+		{ID: "ami-nvidia", Requirements: []corev1.NodeSelectorRequirement{
+			{Key: corev1.LabelArchStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"amd64"}},
+			{Key: v1.LabelInstanceGPUCount, Operator: corev1.NodeSelectorOpExists},
+		}},
+		{ID: "ami-standard", Requirements: []corev1.NodeSelectorRequirement{
+			{Key: corev1.LabelArchStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"amd64"}},
+			{Key: v1.LabelInstanceGPUCount, Operator: corev1.NodeSelectorOpDoesNotExist},
+		}},
+		{ID: "ami-arm", Requirements: []corev1.NodeSelectorRequirement{{Key: corev1.LabelArchStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"arm64"}}}},
+	}
+	cases := []struct {
+		name string
+		it   catalog.InstanceType
+		want string
+	}{
+		{"a CPU type", catalog.InstanceType{Name: "m5.large", Family: "m5", Category: "m", Generation: 5, Size: "large", Architecture: catalog.ArchAMD64, VCPU: 2, MemoryMiB: 8192, MaxPods: 29}, "ami-standard"},
+		{"a GPU type", catalog.InstanceType{Name: "g5.xlarge", Family: "g5", Category: "g", Generation: 5, Size: "xlarge", Architecture: catalog.ArchAMD64, VCPU: 4, MemoryMiB: 16384, MaxPods: 58,
+			GPUName: "a10g", GPUManufacturer: "nvidia", GPUCount: 1, GPUMemoryMiB: 24576}, "ami-nvidia"},
+		{"an arm type", catalog.InstanceType{Name: "m6g.large", Family: "m6g", Category: "m", Generation: 6, Size: "large", Architecture: catalog.ArchARM64, VCPU: 2, MemoryMiB: 8192, MaxPods: 29}, "ami-arm"},
+	}
+	for _, tc := range cases {
+		got, ok := amiFor(class, tc.it.CloudInstanceType("us-west-2"))
+		if !ok || got != tc.want {
+			t.Errorf("%s: %q (%t), want %q", tc.name, got, ok, tc.want)
 		}
 	}
 }

@@ -25,10 +25,12 @@ import (
 const TagLaunchTemplateCluster = "karpenter.k8s.aws/cluster"
 
 // amiFor is the first AMI in the NodeClass's status whose requirements
-// (architecture) the instance type meets.
+// (architecture, GPU or accelerator) the instance type meets: a label the
+// type lacks fails a requirement that needs it, so a CPU type never gets
+// the Nvidia or Neuron image.
 func amiFor(class *awsv1.EC2NodeClass, it *cloudprovider.InstanceType) (string, bool) {
 	for _, ami := range class.Status.AMIs {
-		if it.Requirements.Intersects(scheduling.NewNodeSelectorRequirements(ami.Requirements...)) == nil {
+		if it.Requirements.Compatible(scheduling.NewNodeSelectorRequirements(ami.Requirements...), nil) == nil {
 			return ami.ID, true
 		}
 	}
