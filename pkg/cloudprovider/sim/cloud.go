@@ -39,6 +39,36 @@ type Options struct {
 	// Unavailable is the provisioner's unavailable-offerings cache, applied
 	// to the offerings GetInstanceTypes returns.
 	Unavailable *cloudprovider.UnavailableOfferings
+	// Naming names instances' provider IDs and Nodes; the zero value is
+	// the sim's own.
+	Naming Naming
+}
+
+// Naming is how a cloud names what it launches. A front end that serves
+// the cloud as another cloud names them that cloud's way, so the Nodes
+// its kubelet registers look like that cloud's: test/ec2endpoint uses
+// aws:///<zone>/<instance id> and EC2's private DNS names.
+type Naming struct {
+	// ProviderID is an instance's spec.providerID; nil means
+	// Instance.ProviderID (sim://<zone>/<instance id>).
+	ProviderID func(*Instance) string
+	// NodeName is the name of an instance's Node; nil means NodeName
+	// (sim-<number>).
+	NodeName func(*Instance) string
+}
+
+func (c *Cloud) providerID(inst *Instance) string {
+	if c.opts.Naming.ProviderID != nil {
+		return c.opts.Naming.ProviderID(inst)
+	}
+	return inst.ProviderID()
+}
+
+func (c *Cloud) nodeName(inst *Instance) string {
+	if c.opts.Naming.NodeName != nil {
+		return c.opts.Naming.NodeName(inst)
+	}
+	return NodeName(inst)
 }
 
 // Cloud is the simulated cloud. It is safe for concurrent use.
@@ -236,6 +266,7 @@ func (c *Cloud) Snapshot() State {
 	out.Instances = map[string]*Instance{}
 	for id, i := range c.state.Instances {
 		cp := *i
+		cp.Tags, cp.Attributes = maps.Clone(i.Tags), maps.Clone(i.Attributes)
 		out.Instances[id] = &cp
 	}
 	out.Reservations = map[string]*Reservation{}

@@ -63,7 +63,7 @@ func (c *Cloud) advanceLocked(ctx context.Context) error {
 		changed = true
 		if dueNotice(inst, now).Ends == InstanceStopped {
 			inst.State = InstanceStopped
-			c.stopNodeLocked(ctx, NodeName(inst))
+			c.stopNodeLocked(ctx, c.nodeName(inst))
 		} else {
 			c.terminateLocked(ctx, inst)
 		}
@@ -247,7 +247,8 @@ func (c *Cloud) applyLocked(e simv1alpha1.CloudEvent, at time.Time) {
 }
 
 // applySpotPriceLocked moves a spot price; running spot instances whose
-// NodeClass caps spot below the new price are interrupted (decision 4).
+// NodeClass (or own max price, see Launch) caps spot below the new price
+// are interrupted (decision 4).
 func (c *Cloud) applySpotPriceLocked(e simv1alpha1.CloudEvent, at time.Time) {
 	price, err := strconv.ParseFloat(e.Price, 64)
 	if err != nil || c.opts.Profile.Spec.Style == simv1alpha1.CloudStyleGCP {
@@ -269,7 +270,12 @@ func (c *Cloud) applySpotPriceLocked(e simv1alpha1.CloudEvent, at time.Time) {
 			continue
 		}
 		od, _ := ct.OnDemandPrice(c.opts.Profile.Spec.Region)
-		if price > c.maxSpotPrice(nc, od) {
+		limit := c.maxSpotPrice(nc, od)
+		if inst.MaxPrice > 0 {
+			// The cap the launch itself gave (Launch) is the one that holds.
+			limit = inst.MaxPrice
+		}
+		if price > limit {
 			d, ends, _ := c.spotNotice(inst)
 			inst.Notices = append(inst.Notices, Notice{Kind: string(cloudprovider.SpotPriceAboveMax), Deadline: at.Add(d), Message: "spot price rose above the max price", Ends: ends})
 		}
@@ -296,7 +302,7 @@ func (c *Cloud) Interruptions(ctx context.Context) ([]cloudprovider.Interruption
 		}
 		for _, n := range inst.Notices {
 			out = append(out, cloudprovider.InterruptionNotice{
-				Kind: cloudprovider.InterruptionKind(n.Kind), ProviderID: inst.ProviderID(),
+				Kind: cloudprovider.InterruptionKind(n.Kind), ProviderID: c.providerID(inst),
 				InstanceType: inst.InstanceType, Zone: inst.Zone, Deadline: n.Deadline, Message: n.Message,
 			})
 		}

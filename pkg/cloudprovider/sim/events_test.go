@@ -139,15 +139,15 @@ func TestCapacityChangeEvent(t *testing.T) {
 		s.Events = []simv1alpha1.CloudEvent{{At: metav1.Duration{Duration: time.Minute}, Type: simv1alpha1.EventCapacityChange, InstanceType: "c5.xlarge", Zone: "*", CapacityType: v1.CapacityTypeSpot, Count: ptr.To(0)}}
 	}))
 	ctx := context.Background()
-	launch := func() error {
-		_, err := f.cloud.Create(ctx, claim("nc", in(v1.LabelInstanceType, "c5.xlarge"), in(v1.CapacityTypeLabelKey, v1.CapacityTypeSpot)))
+	launch := func(name string) error {
+		_, err := f.cloud.Create(ctx, claim(name, in(v1.LabelInstanceType, "c5.xlarge"), in(v1.CapacityTypeLabelKey, v1.CapacityTypeSpot)))
 		return err
 	}
-	if err := launch(); err != nil {
+	if err := launch("nc-1"); err != nil {
 		t.Fatal(err)
 	}
 	f.clock.Step(time.Minute)
-	if err := launch(); !cloudprovider.IsInsufficientCapacityError(err) {
+	if err := launch("nc-2"); !cloudprovider.IsInsufficientCapacityError(err) {
 		t.Errorf("after the pool emptied: %v", err)
 	}
 }

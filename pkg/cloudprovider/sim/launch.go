@@ -24,6 +24,9 @@ type candidate struct {
 	o  *cloudprovider.Offering
 	// onDemand is the type's on-demand price, the default spot cap.
 	onDemand float64
+	// offering is the explicit launch's offering this is (see Launch),
+	// nil for Create's.
+	offering *LaunchOffering
 }
 
 // Create implements CloudProvider. Within the first capacity type the
@@ -57,6 +60,11 @@ func (c *Cloud) Create(ctx context.Context, nc *v1.NodeClaim) (*v1.NodeClaim, er
 		return nil, cloudprovider.NewCreateError("StateFileUnavailable", err)
 	}
 	defer release()
+	// A retried Create (the caller crashed or timed out after the launch)
+	// gets the instance already running for the NodeClaim, not a second.
+	if inst := c.launchedForLocked(nc.Name); inst != nil {
+		return c.launchedClaim(inst, c.typeLocked(inst.InstanceType), nc), nil
+	}
 	now := c.opts.Clock.Now()
 	its := c.instanceTypesLocked(nodeClass, now)
 	if c.opts.Unavailable != nil {
@@ -77,7 +85,14 @@ func (c *Cloud) Create(ctx context.Context, nc *v1.NodeClaim) (*v1.NodeClaim, er
 		if len(cands) == 0 {
 			continue
 		}
-		return c.launchLocked(ctx, nc, nodeClass, cands, now)
+		if ct == v1.CapacityTypeSpot {
+			c.orderLocked(cands, AllocationPriceCapacityOptimized)
+		}
+		inst, cand, err := c.launchLocked(ctx, launch{nc: nc, nodeClass: nodeClass, now: now}, cands, cloudprovider.NewInsufficientCapacityError(nil))
+		if err != nil {
+			return nil, err
+		}
+		return c.launchedClaim(inst, cand.it, nc), nil
 	}
 	// Nothing available: name the compatible offerings that are out (full
 	// reservations, offerings already marked) so the caller marks them.
@@ -95,6 +110,17 @@ func (c *Cloud) Create(ctx context.Context, nc *v1.NodeClaim) (*v1.NodeClaim, er
 		}
 	}
 	return nil, ice
+}
+
+// launchedForLocked is the instance running (or stopped) for the
+// NodeClaim named name, nil when there is none.
+func (c *Cloud) launchedForLocked(name string) *Instance {
+	for _, id := range slices.Sorted(maps.Keys(c.state.Instances)) {
+		if inst := c.state.Instances[id]; inst.NodeClaim == name && inst.State != InstanceTerminated {
+			return inst
+		}
+	}
+	return nil
 }
 
 // candidates are the available offerings of capacity type ct that reqs
@@ -138,29 +164,32 @@ func withoutCapacityType(reqs scheduling.Requirements) scheduling.Requirements {
 	return out
 }
 
-func (c *Cloud) launchLocked(ctx context.Context, nc *v1.NodeClaim, nodeClass *simv1alpha1.SimNodeClass, cands []candidate, now time.Time) (*v1.NodeClaim, error) {
-	if cands[0].o.CapacityType == v1.CapacityTypeSpot {
-		// Price-capacity-optimized: among equal prices, the deepest pool.
-		slices.SortStableFunc(cands, func(a, b candidate) int {
-			if p := cmp.Compare(a.o.Price, b.o.Price); p != 0 {
-				return p
-			}
-			return cmp.Compare(c.poolDepthLocked(b), c.poolDepthLocked(a))
-		})
-	}
-	ice := cloudprovider.NewInsufficientCapacityError(nil)
+// launch is what a launch records beyond the offering: the NodeClaim and
+// NodeClass it is for, and its time.
+type launch struct {
+	nc        *v1.NodeClaim
+	nodeClass *simv1alpha1.SimNodeClass
+	now       time.Time
+}
+
+// launchLocked launches into the first candidate with capacity, trying
+// them in the order given, and returns the instance and that candidate.
+// Every candidate that has none is added to ice with the cloud's error
+// code, which is returned when none has capacity; on success ice holds
+// the candidates tried before, as EC2 Fleet reports them.
+func (c *Cloud) launchLocked(ctx context.Context, l launch, cands []candidate, ice *cloudprovider.InsufficientCapacityError) (*Instance, candidate, error) {
 	if limit := c.opts.Profile.Spec.MaxSpotInstances; limit > 0 && cands[0].o.CapacityType == v1.CapacityTypeSpot && c.runningSpotLocked() >= limit {
 		for _, cand := range cands {
 			ice.Add(cand.o.Key(cand.it.Name), string(cloudprovider.CodeMaxSpotInstanceCountExceeded))
 		}
-		ice.Err = fmt.Errorf("launching nodeclaim %s: the account runs its maximum of %d spot instances", nc.Name, limit)
-		return nil, ice
+		ice.Err = fmt.Errorf("launching nodeclaim %s: the account runs its maximum of %d spot instances", l.nc.Name, limit)
+		return nil, candidate{}, ice
 	}
 	learned := false
 	for _, cand := range cands {
 		key := cand.o.Key(cand.it.Name)
 		switch {
-		case cand.o.CapacityType == v1.CapacityTypeSpot && cand.o.Price > c.maxSpotPrice(nodeClass, cand.onDemand):
+		case cand.o.CapacityType == v1.CapacityTypeSpot && cand.o.Price > c.spotCap(l.nodeClass, cand):
 			ice.Add(key, string(cloudprovider.CodeSpotMaxPriceTooLow))
 			continue
 		case cand.o.ReservationID != "":
@@ -168,7 +197,7 @@ func (c *Cloud) launchLocked(ctx context.Context, nc *v1.NodeClaim, nodeClass *s
 			// count decides, and the failure is how the account learns
 			// that another account took the slots.
 			r := c.state.Reservations[cand.o.ReservationID]
-			if r == nil || r.Available() <= 0 || !r.Active(now) {
+			if r == nil || r.Available() <= 0 || !r.Active(l.now) {
 				ice.Add(key, string(cloudprovider.CodeReservationCapacityExceeded))
 				if r != nil && r.observe() {
 					learned = true
@@ -181,16 +210,26 @@ func (c *Cloud) launchLocked(ctx context.Context, nc *v1.NodeClaim, nodeClass *s
 				continue
 			}
 		}
-		return c.runLocked(ctx, nc, nodeClass, cand, now)
+		inst, err := c.runLocked(ctx, l, cand)
+		return inst, cand, err
 	}
-	ice.Err = fmt.Errorf("launching nodeclaim %s: no %s offering has capacity", nc.Name, cands[0].o.CapacityType)
+	ice.Err = fmt.Errorf("launching nodeclaim %s: no %s offering has capacity", l.nc.Name, cands[0].o.CapacityType)
 	if learned {
 		// What the account learned is kept only if it is saved.
 		if err := c.commitLocked(); err != nil {
-			return nil, cloudprovider.NewCreateError("StateWriteFailed", err)
+			return nil, candidate{}, cloudprovider.NewCreateError("StateWriteFailed", err)
 		}
 	}
-	return nil, ice
+	return nil, candidate{}, ice
+}
+
+// spotCap is the most a spot candidate may cost: its own cap when an
+// explicit launch gave one, else the NodeClass's.
+func (c *Cloud) spotCap(nodeClass *simv1alpha1.SimNodeClass, cand candidate) float64 {
+	if cand.offering != nil && cand.offering.MaxPrice > 0 {
+		return cand.offering.MaxPrice
+	}
+	return c.maxSpotPrice(nodeClass, cand.onDemand)
 }
 
 func (c *Cloud) runningSpotLocked() int {
@@ -211,7 +250,7 @@ func (c *Cloud) poolDepthLocked(cand candidate) int {
 	return math.MaxInt
 }
 
-func (c *Cloud) runLocked(ctx context.Context, nc *v1.NodeClaim, nodeClass *simv1alpha1.SimNodeClass, cand candidate, now time.Time) (*v1.NodeClaim, error) {
+func (c *Cloud) runLocked(ctx context.Context, l launch, cand candidate) (*Instance, error) {
 	key := poolKey(cand.it.Name, cand.o.Zone, cand.o.CapacityType)
 	if n, ok := c.state.Pools[key]; ok {
 		c.state.Pools[key] = n - 1
@@ -223,13 +262,16 @@ func (c *Cloud) runLocked(ctx context.Context, nc *v1.NodeClaim, nodeClass *simv
 	inst := &Instance{
 		ID: fmt.Sprintf("i-%012x", c.state.NextID), InstanceType: cand.it.Name, Zone: cand.o.Zone,
 		CapacityType: cand.o.CapacityType, ReservationID: cand.o.ReservationID, Price: cand.o.Price,
-		NodeClaim: nc.Name, NodeClass: nodeClass.Name, LaunchTime: now, State: InstanceRunning,
-		NodeClassHash: NodeClassHash(nodeClass.Spec), NodeClassHashVersion: NodeClassHashVersion,
+		NodeClaim: l.nc.Name, NodeClass: l.nodeClass.Name, LaunchTime: l.now, State: InstanceRunning,
+		NodeClassHash: NodeClassHash(l.nodeClass.Spec), NodeClassHashVersion: NodeClassHashVersion,
+	}
+	if o := cand.offering; o != nil {
+		inst.Tags, inst.Attributes, inst.MaxPrice = maps.Clone(o.Tags), maps.Clone(o.Attributes), o.MaxPrice
 	}
 	inst.Labels = c.instanceLabels(cand, inst)
 	if c.opts.Profile.Spec.Style == simv1alpha1.CloudStyleGCP && inst.CapacityType == v1.CapacityTypeSpot {
 		// Preemptible VMs live at most 24 hours.
-		inst.Notices = append(inst.Notices, Notice{Kind: string(cloudprovider.PreemptibleMaxLifetime), Deadline: now.Add(PreemptibleMaxLifetime), Message: "preemptible instance reaches its 24h limit", Ends: InstanceTerminated})
+		inst.Notices = append(inst.Notices, Notice{Kind: string(cloudprovider.PreemptibleMaxLifetime), Deadline: l.now.Add(PreemptibleMaxLifetime), Message: "preemptible instance reaches its 24h limit", Ends: InstanceTerminated})
 	}
 	c.state.Instances[inst.ID] = inst
 	// The inventory is durable before the caller hears of the instance: a
@@ -239,7 +281,14 @@ func (c *Cloud) runLocked(ctx context.Context, nc *v1.NodeClaim, nodeClass *simv
 	if err := c.commitLocked(); err != nil {
 		return nil, cloudprovider.NewCreateError("StateWriteFailed", err)
 	}
-	out := c.toNodeClaim(inst, cand.it)
+	c.opts.Kubelet.Launch(ctx, c.node(inst, l.nc, cand.it), l.now.Add(c.opts.Profile.Spec.LaunchLatency.Duration))
+	return inst, nil
+}
+
+// launchedClaim is the NodeClaim Create returns: nc with the instance's
+// status, its labels and the NodeClass hash annotations added.
+func (c *Cloud) launchedClaim(inst *Instance, it *cloudprovider.InstanceType, nc *v1.NodeClaim) *v1.NodeClaim {
+	out := c.toNodeClaim(inst, it)
 	out.Name, out.Spec = nc.Name, nc.Spec
 	hash := out.Annotations
 	out.Annotations = maps.Clone(nc.Annotations)
@@ -252,8 +301,7 @@ func (c *Cloud) runLocked(ctx context.Context, nc *v1.NodeClaim, nodeClass *simv
 		out.Labels = map[string]string{}
 	}
 	maps.Copy(out.Labels, inst.Labels)
-	c.opts.Kubelet.Launch(ctx, c.node(inst, nc, cand.it), now.Add(c.opts.Profile.Spec.LaunchLatency.Duration))
-	return out, nil
+	return out
 }
 
 func (c *Cloud) instanceLabels(cand candidate, inst *Instance) map[string]string {
@@ -283,7 +331,7 @@ func (c *Cloud) toNodeClaim(inst *Instance, it *cloudprovider.InstanceType) *v1.
 			NodeClassHashVersionAnnotationKey: inst.NodeClassHashVersion,
 		}
 	}
-	nc.Status.ProviderID = inst.ProviderID()
+	nc.Status.ProviderID = c.providerID(inst)
 	nc.Status.ImageID = "sim-image-1"
 	if it != nil {
 		nc.Status.Capacity = it.Capacity
@@ -297,7 +345,7 @@ func (c *Cloud) toNodeClaim(inst *Instance, it *cloudprovider.InstanceType) *v1.
 // unregistered taint Capstan removes once it has synced the node.
 func (c *Cloud) node(inst *Instance, nc *v1.NodeClaim, it *cloudprovider.InstanceType) *corev1.Node {
 	n := &corev1.Node{}
-	n.Name = NodeName(inst)
+	n.Name = c.nodeName(inst)
 	n.Labels = maps.Clone(nc.Labels)
 	if n.Labels == nil {
 		n.Labels = map[string]string{}
@@ -305,7 +353,7 @@ func (c *Cloud) node(inst *Instance, nc *v1.NodeClaim, it *cloudprovider.Instanc
 	maps.Copy(n.Labels, inst.Labels)
 	n.Labels[corev1.LabelHostname] = n.Name
 	n.Labels[simv1alpha1.LabelKubelet] = simv1alpha1.KubeletKwok
-	n.Spec.ProviderID = inst.ProviderID()
+	n.Spec.ProviderID = c.providerID(inst)
 	n.Spec.Taints = append(slices.Clone(nc.Spec.Taints), nc.Spec.StartupTaints...)
 	n.Spec.Taints = append(n.Spec.Taints, v1.UnregisteredNoExecuteTaint())
 	n.Status.Capacity = it.Capacity
@@ -349,7 +397,7 @@ func (c *Cloud) terminateLocked(ctx context.Context, inst *Instance) {
 	}
 	inst.State = InstanceTerminated
 	inst.Notices = nil
-	c.stopNodeLocked(ctx, NodeName(inst))
+	c.stopNodeLocked(ctx, c.nodeName(inst))
 }
 
 // stopNodeLocked stops an instance's node once the change is saved.
@@ -359,7 +407,7 @@ func (c *Cloud) stopNodeLocked(ctx context.Context, name string) {
 
 func (c *Cloud) byProviderIDLocked(providerID string) *Instance {
 	for _, inst := range c.state.Instances {
-		if inst.ProviderID() == providerID {
+		if c.providerID(inst) == providerID {
 			return inst
 		}
 	}

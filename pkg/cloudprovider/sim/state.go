@@ -45,6 +45,15 @@ type Instance struct {
 	// older versions), which are never judged drifted by the hash.
 	NodeClassHash        string `json:"nodeClassHash,omitempty"`
 	NodeClassHashVersion string `json:"nodeClassHashVersion,omitempty"`
+	// Tags are the instance's cloud tags and Attributes what a front end
+	// serving the cloud through another cloud's API records about it
+	// (test/ec2endpoint: its image, subnet, security groups); both are
+	// set by Launch and TagInstance, and the sim itself reads neither.
+	Tags       map[string]string `json:"tags,omitempty"`
+	Attributes map[string]string `json:"attributes,omitempty"`
+	// MaxPrice is the spot price cap Launch was given for the offering;
+	// zero means the NodeClass's cap holds.
+	MaxPrice float64 `json:"maxPrice,omitempty"`
 }
 
 // Notice is an interruption notice the cloud has issued.
@@ -170,6 +179,8 @@ func (s *State) validate() error {
 			return fmt.Errorf("instance %s has unknown state %q", id, inst.State)
 		case inst.Price < 0:
 			return fmt.Errorf("instance %s has negative price %g", id, inst.Price)
+		case inst.MaxPrice < 0:
+			return fmt.Errorf("instance %s has negative max price %g", id, inst.MaxPrice)
 		}
 		if n, err := strconv.ParseUint(strings.TrimPrefix(id, "i-"), 16, 63); err == nil && strings.HasPrefix(id, "i-") && n > uint64(s.NextID) {
 			return fmt.Errorf("instance %s is beyond nextID %d: the next launch would reuse an id", id, s.NextID)
