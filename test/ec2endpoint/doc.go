@@ -1,0 +1,133 @@
+// Package ec2endpoint serves the EC2 Query API over Capstan's simulated
+// cloud (pkg/cloudprovider/sim), so an AWS cloud provider built on the
+// real aws-sdk-go-v2 can be tested without AWS: capacity, spot prices,
+// reservations, insufficient capacity and interruptions behave exactly as
+// the cloud profile says, and errors carry AWS's codes in EC2's XML.
+//
+// A test starts one with
+//
+//	srv, _ := ec2endpoint.New(ec2endpoint.Options{Profile: p, Clock: clk, ClusterName: "c"})
+//	hs := httptest.NewServer(srv)
+//	client := ec2.New(ec2.Options{Region: "us-west-2", BaseEndpoint: aws.String(hs.URL),
+//		Credentials: credentials.NewStaticCredentialsProvider("AKID", "SECRET", ""),
+//		RetryMaxAttempts: 1, HTTPClient: ec2endpoint.NewHTTPClient()})
+//
+// (NewHTTPClient works around an SDK race that only a server this fast
+// trips; see it.) hack/ec2endpoint runs one as a process.
+//
+// # Protocol
+//
+// Requests are EC2 Query forms (Action, Version, the SDK's flattened
+// lists: InstanceType.1, Filter.1.Value.2,
+// LaunchTemplateConfigs.1.Overrides.2.SubnetId), answered with EC2's
+// documents: <ActionResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/">
+// with a <requestId> and EC2's element names (item lists, instancesSet,
+// reservationSet, tagSet, ...). Errors are HTTP 400 (412 for DryRun,
+// which always "would have succeeded"; 500 InternalError for the
+// endpoint's own failures) with
+// <Response><Errors><Error><Code/><Message/></Error></Errors><RequestID/></Response>.
+// An action not served is InvalidAction. Filters take EC2's * and ?
+// wildcards and tag:KEY, tag-key and tag-value where the resource is
+// tagged; an unknown filter name is InvalidParameterValue. NextToken and
+// MaxResults page where EC2 does; DescribeInstanceTypes pages by 100
+// without MaxResults, as EC2 does.
+//
+// # Served
+//
+// DescribeInstanceTypes (the catalog's types sold in the profile's
+// region: vCPUs, memory, architecture, GPUs, the network shape whose VPC
+// CNI pod limit is the catalog's maxPods, hypervisor, burstable, local
+// NVMe for families with the d attribute, on-demand and spot usage),
+// DescribeInstanceTypeOfferings (every type in every zone of the profile,
+// by region, zone or zone ID), DescribeAvailabilityZones (the profile's
+// zones with the IDs the sim labels nodes with), DescribeSpotPriceHistory
+// (each pool's current spot price, Linux/UNIX, stamped now),
+// DescribeSubnets, DescribeSecurityGroups, DescribeImages,
+// DescribeCapacityReservations (the profile's reservations, their true
+// use, state, match criteria, end, tags), CreateLaunchTemplate,
+// DescribeLaunchTemplates, DeleteLaunchTemplate (in memory, one version
+// each, names unique), CreateFleet (instant), DescribeInstances,
+// TerminateInstances and CreateTags.
+//
+// # Synthesized resources
+//
+// Account Options.AccountID (default 111122223333). One VPC,
+// vpc-00000000000000001 (10.0.0.0/16). One subnet per zone, in the
+// profile's order: subnet-00000000000000001 for the first zone
+// (10.0.0.0/19), subnet-00000000000000002 (10.0.32.0/19), ...; tagged
+// Name=<cluster>-private-<zone>, karpenter.sh/discovery=<cluster>,
+// kubernetes.io/role/internal-elb=1; their free addresses drop with the
+// instances running in their zone. Security groups sg-00000000000000001
+// (eks-cluster-sg-<cluster>, tagged as EKS tags a cluster's group:
+// aws:eks:cluster-name, kubernetes.io/cluster/<cluster>=owned) and
+// sg-00000000000000002 (<cluster>-node); both tagged Name and
+// karpenter.sh/discovery=<cluster>. AMIs, ami-00000000000000001 onwards,
+// owned by "amazon" (602401143452 for EKS's, 092701018921 for
+// Bottlerocket's): for each Kubernetes version of Options (default
+// DefaultKubernetesVersion) and two releases (2025-01-10 and
+// 2025-06-10), amazon-eks-node-al2023-{x86_64,arm64}-{standard,nvidia}-<k8s>-v<date>
+// and bottlerocket-aws-k8s-<k8s>-[nvidia-]{x86_64,aarch64}-v<version>;
+// plus the account's own <cluster>-custom-al2023-x86_64, tagged
+// karpenter.sh/discovery=<cluster>. Instances keep the sim's ids (i- and
+// 12 hex digits); their private address is in their zone's subnet and
+// their private DNS name, ip-10-0-….<region>.compute.internal, names
+// their Node; the Node's spec.providerID is aws:///<zone>/<instance id>.
+//
+// # CreateFleet
+//
+// Only instant fleets. Each override (or a template without overrides)
+// is an instance type in a zone: its subnet's zone, else its
+// AvailabilityZone, else the template's subnet or placement, else every
+// zone; the image is the override's, else the template's. The capacity
+// type is DefaultTargetCapacityType. Spot tries the overrides in the
+// order of SpotOptions.AllocationStrategy (lowest-price, the default, and
+// diversified: cheapest first; price-capacity-optimized: cheapest, the
+// deeper pool among equal prices, as the sim's own spot launches;
+// capacity-optimized: the deepest pool; capacity-optimized-prioritized:
+// the deepest, then Priority), capped by each override's MaxPrice, else
+// the on-demand price. On-demand tries them by OnDemandOptions
+// (lowest-price, the default, or prioritized by Priority). A template
+// whose CapacityReservationSpecification targets a reservation launches
+// into it (reserved capacity in the sim, on-demand to EC2), as does one
+// whose preference is capacity-reservations-only into an open
+// reservation of the override's type and zone; those overrides are tried
+// before the template-free ones. An on-demand launch under a template
+// whose preference is open (EC2's default) lands in an open reservation
+// with room for the type and zone it chose, and with
+// use-capacity-reservations-first those overrides come first. The first
+// override with capacity launches; each override tried before it, or
+// every override when none has capacity (then the fleet launches
+// nothing, with HTTP 200 as EC2 does), is reported in Errors with its
+// LaunchTemplateAndOverrides as requested, the lifecycle, and:
+//
+//	InsufficientInstanceCapacity  the pool is empty (profile capacity count 0, or used up)
+//	MaxSpotInstanceCountExceeded  the account runs the profile's maxSpotInstances spot instances
+//	SpotMaxPriceTooLow            the spot price is above MaxPrice (or the on-demand price)
+//	ReservationCapacityExceeded   the reservation is full, not active, or (capacity-reservations-only) none fits
+//	Unsupported                   the override's type or zone is not the targeted reservation's
+//
+// These are the sim's own reasons (cloudprovider's capacity error codes)
+// passed through. VcpuLimitExceeded and InstanceLimitExceeded are never
+// returned: the sim has no quota other than maxSpotInstances. Tags from
+// the fleet's instance TagSpecification (over the template's) are the
+// instance's; karpenter.sh/nodeclaim names its NodeClaim in the sim. A
+// repeated ClientToken gets the first answer (until the endpoint
+// restarts). Requests EC2 would refuse whole (unknown template, subnet,
+// image, security group, reservation or instance type; another fleet
+// type; reserved-capacity) fail with EC2's codes.
+//
+// # Instances
+//
+// DescribeInstances reports pending until the profile's launch latency
+// has passed (when the Node registers), then running; stopped and
+// terminated as the sim has them (the sim terminates at once, so
+// shutting-down is only TerminateInstances' answer). Terminated
+// instances stay listed. Spot instances carry InstanceLifecycle spot and
+// a SpotInstanceRequestId, capacity blocks capacity-block, reserved ones
+// their CapacityReservationId and the template's reservation preference.
+// TerminateInstances answers terminated → terminated for an instance
+// already terminated; an id the sim never launched fails the call with
+// InvalidInstanceID.NotFound and terminates nothing, as EC2 does.
+// Instances, their tags and attributes live in the sim's state file and
+// survive a restart; launch templates and client tokens do not.
+package ec2endpoint
