@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/pricing"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
+	"k8s.io/client-go/discovery"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
@@ -20,6 +21,7 @@ import (
 	awsprovider "github.com/capstan-dev/capstan/pkg/cloudprovider/aws"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/catalog"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
+	"github.com/capstan-dev/capstan/pkg/controllers/ec2nodeclass"
 	"github.com/capstan-dev/capstan/pkg/controllers/simnodeclass"
 )
 
@@ -130,4 +132,113 @@ func loadProfile(path string) (*simv1alpha1.CloudProfile, error) {
 		return sim.DefaultProfile()
 	}
 	return sim.LoadProfile(path)
+}
+
+// AWSOptions configure the AWS provider (--cloud-provider=aws).
+type AWSOptions struct {
+	Region, Endpoint, PricingEndpoint string
+	ClusterName                       string
+	ClusterEndpoint                   string
+	ClusterCABundle                   string
+	ServiceCIDR                       string
+	VMMemoryOverheadPercent           float64
+	RefreshInterval                   time.Duration
+}
+
+func awsProvider() provider {
+	return provider{
+		name: awsprovider.Name, usage: "Amazon EC2, with EC2NodeClass",
+		bindFlags: func(f *pflag.FlagSet, opts *Options) {
+			o := &opts.AWS
+			f.StringVar(&o.Region, "aws-region", "", "AWS region (default: the SDK's, e.g. AWS_REGION)")
+			f.StringVar(&o.Endpoint, "aws-endpoint", "", "EC2 endpoint URL instead of the region's (a local EC2 endpoint in tests)")
+			f.StringVar(&o.PricingEndpoint, "aws-pricing-endpoint", "", "Price List API endpoint URL instead of us-east-1's")
+			f.StringVar(&o.ClusterName, "cluster-name", "", "cluster name: tags every instance, and nodes join it")
+			f.StringVar(&o.ClusterEndpoint, "cluster-endpoint", "", "API server URL nodes join")
+			f.StringVar(&o.ClusterCABundle, "cluster-ca-bundle", "", "base64 PEM CA bundle of the API server, for nodes")
+			f.StringVar(&o.ServiceCIDR, "service-cidr", "10.100.0.0/16", "the cluster's service CIDR, for nodes")
+			f.Float64Var(&o.VMMemoryOverheadPercent, "vm-memory-overhead-percent", 0.075, "share of an instance's memory the hypervisor keeps")
+			f.DurationVar(&o.RefreshInterval, "aws-refresh-interval", 5*time.Minute, "how often instance types, prices and capacity reservations are reloaded")
+		},
+		validate: func(opts Options) error {
+			o := opts.AWS
+			var errs []error
+			if o.ClusterName == "" {
+				errs = append(errs, errors.New("--cluster-name is required with --cloud-provider=aws"))
+			}
+			if o.VMMemoryOverheadPercent < 0 || o.VMMemoryOverheadPercent >= 1 {
+				errs = append(errs, fmt.Errorf("--vm-memory-overhead-percent %g is not in [0, 1)", o.VMMemoryOverheadPercent))
+			}
+			errs = append(errs, positive("--aws-refresh-interval", o.RefreshInterval))
+			return errors.Join(errs...)
+		},
+		start: startAWS,
+	}
+}
+
+func startAWS(ctx context.Context, opts Options, env providerEnv) (startedProvider, error) {
+	o := opts.AWS
+	var load []func(*config.LoadOptions) error
+	if o.Region != "" {
+		load = append(load, config.WithRegion(o.Region))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, load...)
+	if err != nil {
+		return startedProvider{}, fmt.Errorf("loading aws configuration, %w", err)
+	}
+	if cfg.Region == "" {
+		return startedProvider{}, errors.New("no aws region: set --aws-region or AWS_REGION")
+	}
+	apiMetrics, err := awsprovider.NewAPIMetrics(env.metrics)
+	if err != nil {
+		return startedProvider{}, err
+	}
+	api := ec2.NewFromConfig(cfg, func(eo *ec2.Options) {
+		eo.APIOptions = append(eo.APIOptions, apiMetrics.Middleware)
+		if o.Endpoint != "" {
+			eo.BaseEndpoint = &o.Endpoint
+		}
+	})
+	// The Price List API answers in us-east-1 for every region.
+	prices := pricing.NewFromConfig(cfg, func(po *pricing.Options) {
+		po.Region = "us-east-1"
+		po.APIOptions = append(po.APIOptions, apiMetrics.Middleware)
+		if o.PricingEndpoint != "" {
+			po.BaseEndpoint = &o.PricingEndpoint
+		}
+	})
+	mgr := env.mgr
+	p, err := awsprovider.New(api, awsprovider.Options{
+		Region: cfg.Region, ClusterName: o.ClusterName, Clock: env.clock, Unavailable: env.unavailable, Pricing: prices,
+		NodeClasses:             awsprovider.ClientNodeClasses{Client: mgr.GetClient()},
+		VMMemoryOverheadPercent: o.VMMemoryOverheadPercent,
+		Bootstrap:               awsprovider.Bootstrap{Endpoint: o.ClusterEndpoint, CABundle: o.ClusterCABundle, ServiceCIDR: o.ServiceCIDR},
+	})
+	if err != nil {
+		return startedProvider{}, err
+	}
+	version, err := kubernetesVersion(mgr)
+	if err != nil {
+		return startedProvider{}, err
+	}
+	return startedProvider{cloud: p, register: func(mgr manager.Manager) error {
+		if err := mgr.Add(awsprovider.Refresher{Provider: p, Interval: o.RefreshInterval}); err != nil {
+			return fmt.Errorf("adding the aws catalog refresher, %w", err)
+		}
+		return ec2nodeclass.New(mgr.GetClient(), api, env.clock, mgr.GetEventRecorder("capstan"), ec2nodeclass.Options{KubernetesVersion: version}).Register(mgr)
+	}}, nil
+}
+
+// kubernetesVersion is the API server's version, which EKS AMI aliases
+// are resolved for.
+func kubernetesVersion(mgr manager.Manager) (string, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
+	if err != nil {
+		return "", fmt.Errorf("building a discovery client, %w", err)
+	}
+	v, err := dc.ServerVersion()
+	if err != nil {
+		return "", fmt.Errorf("reading the API server's version, %w", err)
+	}
+	return v.GitVersion, nil
 }

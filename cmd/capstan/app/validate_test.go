@@ -34,6 +34,9 @@ func defaultControllerOptions(t *testing.T) Options {
 	errs = append(errs, err)
 	opts.LeaderElect, err = f.GetBool("leader-elect")
 	errs = append(errs, err)
+	opts.AWS.RefreshInterval = dur("aws-refresh-interval")
+	opts.AWS.VMMemoryOverheadPercent, err = f.GetFloat64("vm-memory-overhead-percent")
+	errs = append(errs, err)
 	if err := errors.Join(errs...); err != nil {
 		t.Fatal(err)
 	}
@@ -53,6 +56,11 @@ func TestControllerOptionsValidate(t *testing.T) {
 		{name: "equal windows", mod: func(o *Options) { o.BatchIdle, o.BatchMax = time.Second, time.Second }},
 		{name: "no leader election, no namespace", mod: func(o *Options) { o.LeaderElect, o.LeaderNamespace = false, "" }},
 		{name: "unknown cloud", mod: func(o *Options) { o.CloudProvider = "gcp" }, want: []string{"--cloud-provider"}},
+		{name: "aws with a cluster name", mod: func(o *Options) { o.CloudProvider, o.AWS.ClusterName = "aws", "prod" }},
+		{name: "aws without a cluster name", mod: func(o *Options) { o.CloudProvider = "aws" }, want: []string{"--cluster-name is required"}},
+		{name: "aws with a memory overhead of 100%", mod: func(o *Options) { o.CloudProvider, o.AWS.ClusterName, o.AWS.VMMemoryOverheadPercent = "aws", "prod", 1 },
+			want: []string{"--vm-memory-overhead-percent 1 is not in [0, 1)"}},
+		{name: "sim ignores the aws flags", mod: func(o *Options) { o.AWS.VMMemoryOverheadPercent = 7 }},
 		{name: "zero registration ttl", mod: func(o *Options) { o.RegistrationTTL = 0 }, want: []string{"--registration-ttl must be positive"}},
 		{name: "negative gc interval", mod: func(o *Options) { o.GCInterval = -time.Second }, want: []string{"--gc-interval must be positive, got -1s"}},
 		{name: "zero gc grace", mod: func(o *Options) { o.GCGrace = 0 }, want: []string{"--gc-grace"}},
