@@ -81,7 +81,11 @@ func TestConsolidationQuality(t *testing.T) {
 		onDemand bool
 		ceiling  float64
 	}{
-		{"default gates", disruption.Gates{}, false, 1.4},
+		// 1.5 since the solver grows the claim whose price rises least
+		// (issue 25): the cluster consolidates to the same 96.3/h as
+		// before, but a fresh solve of what remains got cheaper (75.2/h
+		// to 65.8/h), and only deleting spot nodes cannot follow it.
+		{"default gates", disruption.Gates{}, false, 1.5},
 		{"SpotToSpotConsolidation", disruption.Gates{SpotToSpotConsolidation: true}, false, 1.8},
 		{"on-demand NodePool", disruption.Gates{}, true, 1.05},
 	} {

@@ -209,6 +209,26 @@ func (t *topology) minCounts(p *podData, v *variant, s *solver) []int32 {
 	return mins
 }
 
+// possible is false when a variant's topology rules out every domain of
+// a key other than hostname (a new node always brings a hostname of its
+// own), so no node or claim could take the pod: the preferences workload
+// asks every pod first for a zone anti-affinity that no zone satisfies
+// once each holds a pod, and trying every claim there only to fail was
+// most of its time. Existing nodes may lack the key, which anti-affinity
+// allows, so then it answers true.
+func (t *topology) possible(v *variant, mins []int32, s *solver) bool {
+	for i, c := range v.constraints {
+		key := c.counter.key
+		if key == corev1.LabelHostname || (c.kind == kindAntiAffinity && len(s.nodes) > 0) {
+			continue
+		}
+		if !slices.ContainsFunc(t.domains(key, s.nodes, s.pools), func(d string) bool { return c.allows(d, mins[i]) }) {
+			return false
+		}
+	}
+	return true
+}
+
 // admitNode checks a pod's topology on an existing node or in-flight
 // claim, whose domains are fixed.
 func (t *topology) admitNode(p *podData, v *variant, mins []int32, n *nodeData) bool {

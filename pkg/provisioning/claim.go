@@ -14,7 +14,7 @@ type claim struct {
 	reqs     scheduling.Requirements
 	requests scheduling.Resources
 	// options are the instance types that can still host every pod, in
-	// the NodePool's price order.
+	// the NodePool's price order (cheapest first: filters keep it).
 	options []*itData
 	// maxAlloc is the componentwise maximum allocatable over options: a
 	// pod that does not fit it is rejected without filtering.
@@ -24,11 +24,17 @@ type claim struct {
 	committed scheduling.Resources
 	// slack is what the cheapest option has left: a pod within it adds
 	// nothing to the claim's price.
-	slack     scheduling.Resources
+	slack scheduling.Resources
+	// price is the cheapest option's.
+	price     float64
 	pods      []*podData
 	hostPorts []scheduling.HostPort
 	// reservation is the reservation the claim is booked into, if any.
 	reservation string
+	// settled: which offerings the claim may use no longer depends on
+	// reservation slots (it is booked into one, or may use none), so only
+	// new requirements or room can rule an option out.
+	settled bool
 	// hostname is the claim's own hostname domain until a node registers.
 	hostname string
 }
@@ -85,6 +91,17 @@ func filterInto(buf, its []*itData, reqs scheduling.Requirements, requests sched
 	return filterResult{options: out, reason: reason, largest: largest}
 }
 
+// fitting is the options with room for requests, appended to buf[:0].
+func fitting(buf, options []*itData, requests scheduling.Resources) []*itData {
+	out := buf[:0]
+	for _, it := range options {
+		if requests.Fits(it.alloc) {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
 func maxReason(a, b Reason) Reason {
 	if b.specificity() > a.specificity() {
 		return b
@@ -120,14 +137,10 @@ func offeringAvailable(o *cloudprovider.Offering, booked string, slots map[strin
 	return o.IsAvailable()
 }
 
-func slackOf(c *claim) scheduling.Resources {
-	cheapest := c.options[0]
-	for _, it := range c.options[1:] {
-		if it.price < cheapest.price {
-			cheapest = it
-		}
-	}
-	return cheapest.alloc.Sub(c.requests)
+// slackOf is what c's cheapest option (the first: options keep the
+// NodePool's price order) has left, and its price.
+func slackOf(c *claim) (scheduling.Resources, float64) {
+	return c.options[0].alloc.Sub(c.requests), c.options[0].price
 }
 
 // capacityStats are the componentwise maxima over options.

@@ -1,10 +1,8 @@
 package provisioning
 
 import (
-	"cmp"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"strings"
 
@@ -35,10 +33,10 @@ type solver struct {
 	// taint; avoid is set during the first placement pass, which treats
 	// those taints as blocking on new capacity.
 	preferNoSchedule, avoid bool
-	// candidates and scratch are reused across placements to avoid
-	// allocating.
-	candidates []candidate
-	scratch    []*itData
+	// candidates, growable and scratch are reused across placements to
+	// avoid allocating.
+	candidates, growable []candidate
+	scratch              []*itData
 }
 
 // Solve places the input's pods: on existing nodes first, then in-flight
@@ -165,14 +163,20 @@ func (s *solver) place(p *podData) {
 		for i := range p.variants {
 			v := &p.variants[i]
 			mins := s.topo.minCounts(p, v, s)
+			if !s.topo.possible(v, mins, s) {
+				s.impossible(p, v, failure)
+				continue
+			}
 			if s.opts.NewCapacityOnly {
 				if s.placeOnClaim(p, v, mins, false) || s.newClaim(p, v, mins, failure) {
 					return
 				}
 				continue
 			}
+			// A failed newClaim changes no claim: what placeOnClaim found
+			// could grow still can.
 			if s.placeOnNode(p, v, mins) || s.placeOnClaim(p, v, mins, true) || s.newClaim(p, v, mins, failure) ||
-				s.placeOnClaim(p, v, mins, false) {
+				s.grow(p, v, mins, false) {
 				return
 			}
 		}
@@ -207,68 +211,49 @@ func (s *solver) placeOnNode(p *podData, v *variant, mins []int32) bool {
 
 // placeOnClaim first fills slack: a claim whose cheapest option already
 // has room for the pod takes it at no extra cost. Only then does a claim
-// grow into a larger instance type (first fit); while thrifty, only when
-// growing costs no more than a node of the pod's own would, so pods that
-// need a scarce resource (one GPU each) get small nodes each rather than
-// one node many times dearer. A pod no new claim can take (limits, say)
-// is offered growth again without that condition.
+// grow into a larger instance type; while thrifty, only when growing
+// costs no more than a node of the pod's own would, so pods that need a
+// scarce resource (one GPU each) get small nodes each rather than one
+// node many times dearer. The claims that could grow stay in s.growable,
+// for grow to offer them again without that condition when no new claim
+// can take the pod (limits, say).
 func (s *solver) placeOnClaim(p *podData, v *variant, mins []int32, thrifty bool) bool {
-	// Best fit on slack: the claim the pod leaves least room in, so larger
-	// gaps stay open for larger pods.
-	s.candidates = s.candidates[:0]
+	// One pass sorts the claims the pod's topology admits into those with
+	// room (best fit on slack: the claim the pod leaves least room in, so
+	// larger gaps stay open for larger pods) and those that would have to
+	// grow (the claim whose price rises least, ties to the one left with
+	// least room: growing whichever claim came first let early claims
+	// absorb every pod the others had no room for, until they reached the
+	// largest type full in one resource and idle in the other).
+	s.candidates, s.growable = s.candidates[:0], s.growable[:0]
 	for _, c := range s.claims {
-		if p.requests.Fits(c.slack) && s.topo.admitFixed(p, v, mins, c) {
-			s.candidates = append(s.candidates, candidate{c, leftover(c.slack, p.requests)})
+		if !s.topo.admitFixed(p, v, mins, c) {
+			continue
+		}
+		if p.requests.Fits(c.slack) {
+			s.candidates = append(s.candidates, candidate{c, fit{room: leftover(c.slack, p.requests)}})
+		} else if g, ok := growth(c, p.requests); ok {
+			s.growable = append(s.growable, candidate{c, g})
 		}
 	}
-	slices.SortStableFunc(s.candidates, func(a, b candidate) int { return cmp.Compare(a.score, b.score) })
+	slices.SortStableFunc(s.candidates, func(a, b candidate) int { return a.compare(b.fit) })
 	for _, cand := range s.candidates {
 		if s.addToClaim(cand.claim, p, v, mins, false) {
 			return true
 		}
 	}
-	for _, c := range s.claims {
-		if !p.requests.Fits(c.slack) && s.topo.admitFixed(p, v, mins, c) && s.addToClaim(c, p, v, mins, thrifty) {
+	slices.SortStableFunc(s.growable, func(a, b candidate) int { return a.compare(b.fit) })
+	return s.grow(p, v, mins, thrifty)
+}
+
+// grow offers the pod to the claims placeOnClaim found could grow for it.
+func (s *solver) grow(p *podData, v *variant, mins []int32, thrifty bool) bool {
+	for _, cand := range s.growable {
+		if s.addToClaim(cand.claim, p, v, mins, thrifty) {
 			return true
 		}
 	}
 	return false
-}
-
-// growthLimit is the most growing c may add to its price for p: what the
-// cheapest of c's options that fits p alone (with the daemonsets) costs.
-// c's options are all the NodePool could launch for its pods, so this is
-// at least what a claim of p's own would cost, and refusing growth above
-// it never makes a plan dearer.
-func growthLimit(c *claim, p *podData, v *variant) float64 {
-	limit := math.Inf(1)
-	for _, it := range c.options {
-		if it.price < limit && p.requests.Fits(it.alloc) && it.it.Requirements.Intersects(v.reqs) == nil {
-			limit = it.price
-		}
-	}
-	return limit
-}
-
-// cheapestPrice is the lowest price among options.
-func cheapestPrice(options []*itData) float64 {
-	best := math.Inf(1)
-	for _, it := range options {
-		best = min(best, it.price)
-	}
-	return best
-}
-
-// candidate is a claim with room for a pod, scored by what room it leaves.
-type candidate struct {
-	claim *claim
-	score float64
-}
-
-// leftover weighs the room a pod leaves in a claim's slack, in cores
-// (a GiB of memory weighs half a core, the usual ratio of instance types).
-func leftover(slack, requests scheduling.Resources) float64 {
-	return float64(slack.CPU-requests.CPU)/1000 + float64(slack.Memory-requests.Memory)/(2<<30)
 }
 
 // addToClaim adds the pod to a planned claim if the claim can still be
@@ -289,8 +274,16 @@ func (s *solver) addToClaim(c *claim, p *podData, v *variant, mins []int32, thri
 	if !ok {
 		return false
 	}
-	merged := c.reqs.Intersection(v.reqs)
-	f := filterInto(s.scratch, c.options, merged, requests, c.reservation, s.slots)
+	merged, f := c.reqs, filterResult{}
+	if len(v.reqs) == 0 && c.settled {
+		// The pod narrows no requirement and the claim's offerings no
+		// longer hang on reservation slots: its options stay allowed, only
+		// room can rule some out.
+		f.options = fitting(s.scratch, c.options, requests)
+	} else {
+		merged = c.reqs.Intersection(v.reqs)
+		f = filterInto(s.scratch, c.options, merged, requests, c.reservation, s.slots)
+	}
 	f.options = withoutPortConflicts(f.options, p.hostPorts)
 	s.scratch = f.options
 	if len(f.options) == 0 {
@@ -300,14 +293,18 @@ func (s *solver) addToClaim(c *claim, p *podData, v *variant, mins []int32, thri
 	if !ok || !minValuesMet(merged, options) {
 		return false
 	}
-	if thrifty && cheapestPrice(options)-cheapestPrice(c.options) > growthLimit(c, p, v) {
+	if thrifty && options[0].price-c.price > growthLimit(c, p, v) {
 		return false
 	}
-	f.options = slices.Clone(options)
 	c.pool.release(c.committed, 0)
-	c.reqs, c.requests, c.options = merged, requests, f.options
-	c.maxAlloc, c.committed = capacityStats(f.options)
-	c.slack = slackOf(c)
+	// Options only shrink, in order: as many as before are the same ones,
+	// and the claim keeps its slice and what was worked out from it.
+	if len(options) != len(c.options) {
+		c.options = slices.Clone(options)
+		c.maxAlloc, c.committed = capacityStats(c.options)
+	}
+	c.reqs, c.requests = merged, requests
+	c.slack, c.price = slackOf(c)
 	c.pool.consume(c.committed, 0)
 	c.pods = append(c.pods, p)
 	c.hostPorts = append(c.hostPorts, p.hostPorts...)
@@ -330,18 +327,43 @@ func (s *solver) newClaim(p *podData, v *variant, mins []int32, failure *attempt
 	return false
 }
 
-func (s *solver) claimFor(pool *poolData, p *podData, v *variant, mins []int32) (*claim, Reason, string) {
+// topologyUnsatisfiable is why a NodePool cannot launch for a pod whose
+// topology rules out every domain.
+const topologyUnsatisfiable = "pod affinity, anti-affinity or topology spread leaves no domain this NodePool can launch into"
+
+// impossible records why no NodePool can launch for a variant possible
+// ruled out, as claimFor would have.
+func (s *solver) impossible(p *podData, v *variant, failure *attempt) {
+	for _, pool := range s.pools {
+		reason, detail := s.launchable(pool, p, v)
+		if reason == "" {
+			reason, detail = ReasonTopologyUnsatisfiable, topologyUnsatisfiable
+		}
+		failure.record(reason, fmt.Sprintf("nodepool %s: %s", pool.name, detail))
+	}
+}
+
+// launchable is what rules pool out for the variant before topology:
+// taints, then requirements.
+func (s *solver) launchable(pool *poolData, p *podData, v *variant) (Reason, string) {
 	if err := s.tolerates(p.pod, pool.taints); err != nil {
-		return nil, ReasonTaintNotTolerated, err.Error()
+		return ReasonTaintNotTolerated, err.Error()
 	}
 	if err := pool.reqs.Compatible(v.reqs, s.wellKnown); err != nil {
-		return nil, ReasonIncompatibleRequirements, err.Error()
+		return ReasonIncompatibleRequirements, err.Error()
+	}
+	return "", ""
+}
+
+func (s *solver) claimFor(pool *poolData, p *podData, v *variant, mins []int32) (*claim, Reason, string) {
+	if reason, detail := s.launchable(pool, p, v); reason != "" {
+		return nil, reason, detail
 	}
 	merged := pool.reqs.Intersection(v.reqs)
 	c := &claim{pool: pool, hostname: fmt.Sprintf("nodeclaim-%d", len(s.claims))}
 	pins, ok := s.topo.admitClaim(p, v, mins, c, merged, s)
 	if !ok {
-		return nil, ReasonTopologyUnsatisfiable, "pod affinity, anti-affinity or topology spread leaves no domain this NodePool can launch into"
+		return nil, ReasonTopologyUnsatisfiable, topologyUnsatisfiable
 	}
 	requests := p.requests
 	f := filter(pool.its, merged, requests, "", nil)
@@ -370,7 +392,7 @@ func (s *solver) claimFor(pool *poolData, p *podData, v *variant, mins []int32) 
 		return nil, ReasonReservationExhausted, "every capacity reservation the pod may use is full and the NodePool allows no other capacity type"
 	}
 	c.maxAlloc, c.committed = capacityStats(c.options)
-	c.slack = slackOf(c)
+	c.slack, c.price = slackOf(c)
 	pool.consume(c.committed, 1)
 	return c, "", ""
 }
@@ -398,14 +420,14 @@ func (s *solver) bookCapacity(c *claim, options []*itData) bool {
 			scheduling.NewRequirement(v1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, v1.CapacityTypeReserved),
 			scheduling.NewRequirement(v1.LabelCapacityReservationID, corev1.NodeSelectorOpIn, best),
 		))
-		c.options = filter(options, c.reqs, c.requests, best, s.slots).options
+		c.options, c.settled = filter(options, c.reqs, c.requests, best, s.slots).options, true
 		return true
 	}
 	withoutReserved := c.reqs.Intersection(scheduling.NewRequirements(
 		scheduling.NewRequirement(v1.CapacityTypeLabelKey, corev1.NodeSelectorOpNotIn, v1.CapacityTypeReserved),
 	))
 	if f := filter(options, withoutReserved, c.requests, "", s.slots); len(f.options) > 0 && minValuesMet(withoutReserved, f.options) {
-		c.reqs, c.options = withoutReserved, f.options
+		c.reqs, c.options, c.settled = withoutReserved, f.options, true
 		return true
 	}
 	if s.opts.ReservationMode == ReservationFallback {
