@@ -47,7 +47,27 @@
 // use, state, match criteria, end, tags), CreateLaunchTemplate,
 // DescribeLaunchTemplates, DeleteLaunchTemplate (in memory, one version
 // each, names unique), CreateFleet (instant), DescribeInstances,
-// TerminateInstances and CreateTags.
+// TerminateInstances and CreateTags. SSM parameters (the public AMI
+// aliases) and every other EC2 action are not served.
+//
+// The same listener speaks two JSON protocols, told apart by
+// X-Amz-Target. SQS (GetQueueUrl, ReceiveMessage with long polling,
+// DeleteMessage, SendMessage): one queue, Options.InterruptionQueue
+// (default the cluster name), whose messages are the cloud's interruption
+// notices as EventBridge delivers EC2's: "EC2 Spot Instance Interruption
+// Warning" (instance-action terminate; also for a spot price risen above
+// the instance's max price, which is how EC2 interrupts for price), "EC2
+// Instance Rebalance Recommendation", an "AWS Health Event" of category
+// scheduledChange naming the instance in affectedEntities, and "EC2
+// Instance State-change Notification" (stopping, shutting-down). Each
+// notice is queued once; a received message is hidden for its visibility
+// timeout (on Options.Clock) and comes back until deleted. The Price List
+// API (GetProducts, ServiceCode AmazonEC2): one Linux on-demand product
+// per catalog type sold in the region, at the catalog's price, with the
+// attributes Karpenter-style providers filter on (regionCode, tenancy,
+// productFamily "Compute Instance", or "Compute Instance (bare metal)"
+// with tenancy Dedicated for metal sizes, operatingSystem,
+// preInstalledSw, capacitystatus, marketoption, ...).
 //
 // # Synthesized resources
 //

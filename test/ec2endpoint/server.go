@@ -65,6 +65,9 @@ type Options struct {
 	// KubernetesVersions are the minors the synthesized EKS AMIs exist
 	// for; nil is DefaultKubernetesVersion.
 	KubernetesVersions []string
+	// InterruptionQueue names the SQS queue that carries the cloud's
+	// interruption notices; empty is ClusterName, Karpenter's convention.
+	InterruptionQueue string
 }
 
 // Server serves the EC2 Query API over the simulated cloud. It is an
@@ -90,6 +93,8 @@ type Server struct {
 	// token.
 	fleetMu sync.Mutex
 	fleets  map[string]fleetRecord
+
+	queue queue
 }
 
 // New builds the simulated cloud from opts and an endpoint serving it.
@@ -126,7 +131,13 @@ func New(opts Options) (*Server, error) {
 	if len(opts.KubernetesVersions) == 0 {
 		opts.KubernetesVersions = []string{DefaultKubernetesVersion}
 	}
-	s := &Server{opts: opts, profile: profile, byName: map[string]catalog.InstanceType{}, templates: map[string]*launchTemplate{}, fleets: map[string]fleetRecord{}}
+	if opts.InterruptionQueue == "" {
+		opts.InterruptionQueue = opts.ClusterName
+	}
+	if !queueNameOK(opts.InterruptionQueue) {
+		return nil, fmt.Errorf("interruption queue name %q: SQS takes up to 80 letters, digits, - and _", opts.InterruptionQueue)
+	}
+	s := &Server{opts: opts, profile: profile, byName: map[string]catalog.InstanceType{}, templates: map[string]*launchTemplate{}, fleets: map[string]fleetRecord{}, queue: queue{noticed: map[string]bool{}}}
 	for _, t := range opts.Catalog {
 		if _, ok := t.OnDemandPrice(profile.Spec.Region); ok {
 			s.types = append(s.types, t)
@@ -218,10 +229,15 @@ func (s *Server) actionTable() map[string]action {
 }
 
 // ServeHTTP implements http.Handler: the EC2 Query protocol, a form
-// (POST body or query string) naming an Action.
+// (POST body or query string) naming an Action; and, for requests with
+// an X-Amz-Target, the SQS and Price List JSON protocols (serveJSON).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	requestID := newRequestID()
 	w.Header().Set("x-amzn-RequestId", requestID)
+	if r.Header.Get("X-Amz-Target") != "" {
+		s.serveJSON(w, r)
+		return
+	}
 	if err := r.ParseForm(); err != nil {
 		writeError(w, requestID, errorf("MalformedQueryString", "the request is not a form: %v", err))
 		return
