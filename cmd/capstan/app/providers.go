@@ -193,7 +193,9 @@ func startAWS(ctx context.Context, opts Options, env providerEnv) (startedProvid
 	if err != nil {
 		return startedProvider{}, err
 	}
+	httpClient := awsprovider.NewHTTPClient()
 	api := ec2.NewFromConfig(cfg, func(eo *ec2.Options) {
+		eo.HTTPClient = httpClient
 		eo.APIOptions = append(eo.APIOptions, apiMetrics.Middleware)
 		if o.Endpoint != "" {
 			eo.BaseEndpoint = &o.Endpoint
@@ -201,7 +203,7 @@ func startAWS(ctx context.Context, opts Options, env providerEnv) (startedProvid
 	})
 	// The Price List API answers in us-east-1 for every region.
 	prices := pricing.NewFromConfig(cfg, func(po *pricing.Options) {
-		po.Region = "us-east-1"
+		po.Region, po.HTTPClient = "us-east-1", httpClient
 		po.APIOptions = append(po.APIOptions, apiMetrics.Middleware)
 		if o.PricingEndpoint != "" {
 			po.BaseEndpoint = &o.PricingEndpoint
