@@ -37,11 +37,38 @@ type claim struct {
 	settled bool
 	// hostname is the claim's own hostname domain until a node registers.
 	hostname string
+	// fixed are the domains reqs fix (see domain).
+	fixed []fixedDomain
 }
 
 // domain is the claim's topology domain for key: its hostname, or the one
-// value its requirements allow; not fixed while several remain.
-func (c *claim) domain(key string) (string, bool) { return claimDomain(c.hostname, c.reqs, key) }
+// value its requirements allow; not fixed while several remain. Every
+// pod's search asks it of every claim, so the fixed values are looked up
+// in a short list rather than worked out from the requirements each time.
+func (c *claim) domain(key string) (string, bool) {
+	if key == corev1.LabelHostname {
+		return c.hostname, true
+	}
+	for _, f := range c.fixed {
+		if f.key == key {
+			return f.value, true
+		}
+	}
+	return "", false
+}
+
+// fixedDomain is a key the claim's requirements fix to one value.
+type fixedDomain struct{ key, value string }
+
+// setReqs sets the claim's requirements and the domains they fix.
+func (c *claim) setReqs(reqs scheduling.Requirements) {
+	c.reqs, c.fixed = reqs, c.fixed[:0]
+	for key := range reqs {
+		if d, ok := claimDomain(c.hostname, reqs, key); ok {
+			c.fixed = append(c.fixed, fixedDomain{key, d})
+		}
+	}
+}
 
 // filterResult is why filtering found no instance type, when it did not.
 type filterResult struct {
@@ -188,7 +215,12 @@ func minValuesMet(reqs scheduling.Requirements, options []*itData) bool {
 
 // toNodeClaim renders the planned claim, its options ordered and truncated.
 func (c *claim) toNodeClaim(maxTypes int, slots map[string]int) *NodeClaim {
-	options, plan := orderOptions(c, slots)
+	// minValues may need options beyond the cheapest maxTypes.
+	keep := maxTypes
+	if c.reqs.HasMinValues() {
+		keep = 0
+	}
+	options, plan := orderOptions(c, slots, keep)
 	options = truncate(c.reqs, options, maxTypes)
 	its := make([]*cloudprovider.InstanceType, len(options))
 	names := make([]string, len(options))

@@ -3,6 +3,7 @@ package provisioning
 import (
 	"cmp"
 	"math"
+	"slices"
 
 	"github.com/capstan-dev/capstan/pkg/scheduling"
 )
@@ -57,4 +58,34 @@ func growth(c *claim, requests scheduling.Resources) (fit, bool) {
 // (a GiB of memory weighs half a core, the usual ratio of instance types).
 func leftover(slack, requests scheduling.Resources) float64 {
 	return float64(slack.CPU-requests.CPU)/1000 + float64(slack.Memory-requests.Memory)/(2<<30)
+}
+
+// tryBest offers a pod to candidates, best first (stable: ties keep the
+// claims' order), until try takes it. Most pods go to the first they are
+// offered to, so the best is found in one pass and the rest are sorted
+// only when it refuses; the slice is left in that order.
+func tryBest(cands []candidate, try func(*claim) bool) bool {
+	if len(cands) == 0 {
+		return false
+	}
+	best := 0
+	for i := range cands {
+		if cands[i].compare(cands[best].fit) < 0 {
+			best = i
+		}
+	}
+	b := cands[best]
+	copy(cands[1:best+1], cands[:best])
+	cands[0] = b
+	if try(b.claim) {
+		return true
+	}
+	rest := cands[1:]
+	slices.SortStableFunc(rest, func(a, b candidate) int { return a.compare(b.fit) })
+	for _, cand := range rest {
+		if try(cand.claim) {
+			return true
+		}
+	}
+	return false
 }

@@ -37,8 +37,11 @@ type poolData struct {
 	reqs   scheduling.Requirements
 	labels map[string]string
 	taints []corev1.Taint
-	// its are the instance types, cheapest available offering first.
-	its []*itData
+	// its are the instance types, cheapest available offering first;
+	// allowed are those the NodePool's own requirements allow, for a pod
+	// that adds none (filter with no requests and no slot accounting,
+	// which only bookCapacity applies).
+	its, allowed []*itData
 	// limit is what the NodePool may still add: its limits less existing,
 	// in-flight and planned nodes (math.MaxInt64 where unlimited).
 	limit      scheduling.Resources
@@ -81,6 +84,7 @@ func newPoolData(np *v1.NodePool, its []*cloudprovider.InstanceType, daemons []*
 	slices.SortStableFunc(p.its, func(a, b *itData) int {
 		return cmp.Or(cmp.Compare(a.price, b.price), cmp.Compare(a.it.Name, b.it.Name))
 	})
+	p.allowed = filter(p.its, p.reqs, scheduling.Resources{}, "", nil).options
 	p.limit, p.limitNodes, p.limited = limitsOf(np.Spec.Limits)
 	return p
 }

@@ -25,6 +25,11 @@ func planLaunch(c *claim, slots map[string]int) launchPlan {
 	}
 	odMin := math.Inf(1)
 	for _, it := range c.options {
+		// No offering of a type costs less than its cheapest, and options
+		// are in that order: none further on can lower odMin.
+		if it.price >= odMin {
+			break
+		}
 		if p, ok := cheapestOffering(it.it, c, v1.CapacityTypeOnDemand, math.Inf(1), slots); ok {
 			odMin = min(odMin, p)
 		}
@@ -68,16 +73,26 @@ func optionPrice(it *cloudprovider.InstanceType, c *claim, plan launchPlan, slot
 }
 
 // orderOptions sorts a claim's options by launch price, then name, under
-// the launch plan it also returns.
-func orderOptions(c *claim, slots map[string]int) ([]*itData, launchPlan) {
+// the launch plan it also returns. Only the cheapest keep are needed
+// (all when keep is 0): no option launches below its cheapest offering,
+// and options are in that order, so once keep are priced and the next
+// option's cheapest offering is above all of them, none further on can
+// take their place. A claim of a small pod has hundreds of options.
+func orderOptions(c *claim, slots map[string]int, keep int) ([]*itData, launchPlan) {
 	plan := planLaunch(c, slots)
 	type priced struct {
 		it    *itData
 		price float64
 	}
-	ps := make([]priced, len(c.options))
-	for i, it := range c.options {
-		ps[i] = priced{it, optionPrice(it.it, c, plan, slots)}
+	ps := make([]priced, 0, len(c.options))
+	highest := math.Inf(-1)
+	for _, it := range c.options {
+		if keep > 0 && len(ps) >= keep && it.price > highest {
+			break
+		}
+		p := optionPrice(it.it, c, plan, slots)
+		highest = max(highest, p)
+		ps = append(ps, priced{it, p})
 	}
 	slices.SortStableFunc(ps, func(a, b priced) int {
 		return cmp.Or(cmp.Compare(a.price, b.price), cmp.Compare(a.it.it.Name, b.it.it.Name))

@@ -232,28 +232,33 @@ func (s *solver) placeOnClaim(p *podData, v *variant, mins []int32, thrifty bool
 		}
 		if p.requests.Fits(c.slack) {
 			s.candidates = append(s.candidates, candidate{c, fit{room: leftover(c.slack, p.requests)}})
-		} else if g, ok := growth(c, p.requests); ok {
-			s.growable = append(s.growable, candidate{c, g})
+		} else {
+			s.growable = append(s.growable, candidate{claim: c})
 		}
 	}
-	slices.SortStableFunc(s.candidates, func(a, b candidate) int { return a.compare(b.fit) })
-	for _, cand := range s.candidates {
-		if s.addToClaim(cand.claim, p, v, mins, false) {
-			return true
-		}
+	if tryBest(s.candidates, func(c *claim) bool { return s.addToClaim(c, p, v, mins, false) }) {
+		return true
 	}
-	slices.SortStableFunc(s.growable, func(a, b candidate) int { return a.compare(b.fit) })
+	// What growing costs is worked out only now: most pods find slack.
+	s.estimateGrowth(p)
 	return s.grow(p, v, mins, thrifty)
+}
+
+// estimateGrowth prices growing each of s.growable for p, dropping those
+// no option has room for.
+func (s *solver) estimateGrowth(p *podData) {
+	kept := s.growable[:0]
+	for _, cand := range s.growable {
+		if g, ok := growth(cand.claim, p.requests); ok {
+			kept = append(kept, candidate{cand.claim, g})
+		}
+	}
+	s.growable = kept
 }
 
 // grow offers the pod to the claims placeOnClaim found could grow for it.
 func (s *solver) grow(p *podData, v *variant, mins []int32, thrifty bool) bool {
-	for _, cand := range s.growable {
-		if s.addToClaim(cand.claim, p, v, mins, thrifty) {
-			return true
-		}
-	}
-	return false
+	return tryBest(s.growable, func(c *claim) bool { return s.addToClaim(c, p, v, mins, thrifty) })
 }
 
 // addToClaim adds the pod to a planned claim if the claim can still be
@@ -303,7 +308,8 @@ func (s *solver) addToClaim(c *claim, p *podData, v *variant, mins []int32, thri
 		c.options = slices.Clone(options)
 		c.maxAlloc, c.committed = capacityStats(c.options)
 	}
-	c.reqs, c.requests = merged, requests
+	c.setReqs(merged)
+	c.requests = requests
 	c.slack, c.price = slackOf(c)
 	c.pool.consume(c.committed, 0)
 	c.pods = append(c.pods, p)
@@ -366,7 +372,13 @@ func (s *solver) claimFor(pool *poolData, p *podData, v *variant, mins []int32) 
 		return nil, ReasonTopologyUnsatisfiable, topologyUnsatisfiable
 	}
 	requests := p.requests
-	f := filter(pool.its, merged, requests, "", nil)
+	var f filterResult
+	if len(v.reqs) == 0 {
+		f.options = fitting(nil, pool.allowed, requests)
+	}
+	if len(f.options) == 0 {
+		f = filter(pool.its, merged, requests, "", nil)
+	}
 	if len(f.options) == 0 {
 		return nil, f.reason, describe(f, requests)
 	}
@@ -391,6 +403,7 @@ func (s *solver) claimFor(pool *poolData, p *podData, v *variant, mins []int32) 
 	if !s.bookCapacity(c, options) {
 		return nil, ReasonReservationExhausted, "every capacity reservation the pod may use is full and the NodePool allows no other capacity type"
 	}
+	c.setReqs(c.reqs)
 	c.maxAlloc, c.committed = capacityStats(c.options)
 	c.slack, c.price = slackOf(c)
 	pool.consume(c.committed, 1)
