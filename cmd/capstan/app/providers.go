@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/pricing"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/discovery"
@@ -137,6 +138,7 @@ func loadProfile(path string) (*simv1alpha1.CloudProfile, error) {
 // AWSOptions configure the AWS provider (--cloud-provider=aws).
 type AWSOptions struct {
 	Region, Endpoint, PricingEndpoint string
+	InterruptionQueue, SQSEndpoint    string
 	ClusterName                       string
 	ClusterEndpoint                   string
 	ClusterCABundle                   string
@@ -153,6 +155,8 @@ func awsProvider() provider {
 			f.StringVar(&o.Region, "aws-region", "", "AWS region (default: the SDK's, e.g. AWS_REGION)")
 			f.StringVar(&o.Endpoint, "aws-endpoint", "", "EC2 endpoint URL instead of the region's (a local EC2 endpoint in tests)")
 			f.StringVar(&o.PricingEndpoint, "aws-pricing-endpoint", "", "Price List API endpoint URL instead of us-east-1's")
+			f.StringVar(&o.InterruptionQueue, "interruption-queue", "", "SQS queue EventBridge sends the cluster's EC2 instance events to (spot interruptions, rebalance, scheduled changes, state changes); none: interruptions are not read")
+			f.StringVar(&o.SQSEndpoint, "aws-sqs-endpoint", "", "SQS endpoint URL instead of the region's")
 			f.StringVar(&o.ClusterName, "cluster-name", "", "cluster name: tags every instance, and nodes join it")
 			f.StringVar(&o.ClusterEndpoint, "cluster-endpoint", "", "API server URL nodes join")
 			f.StringVar(&o.ClusterCABundle, "cluster-ca-bundle", "", "base64 PEM CA bundle of the API server, for nodes")
@@ -209,9 +213,17 @@ func startAWS(ctx context.Context, opts Options, env providerEnv) (startedProvid
 			po.BaseEndpoint = &o.PricingEndpoint
 		}
 	})
+	queue := sqs.NewFromConfig(cfg, func(so *sqs.Options) {
+		so.HTTPClient = httpClient
+		so.APIOptions = append(so.APIOptions, apiMetrics.Middleware)
+		if o.SQSEndpoint != "" {
+			so.BaseEndpoint = &o.SQSEndpoint
+		}
+	})
 	mgr := env.mgr
 	p, err := awsprovider.New(api, awsprovider.Options{
 		Region: cfg.Region, ClusterName: o.ClusterName, Clock: env.clock, Unavailable: env.unavailable, Pricing: prices,
+		SQS: queue, InterruptionQueue: o.InterruptionQueue,
 		NodeClasses:             awsprovider.ClientNodeClasses{Client: mgr.GetClient()},
 		VMMemoryOverheadPercent: o.VMMemoryOverheadPercent,
 		Bootstrap:               awsprovider.Bootstrap{Endpoint: o.ClusterEndpoint, CABundle: o.ClusterCABundle, ServiceCIDR: o.ServiceCIDR},

@@ -65,6 +65,10 @@ type Options struct {
 	// Pricing is the Price List API for on-demand prices; nil, or when
 	// it fails, the embedded catalog's table for the region.
 	Pricing Pricing
+	// SQS reads InterruptionQueue, the queue EventBridge sends the
+	// cluster's instance events to; either empty: no interruptions.
+	SQS               SQS
+	InterruptionQueue string
 }
 
 // Provider is the AWS CloudProvider. It is safe for concurrent use.
@@ -78,6 +82,11 @@ type Provider struct {
 	catalog   *region
 	launchMu  sync.Mutex
 	templates map[string]time.Time
+	// noticesMu guards the notices read from the interruption queue and
+	// its URL.
+	noticesMu     sync.Mutex
+	notices       map[noticeKey]cloudprovider.InterruptionNotice
+	queueURLCache string
 }
 
 // New returns a provider calling api. Its catalog loads on first use
@@ -86,7 +95,7 @@ func New(api EC2, opts Options) (*Provider, error) {
 	if api == nil || opts.Clock == nil || opts.NodeClasses == nil || opts.Region == "" || opts.ClusterName == "" {
 		return nil, errors.New("aws provider needs an EC2 client, a clock, node classes, a region and a cluster name")
 	}
-	return &Provider{ec2: api, opts: opts, templates: map[string]time.Time{}}, nil
+	return &Provider{ec2: api, opts: opts, templates: map[string]time.Time{}, notices: map[noticeKey]cloudprovider.InterruptionNotice{}}, nil
 }
 
 // Name implements CloudProvider.
@@ -104,14 +113,6 @@ func (p *Provider) RepairPolicies() []cloudprovider.RepairPolicy {
 		{ConditionType: corev1.NodeReady, ConditionStatus: corev1.ConditionFalse, TolerationDuration: 30 * time.Minute},
 		{ConditionType: corev1.NodeReady, ConditionStatus: corev1.ConditionUnknown, TolerationDuration: 30 * time.Minute},
 	}
-}
-
-// Interruptions implements cloudprovider.InterruptionSource. The
-// reference reads interruption events from an SQS queue fed by
-// EventBridge; Capstan does not read one yet, so the AWS provider reports
-// none and interruptions are seen only once the instance is gone.
-func (p *Provider) Interruptions(context.Context) ([]cloudprovider.InterruptionNotice, error) {
-	return nil, nil
 }
 
 // nodeClass is the ready EC2NodeClass ref names, or a
