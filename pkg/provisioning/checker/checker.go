@@ -38,8 +38,9 @@ func Check(in provisioning.Input, r provisioning.Result) error {
 			continue
 		}
 		maxCapacity := corev1.ResourceList{}
+		reqs := requirements(in, c)
 		for _, n := range nodes {
-			errs = append(errs, checkNode(in, c, n, fmt.Sprintf("nodeclaim %d as %s/%s", i, n.instanceType.Name, n.offering))...)
+			errs = append(errs, checkNode(in, c, reqs, n, fmt.Sprintf("nodeclaim %d as %s/%s", i, n.instanceType.Name, n.offering))...)
 			strict := in.Options.ReservationMode == provisioning.ReservationStrict
 			if strict && n.offering.ReservationID != "" && c.ReservationID != n.offering.ReservationID {
 				errs = append(errs, fmt.Errorf("nodeclaim %d could launch into reservation %s without booking it", i, n.offering.ReservationID))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,16 +44,29 @@ var cloudKeys = sets.New(
 // keys), checked with kube-scheduler's matcher on a concrete node.
 func launchable(c *provisioning.NodeClaim) ([]launchNode, error) {
 	var out []launchNode
+	core := toCore(c)
+	// The selector depends only on which of the claim's keys the type has:
+	// most types have the same ones, and building a selector validates
+	// every value (dozens of instance-type names) again.
+	selectors := map[string]*nodeaffinity.NodeSelector{}
 	for _, it := range c.InstanceTypes {
 		var exprs []corev1.NodeSelectorRequirement
-		for _, r := range toCore(c) {
+		var keys strings.Builder
+		for _, r := range core {
 			if cloudKeys.Has(r.Key) || it.Requirements.Has(r.Key) {
 				exprs = append(exprs, r)
+				keys.WriteString(r.Key)
+				keys.WriteByte(0)
 			}
 		}
-		selector, err := nodeaffinity.NewNodeSelector(&corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: exprs}}})
-		if err != nil {
-			return nil, fmt.Errorf("invalid requirements: %w", err)
+		selector, ok := selectors[keys.String()]
+		if !ok {
+			var err error
+			selector, err = nodeaffinity.NewNodeSelector(&corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: exprs}}})
+			if err != nil {
+				return nil, fmt.Errorf("invalid requirements: %w", err)
+			}
+			selectors[keys.String()] = selector
 		}
 		for _, o := range it.Offerings {
 			if !o.IsAvailable() && o.ReservationID == "" {
@@ -119,8 +133,8 @@ func concreteNode(c *provisioning.NodeClaim, cloud map[string]string) *corev1.No
 // what its NodePool and the claim's requirements promise, its pods'
 // selectors match it and they tolerate its taints, and the pods with the
 // daemonsets that would run there fit its allocatable and host ports.
-func checkNode(in provisioning.Input, c *provisioning.NodeClaim, n launchNode, where string) []error {
-	errs := checkRequirements(in, c, n.node, where)
+func checkNode(in provisioning.Input, c *provisioning.NodeClaim, reqs []requirement, n launchNode, where string) []error {
+	errs := checkRequirements(reqs, n.node, where)
 	for _, p := range c.Pods {
 		errs = append(errs, fits(p, n.node, where)...)
 	}
@@ -130,28 +144,47 @@ func checkNode(in provisioning.Input, c *provisioning.NodeClaim, n launchNode, w
 	return errs
 }
 
-// checkRequirements: the node satisfies its NodePool's template
-// requirements (read from the input, not the claim) and every requirement
-// of the claim, each of which the solver assumed when placing pods.
-func checkRequirements(in provisioning.Input, c *provisioning.NodeClaim, node *corev1.Node, where string) []error {
-	reqs := map[string][]corev1.NodeSelectorRequirement{"nodeclaim": toCore(c)}
+// requirement is one NodePool or NodeClaim requirement with its selector
+// (or why it has none), built once per claim for all its concrete nodes.
+type requirement struct {
+	owner    string
+	r        corev1.NodeSelectorRequirement
+	selector *nodeaffinity.NodeSelector
+	err      error
+}
+
+// requirements are what every node the claim becomes must satisfy: its
+// NodePool's template requirements (read from the input, not the claim)
+// and every requirement of the claim, each of which the solver assumed
+// when placing pods.
+func requirements(in provisioning.Input, c *provisioning.NodeClaim) []requirement {
+	var out []requirement
+	add := func(owner string, r corev1.NodeSelectorRequirement) {
+		s, err := nodeaffinity.NewNodeSelector(&corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{r}}}})
+		out = append(out, requirement{owner, r, s, err})
+	}
 	for _, np := range in.NodePools {
 		if np.Name != c.NodePool {
 			continue
 		}
 		for _, r := range np.Spec.Template.Spec.Requirements {
-			reqs["nodepool "+np.Name] = append(reqs["nodepool "+np.Name], poolRequirement(r))
+			add("nodepool "+np.Name, poolRequirement(r))
 		}
 	}
+	for _, r := range toCore(c) {
+		add("nodeclaim", r)
+	}
+	return out
+}
+
+// checkRequirements: the node satisfies every requirement.
+func checkRequirements(reqs []requirement, node *corev1.Node, where string) []error {
 	var errs []error
-	for _, owner := range []string{"nodepool " + c.NodePool, "nodeclaim"} {
-		for _, r := range reqs[owner] {
-			s, err := nodeaffinity.NewNodeSelector(&corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{r}}}})
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %s's requirement %v is invalid: %w", where, owner, r, err))
-			} else if !s.Match(node) {
-				errs = append(errs, fmt.Errorf("%s: the node lacks what %s's requirement %s %s %v fixes (labels %v)", where, owner, r.Key, r.Operator, r.Values, node.Labels))
-			}
+	for _, r := range reqs {
+		if r.err != nil {
+			errs = append(errs, fmt.Errorf("%s: %s's requirement %v is invalid: %w", where, r.owner, r.r, r.err))
+		} else if !r.selector.Match(node) {
+			errs = append(errs, fmt.Errorf("%s: the node lacks what %s's requirement %s %s %v fixes (labels %v)", where, r.owner, r.r.Key, r.r.Operator, r.r.Values, node.Labels))
 		}
 	}
 	return errs

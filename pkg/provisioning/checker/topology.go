@@ -41,20 +41,33 @@ func nodeDomain(name string, l map[string]string) func(string) (string, bool) {
 
 func claimDomain(i int, c *provisioning.NodeClaim) func(string) (string, bool) {
 	nodes, _ := launchable(c)
+	hostname := fmt.Sprintf("new-nodeclaim-%d", i)
+	// Every pod of the claim asks, for every key its terms name: the
+	// answer is worked out once per key.
+	type answer struct {
+		value string
+		ok    bool
+	}
+	known := map[string]answer{}
 	return func(key string) (string, bool) {
 		if key == corev1.LabelHostname {
-			return fmt.Sprintf("new-nodeclaim-%d", i), true
+			return hostname, true
 		}
+		if a, ok := known[key]; ok {
+			return a.value, a.ok
+		}
+		a := answer{ambiguous, true}
 		values := map[string]bool{}
 		for _, n := range nodes {
 			values[n.node.Labels[key]] = true
 		}
 		if len(values) == 1 {
 			for v := range values {
-				return v, v != ""
+				a = answer{v, v != ""}
 			}
 		}
-		return ambiguous, true
+		known[key] = a
+		return a.value, a.ok
 	}
 }
 
@@ -151,6 +164,7 @@ func sameDomain(a, b placed, key string) (bool, error) {
 // directions) and DoNotSchedule topology spread for every newly placed pod.
 func checkTopology(in provisioning.Input, r provisioning.Result) []error {
 	all := placements(in, r)
+	idx := newDomainIndex(all)
 	var errs []error
 	for i, p := range all {
 		aff := p.pod.Spec.Affinity
@@ -164,7 +178,8 @@ func checkTopology(in provisioning.Input, r provisioning.Result) []error {
 					errs = append(errs, err)
 					continue
 				}
-				for j, q := range all {
+				for _, j := range idx.sharing(p, t.key) {
+					q := all[j]
 					if i == j || (!p.isNew && !q.isNew) || !t.matches(q.pod) {
 						continue
 					}
@@ -184,7 +199,7 @@ func checkTopology(in provisioning.Input, r provisioning.Result) []error {
 					errs = append(errs, err)
 					continue
 				}
-				errs = append(errs, checkAffinity(all, i, t)...)
+				errs = append(errs, checkAffinity(all, idx, i, t)...)
 			}
 		}
 	}
@@ -192,7 +207,7 @@ func checkTopology(in provisioning.Input, r provisioning.Result) []error {
 	return errs
 }
 
-func checkAffinity(all []placed, i int, t term) []error {
+func checkAffinity(all []placed, idx *domainIndex, i int, t term) []error {
 	p := all[i]
 	d, ok := p.domain(t.key)
 	if !ok || d == ambiguous {
@@ -202,13 +217,18 @@ func checkAffinity(all []placed, i int, t term) []error {
 	// its own group: it matches its selector and no pod running before
 	// the solve does (new pods elsewhere may be bound after it).
 	together, runningElsewhere := false, false
-	for j, q := range all {
+	for _, j := range idx.in(t.key, d) {
+		if j != i && t.matches(all[j].pod) {
+			together = true
+			break
+		}
+	}
+	for _, j := range idx.running {
+		q := all[j]
 		if j == i || !t.matches(q.pod) {
 			continue
 		}
-		if qd, ok := q.domain(t.key); ok && qd == d {
-			together = true
-		} else if !q.isNew {
+		if qd, ok := q.domain(t.key); !ok || qd != d {
 			runningElsewhere = true
 		}
 	}
@@ -216,6 +236,58 @@ func checkAffinity(all []placed, i int, t term) []error {
 		return nil
 	}
 	return []error{fmt.Errorf("pod %s's affinity on %s is not satisfied in %s", p.pod.Name, t.key, d)}
+}
+
+// domainIndex lists placements by their domain of a key, so checking a
+// pod's terms reads the pods that share its domain, not every pod.
+type domainIndex struct {
+	all    []placed
+	by     map[string]map[string][]int
+	undone map[string][]int // placements with no value for the key
+	// running are the pods placed before the solve.
+	running []int
+}
+
+func newDomainIndex(all []placed) *domainIndex {
+	idx := &domainIndex{all: all, by: map[string]map[string][]int{}, undone: map[string][]int{}}
+	for i, p := range all {
+		if !p.isNew {
+			idx.running = append(idx.running, i)
+		}
+	}
+	return idx
+}
+
+// in lists the placements whose domain of key is d.
+func (idx *domainIndex) in(key, d string) []int {
+	byDomain, ok := idx.by[key]
+	if !ok {
+		byDomain = map[string][]int{}
+		for i, p := range idx.all {
+			if v, ok := p.domain(key); ok {
+				byDomain[v] = append(byDomain[v], i)
+			} else {
+				idx.undone[key] = append(idx.undone[key], i)
+			}
+		}
+		idx.by[key] = byDomain
+	}
+	return byDomain[d]
+}
+
+// sharing lists the placements sameDomain could find p shares key with
+// or could not decide: those in p's domain and those whose domain is
+// ambiguous; every placement when p's own is ambiguous or missing.
+func (idx *domainIndex) sharing(p placed, key string) []int {
+	d, ok := p.domain(key)
+	if !ok || d == ambiguous {
+		out := make([]int, len(idx.all))
+		for i := range out {
+			out[i] = i
+		}
+		return out
+	}
+	return append(slices.Clip(idx.in(key, d)), idx.in(key, ambiguous)...)
 }
 
 // checkSpread replays the new placements in the solver's documented
@@ -283,17 +355,21 @@ func checkSpread(in provisioning.Input, all []placed) []error {
 	for i, p := range in.Pods {
 		order[p] = i
 	}
-	// The solver's order: cores plus GiB/2, largest first.
-	size := func(p *corev1.Pod) float64 {
-		r := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{})
-		return float64(r.Cpu().MilliValue())/1000 + float64(r.Memory().Value())/(2<<30)
+	// The solver's order: cores plus GiB/2, largest first (each pod's
+	// size worked out once, not at every comparison).
+	sizes := make(map[*corev1.Pod]float64, len(fresh))
+	for _, p := range fresh {
+		r := resourcehelper.PodRequests(p.pod, resourcehelper.PodResourcesOptions{})
+		sizes[p.pod] = float64(r.Cpu().MilliValue())/1000 + float64(r.Memory().Value())/(2<<30)
 	}
+	size := func(p *corev1.Pod) float64 { return sizes[p] }
 	slices.SortStableFunc(fresh, func(a, b placed) int {
 		if sa, sb := size(a.pod), size(b.pod); sa != sb {
 			return cmp.Compare(sb, sa)
 		}
 		return order[a.pod] - order[b.pod]
 	})
+	universe := map[string][]string{}
 	var errs []error
 	for _, p := range fresh {
 		for _, c := range p.pod.Spec.TopologySpreadConstraints {
@@ -308,7 +384,7 @@ func checkSpread(in provisioning.Input, all []placed) []error {
 			}
 			minimum := 0
 			// Eligible domains depend on the pod's own node affinity.
-			eligible := eligibleDomains(in, p.pod, c.TopologyKey)
+			eligible := eligibleDomains(universe, in, p.pod, c.TopologyKey)
 			if c.TopologyKey != corev1.LabelHostname && len(eligible) > 0 && (c.MinDomains == nil || len(eligible) >= int(*c.MinDomains)) {
 				minimum = int(^uint(0) >> 1)
 				for _, e := range eligible {
@@ -332,8 +408,24 @@ func checkSpread(in provisioning.Input, all []placed) []error {
 // nodes' and every NodePool's instance types' (zones, zone IDs and
 // capacity types from offerings; never of a type the NodePool cannot
 // launch, its daemonsets not fitting), kept when the pod's own required
-// node affinity on key allows them.
-func eligibleDomains(in provisioning.Input, pod *corev1.Pod, key string) []string {
+// node affinity on key allows them. universe keeps, per key, the values
+// before that last step: they are the same for every pod.
+func eligibleDomains(universe map[string][]string, in provisioning.Input, pod *corev1.Pod, key string) []string {
+	all, ok := universe[key]
+	if !ok {
+		all = domainsOf(in, key)
+		universe[key] = all
+	}
+	var out []string
+	for _, d := range all {
+		if podAllows(pod, key, d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func domainsOf(in provisioning.Input, key string) []string {
 	set := map[string]bool{}
 	for _, n := range in.Nodes {
 		if v, ok := n.Labels[key]; ok {
@@ -373,9 +465,7 @@ func eligibleDomains(in provisioning.Input, pod *corev1.Pod, key string) []strin
 	}
 	var out []string
 	for d := range set {
-		if podAllows(pod, key, d) {
-			out = append(out, d)
-		}
+		out = append(out, d)
 	}
 	return out
 }
