@@ -2,6 +2,7 @@ package cloudprovider
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
 
@@ -28,13 +29,7 @@ type LaunchCandidate struct {
 // than the cheapest compatible on-demand offering is left out. Cheapest
 // first, then by name and zone. Empty when nothing is available.
 func LaunchCandidates(its []*InstanceType, reqs scheduling.Requirements, requests corev1.ResourceList) (string, []LaunchCandidate) {
-	want := scheduling.NewResources(requests)
-	var fits []*InstanceType
-	for _, it := range its {
-		if it.Requirements.Intersects(reqs) == nil && want.Fits(scheduling.NewResources(it.Allocatable())) {
-			fits = append(fits, it)
-		}
-	}
+	fits := fitting(its, reqs, requests)
 	allowed := reqs.Get(v1.CapacityTypeLabelKey)
 	for _, ct := range []string{v1.CapacityTypeReserved, v1.CapacityTypeSpot, v1.CapacityTypeOnDemand} {
 		if !allowed.Has(ct) {
@@ -45,6 +40,40 @@ func LaunchCandidates(its []*InstanceType, reqs scheduling.Requirements, request
 		}
 	}
 	return "", nil
+}
+
+// fitting are the types reqs allow whose allocatable holds requests.
+func fitting(its []*InstanceType, reqs scheduling.Requirements, requests corev1.ResourceList) []*InstanceType {
+	want := scheduling.NewResources(requests)
+	var fits []*InstanceType
+	for _, it := range its {
+		if it.Requirements.Intersects(reqs) == nil && want.Fits(scheduling.NewResources(it.Allocatable())) {
+			fits = append(fits, it)
+		}
+	}
+	return fits
+}
+
+// NoLaunchCandidates is Create's error when LaunchCandidates finds none
+// for the NodeClaim called name: an InsufficientCapacityError naming the
+// compatible offerings that are out (full reservations, offerings already
+// marked), so the caller marks them and plans again.
+func NoLaunchCandidates(name string, its []*InstanceType, reqs scheduling.Requirements, requests corev1.ResourceList) *InsufficientCapacityError {
+	ice := NewInsufficientCapacityError(fmt.Errorf("no available offering satisfies nodeclaim %s", name))
+	allowed := reqs.Get(v1.CapacityTypeLabelKey)
+	for _, it := range fitting(its, reqs, requests) {
+		for _, o := range it.Offerings {
+			if !o.CompatibleWith(reqs) || !allowed.Has(o.CapacityType) {
+				continue
+			}
+			code := CodeInsufficientInstanceCapacity
+			if o.ReservationID != "" {
+				code = CodeReservationCapacityExceeded
+			}
+			ice.Add(o.Key(it.Name), string(code))
+		}
+	}
+	return ice
 }
 
 func launchCandidates(its []*InstanceType, reqs scheduling.Requirements, ct string) []LaunchCandidate {

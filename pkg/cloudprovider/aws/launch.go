@@ -49,7 +49,7 @@ func (p *Provider) Create(ctx context.Context, nc *v1.NodeClaim) (*v1.NodeClaim,
 	reqs := scheduling.NewNodeSelectorRequirementsWithMinValues(nc.Spec.Requirements...)
 	ct, cands := cloudprovider.LaunchCandidates(its, reqs, nc.Spec.Resources.Requests)
 	if len(cands) == 0 {
-		return nil, noOffering(nc, its, reqs)
+		return nil, cloudprovider.NoLaunchCandidates(nc.Name, its, reqs, nc.Spec.Resources.Requests)
 	}
 	fleet, byOverride, err := p.fleet(ctx, nc, class, ct, cands)
 	if err != nil {
@@ -71,29 +71,6 @@ func (p *Provider) Create(ctx context.Context, nc *v1.NodeClaim) (*v1.NodeClaim,
 		return p.created(nc, class, cand, inst.InstanceIds[0]), nil
 	}
 	return nil, fleetErrors(nc, out.Errors, byOverride)
-}
-
-// noOffering is the InsufficientCapacityError when nothing is available:
-// it names the compatible offerings that are out, so the caller marks
-// them.
-func noOffering(nc *v1.NodeClaim, its []*cloudprovider.InstanceType, reqs scheduling.Requirements) error {
-	ice := cloudprovider.NewInsufficientCapacityError(fmt.Errorf("no available offering satisfies nodeclaim %s", nc.Name))
-	allowed := reqs.Get(v1.CapacityTypeLabelKey)
-	for _, it := range its {
-		if it.Requirements.Intersects(reqs) != nil {
-			continue
-		}
-		for _, o := range it.Offerings {
-			if allowed.Has(o.CapacityType) && o.CompatibleWith(reqs) {
-				code := cloudprovider.CodeInsufficientInstanceCapacity
-				if o.ReservationID != "" {
-					code = cloudprovider.CodeReservationCapacityExceeded
-				}
-				ice.Add(o.Key(it.Name), string(code))
-			}
-		}
-	}
-	return ice
 }
 
 // fleet is the CreateFleet request for the candidates, and which

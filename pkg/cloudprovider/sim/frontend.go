@@ -183,7 +183,7 @@ func (c *Cloud) explicitCandidateLocked(lo *LaunchOffering, ct string) (candidat
 		if r == nil || r.InstanceType != lo.InstanceType || r.Zone != lo.Zone {
 			return candidate{}, false
 		}
-		o.ReservationID, o.Price = r.ID, od/ReservedPriceDivisor
+		o.ReservationID, o.Price = r.ID, od/cloudprovider.ReservedPriceDivisor
 	default:
 		return candidate{}, false
 	}
@@ -222,7 +222,7 @@ func (c *Cloud) intoOpenReservationsLocked(cands []candidate, first bool) []cand
 			continue
 		}
 		o := *cand.o
-		o.CapacityType, o.ReservationID, o.Price = v1.CapacityTypeReserved, ids[i], cand.onDemand/ReservedPriceDivisor
+		o.CapacityType, o.ReservationID, o.Price = v1.CapacityTypeReserved, ids[i], cand.onDemand/cloudprovider.ReservedPriceDivisor
 		cand.o = &o
 		if first {
 			reserved = append(reserved, cand)

@@ -2,12 +2,10 @@ package sim
 
 import (
 	"context"
-	"math"
 	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
@@ -15,11 +13,6 @@ import (
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/catalog"
 	"github.com/capstan-dev/capstan/pkg/scheduling"
 )
-
-// ReservedPriceDivisor makes a reservation cost on-demand / 10^7: any
-// reservation beats any other offering, and larger reservations still
-// cost more than smaller ones (decision 15).
-const ReservedPriceDivisor = 1e7
 
 // GetInstanceTypes implements CloudProvider: every catalog type, with
 // on-demand and spot offerings in each zone (finite pools are not
@@ -77,7 +70,7 @@ func (c *Cloud) instanceTypesLocked(nc *simv1alpha1.SimNodeClass, now time.Time)
 			)
 		}
 		for _, r := range reserved[ct.Name] {
-			it.Offerings = append(it.Offerings, &cloudprovider.Offering{Zone: r.Zone, ZoneID: ZoneID(spec, r.Zone), CapacityType: v1.CapacityTypeReserved, ReservationID: r.ID, Price: od / ReservedPriceDivisor, Available: r.AvailableInstanceCount})
+			it.Offerings = append(it.Offerings, &cloudprovider.Offering{Zone: r.Zone, ZoneID: ZoneID(spec, r.Zone), CapacityType: v1.CapacityTypeReserved, ReservationID: r.ID, Price: od / cloudprovider.ReservedPriceDivisor, Available: r.AvailableInstanceCount})
 		}
 		if len(reserved[ct.Name]) > 0 {
 			capacityTypes = append(capacityTypes, v1.CapacityTypeReserved)
@@ -92,63 +85,10 @@ func (c *Cloud) instanceTypesLocked(nc *simv1alpha1.SimNodeClass, now time.Time)
 	return out
 }
 
-// instanceType converts a catalog entry: its labels as requirements, its
-// resources and the node's overhead.
+// instanceType converts a catalog entry as every provider does, in the
+// profile's region.
 func (c *Cloud) instanceType(ct catalog.InstanceType) *cloudprovider.InstanceType {
-	reqs := scheduling.Requirements{}
-	for k, v := range ct.Labels() {
-		reqs.Add(scheduling.NewRequirement(k, corev1.NodeSelectorOpIn, v))
-	}
-	reqs.Add(scheduling.NewRequirement(v1.LabelRegion, corev1.NodeSelectorOpIn, c.opts.Profile.Spec.Region))
-	return &cloudprovider.InstanceType{
-		Name:         ct.Name,
-		Requirements: reqs,
-		Capacity:     capacity(ct),
-		Overhead:     overhead(ct),
-	}
-}
-
-func capacity(ct catalog.InstanceType) corev1.ResourceList {
-	rl := corev1.ResourceList{
-		corev1.ResourceCPU:              *resource.NewQuantity(int64(ct.VCPU), resource.DecimalSI),
-		corev1.ResourceMemory:           *resource.NewQuantity(ct.MemoryMiB<<20, resource.BinarySI),
-		corev1.ResourcePods:             *resource.NewQuantity(int64(ct.MaxPods), resource.DecimalSI),
-		corev1.ResourceEphemeralStorage: resource.MustParse("20Gi"),
-	}
-	if ct.GPUCount > 0 {
-		rl["nvidia.com/gpu"] = *resource.NewQuantity(int64(ct.GPUCount), resource.DecimalSI)
-	}
-	return rl
-}
-
-// overhead follows the common managed-Kubernetes formula: CPU reserved at
-// 6% of the first core, 1% of the second, 0.5% of the next two and 0.25%
-// beyond; memory 11 MiB per pod plus 255 MiB; eviction at 100 MiB free.
-func overhead(ct catalog.InstanceType) cloudprovider.Overhead {
-	milli := 0.0
-	for core := 1; core <= ct.VCPU; core++ {
-		switch {
-		case core == 1:
-			milli += 60
-		case core == 2:
-			milli += 10
-		case core <= 4:
-			milli += 5
-		default:
-			milli += 2.5
-		}
-	}
-	return cloudprovider.Overhead{
-		KubeReserved: corev1.ResourceList{
-			corev1.ResourceCPU:              *resource.NewMilliQuantity(int64(math.Ceil(milli)), resource.DecimalSI),
-			corev1.ResourceMemory:           *resource.NewQuantity(int64(11*ct.MaxPods+255)<<20, resource.BinarySI),
-			corev1.ResourceEphemeralStorage: resource.MustParse("1Gi"),
-		},
-		EvictionThreshold: corev1.ResourceList{
-			corev1.ResourceMemory:           resource.MustParse("100Mi"),
-			corev1.ResourceEphemeralStorage: resource.MustParse("2Gi"),
-		},
-	}
+	return ct.CloudInstanceType(c.opts.Profile.Spec.Region)
 }
 
 // spotPriceLocked: a profile override (or a SpotPriceChange event), else

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -51,7 +50,6 @@ func (c *Cloud) Create(ctx context.Context, nc *v1.NodeClaim) (*v1.NodeClaim, er
 		return nil, err
 	}
 	reqs := scheduling.NewNodeSelectorRequirementsWithMinValues(nc.Spec.Requirements...)
-	requests := scheduling.NewResources(nc.Spec.Resources.Requests)
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -70,20 +68,10 @@ func (c *Cloud) Create(ctx context.Context, nc *v1.NodeClaim) (*v1.NodeClaim, er
 	if c.opts.Unavailable != nil {
 		its = c.opts.Unavailable.Apply(its)
 	}
-	var fits []*cloudprovider.InstanceType
-	for _, it := range its {
-		if it.Requirements.Intersects(reqs) == nil && requests.Fits(scheduling.NewResources(it.Allocatable())) {
-			fits = append(fits, it)
-		}
-	}
-	capacityType := reqs.Get(v1.CapacityTypeLabelKey)
-	for _, ct := range []string{v1.CapacityTypeReserved, v1.CapacityTypeSpot, v1.CapacityTypeOnDemand} {
-		if !capacityType.Has(ct) {
-			continue
-		}
-		cands := candidates(fits, reqs, ct)
-		if len(cands) == 0 {
-			continue
+	if ct, shared := cloudprovider.LaunchCandidates(its, reqs, nc.Spec.Resources.Requests); len(shared) > 0 {
+		cands := make([]candidate, len(shared))
+		for i, sc := range shared {
+			cands[i] = candidate{it: sc.InstanceType, o: sc.Offering, onDemand: sc.OnDemandPrice}
 		}
 		if ct == v1.CapacityTypeSpot {
 			c.orderLocked(cands, AllocationPriceCapacityOptimized)
@@ -94,22 +82,7 @@ func (c *Cloud) Create(ctx context.Context, nc *v1.NodeClaim) (*v1.NodeClaim, er
 		}
 		return c.launchedClaim(inst, cand.it, nc), nil
 	}
-	// Nothing available: name the compatible offerings that are out (full
-	// reservations, offerings already marked) so the caller marks them.
-	ice := cloudprovider.NewInsufficientCapacityError(fmt.Errorf("no available offering satisfies nodeclaim %s", nc.Name))
-	for _, it := range fits {
-		for _, o := range it.Offerings {
-			if !o.CompatibleWith(reqs) || !capacityType.Has(o.CapacityType) {
-				continue
-			}
-			code := cloudprovider.CodeInsufficientInstanceCapacity
-			if o.ReservationID != "" {
-				code = cloudprovider.CodeReservationCapacityExceeded
-			}
-			ice.Add(o.Key(it.Name), string(code))
-		}
-	}
-	return nil, ice
+	return nil, cloudprovider.NoLaunchCandidates(nc.Name, its, reqs, nc.Spec.Resources.Requests)
 }
 
 // launchedForLocked is the instance running (or stopped) for the
@@ -121,47 +94,6 @@ func (c *Cloud) launchedForLocked(name string) *Instance {
 		}
 	}
 	return nil
-}
-
-// candidates are the available offerings of capacity type ct that reqs
-// allow, in the order a launch tries them. Spot dearer than the cheapest
-// compatible on-demand offering is left out.
-func candidates(its []*cloudprovider.InstanceType, reqs scheduling.Requirements, ct string) []candidate {
-	odMin := math.Inf(1)
-	var out []candidate
-	for _, it := range its {
-		od := math.Inf(1)
-		for _, o := range it.Offerings {
-			if o.CapacityType == v1.CapacityTypeOnDemand && o.Price < od {
-				od = o.Price
-			}
-			if o.CapacityType == v1.CapacityTypeOnDemand && o.IsAvailable() && o.CompatibleWith(withoutCapacityType(reqs)) {
-				odMin = min(odMin, o.Price)
-			}
-		}
-		for _, o := range it.Offerings {
-			if o.CapacityType == ct && o.IsAvailable() && o.CompatibleWith(reqs) {
-				out = append(out, candidate{it: it, o: o, onDemand: od})
-			}
-		}
-	}
-	if ct == v1.CapacityTypeSpot {
-		out = slices.DeleteFunc(out, func(c candidate) bool { return c.o.Price > odMin })
-	}
-	slices.SortStableFunc(out, func(a, b candidate) int {
-		return cmp.Or(cmp.Compare(a.o.Price, b.o.Price), cmp.Compare(a.it.Name, b.it.Name), cmp.Compare(a.o.Zone, b.o.Zone))
-	})
-	return out
-}
-
-func withoutCapacityType(reqs scheduling.Requirements) scheduling.Requirements {
-	if _, ok := reqs[v1.CapacityTypeLabelKey]; !ok {
-		return reqs
-	}
-	out := reqs.Clone()
-	delete(out, v1.CapacityTypeLabelKey)
-	delete(out, v1.LabelCapacityReservationID)
-	return out
 }
 
 // launch is what a launch records beyond the offering: the NodeClaim and
