@@ -21,6 +21,15 @@ all=(--set metrics.serviceMonitor.enabled=true
 "$helm" lint --strict "$chart"
 "$helm" lint --strict "$chart" "${all[@]}"
 "$helm" template capstan "$chart" --namespace capstan-system --include-crds >/dev/null
+# The aws provider renders its flags and no simulated kubelet's role.
+aws=$("$helm" template capstan "$chart" --namespace capstan-system --set cloudProvider.name=aws --set cloudProvider.aws.clusterName=prod --set cloudProvider.aws.interruptionQueue=prod-events)
+for want in "--cloud-provider=aws" "--cluster-name=prod" "--interruption-queue=prod-events"; do
+	grep -qF -- "$want" <<<"$aws" || { echo "the aws values do not render $want" >&2; exit 1; }
+done
+if grep -qF -- "sim-kubelet" <<<"$aws" || grep -qF -- "--sim-state" <<<"$aws"; then
+	echo "the aws values render the simulated cloud's role or state" >&2
+	exit 1
+fi
 out=$("$helm" template capstan "$chart" --namespace capstan-system --api-versions monitoring.coreos.com/v1 "${all[@]}")
 for kind in ServiceMonitor PrometheusRule ConfigMap PodDisruptionBudget; do
 	grep -q "^kind: $kind$" <<<"$out" || { echo "the chart with every option on renders no $kind" >&2; exit 1; }
@@ -38,7 +47,9 @@ rejects() {
 rejects --set replica=3 "additional properties 'replica' not allowed"
 rejects --set controller.featureGates.Drfit=true "additional properties 'Drfit' not allowed"
 rejects --set controller.batchIdleDuration=soon "/controller/batchIdleDuration"
-rejects --set cloudProvider.name=aws "at '/cloudProvider/name': value must be 'sim'"
+rejects --set cloudProvider.name=gcp "at '/cloudProvider/name': value must be one of 'sim', 'aws'"
+rejects --set cloudProvider.name=aws "cloudProvider.aws.clusterName is required with the aws provider"
+rejects --set cloudProvider.name=aws --set cloudProvider.aws.clusterName=prod --set cloudProvider.aws.vmMemoryOverheadPercent=1 "/cloudProvider/aws/vmMemoryOverheadPercent"
 rejects --set controller.maxInstanceTypes=500 "/controller/maxInstanceTypes"
 
 "$promtool" check rules "$chart/alerts/capstan.rules.yaml"
