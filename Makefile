@@ -47,8 +47,9 @@ verify: tools ## Regenerate, vet and lint; fail if anything generated was stale.
 unit: tools ## Unit and envtest tests.
 	go test -timeout $(TEST_TIMEOUT) ./...
 
-e2e: tools build ## End-to-end tests on the local control plane (the controller is bin/capstan-e2e, built with its test-only hooks).
+e2e: tools build ## End-to-end tests on the local control plane (the controller is bin/capstan-e2e, built with its test-only hooks; test/e2e/aws runs it against bin/ec2endpoint).
 	go build -tags e2e -o $(BIN)/capstan-e2e ./cmd/capstan
+	go build -o $(BIN)/ec2endpoint ./hack/ec2endpoint
 	go test -tags e2e -p 1 -count 1 -timeout $(E2E_TIMEOUT) ./test/e2e/...
 
 test: unit e2e ## Everything CI runs.

@@ -25,6 +25,12 @@ import (
 // cloud's inventory under Root and extra flags args. It returns the URL of
 // the controller's metrics.
 func (c *Cluster) StartCapstan(args ...string) (string, error) {
+	return c.StartCapstanEnv(nil, args...)
+}
+
+// StartCapstanEnv is StartCapstan with extra environment variables
+// ("KEY=value"), such as a cloud SDK's credentials.
+func (c *Cluster) StartCapstanEnv(env []string, args ...string) (string, error) {
 	root, err := ModuleRoot()
 	if err != nil {
 		return "", err
@@ -47,7 +53,7 @@ func (c *Cluster) StartCapstan(args ...string) (string, error) {
 		"--sim-state=" + filepath.Join(c.Root, "sim-state.json"),
 		"--leader-elect=true", "--metrics-bind-address=" + addr, "--health-probe-bind-address=0",
 	}, args...)
-	if err := c.StartProcess("capstan", bin, []string{"KUBECONFIG=" + kubeconfig}, args...); err != nil {
+	if err := c.StartProcess("capstan", bin, append([]string{"KUBECONFIG=" + kubeconfig}, env...), args...); err != nil {
 		return "", err
 	}
 	return "http://" + addr + "/metrics", nil
@@ -96,6 +102,9 @@ type CapstanOptions struct {
 	Setup func(*Cluster) error
 	// Args are the controller's extra flags.
 	Args func(*Cluster) []string
+	// Env are the controller's extra environment variables
+	// ("KEY=value"), such as a cloud SDK's credentials.
+	Env func(*Cluster) []string
 }
 
 // MainWithCapstan runs an end-to-end package: one local cluster with
@@ -123,7 +132,11 @@ func MainWithCapstan(m *testing.M, opts CapstanOptions, set func(c *Cluster, met
 	if opts.Args != nil {
 		args = opts.Args(c)
 	}
-	metricsURL, err := c.StartCapstan(args...)
+	var env []string
+	if opts.Env != nil {
+		env = opts.Env(c)
+	}
+	metricsURL, err := c.StartCapstanEnv(env, args...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -1,0 +1,106 @@
+//go:build e2e
+
+package aws
+
+import (
+	"context"
+	"encoding/base64"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	awssdk "github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"k8s.io/client-go/discovery"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/capstan-dev/capstan/pkg/test"
+	"github.com/capstan-dev/capstan/test/ec2endpoint"
+)
+
+var cluster *test.Cluster
+
+// api is an EC2 client of the endpoint, for what the scenarios check in
+// the cloud and the leaked instance they launch.
+var api *ec2.Client
+
+// clusterName is the cluster the endpoint tags its subnets, security
+// groups and AMI for, and the controller's --cluster-name.
+const clusterName = "capstan-e2e"
+
+// kubernetesVersion is the cluster's version as its API server reports
+// it, which the EC2NodeClass controller resolves AMI aliases for. A
+// kube-apiserver built without version stamping (hack/tools.sh builds
+// them so) reports v0.0.0-master, for which EKS publishes no images.
+var kubernetesVersion string
+
+// region is testdata/cloud-profile.yaml's.
+const region = "us-west-2"
+
+// Compressed timings: batches as the other suites', disruption evaluated
+// every second and carried out two seconds later, garbage collection
+// every 5 s for instances 10 s old (a minute each by default), and the
+// catalog (types, prices, reservations) reloaded every 10 s.
+const (
+	gcInterval = 5 * time.Second
+	gcGrace    = 10 * time.Second
+)
+
+// scenarios is how many tests run at once unless -parallel says
+// otherwise: all of them (they mostly wait on the cluster).
+const scenarios = 8
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit {
+		_ = flag.Set("test.parallel", strconv.Itoa(scenarios))
+	}
+	log.SetLogger(klog.NewKlogr()) // the invariant checker's watching clients log through it
+	profile, _ := filepath.Abs("testdata/cloud-profile.yaml")
+	var url string
+	os.Exit(test.MainWithCapstan(m, test.CapstanOptions{
+		Setup: func(c *test.Cluster) error {
+			dc, err := discovery.NewDiscoveryClientForConfig(c.Config)
+			if err != nil {
+				return err
+			}
+			v, err := dc.ServerVersion()
+			if err != nil {
+				return fmt.Errorf("reading the cluster's version, %w", err)
+			}
+			kubernetesVersion = v.GitVersion
+			url, err = c.StartEC2Endpoint(profile, clusterName)
+			if err != nil {
+				return fmt.Errorf("starting the EC2 endpoint, %w", err)
+			}
+			api = ec2.New(ec2.Options{
+				Region: region, BaseEndpoint: awssdk.String(url), HTTPClient: ec2endpoint.NewHTTPClient(),
+				Credentials: credentials.NewStaticCredentialsProvider("AKIDE2E", "e2e-secret", ""),
+			})
+			_, err = api.DescribeAvailabilityZones(context.Background(), &ec2.DescribeAvailabilityZonesInput{})
+			return err
+		},
+		Args: func(c *test.Cluster) []string {
+			return []string{"--cloud-provider=aws", "--aws-endpoint=" + url, "--aws-pricing-endpoint=" + url,
+				"--aws-region=" + region, "--cluster-name=" + clusterName, "--aws-refresh-interval=10s",
+				"--cluster-endpoint=" + c.Config.Host, "--cluster-ca-bundle=" + base64.StdEncoding.EncodeToString(c.Config.CAData),
+				"--batch-idle-duration=500ms", "--batch-max-duration=2s",
+				"--disruption-poll-interval=1s", "--disruption-validation-delay=2s",
+				"--gc-interval=" + gcInterval.String(), "--gc-grace=" + gcGrace.String()}
+		},
+		// Dummy credentials (the endpoint checks none) and no instance
+		// metadata lookups: the SDK must never reach for real AWS.
+		Env: func(*test.Cluster) []string {
+			return []string{"AWS_ACCESS_KEY_ID=AKIDE2E", "AWS_SECRET_ACCESS_KEY=e2e-secret", "AWS_EC2_METADATA_DISABLED=true",
+				"AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null"}
+		},
+	}, func(c *test.Cluster, _ string) { cluster = c }))
+}
