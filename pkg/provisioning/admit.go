@@ -257,11 +257,23 @@ func (t *topology) admitNode(p *podData, v *variant, mins []int32, n *nodeData) 
 // zone). It lets the solver skip most claims cheaply.
 func (t *topology) admitFixed(p *podData, v *variant, mins []int32, c *claim) bool {
 	for i, con := range v.constraints {
+		if con.counter.key == corev1.LabelHostname {
+			if !con.allowsCount(c.counted(con.counter), mins[i]) {
+				return false
+			}
+			continue
+		}
 		if d, fixed := c.domain(con.counter.key); fixed && !con.allows(d, mins[i]) {
 			return false
 		}
 	}
 	for _, inv := range p.inverse {
+		if inv.key == corev1.LabelHostname {
+			if c.counted(inv) > 0 {
+				return false
+			}
+			continue
+		}
 		if d, fixed := c.domain(inv.key); fixed && inv.counts[d] > 0 {
 			return false
 		}

@@ -1,12 +1,18 @@
 package provisioning_test
 
 import (
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/capstan-dev/capstan/pkg/provisioning"
+	"github.com/capstan-dev/capstan/pkg/provisioning/checker"
 )
 
+// benchmarkSolve times whole solves of in, then reports the result's size,
+// price and the fractional lower bound, the process's peak RSS so far
+// (run one benchmark per process to read it as that solve's), and checks
+// the result with the independent checker, untimed.
 func benchmarkSolve(b *testing.B, in provisioning.Input) {
 	b.ReportAllocs()
 	var r provisioning.Result
@@ -15,17 +21,34 @@ func benchmarkSolve(b *testing.B, in provisioning.Input) {
 		r = provisioning.Solve(in)
 	}
 	elapsed := time.Since(start).Seconds()
+	b.StopTimer()
 	if len(r.Unplaced) > 0 {
 		b.Fatalf("%d pods unplaced: %s %s", len(r.Unplaced), r.Unplaced[0].Reason, r.Unplaced[0].Message)
 	}
+	bound := provisioning.LowerBound(in.Pods, in.InstanceTypes["default"])
 	b.ReportMetric(float64(len(in.Pods)*b.N)/elapsed, "pods/s")
 	b.ReportMetric(float64(len(r.NewNodeClaims)), "nodes")
 	b.ReportMetric(cost(r), "cost/h")
-	b.ReportMetric(provisioning.LowerBound(in.Pods, in.InstanceTypes["default"]), "lowerbound/h")
+	b.ReportMetric(bound, "lowerbound/h")
+	b.ReportMetric(cost(r)/bound, "cost/bound")
+	var usage syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &usage); err == nil {
+		b.ReportMetric(float64(usage.Maxrss)/1024, "peak-MB")
+	}
+	if err := checker.Check(in, r); err != nil {
+		b.Fatal(err)
+	}
 }
 
-func BenchmarkSolveReference1000(b *testing.B)    { benchmarkSolve(b, referenceWorkload(1000, 1)) }
-func BenchmarkSolveReference5000(b *testing.B)    { benchmarkSolve(b, referenceWorkload(5000, 1)) }
-func BenchmarkSolveReference20000(b *testing.B)   { benchmarkSolve(b, referenceWorkload(20000, 1)) }
+func BenchmarkSolveReference1000(b *testing.B)   { benchmarkSolve(b, referenceWorkload(1000, 1)) }
+func BenchmarkSolveReference5000(b *testing.B)   { benchmarkSolve(b, referenceWorkload(5000, 1)) }
+func BenchmarkSolveReference20000(b *testing.B)  { benchmarkSolve(b, referenceWorkload(20000, 1)) }
+func BenchmarkSolveReference100000(b *testing.B) { benchmarkSolve(b, referenceWorkload(100000, 1)) }
+
+// The reference workload's pods over the simulated cloud's catalog.
+func BenchmarkSolveCatalog1000(b *testing.B)  { benchmarkSolve(b, catalogWorkload(1000, 1)) }
+func BenchmarkSolveCatalog5000(b *testing.B)  { benchmarkSolve(b, catalogWorkload(5000, 1)) }
+func BenchmarkSolveCatalog20000(b *testing.B) { benchmarkSolve(b, catalogWorkload(20000, 1)) }
+
 func BenchmarkSolvePreferences4000(b *testing.B)  { benchmarkSolve(b, preferencesWorkload(4000, 1)) }
 func BenchmarkSolveReservation10000(b *testing.B) { benchmarkSolve(b, reservationWorkload(10000, 1)) }

@@ -1,6 +1,8 @@
 package provisioning
 
 import (
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
@@ -20,7 +22,7 @@ type claim struct {
 	// pod that does not fit it is rejected without filtering.
 	maxAlloc scheduling.Resources
 	// committed is charged to the NodePool's limits: the largest capacity
-	// any option could launch.
+	// the claim could launch as (see capacityStats).
 	committed scheduling.Resources
 	// slack is what the cheapest option has left: a pod within it adds
 	// nothing to the claim's price.
@@ -39,6 +41,9 @@ type claim struct {
 	hostname string
 	// fixed are the domains reqs fix (see domain).
 	fixed []fixedDomain
+	// hostCounts are the claim's own counts in hostname counters (see
+	// counted).
+	hostCounts []hostCount
 }
 
 // domain is the claim's topology domain for key: its hostname, or the one
@@ -55,6 +60,42 @@ func (c *claim) domain(key string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// hostCount is how many of a claim's pods a hostname counter counts.
+type hostCount struct {
+	counter *counter
+	n       int32
+}
+
+// counted is what counter's counts hold for the claim's hostname, read
+// from the claim: every pod's search asks it of every claim, and a few
+// pointer comparisons beat hashing the hostname into the counter's map.
+func (c *claim) counted(counter *counter) int32 {
+	for _, h := range c.hostCounts {
+		if h.counter == counter {
+			return h.n
+		}
+	}
+	return 0
+}
+
+// count notes, after topology.record, the pod in the claim's own hostname
+// counts.
+func (c *claim) count(p *podData) {
+	for _, set := range [][]*counter{p.matched, p.owned} {
+		for _, k := range set {
+			if k.key != corev1.LabelHostname {
+				continue
+			}
+			i := slices.IndexFunc(c.hostCounts, func(h hostCount) bool { return h.counter == k })
+			if i < 0 {
+				c.hostCounts = append(c.hostCounts, hostCount{counter: k})
+				i = len(c.hostCounts) - 1
+			}
+			c.hostCounts[i].n++
+		}
+	}
 }
 
 // fixedDomain is a key the claim's requirements fix to one value.
@@ -170,15 +211,26 @@ func slackOf(c *claim) (scheduling.Resources, float64) {
 	return c.options[0].alloc.Sub(c.requests), c.options[0].price
 }
 
-// capacityStats are the componentwise maxima over options.
-func capacityStats(options []*itData) (maxAlloc, maxCapacity scheduling.Resources) {
+// capacityStats are the componentwise maxima of what pods may use over
+// the claim's options, and of capacity over those it may launch as: the
+// first maxTypes (toNodeClaim keeps none larger), all of them when
+// minValues may need more. Charging the NodePool's limits with the
+// largest of hundreds of options a claim never launches as ran a
+// 10,000,000-core limit out at 25,000 claims of a few cores each.
+func capacityStats(options []*itData, reqs scheduling.Requirements, maxTypes int) (maxAlloc, maxCapacity scheduling.Resources) {
+	launchable := len(options)
+	if !reqs.HasMinValues() {
+		launchable = min(launchable, maxTypes)
+	}
 	for i, it := range options {
 		if i == 0 {
 			maxAlloc, maxCapacity = it.alloc, it.capacity
 			continue
 		}
 		maxAlloc = maxAlloc.Max(it.alloc)
-		maxCapacity = maxCapacity.Max(it.capacity)
+		if i < launchable {
+			maxCapacity = maxCapacity.Max(it.capacity)
+		}
 	}
 	return maxAlloc, maxCapacity
 }
@@ -215,11 +267,13 @@ func minValuesMet(reqs scheduling.Requirements, options []*itData) bool {
 
 // toNodeClaim renders the planned claim, its options ordered and truncated.
 func (c *claim) toNodeClaim(maxTypes int, slots map[string]int) *NodeClaim {
-	// minValues may need options beyond the cheapest maxTypes.
+	// minValues may need options beyond the cheapest maxTypes. Options
+	// larger than the NodePool's limits were charged for are left out.
 	keep := maxTypes
 	if c.reqs.HasMinValues() {
 		keep = 0
 	}
+	c.options = slices.DeleteFunc(slices.Clone(c.options), func(it *itData) bool { return !it.capacity.Fits(c.committed) })
 	options, plan := orderOptions(c, slots, keep)
 	options = truncate(c.reqs, options, maxTypes)
 	its := make([]*cloudprovider.InstanceType, len(options))

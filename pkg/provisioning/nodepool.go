@@ -189,10 +189,16 @@ func (p *poolData) release(capacity scheduling.Resources, nodes int64) {
 // withinLimits reports whether a node of this capacity fits the limits
 // left.
 func (p *poolData) withinLimits(capacity scheduling.Resources) bool {
-	if p.limitNodes < 1 {
-		return false
-	}
-	l := p.limit
+	return p.limitNodes >= 1 && fitsLimit(capacity, p.limit)
+}
+
+// affords reports whether a planned node holding held could hold
+// capacity instead.
+func (p *poolData) affords(capacity, held scheduling.Resources) bool {
+	return fitsLimit(capacity, subLimited(p.limit, scheduling.Resources{}.Sub(held), p.limited))
+}
+
+func fitsLimit(capacity, l scheduling.Resources) bool {
 	if capacity.CPU > l.CPU || capacity.Memory > l.Memory || capacity.Storage > l.Storage || capacity.Pods > l.Pods {
 		return false
 	}

@@ -301,13 +301,20 @@ func (s *solver) addToClaim(c *claim, p *podData, v *variant, mins []int32, thri
 	if thrifty && options[0].price-c.price > growthLimit(c, p, v) {
 		return false
 	}
-	c.pool.release(c.committed, 0)
 	// Options only shrink, in order: as many as before are the same ones,
 	// and the claim keeps its slice and what was worked out from it.
+	kept, maxAlloc, committed := c.options, c.maxAlloc, c.committed
 	if len(options) != len(c.options) {
-		c.options = slices.Clone(options)
-		c.maxAlloc, c.committed = capacityStats(c.options)
+		kept = slices.Clone(options)
+		maxAlloc, committed = capacityStats(kept, merged, s.opts.MaxInstanceTypes)
 	}
+	// Growing moves the types the claim may launch as to larger ones:
+	// they must fit what the NodePool's limits leave.
+	if !c.pool.affords(committed, c.committed) {
+		return false
+	}
+	c.pool.release(c.committed, 0)
+	c.options, c.maxAlloc, c.committed = kept, maxAlloc, committed
 	c.setReqs(merged)
 	c.requests = requests
 	c.slack, c.price = slackOf(c)
@@ -315,6 +322,7 @@ func (s *solver) addToClaim(c *claim, p *podData, v *variant, mins []int32, thri
 	c.pods = append(c.pods, p)
 	c.hostPorts = append(c.hostPorts, p.hostPorts...)
 	s.topo.record(p, c.domain)
+	c.count(p)
 	return true
 }
 
@@ -326,6 +334,7 @@ func (s *solver) newClaim(p *podData, v *variant, mins []int32, failure *attempt
 		if c != nil {
 			s.claims = append(s.claims, c)
 			s.topo.record(p, c.domain)
+			c.count(p)
 			return true
 		}
 		failure.record(reason, fmt.Sprintf("nodepool %s: %s", pool.name, detail))
@@ -404,7 +413,7 @@ func (s *solver) claimFor(pool *poolData, p *podData, v *variant, mins []int32) 
 		return nil, ReasonReservationExhausted, "every capacity reservation the pod may use is full and the NodePool allows no other capacity type"
 	}
 	c.setReqs(c.reqs)
-	c.maxAlloc, c.committed = capacityStats(c.options)
+	c.maxAlloc, c.committed = capacityStats(c.options, c.reqs, s.opts.MaxInstanceTypes)
 	c.slack, c.price = slackOf(c)
 	pool.consume(c.committed, 1)
 	return c, "", ""

@@ -270,17 +270,22 @@ func (t *topology) addInverse(pod *corev1.Pod, namespaces map[string]map[string]
 // allows reports whether a pod with this constraint may land in domain d.
 // eligible are the domains (with counts) the global minimum ranges over.
 func (c *constraint) allows(d string, minCount int32) bool {
+	return c.allowsCount(c.counter.counts[d], minCount)
+}
+
+// allowsCount is allows for a domain holding n matching pods.
+func (c *constraint) allowsCount(n, minCount int32) bool {
 	switch c.kind {
 	case kindAntiAffinity:
-		return c.counter.counts[d] == 0
+		return n == 0
 	case kindAffinity:
-		return c.counter.counts[d] > 0 || (c.counter.total == 0 && c.selfMatch)
+		return n > 0 || (c.counter.total == 0 && c.selfMatch)
 	}
 	self := int32(0)
 	if c.selfMatch {
 		self = 1
 	}
-	return c.counter.counts[d]+self-minCount <= c.maxSkew
+	return n+self-minCount <= c.maxSkew
 }
 
 // minCount is the smallest count over the eligible domains, or 0 when a
