@@ -138,7 +138,9 @@ func (s *Server) launchFleet(ctx context.Context, p params) (*createFleetRespons
 			if len(group) == 0 {
 				continue
 			}
-			res, err := s.cloud.Launch(ctx, s.launchRequest(req, group, fleetID))
+			// The instance outlives the request: its kubelet registers
+			// the Node after the launch latency, long after the answer.
+			res, err := s.cloud.Launch(context.WithoutCancel(ctx), s.launchRequest(req, group, fleetID))
 			if ice, ok := cloudprovider.AsInsufficientCapacityError(err); ok {
 				resp.Errors = s.appendErrors(ctx, resp.Errors, group, ice)
 				continue

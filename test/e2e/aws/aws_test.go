@@ -4,6 +4,7 @@ package aws
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -13,9 +14,11 @@ import (
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -315,8 +318,103 @@ func TestReferenceEC2NodeClass(t *testing.T) {
 	g.Expect(got.Status.InstanceProfile).To(gomega.Equal("KarpenterNodeInstanceProfile-" + clusterName))
 }
 
-// Interruption is not covered: the AWS provider reads no interruption
-// queue yet.
+// A spot interruption warning EventBridge delivers to the interruption
+// queue (sent here as EC2 would) makes Capstan replace the node before
+// its two minutes run out: a new NodeClaim, the pod running again on it,
+// and the interrupted NodeClaim and its instance gone.
 func TestInterruption(t *testing.T) {
-	t.Skip("the aws provider reads no interruption queue yet (Provider.Interruptions reports none; no queue flag in cmd/capstan/app/providers.go)")
+	t.Parallel()
+	ctx := context.Background()
+	s := start(t, setup{instanceTypes: []string{"r5.large"}, capacityTypes: []string{v1.CapacityTypeSpot, v1.CapacityTypeOnDemand}})
+	s.ready()
+	s.spreadOut(1)
+	claims := s.settled(1)
+	interrupted := claims[0]
+	id := instanceID(interrupted.Status.ProviderID)
+	queue, err := events.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: awssdk.String(clusterName)})
+	s.g.Expect(err).NotTo(gomega.HaveOccurred())
+	warning := fmt.Sprintf(`{"version":"0","id":"e2e","detail-type":"EC2 Spot Instance Interruption Warning","source":"aws.ec2","account":"111122223333",`+
+		`"time":%q,"region":%q,"resources":["arn:aws:ec2:%s:111122223333:instance/%s"],"detail":{"instance-id":%q,"instance-action":"terminate"}}`,
+		time.Now().UTC().Format(time.RFC3339), region, region, id, id)
+	_, err = events.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: queue.QueueUrl, MessageBody: awssdk.String(warning)})
+	s.g.Expect(err).NotTo(gomega.HaveOccurred())
+	s.g.Eventually(func(g gomega.Gomega) {
+		claims := s.claims()
+		g.Expect(claims).To(gomega.HaveLen(1))
+		g.Expect(claims[0].Name).NotTo(gomega.Equal(interrupted.Name))
+		pods := s.running()
+		g.Expect(pods).To(gomega.HaveLen(1))
+		g.Expect(pods[0].Spec.NodeName).To(gomega.Equal(claims[0].Status.NodeName))
+		for _, inst := range instances(g, id) {
+			g.Expect(state(inst)).To(gomega.Equal(ec2types.InstanceStateNameTerminated))
+		}
+	}).WithTimeout(90 * time.Second).Should(gomega.Succeed())
+	last := s.guard.Last(interrupted.Name)
+	s.g.Expect(last).NotTo(gomega.BeNil())
+	reason := meta.FindStatusCondition(last.Status.Conditions, v1.ConditionTypeDisruptionReason)
+	s.g.Expect(reason).NotTo(gomega.BeNil(), "the interrupted NodeClaim was deleted without a disruption reason")
+}
+
+// A NodeClass whose subnets cannot be resolved is not Ready and says why;
+// its NodePool is not Ready either, and nothing is launched for its pods.
+func TestUnresolvableSubnets(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := start(t, setup{instanceTypes: []string{"m6i.2xlarge"}, capacityTypes: []string{v1.CapacityTypeOnDemand}})
+	class := &awsv1.EC2NodeClass{}
+	s.g.Expect(cluster.Client.Get(ctx, client.ObjectKeyFromObject(s.class), class)).To(gomega.Succeed())
+	patch := client.MergeFrom(class.DeepCopy())
+	class.Spec.SubnetSelectorTerms = []awsv1.SubnetSelectorTerm{{Tags: map[string]string{"karpenter.sh/discovery": "no-such-cluster"}}}
+	s.g.Expect(cluster.Client.Patch(ctx, class, patch)).To(gomega.Succeed())
+	s.g.Eventually(func(g gomega.Gomega) {
+		got := &awsv1.EC2NodeClass{}
+		g.Expect(cluster.Client.Get(ctx, client.ObjectKeyFromObject(s.class), got)).To(gomega.Succeed())
+		subnets := meta.FindStatusCondition(got.Status.Conditions, awsv1.ConditionTypeSubnetsReady)
+		g.Expect(subnets).NotTo(gomega.BeNil())
+		g.Expect(subnets.Status).To(gomega.Equal(metav1.ConditionFalse))
+		g.Expect(subnets.Reason).To(gomega.Equal("SubnetsNotFound"))
+		g.Expect(subnets.Message).To(gomega.ContainSubstring("no-such-cluster"))
+		ready := meta.FindStatusCondition(got.Status.Conditions, awsv1.ConditionTypeReady)
+		g.Expect(ready).NotTo(gomega.BeNil())
+		g.Expect(ready.Status).To(gomega.Equal(metav1.ConditionFalse))
+		np := &v1.NodePool{}
+		g.Expect(cluster.Client.Get(ctx, client.ObjectKeyFromObject(s.np), np)).To(gomega.Succeed())
+		cond := meta.FindStatusCondition(np.Status.Conditions, v1.ConditionTypeNodeClassReady)
+		g.Expect(cond).NotTo(gomega.BeNil())
+		g.Expect(cond.Status).To(gomega.Equal(metav1.ConditionFalse))
+	}).WithTimeout(60 * time.Second).Should(gomega.Succeed())
+	s.spreadOut(1)
+	s.g.Consistently(func(g gomega.Gomega) {
+		g.Expect(s.claims()).To(gomega.BeEmpty())
+		g.Expect(s.running()).To(gomega.BeEmpty())
+	}).WithTimeout(10 * time.Second).Should(gomega.Succeed())
+}
+
+// Deleting a NodePool deletes its NodeClaims and terminates their
+// instances: the endpoint shows none left running for it.
+func TestDeletingNodePoolTerminatesInstances(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := start(t, setup{instanceTypes: []string{"c6i.large"}, capacityTypes: []string{v1.CapacityTypeOnDemand}})
+	s.ready()
+	s.spreadOut(2)
+	var ids []string
+	for _, nc := range s.settled(2) {
+		ids = append(ids, instanceID(nc.Status.ProviderID))
+	}
+	s.g.Expect(cluster.Client.Delete(ctx, s.np)).To(gomega.Succeed())
+	s.g.Eventually(func(g gomega.Gomega) {
+		g.Expect(s.claims()).To(gomega.BeEmpty())
+		g.Expect(instances(g, ids...)).To(gomega.HaveLen(len(ids)))
+		for id, inst := range instances(g, ids...) {
+			g.Expect(state(inst)).To(gomega.Equal(ec2types.InstanceStateNameTerminated), "instance %s", id)
+		}
+		all, err := allInstances(ctx)
+		g.Expect(err).NotTo(gomega.HaveOccurred())
+		for _, inst := range all {
+			if tagsOf(inst)[v1.NodePoolLabelKey] == s.np.Name {
+				g.Expect(state(inst)).To(gomega.Equal(ec2types.InstanceStateNameTerminated), "instance %s of the deleted NodePool", awssdk.ToString(inst.InstanceId))
+			}
+		}
+	}).WithTimeout(60 * time.Second).Should(gomega.Succeed())
 }

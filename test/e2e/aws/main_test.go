@@ -16,6 +16,7 @@ import (
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"k8s.io/client-go/discovery"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -27,8 +28,12 @@ import (
 var cluster *test.Cluster
 
 // api is an EC2 client of the endpoint, for what the scenarios check in
-// the cloud and the leaked instance they launch.
-var api *ec2.Client
+// the cloud and the leaked instance they launch; events an SQS client of
+// its interruption queue, named for the cluster.
+var (
+	api    *ec2.Client
+	events *sqs.Client
+)
 
 // clusterName is the cluster the endpoint tags its subnets, security
 // groups and AMI for, and the controller's --cluster-name.
@@ -85,11 +90,16 @@ func TestMain(m *testing.M) {
 				Region: region, BaseEndpoint: awssdk.String(url), HTTPClient: ec2endpoint.NewHTTPClient(),
 				Credentials: credentials.NewStaticCredentialsProvider("AKIDE2E", "e2e-secret", ""),
 			})
+			events = sqs.New(sqs.Options{
+				Region: region, BaseEndpoint: awssdk.String(url), HTTPClient: ec2endpoint.NewHTTPClient(),
+				Credentials: credentials.NewStaticCredentialsProvider("AKIDE2E", "e2e-secret", ""),
+			})
 			_, err = api.DescribeAvailabilityZones(context.Background(), &ec2.DescribeAvailabilityZonesInput{})
 			return err
 		},
 		Args: func(c *test.Cluster) []string {
 			return []string{"--cloud-provider=aws", "--aws-endpoint=" + url, "--aws-pricing-endpoint=" + url,
+				"--aws-sqs-endpoint=" + url, "--interruption-queue=" + clusterName,
 				"--aws-region=" + region, "--cluster-name=" + clusterName, "--aws-refresh-interval=10s",
 				"--cluster-endpoint=" + c.Config.Host, "--cluster-ca-bundle=" + base64.StdEncoding.EncodeToString(c.Config.CAData),
 				"--batch-idle-duration=500ms", "--batch-max-duration=2s",
