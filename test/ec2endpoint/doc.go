@@ -69,6 +69,23 @@
 // with tenancy Dedicated for metal sizes, operatingSystem,
 // preInstalledSw, capacitystatus, marketoption, ...).
 //
+// The same listener also speaks the IAM Query API (a form with Version
+// 2010-05-08, or a SigV4 scope for service iam), for the instance
+// profiles an EC2NodeClass's spec.role needs: GetInstanceProfile,
+// CreateInstanceProfile (Path, Tags), AddRoleToInstanceProfile,
+// RemoveRoleFromInstanceProfile, DeleteInstanceProfile,
+// TagInstanceProfile and GetRole. Answers are IAM's documents
+// (<ActionResponse xmlns="https://iam.amazonaws.com/doc/2010-05-08/">
+// with <ActionResult> and <ResponseMetadata>), errors IAM's
+// <ErrorResponse><Error><Type/><Code/><Message/></Error><RequestId/>:
+// NoSuchEntity (404) for a missing profile or role, EntityAlreadyExists
+// (409), LimitExceeded (409) for a second role in a profile, as IAM
+// allows one, DeleteConflict (409) for deleting a profile that still
+// holds its role, ValidationError (400) for a bad name or path. The
+// account's roles are Options.Roles (default KarpenterNodeRole-<cluster>
+// and capstan-node-role); profiles live in memory only
+// (Server.InstanceProfiles lists them).
+//
 // # Synthesized resources
 //
 // Account Options.AccountID (default 111122223333). One VPC,

@@ -68,6 +68,10 @@ type Options struct {
 	// InterruptionQueue names the SQS queue that carries the cloud's
 	// interruption notices; empty is ClusterName, Karpenter's convention.
 	InterruptionQueue string
+	// Roles are the IAM roles the account has, by name; nil is
+	// DefaultRoles(ClusterName). Adding an unknown role to an instance
+	// profile is NoSuchEntity, as IAM answers.
+	Roles []string
 }
 
 // Server serves the EC2 Query API over the simulated cloud. It is an
@@ -95,6 +99,8 @@ type Server struct {
 	fleets  map[string]fleetRecord
 
 	queue queue
+
+	iam iamState
 }
 
 // New builds the simulated cloud from opts and an endpoint serving it.
@@ -131,6 +137,9 @@ func New(opts Options) (*Server, error) {
 	if len(opts.KubernetesVersions) == 0 {
 		opts.KubernetesVersions = []string{DefaultKubernetesVersion}
 	}
+	if opts.Roles == nil {
+		opts.Roles = DefaultRoles(opts.ClusterName)
+	}
 	if opts.InterruptionQueue == "" {
 		opts.InterruptionQueue = opts.ClusterName
 	}
@@ -146,6 +155,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s.images = s.synthesizeImages()
 	s.actions = s.actionTable()
+	s.newIAM()
 	cloud, err := sim.New(sim.Options{
 		Profile: profile, Catalog: opts.Catalog, Clock: opts.Clock, StatePath: opts.StatePath,
 		NodeClasses: nodeClasses{}, Kubelet: opts.Kubelet,
@@ -230,7 +240,8 @@ func (s *Server) actionTable() map[string]action {
 
 // ServeHTTP implements http.Handler: the EC2 Query protocol, a form
 // (POST body or query string) naming an Action; and, for requests with
-// an X-Amz-Target, the SQS and Price List JSON protocols (serveJSON).
+// an X-Amz-Target, the SQS and Price List JSON protocols (serveJSON);
+// and the IAM Query protocol, a form with IAM's Version (serveIAM).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	requestID := newRequestID()
 	w.Header().Set("x-amzn-RequestId", requestID)
@@ -243,6 +254,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := params(r.Form)
+	if isIAM(r, p) {
+		s.serveIAM(w, requestID, p)
+		return
+	}
 	name := p.get("Action")
 	if name == "" {
 		writeError(w, requestID, errorf("MissingAction", "The request must contain the parameter Action"))
