@@ -185,9 +185,13 @@ func variants(pod *corev1.Pod, volumeReqs scheduling.Requirements, hard, soft []
 }
 
 // byResourcesDescending is first-fit-decreasing order: larger pods first,
-// so small ones fill the gaps; ties keep the input order. Size is cores
-// plus GiB/2 (instance types' usual memory per core), so CPU-heavy and
-// memory-heavy pods interleave and nodes stay balanced.
+// so small ones fill the gaps. Size is cores plus GiB/2 (instance types'
+// usual memory per core), so CPU-heavy and memory-heavy pods interleave
+// and nodes stay balanced. Among pods of one size, those with more
+// required anti-affinity terms go first: each may need a node of its own,
+// and opened before the others of its size, its node is filled by them
+// rather than opened late around it alone. Ties keep the input order.
 func byResourcesDescending(a, b *podData) int {
-	return cmp.Compare(leftover(b.requests, scheduling.Resources{}), leftover(a.requests, scheduling.Resources{}))
+	return cmp.Or(cmp.Compare(leftover(b.requests, scheduling.Resources{}), leftover(a.requests, scheduling.Resources{})),
+		cmp.Compare(len(b.owned), len(a.owned)))
 }

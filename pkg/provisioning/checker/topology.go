@@ -291,7 +291,8 @@ func (idx *domainIndex) sharing(p placed, key string) []int {
 }
 
 // checkSpread replays the new placements in the solver's documented
-// order (largest requests first, input order for ties) as kube-scheduler
+// order (largest requests first, then more required anti-affinity terms
+// first, input order for ties) as kube-scheduler
 // would bind them, and checks every DoNotSchedule spread at each step:
 // count(domain) + self − minimum ≤ maxSkew, the minimum taken over the
 // eligible domains (0 when fewer than minDomains exist, and for hostname,
@@ -363,11 +364,18 @@ func checkSpread(in provisioning.Input, all []placed) []error {
 		sizes[p.pod] = float64(r.Cpu().MilliValue())/1000 + float64(r.Memory().Value())/(2<<30)
 	}
 	size := func(p *corev1.Pod) float64 { return sizes[p] }
+	// Then pods with more required anti-affinity terms first.
+	antiTerms := func(p *corev1.Pod) int {
+		if a := p.Spec.Affinity; a != nil && a.PodAntiAffinity != nil {
+			return len(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution)
+		}
+		return 0
+	}
 	slices.SortStableFunc(fresh, func(a, b placed) int {
 		if sa, sb := size(a.pod), size(b.pod); sa != sb {
 			return cmp.Compare(sb, sa)
 		}
-		return order[a.pod] - order[b.pod]
+		return cmp.Or(cmp.Compare(antiTerms(b.pod), antiTerms(a.pod)), order[a.pod]-order[b.pod])
 	})
 	universe := map[string][]string{}
 	var errs []error
