@@ -62,6 +62,11 @@ func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		if err := cloudprovider.IgnoreNodeClaimNotFound(c.cloud.Delete(ctx, inst)); err != nil {
 			return reconcile.Result{}, fmt.Errorf("terminating leaked instance %s, %w", inst.Status.ProviderID, err)
 		}
+		// Its Node, if it registered one, has no NodeClaim to take it
+		// away: without this it would stay NotReady for ever.
+		if err := c.deleteNodes(ctx, inst.Status.ProviderID); err != nil {
+			return reconcile.Result{}, err
+		}
 	}
 	for _, nc := range d.Delete {
 		c.recorder.Eventf(nc, nil, corev1.EventTypeWarning, "InstanceGone", "Delete", "instance %s no longer exists", nc.Status.ProviderID)
@@ -70,6 +75,25 @@ func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		}
 	}
 	return reconcile.Result{RequeueAfter: c.opts.Interval}, nil
+}
+
+// deleteNodes deletes the Nodes of the instance with providerID.
+func (c *Controller) deleteNodes(ctx context.Context, providerID string) error {
+	nodes := &corev1.NodeList{}
+	if err := c.client.List(ctx, nodes); err != nil {
+		return fmt.Errorf("listing nodes, %w", err)
+	}
+	for i := range nodes.Items {
+		n := &nodes.Items[i]
+		if n.Spec.ProviderID != providerID {
+			continue
+		}
+		log.FromContext(ctx).Info("deleting the node of a leaked instance", "node", n.Name, "providerID", providerID)
+		if err := client.IgnoreNotFound(c.client.Delete(ctx, n)); err != nil {
+			return fmt.Errorf("deleting node %s of leaked instance %s, %w", n.Name, providerID, err)
+		}
+	}
+	return nil
 }
 
 // Register starts the periodic collection.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -19,8 +20,8 @@ import (
 )
 
 // One collection against the API server: the instance no NodeClaim owns
-// is terminated, the NodeClaim whose instance is gone is deleted, and
-// the owned pair is left alone.
+// is terminated and its Node deleted, the NodeClaim whose instance is
+// gone is deleted, and the owned pair is left alone.
 func TestReconcileCollects(t *testing.T) {
 	ctx := context.Background()
 	g := test.NewGomega(t)
@@ -42,7 +43,12 @@ func TestReconcileCollects(t *testing.T) {
 		return obj
 	}
 	leaked := launch("leaked")
+	leakedNode := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: test.RandomName("leaked-node")}, Spec: corev1.NodeSpec{ProviderID: leaked.Status.ProviderID}}
+	g.Expect(c.Create(ctx, leakedNode)).To(gomega.Succeed())
 	owned := launch("owned")
+	ownedNode := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: test.RandomName("owned-node")}, Spec: corev1.NodeSpec{ProviderID: owned.Status.ProviderID}}
+	g.Expect(c.Create(ctx, ownedNode)).To(gomega.Succeed())
+	t.Cleanup(func() { _ = c.Delete(ctx, ownedNode) })
 	ownedClaim := record(owned, owned.Status.ProviderID)
 	orphan := record(test.NodeClaim(), "fake://zone-a/gone")
 
@@ -53,6 +59,9 @@ func TestReconcileCollects(t *testing.T) {
 	g.Expect(result.RequeueAfter).To(gomega.Equal(time.Minute))
 
 	g.Expect(cloud.Created).NotTo(gomega.HaveKey(leaked.Status.ProviderID))
+	err = c.Get(ctx, client.ObjectKeyFromObject(leakedNode), &corev1.Node{})
+	g.Expect(errors.IsNotFound(err)).To(gomega.BeTrue(), "the leaked instance's node is still there: %v", err)
+	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(ownedNode), &corev1.Node{})).To(gomega.Succeed())
 	g.Expect(cloud.Created).To(gomega.HaveKey(owned.Status.ProviderID))
 	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(ownedClaim), &v1.NodeClaim{})).To(gomega.Succeed())
 	err = c.Get(ctx, client.ObjectKeyFromObject(orphan), &v1.NodeClaim{})
