@@ -19,13 +19,20 @@ PROMTOOL_VERSION=v0.316.0
 k8s_dir="$bin/k8s-$K8S_VERSION"
 mkdir -p "$k8s_dir"
 
-build() { # dir, name, package
+build() { # dir, name, package[, ldflags]
 	if [ ! -x "$1/$2" ]; then
 		echo "building $2 ($3)"
-		(cd "$tools" && CGO_ENABLED=0 go build -trimpath -o "$1/$2.tmp" "$3")
+		(cd "$tools" && CGO_ENABLED=0 go build -trimpath ${4:+-ldflags "$4"} -o "$1/$2.tmp" "$3")
 		mv "$1/$2.tmp" "$1/$2"
 	fi
 }
+
+# The Kubernetes binaries report their release (as release builds do), so
+# clients that read the server's version, such as EKS AMI aliases, see
+# 1.37 rather than v0.0.0-master.
+k8s_minor=${K8S_VERSION#v1.}
+k8s_minor=${k8s_minor%%.*}
+k8s_version_flags="-X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$k8s_minor"
 install() { # dir, name, package@version[, build tags]
 	if [ ! -x "$1/$2" ]; then
 		echo "installing $3"
@@ -34,9 +41,9 @@ install() { # dir, name, package@version[, build tags]
 }
 
 build "$k8s_dir" etcd go.etcd.io/etcd/server/v3
-build "$k8s_dir" kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
-build "$k8s_dir" kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler
-build "$k8s_dir" kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager
+build "$k8s_dir" kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver "$k8s_version_flags"
+build "$k8s_dir" kube-scheduler k8s.io/kubernetes/cmd/kube-scheduler "$k8s_version_flags"
+build "$k8s_dir" kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager "$k8s_version_flags"
 
 kwok_dir="$bin/kwok-$KWOK_VERSION"
 install "$kwok_dir" kwok "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
