@@ -218,42 +218,34 @@ func (s *solver) placeOnNode(p *podData, v *variant, mins []int32) bool {
 // for grow to offer them again without that condition when no new claim
 // can take the pod (limits, say).
 func (s *solver) placeOnClaim(p *podData, v *variant, mins []int32, thrifty bool) bool {
-	// One pass sorts the claims the pod's topology admits into those with
-	// room (best fit on slack: the claim the pod leaves least room in, so
-	// larger gaps stay open for larger pods) and those that would have to
-	// grow (the claim whose price rises least, ties to the one left with
-	// least room: growing whichever claim came first let early claims
-	// absorb every pod the others had no room for, until they reached the
-	// largest type full in one resource and idle in the other).
-	s.candidates, s.growable = s.candidates[:0], s.growable[:0]
+	// First the claims with room the pod's topology admits, best fit on
+	// slack: the claim the pod leaves least room in, so larger gaps stay
+	// open for larger pods. Then those that would have to grow: the claim
+	// whose price rises least, ties to the one left with least room
+	// (growing whichever claim came first let early claims absorb every
+	// pod the others had no room for, until they reached the largest type
+	// full in one resource and idle in the other).
+	s.candidates = s.candidates[:0]
 	for _, c := range s.claims {
-		if !s.topo.admitFixed(p, v, mins, c) {
-			continue
-		}
-		if p.requests.Fits(c.slack) {
+		if p.requests.Fits(c.slack) && s.topo.admitFixed(p, v, mins, c) {
 			s.candidates = append(s.candidates, candidate{c, fit{room: leftover(c.slack, p.requests)}})
-		} else {
-			s.growable = append(s.growable, candidate{claim: c})
 		}
 	}
 	if tryBest(s.candidates, func(c *claim) bool { return s.addToClaim(c, p, v, mins, false) }) {
 		return true
 	}
-	// What growing costs is worked out only now: most pods find slack.
-	s.estimateGrowth(p)
-	return s.grow(p, v, mins, thrifty)
-}
-
-// estimateGrowth prices growing each of s.growable for p, dropping those
-// no option has room for.
-func (s *solver) estimateGrowth(p *podData) {
-	kept := s.growable[:0]
-	for _, cand := range s.growable {
-		if g, ok := growth(cand.claim, p.requests); ok {
-			kept = append(kept, candidate{cand.claim, g})
+	// Most pods find slack, and most claims have none for a pod: the
+	// claims that would have to grow are looked for (topology first) and
+	// priced only now.
+	s.growable = s.growable[:0]
+	for _, c := range s.claims {
+		if !p.requests.Fits(c.slack) && s.topo.admitFixed(p, v, mins, c) {
+			if g, ok := growth(c, p.requests); ok {
+				s.growable = append(s.growable, candidate{c, g})
+			}
 		}
 	}
-	s.growable = kept
+	return s.grow(p, v, mins, thrifty)
 }
 
 // grow offers the pod to the claims placeOnClaim found could grow for it.
