@@ -57,8 +57,9 @@ var allowed = []struct {
 		"the simulated cloud's NodeClass, read by the cloud and its controller"},
 	{"ClusterRole/capstan", "sim.capstan.dev", "simnodeclasses/status", nil, []string{"patch"},
 		"the simnodeclass controller patches reservations and conditions"},
-	{"ClusterRole/capstan", "karpenter.k8s.aws", "ec2nodeclasses", nil, []string{"get", "list", "watch"},
-		"the AWS provider's NodeClass, read by the provider, its controller and the NodePool controller"},
+	{"ClusterRole/capstan", "karpenter.k8s.aws", "ec2nodeclasses", nil, []string{"get", "list", "watch", "patch"},
+		"the AWS provider's NodeClass, read by the provider, its controller and the NodePool controller; " +
+			"the ec2nodeclass controller patches the termination finalizer onto classes with spec.role and off once their instance profile is deleted"},
 	{"ClusterRole/capstan", "karpenter.k8s.aws", "ec2nodeclasses/status", nil, []string{"patch"},
 		"the ec2nodeclass controller patches resolved subnets, security groups, AMIs, reservations and conditions"},
 	{"ClusterRole/capstan", "llmaz.io", "openmodels", nil, []string{"get", "list", "watch"},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/pricing"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/prometheus/client_golang/prometheus"
@@ -139,6 +140,7 @@ func loadProfile(path string) (*simv1alpha1.CloudProfile, error) {
 type AWSOptions struct {
 	Region, Endpoint, PricingEndpoint string
 	InterruptionQueue, SQSEndpoint    string
+	IAMEndpoint                       string
 	ClusterName                       string
 	ClusterEndpoint                   string
 	ClusterCABundle                   string
@@ -157,6 +159,7 @@ func awsProvider() provider {
 			f.StringVar(&o.PricingEndpoint, "aws-pricing-endpoint", "", "Price List API endpoint URL instead of us-east-1's")
 			f.StringVar(&o.InterruptionQueue, "interruption-queue", "", "SQS queue EventBridge sends the cluster's EC2 instance events to (spot interruptions, rebalance, scheduled changes, state changes); none: interruptions are not read")
 			f.StringVar(&o.SQSEndpoint, "aws-sqs-endpoint", "", "SQS endpoint URL instead of the region's")
+			f.StringVar(&o.IAMEndpoint, "aws-iam-endpoint", "", "IAM endpoint URL instead of the partition's (instance profiles for an EC2NodeClass's role)")
 			f.StringVar(&o.ClusterName, "cluster-name", "", "cluster name: tags every instance, and nodes join it")
 			f.StringVar(&o.ClusterEndpoint, "cluster-endpoint", "", "API server URL nodes join")
 			f.StringVar(&o.ClusterCABundle, "cluster-ca-bundle", "", "base64 PEM CA bundle of the API server, for nodes")
@@ -220,6 +223,14 @@ func startAWS(ctx context.Context, opts Options, env providerEnv) (startedProvid
 			so.BaseEndpoint = &o.SQSEndpoint
 		}
 	})
+	// IAM makes the instance profiles of EC2NodeClasses with spec.role.
+	iamAPI := iam.NewFromConfig(cfg, func(io *iam.Options) {
+		io.HTTPClient = httpClient
+		io.APIOptions = append(io.APIOptions, apiMetrics.Middleware)
+		if o.IAMEndpoint != "" {
+			io.BaseEndpoint = &o.IAMEndpoint
+		}
+	})
 	mgr := env.mgr
 	p, err := awsprovider.New(api, awsprovider.Options{
 		Region: cfg.Region, ClusterName: o.ClusterName, Clock: env.clock, Unavailable: env.unavailable, Pricing: prices,
@@ -239,7 +250,9 @@ func startAWS(ctx context.Context, opts Options, env providerEnv) (startedProvid
 		if err := mgr.Add(awsprovider.Refresher{Provider: p, Interval: o.RefreshInterval}); err != nil {
 			return fmt.Errorf("adding the aws catalog refresher, %w", err)
 		}
-		return ec2nodeclass.New(mgr.GetClient(), api, env.clock, mgr.GetEventRecorder("capstan"), ec2nodeclass.Options{KubernetesVersion: version}).Register(mgr)
+		return ec2nodeclass.New(mgr.GetClient(), api, iamAPI, env.clock, mgr.GetEventRecorder("capstan"), ec2nodeclass.Options{
+			KubernetesVersion: version, ClusterName: o.ClusterName, Region: cfg.Region,
+		}).Register(mgr)
 	}}, nil
 }
 

@@ -27,7 +27,7 @@ package app
 // +kubebuilder:rbac:groups=karpenter.sh,resources=nodepools/status;nodeclaims/status,verbs=patch
 // +kubebuilder:rbac:groups=sim.capstan.dev,resources=simnodeclasses,verbs=get;list;watch
 // +kubebuilder:rbac:groups=sim.capstan.dev,resources=simnodeclasses/status,verbs=patch
-// +kubebuilder:rbac:groups=karpenter.k8s.aws,resources=ec2nodeclasses,verbs=get;list;watch
+// +kubebuilder:rbac:groups=karpenter.k8s.aws,resources=ec2nodeclasses,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=karpenter.k8s.aws,resources=ec2nodeclasses/status,verbs=patch
 // +kubebuilder:rbac:groups=llmaz.io,resources=openmodels,verbs=get;list;watch
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch

@@ -7,16 +7,21 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	awsv1 "github.com/capstan-dev/capstan/api/aws/v1"
+	v1 "github.com/capstan-dev/capstan/api/v1"
 )
 
 // Name is the controller's name in logs and metrics.
@@ -35,24 +40,33 @@ type Options struct {
 	// NotReadyRefreshPeriod is the same for a class that is not Ready;
 	// zero or negative means DefaultNotReadyRefreshPeriod.
 	NotReadyRefreshPeriod time.Duration
+	// ClusterName and Region name the instance profiles made for
+	// spec.role (InstanceProfileName) and tag them.
+	ClusterName string
+	Region      string
 }
 
 // Controller keeps EC2NodeClass status in step with EC2.
 type Controller struct {
 	client            client.Client
 	ec2               EC2
+	iam               IAM
 	clock             clock.Clock
 	recorder          events.EventRecorder
 	kubernetesVersion string
 	refresh           time.Duration
 	notReady          time.Duration
+	clusterName       string
+	region            string
 }
 
 // New returns the EC2NodeClass status controller. c reads EC2NodeClasses
-// and patches their status; api is asked on every reconcile; clk is now
-// for Resolve and condition transitions; recorder says on the class why
-// it turned not Ready.
-func New(c client.Client, api EC2, clk clock.Clock, recorder events.EventRecorder, opts Options) *Controller {
+// and NodeClaims and patches the classes' status and finalizers; api is
+// asked on every reconcile, iamAPI for the instance profile of a class
+// with spec.role (nil: such a class is not Ready); clk is now for
+// Resolve and condition transitions; recorder says on the class why it
+// turned not Ready.
+func New(c client.Client, api EC2, iamAPI IAM, clk clock.Clock, recorder events.EventRecorder, opts Options) *Controller {
 	refresh := opts.RefreshPeriod
 	if refresh <= 0 {
 		refresh = DefaultRefreshPeriod
@@ -61,22 +75,41 @@ func New(c client.Client, api EC2, clk clock.Clock, recorder events.EventRecorde
 	if notReady <= 0 {
 		notReady = DefaultNotReadyRefreshPeriod
 	}
-	return &Controller{client: c, ec2: api, clock: clk, recorder: recorder,
-		kubernetesVersion: opts.KubernetesVersion, refresh: refresh, notReady: notReady}
+	return &Controller{client: c, ec2: api, iam: iamAPI, clock: clk, recorder: recorder,
+		kubernetesVersion: opts.KubernetesVersion, refresh: refresh, notReady: notReady,
+		clusterName: opts.ClusterName, region: opts.Region}
 }
 
 // Register adds the controller to mgr. Status-only updates (its own
-// patches) are ignored; the requeue after each reconcile covers changes
-// in EC2.
+// patches) are ignored, but not a deletion; the requeue after each
+// reconcile covers changes in EC2. A deleted NodeClaim wakes its class,
+// which may be waiting for it to go.
 func (c *Controller) Register(mgr manager.Manager) error {
+	deleting := predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		return e.ObjectNew.GetDeletionTimestamp() != nil && e.ObjectOld.GetDeletionTimestamp() == nil
+	}}
 	err := builder.ControllerManagedBy(mgr).
 		Named(Name).
-		For(&awsv1.EC2NodeClass{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		For(&awsv1.EC2NodeClass{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, deleting))).
+		Watches(&v1.NodeClaim{}, handler.EnqueueRequestsFromMapFunc(nodeClassOf), builder.WithPredicates(predicate.Funcs{
+			CreateFunc: func(event.CreateEvent) bool { return false },
+			UpdateFunc: func(event.UpdateEvent) bool { return false },
+			DeleteFunc: func(event.DeleteEvent) bool { return true },
+		})).
 		Complete(c)
 	if err != nil {
 		return fmt.Errorf("registering %s controller, %w", Name, err)
 	}
 	return nil
+}
+
+// nodeClassOf is the EC2NodeClass a NodeClaim references, if any.
+func nodeClassOf(_ context.Context, obj client.Object) []reconcile.Request {
+	claim, ok := obj.(*v1.NodeClaim)
+	if !ok || claim.Spec.NodeClassRef == nil || len(NodeClaimsOf([]v1.NodeClaim{*claim}, claim.Spec.NodeClassRef.Name)) == 0 {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: claim.Spec.NodeClassRef.Name}}}
 }
 
 // Reconcile gathers what the class's terms select from EC2, resolves the
@@ -91,10 +124,22 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if nc.DeletionTimestamp != nil {
-		return reconcile.Result{}, nil
+		return c.finalize(ctx, nc)
+	}
+	if NeedsFinalizer(nc) && !controllerutil.ContainsFinalizer(nc, TerminationFinalizer) {
+		// Before the profile is made, so that it is never left behind.
+		patched := nc.DeepCopy()
+		controllerutil.AddFinalizer(patched, TerminationFinalizer)
+		if err := c.client.Patch(ctx, patched, client.MergeFromWithOptions(nc, client.MergeFromWithOptimisticLock{})); err != nil {
+			return reconcile.Result{}, client.IgnoreNotFound(fmt.Errorf("adding finalizer to ec2nodeclass %s, %w", nc.Name, err))
+		}
+		nc = patched
 	}
 	now := c.clock.Now()
 	found := Gather(ctx, c.ec2, nc, c.kubernetesVersion)
+	if nc.Spec.Role != "" && (nc.Spec.InstanceProfile == nil || *nc.Spec.InstanceProfile == "") {
+		found.InstanceProfile, found.InstanceProfileErr = EnsureInstanceProfile(ctx, c.iam, nc, c.clusterName, c.region)
+	}
 	status := Resolve(nc, found, now)
 	if ev := FailureEvent(nc.Status.Conditions, status.Conditions); ev != nil {
 		c.recorder.Eventf(nc, nil, corev1.EventTypeWarning, ev.Reason, "Resolve", "%s", ev.Message)
@@ -112,4 +157,33 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, fmt.Errorf("resolving ec2nodeclass %s, %w", nc.Name, err)
 	}
 	return reconcile.Result{RequeueAfter: RequeueAfter(status, now, c.refresh, c.notReady)}, nil
+}
+
+// finalize deletes a class that carries TerminationFinalizer: once no
+// NodeClaim references it (until then it says so in an event and waits,
+// woken by their deletion or every minute), it deletes the instance
+// profile made for its role and removes the finalizer.
+func (c *Controller) finalize(ctx context.Context, nc *awsv1.EC2NodeClass) (reconcile.Result, error) {
+	if !controllerutil.ContainsFinalizer(nc, TerminationFinalizer) {
+		return reconcile.Result{}, nil
+	}
+	claims := &v1.NodeClaimList{}
+	if err := c.client.List(ctx, claims); err != nil {
+		return reconcile.Result{}, fmt.Errorf("listing nodeclaims, %w", err)
+	}
+	if names := NodeClaimsOf(claims.Items, nc.Name); len(names) > 0 {
+		c.recorder.Eventf(nc, nil, corev1.EventTypeNormal, "WaitingOnNodeClaimTermination", "Delete", "%s", WaitingMessage(names))
+		return reconcile.Result{RequeueAfter: time.Minute}, nil
+	}
+	name := InstanceProfileName(c.clusterName, c.region, nc.Name)
+	if err := DeleteInstanceProfile(ctx, c.iam, name); err != nil {
+		return reconcile.Result{}, fmt.Errorf("finalizing ec2nodeclass %s, %w", nc.Name, err)
+	}
+	patched := nc.DeepCopy()
+	controllerutil.RemoveFinalizer(patched, TerminationFinalizer)
+	if err := c.client.Patch(ctx, patched, client.MergeFromWithOptions(nc, client.MergeFromWithOptimisticLock{})); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(fmt.Errorf("removing finalizer from ec2nodeclass %s, %w", nc.Name, err))
+	}
+	log.FromContext(ctx).V(1).Info("deleted the instance profile of the ec2nodeclass", "instanceProfile", name)
+	return reconcile.Result{}, nil
 }

@@ -85,7 +85,7 @@ func TestEC2NodeClassWithManager(t *testing.T) {
 	ctx := context.Background()
 	clk := clocktesting.NewFakeClock(start)
 	startManager(t, func(mgr manager.Manager) error {
-		return New(mgr.GetClient(), account(), clk, mgr.GetEventRecorder("test"), Options{KubernetesVersion: "v1.30.4"}).Register(mgr)
+		return New(mgr.GetClient(), account(), nil, clk, mgr.GetEventRecorder("test"), Options{KubernetesVersion: "v1.30.4"}).Register(mgr)
 	})
 	nc := ec2NodeClass()
 	create(t, nc)
@@ -125,7 +125,7 @@ func TestReconcileMissingSubnet(t *testing.T) {
 	clk := clocktesting.NewFakeClock(start)
 	api := account()
 	recorder := events.NewFakeRecorder(10)
-	c := New(env.Client, api, clk, recorder, Options{KubernetesVersion: "1.30"})
+	c := New(env.Client, api, nil, clk, recorder, Options{KubernetesVersion: "1.30"})
 	nc := ec2NodeClass(func(nc *awsv1.EC2NodeClass) {
 		nc.Spec.SubnetSelectorTerms = []awsv1.SubnetSelectorTerm{{Tags: map[string]string{"team": "ml"}}}
 	})
@@ -185,35 +185,4 @@ func TestReconcileMissingSubnet(t *testing.T) {
 	res, err = c.Reconcile(ctx, req)
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	g.Expect(res).To(gomega.Equal(reconcile.Result{}))
-}
-
-// A class with spec.role is not Ready: Capstan cannot create the
-// instance profile yet, and says what to do instead.
-func TestReconcileRoleOnly(t *testing.T) {
-	g := test.NewGomega(t)
-	ctx := context.Background()
-	recorder := events.NewFakeRecorder(10)
-	c := New(env.Client, account(), clocktesting.NewFakeClock(start), recorder, Options{KubernetesVersion: "1.30"})
-	nc := ec2NodeClass(func(nc *awsv1.EC2NodeClass) { nc.Spec.InstanceProfile, nc.Spec.Role = nil, "KarpenterNodeRole-test" })
-	create(t, nc)
-	req := reconcile.Request{NamespacedName: types.NamespacedName{Name: nc.Name}}
-	res, err := c.Reconcile(ctx, req)
-	g.Expect(err).NotTo(gomega.HaveOccurred())
-	g.Expect(res.RequeueAfter).To(gomega.Equal(DefaultNotReadyRefreshPeriod))
-
-	got := &awsv1.EC2NodeClass{}
-	g.Expect(env.Client.Get(ctx, req.NamespacedName, got)).To(gomega.Succeed())
-	want := `creating an instance profile for spec.role "KarpenterNodeRole-test" is not supported yet; ` +
-		"create an instance profile for the role and set spec.instanceProfile to its name instead of spec.role"
-	cond := expectCondition(g, got, awsv1.ConditionTypeInstanceProfileReady, metav1.ConditionFalse, ReasonInstanceProfileUnsupported)
-	g.Expect(cond.Message).To(gomega.Equal(want))
-	ready := expectCondition(g, got, awsv1.ConditionTypeReady, metav1.ConditionFalse, ReasonInstanceProfileUnsupported)
-	g.Expect(ready.Message).To(gomega.Equal("InstanceProfileReady=False: " + want))
-	for _, typ := range []string{awsv1.ConditionTypeSubnetsReady, awsv1.ConditionTypeSecurityGroupsReady, awsv1.ConditionTypeAMIsReady,
-		awsv1.ConditionTypeCapacityReservationsReady, awsv1.ConditionTypeValidationSucceeded} {
-		expectCondition(g, got, typ, metav1.ConditionTrue, typ)
-	}
-	g.Expect(got.Status.InstanceProfile).To(gomega.BeEmpty())
-	g.Expect(recorder.Events).To(gomega.HaveLen(1))
-	g.Expect(<-recorder.Events).To(gomega.HavePrefix("Warning InstanceProfileUnsupported"))
 }

@@ -3,7 +3,8 @@
 // status alone, and this controller resolves that status from the spec's
 // selector terms: the subnets (id, zone, zone id), security groups (id,
 // name), images (id, name, requirements), active capacity reservations
-// and the instance profile, and the conditions SubnetsReady,
+// and the instance profile (made for spec.role, see below), and the
+// conditions SubnetsReady,
 // SecurityGroupsReady, AMIsReady, InstanceProfileReady,
 // CapacityReservationsReady, ValidationSucceeded and Ready (True when all
 // the others are).
@@ -16,6 +17,23 @@
 // records an event when Ready turns False, patches the status and
 // requeues: every five minutes, every minute while not Ready, or sooner
 // when a listed reservation ends or a capacity block turns expiring.
+//
+// spec.role, as in the reference: the controller makes an IAM instance
+// profile for the class (instanceprofile.go decides its name, path, tags
+// and the role changes; profile.go makes the IAM calls through the
+// narrow IAM interface): InstanceProfileName, the reference's name for it
+// until v1.7 (<cluster>_<FNV-1 of region and class name>), created under
+// /karpenter/<region>/<cluster>/<uid>/ tagged with spec.tags,
+// kubernetes.io/cluster/<cluster>=owned, eks:eks-cluster-name,
+// karpenter.k8s.aws/ec2nodeclass and topology.kubernetes.io/region; the
+// role is added to it, and a changed role replaces the previous one in
+// the same profile. A role IAM does not know is ReasonRoleNotFound, any
+// other IAM failure ReasonInstanceProfileCreationFailed. Such a class
+// carries the reference's finalizer, karpenter.k8s.aws/termination
+// (added before the profile is made, kept if the class moves to
+// spec.instanceProfile); deleted, the class waits until no NodeClaim
+// references it (an event says which), then the profile's role is
+// removed, the profile deleted and the finalizer removed.
 //
 // Selection follows the reference: terms are ORed and a term's fields
 // ANDed; a tag value "*" means the key with any value; security groups
@@ -43,10 +61,11 @@
 //     neuron: an accelerator; Windows: its OS and build). For latest this
 //     is the newest image published, which may for a while differ from
 //     the one the reference's "recommended" parameter names.
-//   - spec.role is not supported yet: the reference creates an instance
-//     profile for the role, and Capstan has no IAM client. Such a class
-//     is not Ready (ReasonInstanceProfileUnsupported); set
-//     spec.instanceProfile instead.
+//   - A role change replaces the role in the class's one profile, as
+//     the reference did until v1.7; since then the reference makes a new
+//     profile per role and garbage-collects the old ones, so running
+//     instances keep their role. Capstan's swap changes the role of the
+//     instances already running with the profile.
 //   - Fields the API accepts but the provider does not honour yet
 //     (Unsupported: instanceStorePolicy, an AMI term's ssmParameter,
 //     userData with the Bottlerocket family) make ValidationSucceeded

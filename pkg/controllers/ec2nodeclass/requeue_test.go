@@ -61,7 +61,7 @@ func TestFailureEvent(t *testing.T) {
 		{"first resolution, not ready", nil, conds(metav1.ConditionFalse, ReasonSubnetsNotFound), ReasonSubnetsNotFound},
 		{"ready turns false", conds(metav1.ConditionTrue, "Ready"), conds(metav1.ConditionFalse, ReasonAMINotFound), ReasonAMINotFound},
 		{"unknown turns false", conds(metav1.ConditionUnknown, ReasonDescribeFailed), conds(metav1.ConditionFalse, ReasonAMINotFound), ReasonAMINotFound},
-		{"false for another reason", conds(metav1.ConditionFalse, ReasonSubnetsNotFound), conds(metav1.ConditionFalse, ReasonInstanceProfileUnsupported), ReasonInstanceProfileUnsupported},
+		{"false for another reason", conds(metav1.ConditionFalse, ReasonSubnetsNotFound), conds(metav1.ConditionFalse, ReasonRoleNotFound), ReasonRoleNotFound},
 		{"still false for the same reason", conds(metav1.ConditionFalse, ReasonSubnetsNotFound), conds(metav1.ConditionFalse, ReasonSubnetsNotFound), ""},
 		{"ready", nil, conds(metav1.ConditionTrue, "Ready"), ""},
 		{"unknown is no failure", conds(metav1.ConditionTrue, "Ready"), conds(metav1.ConditionUnknown, ReasonDescribeFailed), ""},

@@ -18,14 +18,18 @@ import (
 
 // Condition reasons. A True condition's reason is its type.
 const (
-	ReasonSubnetsNotFound            = "SubnetsNotFound"
-	ReasonSecurityGroupsNotFound     = "SecurityGroupsNotFound"
-	ReasonAMINotFound                = "AMINotFound"
-	ReasonUnsupportedAlias           = "UnsupportedAlias"
-	ReasonKubernetesVersionUnknown   = "KubernetesVersionUnknown"
-	ReasonInstanceProfileUnsupported = "InstanceProfileUnsupported"
-	ReasonInstanceProfileNotSet      = "InstanceProfileNotSet"
-	ReasonUnsupportedField           = "UnsupportedField"
+	ReasonSubnetsNotFound          = "SubnetsNotFound"
+	ReasonSecurityGroupsNotFound   = "SecurityGroupsNotFound"
+	ReasonAMINotFound              = "AMINotFound"
+	ReasonUnsupportedAlias         = "UnsupportedAlias"
+	ReasonKubernetesVersionUnknown = "KubernetesVersionUnknown"
+	ReasonInstanceProfileNotSet    = "InstanceProfileNotSet"
+	// ReasonRoleNotFound is a spec.role that IAM does not know.
+	ReasonRoleNotFound = "RoleNotFound"
+	// ReasonInstanceProfileCreationFailed is an IAM call for spec.role's
+	// instance profile that failed otherwise (AccessDenied, ...).
+	ReasonInstanceProfileCreationFailed = "InstanceProfileCreationFailed"
+	ReasonUnsupportedField              = "UnsupportedField"
 	// ReasonDescribeFailed is an EC2 call that failed before the part's
 	// condition was ever resolved for the current spec.
 	ReasonDescribeFailed = "DescribeFailed"
@@ -50,6 +54,12 @@ type Found struct {
 	// all, else a describe failure.
 	ImagesErr               error
 	CapacityReservationsErr error
+
+	// InstanceProfile is the instance profile made for spec.role, with
+	// the role in it; the controller makes it (EnsureInstanceProfile).
+	// Empty with spec.instanceProfile.
+	InstanceProfile    string
+	InstanceProfileErr error
 }
 
 // FoundImages are the images one ImageQuery returned.
@@ -58,14 +68,19 @@ type FoundImages struct {
 	Images []ec2types.Image
 }
 
-// Err joins the describe failures in f (an unresolvable alias is not
-// one: retrying does not help), nil when there are none.
+// Err joins the describe and IAM failures in f (an unresolvable alias
+// or a role that does not exist is not one: retrying at once does not
+// help), nil when there are none.
 func (f Found) Err() error {
 	imagesErr := f.ImagesErr
 	if _, ok := errors.AsType[*AliasError](imagesErr); ok {
 		imagesErr = nil
 	}
-	return errors.Join(f.SubnetsErr, f.SecurityGroupsErr, imagesErr, f.CapacityReservationsErr)
+	profileErr := f.InstanceProfileErr
+	if IsRoleNotFound(profileErr) {
+		profileErr = nil
+	}
+	return errors.Join(f.SubnetsErr, f.SecurityGroupsErr, imagesErr, f.CapacityReservationsErr, profileErr)
 }
 
 // Resolve computes nc's status at now from what EC2 returned: the
@@ -130,7 +145,7 @@ func Resolve(nc *awsv1.EC2NodeClass, found Found, now time.Time) awsv1.EC2NodeCl
 	}
 
 	var profile metav1.Condition
-	status.InstanceProfile, profile = resolveInstanceProfile(spec)
+	status.InstanceProfile, profile = resolveInstanceProfile(nc, found)
 	conditions = append(conditions, profile)
 
 	if err := found.CapacityReservationsErr; err != nil {
@@ -218,20 +233,6 @@ func resolveSecurityGroups(terms []awsv1.SecurityGroupSelectorTerm, found []ec2t
 	}
 	slices.SortFunc(out, func(a, b awsv1.SecurityGroup) int { return cmp.Compare(a.ID, b.ID) })
 	return out, trueCondition(awsv1.ConditionTypeSecurityGroupsReady, "")
-}
-
-// resolveInstanceProfile: Capstan has no IAM client yet, so it cannot
-// make the instance profile the reference makes for spec.role.
-func resolveInstanceProfile(spec awsv1.EC2NodeClassSpec) (string, metav1.Condition) {
-	switch {
-	case spec.InstanceProfile != nil && *spec.InstanceProfile != "":
-		return *spec.InstanceProfile, trueCondition(awsv1.ConditionTypeInstanceProfileReady, "")
-	case spec.Role != "":
-		return "", falseCondition(awsv1.ConditionTypeInstanceProfileReady, ReasonInstanceProfileUnsupported, fmt.Sprintf(
-			"creating an instance profile for spec.role %q is not supported yet; create an instance profile for the role and set spec.instanceProfile to its name instead of spec.role", spec.Role))
-	default:
-		return "", falseCondition(awsv1.ConditionTypeInstanceProfileReady, ReasonInstanceProfileNotSet, "set spec.instanceProfile to the instance profile launched nodes use")
-	}
 }
 
 func validation(spec awsv1.EC2NodeClassSpec) metav1.Condition {

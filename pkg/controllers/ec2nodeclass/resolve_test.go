@@ -7,6 +7,7 @@ import (
 	"time"
 
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/smithy-go"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
@@ -88,11 +89,23 @@ func TestResolveConditions(t *testing.T) {
 		{"no security group", func(_ *awsv1.EC2NodeClass, f *Found) { f.SecurityGroups = nil }, allTrueBut(
 			"", `SecurityGroupsReady=False/SecurityGroupsNotFound: no security group matches securityGroupSelectorTerms [{"name":"nodes"}]`, "", "", "", "",
 			`Ready=False/SecurityGroupsNotFound: SecurityGroupsReady=False: no security group matches securityGroupSelectorTerms [{"name":"nodes"}]`), 1},
-		{"a role instead of an instance profile", func(nc *awsv1.EC2NodeClass, _ *Found) {
+		{"a role whose profile the controller made", func(nc *awsv1.EC2NodeClass, f *Found) {
 			nc.Spec.InstanceProfile, nc.Spec.Role = nil, "KarpenterNodeRole"
+			f.InstanceProfile = "cluster_1"
+		}, allTrueBut(), 1},
+		{"a role that does not exist", func(nc *awsv1.EC2NodeClass, f *Found) {
+			nc.Spec.InstanceProfile, nc.Spec.Role = nil, "KarpenterNodeRole"
+			f.InstanceProfileErr = fmt.Errorf("adding role KarpenterNodeRole to instance profile cluster_1, %w",
+				&smithy.GenericAPIError{Code: "NoSuchEntity", Message: "The role with name KarpenterNodeRole cannot be found."})
 		}, allTrueBut("", "", "",
-			`InstanceProfileReady=False/InstanceProfileUnsupported: creating an instance profile for spec.role "KarpenterNodeRole" is not supported yet; create an instance profile for the role and set spec.instanceProfile to its name instead of spec.role`, "", "",
-			`Ready=False/InstanceProfileUnsupported: InstanceProfileReady=False: creating an instance profile for spec.role "KarpenterNodeRole" is not supported yet; create an instance profile for the role and set spec.instanceProfile to its name instead of spec.role`), 1},
+			`InstanceProfileReady=False/RoleNotFound: role "KarpenterNodeRole" in spec.role does not exist in the account; create it or fix spec.role: adding role KarpenterNodeRole to instance profile cluster_1, api error NoSuchEntity: The role with name KarpenterNodeRole cannot be found.`, "", "",
+			`Ready=False/RoleNotFound: InstanceProfileReady=False: role "KarpenterNodeRole" in spec.role does not exist in the account; create it or fix spec.role: adding role KarpenterNodeRole to instance profile cluster_1, api error NoSuchEntity: The role with name KarpenterNodeRole cannot be found.`), 1},
+		{"IAM refuses", func(nc *awsv1.EC2NodeClass, f *Found) {
+			nc.Spec.InstanceProfile, nc.Spec.Role = nil, "KarpenterNodeRole"
+			f.InstanceProfileErr = &smithy.GenericAPIError{Code: "AccessDenied", Message: "not authorized to perform: iam:CreateInstanceProfile"}
+		}, allTrueBut("", "", "",
+			`InstanceProfileReady=False/InstanceProfileCreationFailed: making the instance profile for spec.role "KarpenterNodeRole" failed, retrying (check the controller's IAM permissions): api error AccessDenied: not authorized to perform: iam:CreateInstanceProfile`, "", "",
+			`Ready=False/InstanceProfileCreationFailed: InstanceProfileReady=False: making the instance profile for spec.role "KarpenterNodeRole" failed, retrying (check the controller's IAM permissions): api error AccessDenied: not authorized to perform: iam:CreateInstanceProfile`), 1},
 		{"unsupported fields", func(nc *awsv1.EC2NodeClass, _ *Found) {
 			nc.Spec.AMISelectorTerms = append(nc.Spec.AMISelectorTerms, awsv1.AMISelectorTerm{SSMParameter: "/my/ami"})
 			nc.Spec.InstanceStorePolicy = ptr.To(awsv1.InstanceStorePolicyRAID0)
@@ -107,12 +120,12 @@ func TestResolveConditions(t *testing.T) {
 			"SubnetsReady=False/SubnetsNotFound: spec.subnetSelectorTerms is empty",
 			"SecurityGroupsReady=False/SecurityGroupsNotFound: spec.securityGroupSelectorTerms is empty",
 			"AMIsReady=False/AMINotFound: spec.amiSelectorTerms is empty",
-			"InstanceProfileReady=False/InstanceProfileNotSet: set spec.instanceProfile to the instance profile launched nodes use",
+			"InstanceProfileReady=False/InstanceProfileNotSet: set spec.role or spec.instanceProfile",
 			"CapacityReservationsReady=True/CapacityReservationsReady: ",
 			"ValidationSucceeded=True/ValidationSucceeded: ",
 			"Ready=False/SubnetsNotFound: SubnetsReady=False: spec.subnetSelectorTerms is empty; " +
 				"SecurityGroupsReady=False: spec.securityGroupSelectorTerms is empty; AMIsReady=False: spec.amiSelectorTerms is empty; " +
-				"InstanceProfileReady=False: set spec.instanceProfile to the instance profile launched nodes use",
+				"InstanceProfileReady=False: set spec.role or spec.instanceProfile",
 		}, 0},
 		{"a describe failure before anything was resolved", func(_ *awsv1.EC2NodeClass, f *Found) {
 			f.SubnetsErr, f.CapacityReservationsErr = denied, denied

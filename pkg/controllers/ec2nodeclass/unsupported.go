@@ -12,9 +12,6 @@ import (
 // reports them in ValidationSucceeded; the provider may call it too.
 // This is the one list: when the provider learns a field, remove it
 // here.
-//
-// spec.role is not listed: the InstanceProfileReady condition reports it
-// (ReasonInstanceProfileUnsupported).
 func Unsupported(spec awsv1.EC2NodeClassSpec) []string {
 	var out []string
 	if spec.UserData != nil && (&awsv1.EC2NodeClass{Spec: spec}).AMIFamily() == awsv1.AMIFamilyBottlerocket {
