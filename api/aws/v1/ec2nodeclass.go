@@ -109,9 +109,8 @@ type EC2NodeClassSpec struct {
 	// Role is the IAM role instances assume, through an instance profile
 	// the provider manages. Exactly one of role and instanceProfile is set.
 	// The reference lets role change (since v1.7), and so does the schema.
-	// Not honoured yet: Capstan has no IAM client to make the instance
-	// profile, so a class with a role reports InstanceProfileReady False;
-	// use instanceProfile.
+	// Capstan creates the instance profile, adds the role to it (replacing
+	// the previous role when role changes) and deletes it with the class.
 	// +kubebuilder:validation:XValidation:message="role cannot be empty",rule="self != ''"
 	// +optional
 	Role string `json:"role,omitempty"`
