@@ -393,7 +393,9 @@ func (s *solver) claimFor(pool *poolData, p *podData, v *variant, mins []int32) 
 	if !minValuesMet(merged, f.options) {
 		return nil, ReasonMinValuesUnsatisfiable, fmt.Sprintf("%d instance types fit, too few to satisfy minValues", len(f.options))
 	}
-	options := slices.DeleteFunc(slices.Clone(f.options), func(it *itData) bool { return !pool.withinLimits(it.capacity) })
+	// f.options is this call's own slice (fitting and filter allocate
+	// it), so it is narrowed in place.
+	options := slices.DeleteFunc(f.options, func(it *itData) bool { return !pool.withinLimits(it.capacity) })
 	if len(options) == 0 {
 		return nil, ReasonNodePoolLimitExceeded, "launching any instance type that fits would exceed the NodePool's limits"
 	}
