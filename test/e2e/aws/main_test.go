@@ -99,7 +99,7 @@ func TestMain(m *testing.M) {
 		},
 		Args: func(c *test.Cluster) []string {
 			return []string{"--cloud-provider=aws", "--aws-endpoint=" + url, "--aws-pricing-endpoint=" + url,
-				"--aws-sqs-endpoint=" + url, "--interruption-queue=" + clusterName,
+				"--aws-sqs-endpoint=" + url, "--aws-iam-endpoint=" + url, "--interruption-queue=" + clusterName,
 				"--aws-region=" + region, "--cluster-name=" + clusterName, "--aws-refresh-interval=10s",
 				"--cluster-endpoint=" + c.Config.Host, "--cluster-ca-bundle=" + base64.StdEncoding.EncodeToString(c.Config.CAData),
 				"--batch-idle-duration=500ms", "--batch-max-duration=2s",
