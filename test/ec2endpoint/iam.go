@@ -311,23 +311,33 @@ func (s *Server) createInstanceProfile(p params) (any, error) {
 	return instanceProfileResult{InstanceProfile: s.profileXMLLocked(prof)}, nil
 }
 
-func (s *Server) addRoleToInstanceProfile(p params) (any, error) {
+// profileAndRoleLocked are the instance profile and role a request names,
+// or IAM's error when either does not exist; the caller holds s.iam.mu.
+func (s *Server) profileAndRoleLocked(p params) (*InstanceProfile, string, error) {
 	name, err := profileName(p)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	role, err := roleName(p)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	s.iam.mu.Lock()
-	defer s.iam.mu.Unlock()
 	prof, ok := s.iam.profiles[name]
 	if !ok {
-		return nil, noSuchProfile(name)
+		return nil, "", noSuchProfile(name)
 	}
 	if _, ok := s.iam.roles[role]; !ok {
-		return nil, errorf("NoSuchEntity", "The role with name %s cannot be found.", role)
+		return nil, "", errorf("NoSuchEntity", "The role with name %s cannot be found.", role)
+	}
+	return prof, role, nil
+}
+
+func (s *Server) addRoleToInstanceProfile(p params) (any, error) {
+	s.iam.mu.Lock()
+	defer s.iam.mu.Unlock()
+	prof, role, err := s.profileAndRoleLocked(p)
+	if err != nil {
+		return nil, err
 	}
 	if len(prof.Roles) > 0 {
 		// Also when it is the same role, as IAM answers.
@@ -338,25 +348,14 @@ func (s *Server) addRoleToInstanceProfile(p params) (any, error) {
 }
 
 func (s *Server) removeRoleFromInstanceProfile(p params) (any, error) {
-	name, err := profileName(p)
-	if err != nil {
-		return nil, err
-	}
-	role, err := roleName(p)
-	if err != nil {
-		return nil, err
-	}
 	s.iam.mu.Lock()
 	defer s.iam.mu.Unlock()
-	prof, ok := s.iam.profiles[name]
-	if !ok {
-		return nil, noSuchProfile(name)
-	}
-	if _, ok := s.iam.roles[role]; !ok {
-		return nil, errorf("NoSuchEntity", "The role with name %s cannot be found.", role)
+	prof, role, err := s.profileAndRoleLocked(p)
+	if err != nil {
+		return nil, err
 	}
 	if !slices.Contains(prof.Roles, role) {
-		return nil, errorf("NoSuchEntity", "Role %s in Instance Profile %s cannot be found.", role, name)
+		return nil, errorf("NoSuchEntity", "Role %s in Instance Profile %s cannot be found.", role, prof.Name)
 	}
 	prof.Roles = slices.DeleteFunc(prof.Roles, func(r string) bool { return r == role })
 	return nil, nil
