@@ -12,6 +12,8 @@ import (
 
 // claim is a NodeClaim being planned in this solve.
 type claim struct {
+	// index is the claim's place in solver.claims and solver.rooms.
+	index    int
 	pool     *poolData
 	reqs     scheduling.Requirements
 	requests scheduling.Resources
@@ -97,6 +99,9 @@ func (c *claim) count(p *podData) {
 		}
 	}
 }
+
+// room is a claim's CPU and memory slack (see solver.rooms).
+type room struct{ cpu, memory int64 }
 
 // fixedDomain is a key the claim's requirements fix to one value.
 type fixedDomain struct{ key, value string }

@@ -20,8 +20,12 @@ type solver struct {
 	nodes []*nodeData
 	// shared marks the nodes that are Prepared's, not yet this solve's
 	// own (see own).
-	shared    []bool
-	claims    []*claim
+	shared []bool
+	claims []*claim
+	// rooms are the claims' CPU and memory slack, by claim index: the
+	// slack pass reads every claim for every pod, and a dense slice keeps
+	// that read in cache where chasing each claim's pointer did not.
+	rooms     []room
 	slots     map[string]int
 	wellKnown sets.Set[string]
 	// unusable are the NodePools that cannot launch, sorted, and why.
@@ -226,8 +230,11 @@ func (s *solver) placeOnClaim(p *podData, v *variant, mins []int32, thrifty bool
 	// pod the others had no room for, until they reached the largest type
 	// full in one resource and idle in the other).
 	s.candidates = s.candidates[:0]
-	for _, c := range s.claims {
-		if p.requests.Fits(c.slack) && s.topo.admitFixed(p, v, mins, c) {
+	for i, r := range s.rooms {
+		if p.requests.CPU > r.cpu || p.requests.Memory > r.memory {
+			continue
+		}
+		if c := s.claims[i]; p.requests.Fits(c.slack) && s.topo.admitFixed(p, v, mins, c) {
 			s.candidates = append(s.candidates, candidate{c, fit{room: leftover(c.slack, p.requests)}})
 		}
 	}
@@ -310,6 +317,7 @@ func (s *solver) addToClaim(c *claim, p *podData, v *variant, mins []int32, thri
 	c.setReqs(merged)
 	c.requests = requests
 	c.slack, c.price = slackOf(c)
+	s.rooms[c.index] = room{c.slack.CPU, c.slack.Memory}
 	c.pool.consume(c.committed, 0)
 	c.pods = append(c.pods, p)
 	c.hostPorts = append(c.hostPorts, p.hostPorts...)
@@ -324,7 +332,8 @@ func (s *solver) newClaim(p *podData, v *variant, mins []int32, failure *attempt
 	for _, pool := range s.pools {
 		c, reason, detail := s.claimFor(pool, p, v, mins)
 		if c != nil {
-			s.claims = append(s.claims, c)
+			c.index = len(s.claims)
+			s.claims, s.rooms = append(s.claims, c), append(s.rooms, room{c.slack.CPU, c.slack.Memory})
 			s.topo.record(p, c.domain)
 			c.count(p)
 			return true
