@@ -63,7 +63,8 @@ func leftover(slack, requests scheduling.Resources) float64 {
 // tryBest offers a pod to candidates, best first (stable: ties keep the
 // claims' order), until try takes it. Most pods go to the first they are
 // offered to, so the best is found in one pass and the rest are sorted
-// only when it refuses; the slice is left in that order.
+// only when it refuses. The slice is reordered, not filtered: offering
+// it again (grow without thrift) tries the same candidates.
 func tryBest(cands []candidate, try func(*claim) bool) bool {
 	if len(cands) == 0 {
 		return false
