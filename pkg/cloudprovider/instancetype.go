@@ -124,22 +124,43 @@ func (ofs Offerings) Compatible(reqs scheduling.Requirements) Offerings {
 }
 
 // CompatibleWith reports whether reqs allow this offering, without
-// allocating: the hot path of the solver.
+// allocating.
 func (o *Offering) CompatibleWith(reqs scheduling.Requirements) bool {
-	if r, ok := reqs[v1.LabelZone]; ok && !r.Has(o.Zone) {
+	return NewOfferingFilter(reqs).Allows(o)
+}
+
+// OfferingFilter is what requirements say of offerings, looked up once:
+// the solver asks it of every offering of hundreds of instance types.
+type OfferingFilter struct {
+	zone, capacityType, zoneID, reservationID *scheduling.Requirement
+}
+
+// NewOfferingFilter reads the offering keys of reqs.
+func NewOfferingFilter(reqs scheduling.Requirements) OfferingFilter {
+	return OfferingFilter{
+		zone:          reqs[v1.LabelZone],
+		capacityType:  reqs[v1.CapacityTypeLabelKey],
+		zoneID:        reqs[v1.LabelZoneID],
+		reservationID: reqs[v1.LabelCapacityReservationID],
+	}
+}
+
+// Allows reports whether the requirements allow the offering.
+func (f OfferingFilter) Allows(o *Offering) bool {
+	if f.zone != nil && !f.zone.Has(o.Zone) {
 		return false
 	}
-	if r, ok := reqs[v1.CapacityTypeLabelKey]; ok && !r.Has(o.CapacityType) {
+	if f.capacityType != nil && !f.capacityType.Has(o.CapacityType) {
 		return false
 	}
 	// The zone ID follows the zone, so requirements may pick a zone by
 	// either; an offering without one allows only its absence.
-	if r, ok := reqs[v1.LabelZoneID]; ok {
+	if r := f.zoneID; r != nil {
 		if o.ZoneID == "" && !r.AllowsAbsent() || o.ZoneID != "" && !r.Has(o.ZoneID) {
 			return false
 		}
 	}
-	if r, ok := reqs[v1.LabelCapacityReservationID]; ok {
+	if r := f.reservationID; r != nil {
 		if o.ReservationID == "" {
 			return r.AllowsAbsent()
 		}

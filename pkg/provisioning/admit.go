@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/scheduling"
 )
 
@@ -362,9 +363,15 @@ func (s *solver) applyPins(pins []pin, reqs scheduling.Requirements, options []*
 		found := false
 		for _, d := range pn.domains {
 			narrowed := reqs.Intersection(scheduling.NewRequirements(scheduling.NewRequirement(pn.key, corev1.NodeSelectorOpIn, d)))
-			var kept []*itData
+			// The options meet reqs, so only the pinned key can rule
+			// one out.
+			pinned, offerings := narrowed[pn.key], cloudprovider.NewOfferingFilter(narrowed)
+			kept := make([]*itData, 0, len(options))
 			for _, it := range options {
-				if it.it.Requirements.Intersects(narrowed) == nil && hasOffering(it.it, narrowed, reservation, nil) {
+				if r, ok := it.it.Requirements[pn.key]; ok && !r.Intersects(pinned) {
+					continue
+				}
+				if hasOffering(it.it, offerings, reservation, nil) {
 					kept = append(kept, it)
 				}
 			}

@@ -94,6 +94,7 @@ func (c *claim) count(p *podData) {
 			if i < 0 {
 				c.hostCounts = append(c.hostCounts, hostCount{counter: k})
 				i = len(c.hostCounts) - 1
+				k.claims.add(c.index)
 			}
 			c.hostCounts[i].n++
 		}
@@ -139,6 +140,7 @@ func filterInto(buf, its []*itData, reqs scheduling.Requirements, requests sched
 	out := buf[:0]
 	reason := ReasonIncompatibleRequirements
 	var largest scheduling.Resources
+	offerings := cloudprovider.NewOfferingFilter(reqs)
 	for _, it := range its {
 		if it.it.Requirements.Intersects(reqs) != nil {
 			continue
@@ -152,7 +154,7 @@ func filterInto(buf, its []*itData, reqs scheduling.Requirements, requests sched
 			reason = maxReason(reason, ReasonNoInstanceTypeFits)
 			continue
 		}
-		if !hasOffering(it.it, reqs, reservation, slots) {
+		if !hasOffering(it.it, offerings, reservation, slots) {
 			reason = ReasonAllOfferingsUnavailable
 			continue
 		}
@@ -182,11 +184,11 @@ func maxReason(a, b Reason) Reason {
 	return a
 }
 
-// hasOffering reports whether the instance type has an offering reqs
-// allow with capacity left.
-func hasOffering(it *cloudprovider.InstanceType, reqs scheduling.Requirements, reservation string, slots map[string]int) bool {
+// hasOffering reports whether the instance type has an offering the
+// filter allows with capacity left.
+func hasOffering(it *cloudprovider.InstanceType, f cloudprovider.OfferingFilter, reservation string, slots map[string]int) bool {
 	for _, o := range it.Offerings {
-		if o.CompatibleWith(reqs) && offeringAvailable(o, reservation, slots) {
+		if f.Allows(o) && offeringAvailable(o, reservation, slots) {
 			return true
 		}
 	}

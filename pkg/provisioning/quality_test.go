@@ -1,7 +1,10 @@
 package provisioning_test
 
 import (
+	"fmt"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/capstan-dev/capstan/pkg/provisioning"
 	"github.com/capstan-dev/capstan/pkg/provisioning/checker"
@@ -86,4 +89,45 @@ func TestSolveAllocationsPerPod(t *testing.T) {
 	if perPod := allocs / 1000; perPod > 80 {
 		t.Errorf("%.0f allocations per pod, ceiling 80", perPod)
 	}
+}
+
+// A solve is the same however many goroutines score the claims: the
+// reference workload of 6,000 pods plans more claims than a pass needs
+// to be split.
+func TestSolveIsDeterministicAcrossWorkers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("solves 6,000 pods four times")
+	}
+	in := referenceWorkload(6000, 3)
+	in.Options.Workers = 1
+	want := rendered(provisioning.Solve(in))
+	for _, workers := range []int{2, 3, 8} {
+		in.Options.Workers = workers
+		if diff := cmp.Diff(want, rendered(provisioning.Solve(in))); diff != "" {
+			t.Fatalf("%d workers differ from one (-one +%d):\n%s", workers, workers, diff)
+		}
+	}
+}
+
+// rendered is a result as text, claim by claim in order: requirements,
+// options, capacity type and pods.
+func rendered(r provisioning.Result) []string {
+	var out []string
+	for _, nc := range r.NewNodeClaims {
+		line := fmt.Sprintf("%s %s %s %s", nc.NodePool, nc.Requirements, nc.CapacityType, nc.ReservationID)
+		for _, it := range nc.InstanceTypes {
+			line += " " + it.Name
+		}
+		for _, p := range nc.Pods {
+			line += " " + p.Name
+		}
+		out = append(out, line)
+	}
+	for _, n := range r.Nominations {
+		out = append(out, n.Pod.Name+" → "+n.NodeName)
+	}
+	for _, u := range r.Unplaced {
+		out = append(out, fmt.Sprintf("%s unplaced: %s %s", u.Pod.Name, u.Reason, u.Message))
+	}
+	return out
 }

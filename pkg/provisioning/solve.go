@@ -3,6 +3,7 @@ package provisioning
 import (
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -37,10 +38,14 @@ type solver struct {
 	// taint; avoid is set during the first placement pass, which treats
 	// those taints as blocking on new capacity.
 	preferNoSchedule, avoid bool
-	// candidates, growable and scratch are reused across placements to
-	// avoid allocating.
+	// workers is how many goroutines a pass over the claims may use.
+	workers int
+	// candidates, growable, scratch, exclusions and chunks are reused
+	// across placements to avoid allocating.
 	candidates, growable []candidate
 	scratch              []*itData
+	exclusions           []claimSet
+	chunks               [][]candidate
 }
 
 // Solve places the input's pods: on existing nodes first, then in-flight
@@ -81,6 +86,9 @@ func newSolver(in Input) *solver {
 	s.topo.hosts = len(in.Nodes)
 	if s.opts.MaxInstanceTypes <= 0 {
 		s.opts.MaxInstanceTypes = DefaultMaxInstanceTypes
+	}
+	if s.workers = s.opts.Workers; s.workers <= 0 {
+		s.workers = runtime.GOMAXPROCS(0)
 	}
 	// Daemonsets only add overhead; their own topology terms do not
 	// constrain pending pods, so they get a topology of their own.
@@ -229,29 +237,34 @@ func (s *solver) placeOnClaim(p *podData, v *variant, mins []int32, thrifty bool
 	// (growing whichever claim came first let early claims absorb every
 	// pod the others had no room for, until they reached the largest type
 	// full in one resource and idle in the other).
-	s.candidates = s.candidates[:0]
-	for i, r := range s.rooms {
-		if p.requests.CPU > r.cpu || p.requests.Memory > r.memory {
-			continue
-		}
-		if c := s.claims[i]; p.requests.Fits(c.slack) && s.topo.admitFixed(p, v, mins, c) {
-			s.candidates = append(s.candidates, candidate{c, fit{room: leftover(c.slack, p.requests)}})
-		}
-	}
+	excl := s.excluded(p, v, mins)
+	s.candidates = s.collect(s.candidates[:0], func(dst []candidate, lo, hi int) []candidate {
+		eachOpen(lo, hi, excl, func(i int) {
+			if r := s.rooms[i]; p.requests.CPU > r.cpu || p.requests.Memory > r.memory {
+				return
+			}
+			if c := s.claims[i]; p.requests.Fits(c.slack) && s.topo.admitFixed(p, v, mins, c) {
+				dst = append(dst, candidate{c, fit{room: leftover(c.slack, p.requests)}})
+			}
+		})
+		return dst
+	})
 	if tryBest(s.candidates, func(c *claim) bool { return s.addToClaim(c, p, v, mins, false) }) {
 		return true
 	}
 	// Most pods find slack, and most claims have none for a pod: the
 	// claims that would have to grow are looked for (topology first) and
 	// priced only now.
-	s.growable = s.growable[:0]
-	for _, c := range s.claims {
-		if !p.requests.Fits(c.slack) && s.topo.admitFixed(p, v, mins, c) {
-			if g, ok := growth(c, p.requests); ok {
-				s.growable = append(s.growable, candidate{c, g})
+	s.growable = s.collect(s.growable[:0], func(dst []candidate, lo, hi int) []candidate {
+		eachOpen(lo, hi, excl, func(i int) {
+			if c := s.claims[i]; !p.requests.Fits(c.slack) && s.topo.admitFixed(p, v, mins, c) {
+				if g, ok := growth(c, p.requests); ok {
+					dst = append(dst, candidate{c, g})
+				}
 			}
-		}
-	}
+		})
+		return dst
+	})
 	return s.grow(p, v, mins, thrifty)
 }
 

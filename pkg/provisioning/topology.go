@@ -21,6 +21,8 @@ type counter struct {
 	namespaces sets.Set[string] // nil: every namespace
 	counts     map[string]int32
 	total      int32
+	// claims are the planned claims a hostname counter counts a pod on.
+	claims claimSet
 }
 
 func (c *counter) matches(pod *corev1.Pod) bool {

@@ -44,6 +44,9 @@ type Options struct {
 	// before opening another: disruption asks whether a node's pods fit
 	// one new node of their own.
 	NewCapacityOnly bool
+	// Workers is how many goroutines a solve may use to score the planned
+	// claims for a pod (0: GOMAXPROCS). The result is the same for any.
+	Workers int
 }
 
 // Input is everything a solve reads. Nothing in it is modified, but for
