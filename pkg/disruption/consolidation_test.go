@@ -508,6 +508,11 @@ func TestMultiNodeConsolidation(t *testing.T) {
 			c.pool().Spec.Disruption.Budgets = []v1.Budget{{Nodes: "2"}}
 			underused(c, od)
 		}, want: []string{"a", "b"}, eligible: 3},
+		{name: "the budget goes to the dearest of equally disruptive nodes", setup: func(c *cluster) {
+			c.pool().Spec.Disruption.Budgets = []v1.Budget{{Nodes: "2"}}
+			underused(c, od)
+			c.launched("c", m5n(8), od, "")
+		}, want: []string{"c", "a"}, eligible: 3},
 		{name: "one candidate is single-node consolidation's", setup: func(c *cluster) {
 			c.launched("a", m5n(8), od, "")
 			c.pod("web", "a", requests("1"))
@@ -543,7 +548,8 @@ func TestMultiNodeConsolidation(t *testing.T) {
 }
 
 // Candidates are taken cheapest to disrupt first: fewer pods, lower
-// deletion cost and priority, sooner expiry; names break ties.
+// deletion cost and priority, sooner expiry; of equally disruptive nodes
+// the dearer first, then by name.
 func TestConsolidationOrder(t *testing.T) {
 	deletionCost := func(n int64) func(*corev1.Pod) {
 		return func(p *corev1.Pod) {
@@ -578,6 +584,19 @@ func TestConsolidationOrder(t *testing.T) {
 			pods(c, "b", 1)
 			pods(c, "a", 1)
 		}, []string{"a", "b", "c"}},
+		{"the dearer of equally disruptive nodes first", func(c *cluster) {
+			c.launched("c", m5n(8), v1.CapacityTypeOnDemand, "")
+			c.launched("a", m5n(2), v1.CapacityTypeOnDemand, "")
+			pods(c, "a", 1)
+			pods(c, "b", 1)
+			pods(c, "c", 1)
+		}, []string{"c", "b", "a"}},
+		{"a dearer node with more pods still waits", func(c *cluster) {
+			c.launched("a", m5n(8), v1.CapacityTypeOnDemand, "")
+			pods(c, "a", 2)
+			pods(c, "b", 1)
+			pods(c, "c", 1)
+		}, []string{"b", "c", "a"}},
 		{"a high pod-deletion-cost makes a node dearer", func(c *cluster) {
 			pods(c, "a", 1, deletionCost(1<<28))
 			pods(c, "b", 2)

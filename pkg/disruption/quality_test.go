@@ -60,12 +60,12 @@ func consolidate(tb testing.TB, n int, seed uint64, gates disruption.Gates, onDe
 
 // Consolidation makes a shrunken cluster cheaper by itself. Issue 19's
 // target is to end within 1.15× of what provisioning the remaining pods
-// afresh costs; it is met where nodes may be replaced (the on-demand
-// NodePool, 0.95×), not where spot nodes may only be deleted (see
-// docs/designs/disruption.md, "Consolidation: measured"), so the
-// ceilings below are the measured ratios with a little room, guarding
-// against regressions. The runs are deterministic; the figures are logged
-// (go test -run ConsolidationQuality -v ./pkg/disruption).
+// afresh costs: met where nodes may be replaced (the on-demand NodePool,
+// 0.92×) and under SpotToSpotConsolidation (1.145×), not where spot nodes
+// may only be deleted (see docs/designs/disruption.md, "Consolidation:
+// measured"). The ceilings below are the measured ratios with a little
+// room, guarding against regressions. The runs are deterministic; the
+// figures are logged (go test -run ConsolidationQuality -v ./pkg/disruption).
 //
 // The reference catalog prices spot and on-demand alike, so the solver
 // launches spot wherever a pod allows it: under the default gates a spot
@@ -81,13 +81,9 @@ func TestConsolidationQuality(t *testing.T) {
 		onDemand bool
 		ceiling  float64
 	}{
-		// 1.5 since the solver grows the claim whose price rises least
-		// (issue 25): the cluster consolidates to the same 96.3/h as
-		// before, but a fresh solve of what remains got cheaper (75.2/h
-		// to 65.8/h), and only deleting spot nodes cannot follow it.
-		{"default gates", disruption.Gates{}, false, 1.5},
-		{"SpotToSpotConsolidation", disruption.Gates{SpotToSpotConsolidation: true}, false, 1.8},
-		{"on-demand NodePool", disruption.Gates{}, true, 1.05},
+		{"default gates", disruption.Gates{}, false, 1.3},
+		{"SpotToSpotConsolidation", disruption.Gates{SpotToSpotConsolidation: true}, false, 1.2},
+		{"on-demand NodePool", disruption.Gates{}, true, 1.0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			const maxRounds = 500

@@ -1,6 +1,7 @@
 package disruption_test
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -313,10 +314,14 @@ func podKeys(pods []*corev1.Pod) []string {
 
 // freshCost is the hourly price of solving pods on an empty cluster:
 // each NodeClaim's cheapest option at its cheapest offering, as
-// pkg/provisioning's benchmarks count it.
+// pkg/provisioning's benchmarks count it. The pods are solved in name
+// order: the solve breaks ties by input order, and runs that leave the
+// same pods on different nodes must be compared with the same solve.
 func (c *refCluster) freshCost(tb testing.TB, pods []*corev1.Pod) (float64, int) {
 	tb.Helper()
-	r := c.solve(pending(pods))
+	ps := pending(pods)
+	slices.SortFunc(ps, func(a, b *corev1.Pod) int { return cmp.Compare(a.Name, b.Name) })
+	r := c.solve(ps)
 	if len(r.Unplaced) > 0 {
 		tb.Fatalf("fresh solve: %d pods unplaced", len(r.Unplaced))
 	}
