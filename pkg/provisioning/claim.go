@@ -101,8 +101,17 @@ func (c *claim) count(p *podData) {
 	}
 }
 
-// room is a claim's CPU and memory slack (see solver.rooms).
-type room struct{ cpu, memory int64 }
+// room is a claim's slack but for extended resources (see solver.rooms),
+// and how many pods have been added to it since it was planned: what
+// growth depends on changes only then.
+type room struct {
+	cpu, memory, pods, storage int64
+	version                    int32
+}
+
+func roomOf(c *claim, version int32) room {
+	return room{cpu: c.slack.CPU, memory: c.slack.Memory, pods: c.slack.Pods, storage: c.slack.Storage, version: version}
+}
 
 // fixedDomain is a key the claim's requirements fix to one value.
 type fixedDomain struct{ key, value string }

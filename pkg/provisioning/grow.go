@@ -48,16 +48,47 @@ func growth(c *claim, requests scheduling.Resources) (fit, bool) {
 	// Options are in price order: the first with room is the cheapest.
 	for _, it := range c.options {
 		if total.Fits(it.alloc) {
-			return fit{cost: it.price - c.price, room: leftover(it.alloc, total)}, true
+			return fit{cost: it.price - c.price, room: leftover(room{cpu: it.alloc.CPU, memory: it.alloc.Memory}, total)}, true
 		}
 	}
 	return fit{}, false
 }
 
+// grown is growth(claim, requests) for a pod shape at a claim version.
+type grown struct {
+	shape, version int32
+	ok             bool
+	fit            fit
+}
+
+// growthOf is whether claim i has no slack for p and what growing it
+// for p would cost. A pod's search prices every claim it could grow;
+// pods come largest first, so runs of one shape ask the same of claims
+// that have not changed since, and the answer is kept by claim until the
+// claim changes or another shape asks. Claims on other goroutines are
+// others' indices, so collect's passes never write the same entry.
+func (s *solver) growthOf(i int, p *podData) (fit, bool) {
+	r, m := s.rooms[i], &s.grown[i]
+	if m.shape == p.shape && m.version == r.version {
+		return m.fit, m.ok
+	}
+	c := s.claims[i]
+	m.shape, m.version, m.ok = p.shape, r.version, false
+	if !p.requests.Fits(c.slack) {
+		m.fit, m.ok = growth(c, p.requests)
+	}
+	return m.fit, m.ok
+}
+
 // leftover weighs the room a pod leaves in a claim's slack, in cores
 // (a GiB of memory weighs half a core, the usual ratio of instance types).
-func leftover(slack, requests scheduling.Resources) float64 {
-	return float64(slack.CPU-requests.CPU)/1000 + float64(slack.Memory-requests.Memory)/(2<<30)
+func leftover(slack room, requests scheduling.Resources) float64 {
+	return weight(slack.cpu-requests.CPU, slack.memory-requests.Memory)
+}
+
+// weight is an amount of CPU (millicores) and memory (bytes) in cores.
+func weight(cpu, memory int64) float64 {
+	return float64(cpu)/1000 + float64(memory)/(2<<30)
 }
 
 // tryBest offers a pod to candidates, best first (stable: ties keep the

@@ -2,6 +2,8 @@ package provisioning
 
 import (
 	"cmp"
+	"fmt"
+	"runtime"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,8 +13,11 @@ import (
 
 // podData is what the solver precomputes once per pod.
 type podData struct {
-	pod       *corev1.Pod
-	requests  scheduling.Resources
+	pod      *corev1.Pod
+	requests scheduling.Resources
+	// shape numbers the pod's requests: pods with the same requests have
+	// the same shape (see numberShapes).
+	shape     int32
 	hostPorts []scheduling.HostPort
 	// variants are what to try, in order: for each required node-selector
 	// term (in listed order), the term with every preference, then with
@@ -38,20 +43,48 @@ type variant struct {
 	constraints []*constraint
 }
 
-// newPodData precomputes a pod. volumeReqs (from its volumes' topology)
-// are AND'd into every term.
-func newPodData(pod *corev1.Pod, topo *topology, namespaces map[string]map[string]string, volumeReqs scheduling.Requirements, keepPreferences bool) (*podData, error) {
+// podSpec is what a pod's spec alone decides, worked out for every pod
+// of a solve at once.
+type podSpec struct {
+	requests  scheduling.Resources
+	hostPorts []scheduling.HostPort
+	terms     []scheduling.Requirements
+}
+
+func specOf(pod *corev1.Pod) podSpec {
+	return podSpec{requests: scheduling.PodRequests(pod), hostPorts: scheduling.PodHostPorts(pod), terms: requiredTerms(pod)}
+}
+
+// podSpecs are the pods' specs, on workers goroutines (0: GOMAXPROCS):
+// summing containers' requests is a good part of reading 100,000 pods,
+// and it depends on nothing else.
+func podSpecs(pods []*corev1.Pod, workers int) []podSpec {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	out := make([]podSpec, len(pods))
+	inChunks(len(pods), workers, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			out[i] = specOf(pods[i])
+		}
+	})
+	return out
+}
+
+// newPodData precomputes a pod from its spec and the solve's topology.
+// volumeReqs (from its volumes' topology) are AND'd into every term.
+func newPodData(pod *corev1.Pod, spec podSpec, topo *topology, namespaces map[string]map[string]string, volumeReqs scheduling.Requirements, keepPreferences bool) (*podData, error) {
 	hard, soft, err := topo.constraints(pod, namespaces)
 	if err != nil {
 		return nil, err
 	}
 	return &podData{
 		pod:       pod,
-		requests:  scheduling.PodRequests(pod),
-		hostPorts: scheduling.PodHostPorts(pod),
-		variants:  variants(pod, volumeReqs, hard, soft, keepPreferences),
+		requests:  spec.requests,
+		hostPorts: spec.hostPorts,
+		variants:  variants(pod, spec.terms, volumeReqs, hard, soft, keepPreferences),
 		owned:     topo.addInverse(pod, namespaces),
-		terms:     requiredTerms(pod),
+		terms:     spec.terms,
 	}, nil
 }
 
@@ -147,8 +180,7 @@ func preferenceSubsets(prefs []preference) [][]preference {
 	return out
 }
 
-func variants(pod *corev1.Pod, volumeReqs scheduling.Requirements, hard, soft []*constraint, keepPreferences bool) []variant {
-	terms := requiredTerms(pod)
+func variants(pod *corev1.Pod, terms []scheduling.Requirements, volumeReqs scheduling.Requirements, hard, soft []*constraint, keepPreferences bool) []variant {
 	subsets := preferenceSubsets(preferences(pod, soft))
 	if keepPreferences {
 		// Every preference, none given up: the heaviest subset.
@@ -192,6 +224,27 @@ func variants(pod *corev1.Pod, volumeReqs scheduling.Requirements, hard, soft []
 // and opened before the others of its size, its node is filled by them
 // rather than opened late around it alone. Ties keep the input order.
 func byResourcesDescending(a, b *podData) int {
-	return cmp.Or(cmp.Compare(leftover(b.requests, scheduling.Resources{}), leftover(a.requests, scheduling.Resources{})),
+	return cmp.Or(cmp.Compare(weight(b.requests.CPU, b.requests.Memory), weight(a.requests.CPU, a.requests.Memory)),
 		cmp.Compare(len(b.owned), len(a.owned)))
+}
+
+// numberShapes gives pods with equal requests the same shape number.
+func numberShapes(pods []*podData) {
+	type key struct {
+		cpu, memory, storage, pods int64
+		extended                   string
+	}
+	shapes := map[key]int32{}
+	for _, p := range pods {
+		k := key{cpu: p.requests.CPU, memory: p.requests.Memory, storage: p.requests.Storage, pods: p.requests.Pods}
+		if len(p.requests.Extended) > 0 {
+			k.extended = fmt.Sprint(p.requests.Extended)
+		}
+		n, ok := shapes[k]
+		if !ok {
+			n = int32(len(shapes))
+			shapes[k] = n
+		}
+		p.shape = n
+	}
 }

@@ -91,14 +91,12 @@ func TestSolveAllocationsPerPod(t *testing.T) {
 	}
 }
 
-// A solve is the same however many goroutines score the claims: the
-// reference workload of 6,000 pods plans more claims than a pass needs
-// to be split.
+// A solve is the same however many goroutines read the pods' specs.
 func TestSolveIsDeterministicAcrossWorkers(t *testing.T) {
 	if testing.Short() {
-		t.Skip("solves 6,000 pods four times")
+		t.Skip("solves 3,000 pods four times")
 	}
-	in := referenceWorkload(6000, 3)
+	in := referenceWorkload(3000, 3)
 	in.Options.Workers = 1
 	want := rendered(provisioning.Solve(in))
 	for _, workers := range []int{2, 3, 8} {

@@ -3,7 +3,6 @@ package provisioning
 import (
 	"fmt"
 	"maps"
-	"runtime"
 	"slices"
 	"strings"
 
@@ -26,7 +25,12 @@ type solver struct {
 	// rooms are the claims' CPU and memory slack, by claim index: the
 	// slack pass reads every claim for every pod, and a dense slice keeps
 	// that read in cache where chasing each claim's pointer did not.
-	rooms     []room
+	rooms    []room
+	roomsIdx roomIndex
+	// grown memoizes growth by claim index (see growthOf).
+	grown []grown
+	// fixedAt are the claims each domain holds, by key (see indexFixed).
+	fixedAt   map[string][]domainClaims
 	slots     map[string]int
 	wellKnown sets.Set[string]
 	// unusable are the NodePools that cannot launch, sorted, and why.
@@ -38,14 +42,11 @@ type solver struct {
 	// taint; avoid is set during the first placement pass, which treats
 	// those taints as blocking on new capacity.
 	preferNoSchedule, avoid bool
-	// workers is how many goroutines a pass over the claims may use.
-	workers int
-	// candidates, growable, scratch, exclusions and chunks are reused
-	// across placements to avoid allocating.
+	// candidates, growable, scratch and exclusions are reused across
+	// placements to avoid allocating.
 	candidates, growable []candidate
 	scratch              []*itData
 	exclusions           []claimSet
-	chunks               [][]candidate
 }
 
 // Solve places the input's pods: on existing nodes first, then in-flight
@@ -56,13 +57,14 @@ type solver struct {
 func Solve(in Input) Result {
 	s := newSolver(in)
 	pods := make([]*podData, 0, len(in.Pods))
-	for _, p := range in.Pods {
+	specs := podSpecs(in.Pods, in.Options.Workers)
+	for i, p := range in.Pods {
 		volumeReqs, err := volumeRequirements(p, in.Volumes)
 		if err != nil {
 			s.unplace(p, ReasonVolumeNotFound, err.Error())
 			continue
 		}
-		pd, err := newPodData(p, s.topo, in.Namespaces, volumeReqs, in.Options.KeepPreferences)
+		pd, err := newPodData(p, specs[i], s.topo, in.Namespaces, volumeReqs, in.Options.KeepPreferences)
 		if err != nil {
 			s.unplace(p, ReasonInvalidPod, err.Error())
 			continue
@@ -72,6 +74,7 @@ func Solve(in Input) Result {
 	s.countExisting(in.Namespaces)
 	s.matchCounters(pods)
 	slices.SortStableFunc(pods, byResourcesDescending)
+	numberShapes(pods)
 	for _, p := range pods {
 		s.place(p)
 	}
@@ -82,19 +85,16 @@ func Solve(in Input) Result {
 }
 
 func newSolver(in Input) *solver {
-	s := &solver{opts: in.Options, slots: map[string]int{}, wellKnown: scheduling.WellKnownLabels(), topo: newTopology()}
+	s := &solver{opts: in.Options, slots: map[string]int{}, fixedAt: map[string][]domainClaims{}, wellKnown: scheduling.WellKnownLabels(), topo: newTopology()}
 	s.topo.hosts = len(in.Nodes)
 	if s.opts.MaxInstanceTypes <= 0 {
 		s.opts.MaxInstanceTypes = DefaultMaxInstanceTypes
-	}
-	if s.workers = s.opts.Workers; s.workers <= 0 {
-		s.workers = runtime.GOMAXPROCS(0)
 	}
 	// Daemonsets only add overhead; their own topology terms do not
 	// constrain pending pods, so they get a topology of their own.
 	daemons := make([]*podData, 0, len(in.DaemonSetPods))
 	for _, d := range in.DaemonSetPods {
-		if pd, err := newPodData(d, newTopology(), in.Namespaces, nil, false); err == nil {
+		if pd, err := newPodData(d, specOf(d), newTopology(), in.Namespaces, nil, false); err == nil {
 			daemons = append(daemons, pd)
 		}
 	}
@@ -237,33 +237,50 @@ func (s *solver) placeOnClaim(p *podData, v *variant, mins []int32, thrifty bool
 	// (growing whichever claim came first let early claims absorb every
 	// pod the others had no room for, until they reached the largest type
 	// full in one resource and idle in the other).
-	excl := s.excluded(p, v, mins)
-	s.candidates = s.collect(s.candidates[:0], func(dst []candidate, lo, hi int) []candidate {
-		eachOpen(lo, hi, excl, func(i int) {
-			if r := s.rooms[i]; p.requests.CPU > r.cpu || p.requests.Memory > r.memory {
-				return
-			}
-			if c := s.claims[i]; p.requests.Fits(c.slack) && s.topo.admitFixed(p, v, mins, c) {
-				dst = append(dst, candidate{c, fit{room: leftover(c.slack, p.requests)}})
+	excl, exact := s.excluded(p, v, mins)
+	admits := func(c *claim) bool { return exact || s.topo.admitFixed(p, v, mins, c) }
+	tight := s.roomsIdx.tight(excl, p.requests)
+	takes := func(i int) bool {
+		r := s.rooms[i]
+		if p.requests.CPU > r.cpu || p.requests.Memory > r.memory || p.requests.Pods > r.pods || p.requests.Storage > r.storage ||
+			len(p.requests.Extended) > 0 && !p.requests.Fits(s.claims[i].slack) {
+			return false
+		}
+		return admits(s.claims[i])
+	}
+	// Many claims may have room for a small pod: the best is found in one
+	// pass, and the others gathered only if it refuses.
+	best, bestFit := -1, fit{}
+	eachOpen(len(s.claims), tight, func(i int) {
+		if !takes(i) {
+			return
+		}
+		if f := (fit{room: leftover(s.rooms[i], p.requests)}); best < 0 || f.compare(bestFit) < 0 {
+			best, bestFit = i, f
+		}
+	})
+	if best >= 0 {
+		if s.addToClaim(s.claims[best], p, v, mins, false) {
+			return true
+		}
+		s.candidates = s.candidates[:0]
+		eachOpen(len(s.claims), tight, func(i int) {
+			if i != best && takes(i) {
+				s.candidates = append(s.candidates, candidate{s.claims[i], fit{room: leftover(s.rooms[i], p.requests)}})
 			}
 		})
-		return dst
-	})
-	if tryBest(s.candidates, func(c *claim) bool { return s.addToClaim(c, p, v, mins, false) }) {
-		return true
+		if tryBest(s.candidates, func(c *claim) bool { return s.addToClaim(c, p, v, mins, false) }) {
+			return true
+		}
 	}
 	// Most pods find slack, and most claims have none for a pod: the
 	// claims that would have to grow are looked for (topology first) and
 	// priced only now.
-	s.growable = s.collect(s.growable[:0], func(dst []candidate, lo, hi int) []candidate {
-		eachOpen(lo, hi, excl, func(i int) {
-			if c := s.claims[i]; !p.requests.Fits(c.slack) && s.topo.admitFixed(p, v, mins, c) {
-				if g, ok := growth(c, p.requests); ok {
-					dst = append(dst, candidate{c, g})
-				}
-			}
-		})
-		return dst
+	s.growable = s.growable[:0]
+	eachOpen(len(s.claims), excl, func(i int) {
+		if g, ok := s.growthOf(i, p); ok && admits(s.claims[i]) {
+			s.growable = append(s.growable, candidate{s.claims[i], g})
+		}
 	})
 	return s.grow(p, v, mins, thrifty)
 }
@@ -328,9 +345,12 @@ func (s *solver) addToClaim(c *claim, p *podData, v *variant, mins []int32, thri
 	c.pool.release(c.committed, 0)
 	c.options, c.maxAlloc, c.committed = kept, maxAlloc, committed
 	c.setReqs(merged)
+	s.indexFixed(c)
 	c.requests = requests
 	c.slack, c.price = slackOf(c)
-	s.rooms[c.index] = room{c.slack.CPU, c.slack.Memory}
+	old := s.rooms[c.index]
+	s.rooms[c.index] = roomOf(c, old.version+1)
+	s.roomsIdx.set(c.index, &old, s.rooms[c.index])
 	c.pool.consume(c.committed, 0)
 	c.pods = append(c.pods, p)
 	c.hostPorts = append(c.hostPorts, p.hostPorts...)
@@ -346,7 +366,10 @@ func (s *solver) newClaim(p *podData, v *variant, mins []int32, failure *attempt
 		c, reason, detail := s.claimFor(pool, p, v, mins)
 		if c != nil {
 			c.index = len(s.claims)
-			s.claims, s.rooms = append(s.claims, c), append(s.rooms, room{c.slack.CPU, c.slack.Memory})
+			s.claims, s.rooms = append(s.claims, c), append(s.rooms, roomOf(c, 0))
+			s.grown = append(s.grown, grown{shape: -1})
+			s.roomsIdx.set(c.index, nil, s.rooms[c.index])
+			s.indexFixed(c)
 			s.topo.record(p, c.domain)
 			c.count(p)
 			return true

@@ -44,8 +44,8 @@ type Options struct {
 	// before opening another: disruption asks whether a node's pods fit
 	// one new node of their own.
 	NewCapacityOnly bool
-	// Workers is how many goroutines a solve may use to score the planned
-	// claims for a pod (0: GOMAXPROCS). The result is the same for any.
+	// Workers is how many goroutines a solve may use to read the pods'
+	// specs (0: GOMAXPROCS). The result is the same for any.
 	Workers int
 }
 
