@@ -358,6 +358,7 @@ func claimDomain(hostname string, reqs scheduling.Requirements, key string) (str
 
 // applyPins narrows requirements and options to one domain per pin, the
 // first (best) domain that leaves an instance type with an offering.
+// options is scratch the caller owns: it is narrowed in place.
 func (s *solver) applyPins(pins []pin, reqs scheduling.Requirements, options []*itData, reservation string) (scheduling.Requirements, []*itData, bool) {
 	for _, pn := range pins {
 		found := false
@@ -366,7 +367,7 @@ func (s *solver) applyPins(pins []pin, reqs scheduling.Requirements, options []*
 			// The options meet reqs, so only the pinned key can rule
 			// one out.
 			pinned, offerings := narrowed[pn.key], cloudprovider.NewOfferingFilter(narrowed)
-			kept := make([]*itData, 0, len(options))
+			kept := s.pinned[:0]
 			for _, it := range options {
 				if r, ok := it.it.Requirements[pn.key]; ok && !r.Intersects(pinned) {
 					continue
@@ -375,8 +376,9 @@ func (s *solver) applyPins(pins []pin, reqs scheduling.Requirements, options []*
 					kept = append(kept, it)
 				}
 			}
+			s.pinned = kept
 			if len(kept) > 0 {
-				reqs, options, found = narrowed, kept, true
+				reqs, options, found = narrowed, append(options[:0], kept...), true
 				break
 			}
 		}

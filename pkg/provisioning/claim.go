@@ -140,7 +140,7 @@ type filterResult struct {
 // offerings reqs allow; reservation restricts offerings to one
 // reservation. slots says how many free slots a reservation has left.
 func filter(its []*itData, reqs scheduling.Requirements, requests scheduling.Resources, reservation string, slots map[string]int) filterResult {
-	return filterInto(nil, its, reqs, requests, reservation, slots)
+	return filterInto(make([]*itData, 0, len(its)), its, reqs, requests, reservation, slots)
 }
 
 // filterInto is filter appending to buf[:0], so a caller that usually

@@ -42,10 +42,11 @@ type solver struct {
 	// taint; avoid is set during the first placement pass, which treats
 	// those taints as blocking on new capacity.
 	preferNoSchedule, avoid bool
-	// candidates, growable, scratch and exclusions are reused across
-	// placements to avoid allocating.
+	// candidates, growable, scratch, pinned and exclusions are reused
+	// across placements to avoid allocating: options are only copied into
+	// a claim of their own once it takes the pod.
 	candidates, growable []candidate
-	scratch              []*itData
+	scratch, pinned      []*itData
 	exclusions           []claimSet
 }
 
@@ -420,11 +421,12 @@ func (s *solver) claimFor(pool *poolData, p *podData, v *variant, mins []int32) 
 	requests := p.requests
 	var f filterResult
 	if len(v.reqs) == 0 {
-		f.options = fitting(nil, pool.allowed, requests)
+		f.options = fitting(s.scratch, pool.allowed, requests)
 	}
 	if len(f.options) == 0 {
-		f = filter(pool.its, merged, requests, "", nil)
+		f = filterInto(s.scratch, pool.its, merged, requests, "", nil)
 	}
+	s.scratch = f.options
 	if len(f.options) == 0 {
 		return nil, f.reason, describe(f, requests)
 	}
@@ -438,8 +440,8 @@ func (s *solver) claimFor(pool *poolData, p *podData, v *variant, mins []int32) 
 	if !minValuesMet(merged, f.options) {
 		return nil, ReasonMinValuesUnsatisfiable, fmt.Sprintf("%d instance types fit, too few to satisfy minValues", len(f.options))
 	}
-	// f.options is this call's own slice (fitting and filter allocate
-	// it), so it is narrowed in place.
+	// f.options is scratch, narrowed in place; the claim's own options
+	// are copied by bookCapacity.
 	options := slices.DeleteFunc(f.options, func(it *itData) bool { return !pool.withinLimits(it.capacity) })
 	if len(options) == 0 {
 		return nil, ReasonNodePoolLimitExceeded, "launching any instance type that fits would exceed the NodePool's limits"
@@ -492,7 +494,7 @@ func (s *solver) bookCapacity(c *claim, options []*itData) bool {
 		return true
 	}
 	if s.opts.ReservationMode == ReservationFallback {
-		c.options = options
+		c.options = slices.Clone(options)
 		return true
 	}
 	return false
