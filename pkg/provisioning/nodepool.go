@@ -26,6 +26,8 @@ type itData struct {
 	daemonPorts []scheduling.HostPort
 	// price is the cheapest available offering's, +Inf if none.
 	price float64
+	// id is the type's place in its NodePool's price order.
+	id uint64
 }
 
 // poolData is a NodePool prepared for the solve.
@@ -84,6 +86,9 @@ func newPoolData(np *v1.NodePool, its []*cloudprovider.InstanceType, daemons []*
 	slices.SortStableFunc(p.its, func(a, b *itData) int {
 		return cmp.Or(cmp.Compare(a.price, b.price), cmp.Compare(a.it.Name, b.it.Name))
 	})
+	for i, d := range p.its {
+		d.id = uint64(i)
+	}
 	p.allowed = filter(p.its, p.reqs, scheduling.Resources{}, "", nil).options
 	p.limit, p.limitNodes, p.limited = limitsOf(np.Spec.Limits)
 	return p

@@ -29,6 +29,8 @@ type solver struct {
 	roomsIdx roomIndex
 	// grown memoizes growth by claim index (see growthOf).
 	grown []grown
+	// optionSets are the claims' options, interned (see interned).
+	optionSets map[uint64][][]*itData
 	// fixedAt are the claims each domain holds, by key (see indexFixed).
 	fixedAt   map[string][]domainClaims
 	slots     map[string]int
@@ -86,7 +88,7 @@ func Solve(in Input) Result {
 }
 
 func newSolver(in Input) *solver {
-	s := &solver{opts: in.Options, slots: map[string]int{}, fixedAt: map[string][]domainClaims{}, wellKnown: scheduling.WellKnownLabels(), topo: newTopology()}
+	s := &solver{opts: in.Options, slots: map[string]int{}, fixedAt: map[string][]domainClaims{}, optionSets: map[uint64][][]*itData{}, wellKnown: scheduling.WellKnownLabels(), topo: newTopology()}
 	s.topo.hosts = len(in.Nodes)
 	if s.opts.MaxInstanceTypes <= 0 {
 		s.opts.MaxInstanceTypes = DefaultMaxInstanceTypes
@@ -335,7 +337,7 @@ func (s *solver) addToClaim(c *claim, p *podData, v *variant, mins []int32, thri
 	// and the claim keeps its slice and what was worked out from it.
 	kept, maxAlloc, committed := c.options, c.maxAlloc, c.committed
 	if len(options) != len(c.options) {
-		kept = slices.Clone(options)
+		kept = s.interned(options)
 		maxAlloc, committed = capacityStats(kept, merged, s.opts.MaxInstanceTypes)
 	}
 	// Growing moves the types the claim may launch as to larger ones:
@@ -483,18 +485,20 @@ func (s *solver) bookCapacity(c *claim, options []*itData) bool {
 			scheduling.NewRequirement(v1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, v1.CapacityTypeReserved),
 			scheduling.NewRequirement(v1.LabelCapacityReservationID, corev1.NodeSelectorOpIn, best),
 		))
-		c.options, c.settled = filter(options, c.reqs, c.requests, best, s.slots).options, true
+		s.pinned = filterInto(s.pinned, options, c.reqs, c.requests, best, s.slots).options
+		c.options, c.settled = s.interned(s.pinned), true
 		return true
 	}
 	withoutReserved := c.reqs.Intersection(scheduling.NewRequirements(
 		scheduling.NewRequirement(v1.CapacityTypeLabelKey, corev1.NodeSelectorOpNotIn, v1.CapacityTypeReserved),
 	))
-	if f := filter(options, withoutReserved, c.requests, "", s.slots); len(f.options) > 0 && minValuesMet(withoutReserved, f.options) {
-		c.reqs, c.options, c.settled = withoutReserved, f.options, true
+	s.pinned = filterInto(s.pinned, options, withoutReserved, c.requests, "", s.slots).options
+	if len(s.pinned) > 0 && minValuesMet(withoutReserved, s.pinned) {
+		c.reqs, c.options, c.settled = withoutReserved, s.interned(s.pinned), true
 		return true
 	}
 	if s.opts.ReservationMode == ReservationFallback {
-		c.options = slices.Clone(options)
+		c.options = s.interned(options)
 		return true
 	}
 	return false
