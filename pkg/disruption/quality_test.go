@@ -1,9 +1,11 @@
 package disruption_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
@@ -26,18 +28,7 @@ type consolidationRun struct {
 // carries them out, at most maxRounds.
 func consolidate(tb testing.TB, n int, seed uint64, gates disruption.Gates, onDemand bool, maxRounds int) consolidationRun {
 	tb.Helper()
-	c := newRefCluster(seed)
-	if onDemand {
-		c.pool.Spec.Template.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{
-			{Key: v1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{v1.CapacityTypeOnDemand}}}
-	}
-	c.provision(tb, refPods(n, n/5, c.rng))
-	deleted := map[string]bool{}
-	all := c.pods()
-	for _, i := range c.rng.Perm(len(all))[:len(all)*7/10] {
-		deleted[all[i].Name] = true
-	}
-	c.deletePods(func(_ *refNode, p *corev1.Pod) bool { return !deleted[p.Name] })
+	c := shrunkenRefCluster(tb, n, seed, onDemand)
 	run := consolidationRun{before: c.cost(), nodesBefore: len(c.nodes), commands: map[string]int{}}
 	now := refEpoch.Add(time.Hour)
 	for run.rounds = 0; run.rounds < maxRounds; run.rounds++ {
@@ -56,6 +47,74 @@ func consolidate(tb testing.TB, n int, seed uint64, gates disruption.Gates, onDe
 	run.fresh, run.freshNodes = c.freshCost(tb, remaining)
 	run.bound = provisioning.LowerBound(remaining, c.its)
 	return run
+}
+
+// shrunkenRefCluster is a cluster built by solving the reference
+// workload of n pods, with a random (seeded) 70% of the pods gone.
+func shrunkenRefCluster(tb testing.TB, n int, seed uint64, onDemand bool) *refCluster {
+	tb.Helper()
+	c := newRefCluster(seed)
+	if onDemand {
+		c.pool.Spec.Template.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{
+			{Key: v1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{v1.CapacityTypeOnDemand}}}
+	}
+	c.provision(tb, refPods(n, n/5, c.rng))
+	deleted := map[string]bool{}
+	all := c.pods()
+	for _, i := range c.rng.Perm(len(all))[:len(all)*7/10] {
+		deleted[all[i].Name] = true
+	}
+	c.deletePods(func(_ *refNode, p *corev1.Pod) bool { return !deleted[p.Name] })
+	return c
+}
+
+// Single-node consolidation judges candidates several at once: every
+// round of a run to the fixed point decides the same, verdicts included,
+// with one worker and with three.
+func TestSingleNodeConsolidationIsTheSameOnAnyNumberOfWorkers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs consolidation to its fixed point")
+	}
+	c := shrunkenRefCluster(t, 500, 2, true)
+	now := refEpoch.Add(time.Hour)
+	single := func(workers int) []disruption.Method {
+		return []disruption.Method{disruption.SingleNodeConsolidation{Workers: workers}}
+	}
+	for round := 0; round < 200; round++ {
+		in := c.input()
+		one := disruption.Plan(in, single(1), now)
+		if diff := cmp.Diff(decided(one), decided(disruption.Plan(in, single(3), now))); diff != "" {
+			t.Fatalf("round %d: three workers decide otherwise than one (-one +three):\n%s", round, diff)
+		}
+		if !one.Found {
+			if round == 0 || len(one.Verdicts) == 0 {
+				t.Fatalf("round %d: nothing to compare (%d verdicts)", round, len(one.Verdicts))
+			}
+			return
+		}
+		c.apply(t, in, one.Command)
+	}
+	t.Fatal("no fixed point")
+}
+
+// decided is a decision as text: the command's nodes and replacements'
+// instance types, then every verdict.
+func decided(d disruption.Decision) []string {
+	var out []string
+	for _, cand := range d.Command.Candidates {
+		out = append(out, "candidate "+cand.Node.Name)
+	}
+	for _, r := range d.Command.Replacements {
+		line := "replacement"
+		for _, it := range r.InstanceTypes {
+			line += " " + it.Name
+		}
+		out = append(out, line)
+	}
+	for _, v := range d.Verdicts {
+		out = append(out, fmt.Sprintf("verdict %s %s %s %s", v.Node, v.Method, v.Event, v.Message))
+	}
+	return out
 }
 
 // Consolidation makes a shrunken cluster cheaper by itself. Issue 19's
