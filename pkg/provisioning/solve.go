@@ -22,9 +22,10 @@ type solver struct {
 	// own (see own).
 	shared []bool
 	claims []*claim
-	// rooms are the claims' CPU and memory slack, by claim index: the
-	// slack pass reads every claim for every pod, and a dense slice keeps
-	// that read in cache where chasing each claim's pointer did not.
+	// rooms are the claims' slack, by claim index: the slack pass reads
+	// many claims for every pod, and a dense slice keeps that read in
+	// cache where chasing each claim's pointer did not. roomsIdx sets
+	// them apart by size (see roomIndex).
 	rooms    []room
 	roomsIdx roomIndex
 	// grown memoizes growth by claim index (see growthOf).
