@@ -128,15 +128,15 @@ func (c *refCluster) provision(tb testing.TB, pods []*corev1.Pod) {
 		tb.Fatalf("%d pods unplaced, first %s: %s", len(r.Unplaced), r.Unplaced[0].Reason, r.Unplaced[0].Message)
 	}
 	for _, nc := range r.NewNodeClaims {
-		c.launch(nc)
+		c.launch(nc, nc.Pods)
 	}
 }
 
-// launch starts a node for a planned NodeClaim, with its pods bound: the
+// launch starts a node for a planned NodeClaim, with pods bound: the
 // claim's cheapest option, at the cheapest available offering its
 // requirements allow in its expected capacity type (any other capacity
 // type if none), ties broken at random as the cloud would.
-func (c *refCluster) launch(nc *provisioning.NodeClaim) *refNode {
+func (c *refCluster) launch(nc *provisioning.NodeClaim, pods []*corev1.Pod) *refNode {
 	it := nc.InstanceTypes[0]
 	var best []*cloudprovider.Offering
 	for _, pass := range []bool{true, false} {
@@ -165,7 +165,7 @@ func (c *refCluster) launch(nc *provisioning.NodeClaim) *refNode {
 		v1.LabelInstanceType: it.Name, v1.LabelZone: o.Zone, v1.CapacityTypeLabelKey: o.CapacityType,
 		corev1.LabelHostname: n.name, v1.NodePoolLabelKey: c.pool.Name,
 	})
-	for _, p := range nc.Pods {
+	for _, p := range pods {
 		n.bind(p)
 	}
 	c.nodes = append(c.nodes, n)
@@ -270,10 +270,17 @@ func (c *refCluster) apply(tb testing.TB, in disruption.Input, cmd disruption.Co
 		}
 	}
 	r := provisioning.Solve(sin)
+	// The pods are bound as they are: the judge's second try pins copies
+	// to a zone only to solve, and a pod's spec does not change.
+	unpinned := map[string]*corev1.Pod{}
+	for _, p := range pods {
+		unpinned[p.Namespace+"/"+p.Name] = p
+	}
 	if len(r.NewNodeClaims) > 1 && len(cmd.Candidates) == 1 && len(cmd.Replacements) == 1 {
 		// The judge's second try: all the pods on one new node in the
 		// candidate's zone.
 		zone := cmd.Candidates[0].Node.Labels[v1.LabelZone]
+		sin.Pods = pending(pods)
 		for _, p := range sin.Pods {
 			if p.Spec.NodeSelector == nil {
 				p.Spec.NodeSelector = map[string]string{}
@@ -292,13 +299,17 @@ func (c *refCluster) apply(tb testing.TB, in disruption.Input, cmd disruption.Co
 		byName[n.name] = n
 	}
 	for _, nom := range r.Nominations {
-		byName[nom.NodeName].bind(nom.Pod)
+		byName[nom.NodeName].bind(unpinned[nom.Pod.Namespace+"/"+nom.Pod.Name])
 	}
 	for i, rep := range cmd.Replacements {
 		if got, want := podKeys(r.NewNodeClaims[i].Pods), podKeys(rep.Pods); !slices.Equal(got, want) {
 			tb.Fatalf("%s of %v: the replacement's pods differ on re-solving: %v, want %v", cmd.Method, cmd.Names(), got, want)
 		}
-		c.launch(rep)
+		bound := make([]*corev1.Pod, len(rep.Pods))
+		for j, p := range rep.Pods {
+			bound[j] = unpinned[p.Namespace+"/"+p.Name]
+		}
+		c.launch(rep, bound)
 	}
 	c.nodes = slices.DeleteFunc(c.nodes, func(n *refNode) bool { return gone[n.name] })
 }
