@@ -269,16 +269,26 @@ func iamTags(p params) (map[string]string, error) {
 	return tags, nil
 }
 
-func (s *Server) getInstanceProfile(p params) (any, error) {
+// profileLocked is the instance profile the form names; s.iam.mu is
+// held.
+func (s *Server) profileLocked(p params) (*InstanceProfile, error) {
 	name, err := profileName(p)
 	if err != nil {
 		return nil, err
 	}
-	s.iam.mu.Lock()
-	defer s.iam.mu.Unlock()
 	prof, ok := s.iam.profiles[name]
 	if !ok {
 		return nil, noSuchProfile(name)
+	}
+	return prof, nil
+}
+
+func (s *Server) getInstanceProfile(p params) (any, error) {
+	s.iam.mu.Lock()
+	defer s.iam.mu.Unlock()
+	prof, err := s.profileLocked(p)
+	if err != nil {
+		return nil, err
 	}
 	return instanceProfileResult{InstanceProfile: s.profileXMLLocked(prof)}, nil
 }
@@ -314,17 +324,13 @@ func (s *Server) createInstanceProfile(p params) (any, error) {
 // profileAndRoleLocked are the instance profile and role a request names,
 // or IAM's error when either does not exist; the caller holds s.iam.mu.
 func (s *Server) profileAndRoleLocked(p params) (*InstanceProfile, string, error) {
-	name, err := profileName(p)
+	prof, err := s.profileLocked(p)
 	if err != nil {
 		return nil, "", err
 	}
 	role, err := roleName(p)
 	if err != nil {
 		return nil, "", err
-	}
-	prof, ok := s.iam.profiles[name]
-	if !ok {
-		return nil, "", noSuchProfile(name)
 	}
 	if _, ok := s.iam.roles[role]; !ok {
 		return nil, "", errorf("NoSuchEntity", "The role with name %s cannot be found.", role)
@@ -362,37 +368,29 @@ func (s *Server) removeRoleFromInstanceProfile(p params) (any, error) {
 }
 
 func (s *Server) deleteInstanceProfile(p params) (any, error) {
-	name, err := profileName(p)
-	if err != nil {
-		return nil, err
-	}
 	s.iam.mu.Lock()
 	defer s.iam.mu.Unlock()
-	prof, ok := s.iam.profiles[name]
-	if !ok {
-		return nil, noSuchProfile(name)
+	prof, err := s.profileLocked(p)
+	if err != nil {
+		return nil, err
 	}
 	if len(prof.Roles) > 0 {
 		return nil, errorf("DeleteConflict", "Cannot delete entity, must remove roles from instance profile first.")
 	}
-	delete(s.iam.profiles, name)
+	delete(s.iam.profiles, prof.Name)
 	return nil, nil
 }
 
 func (s *Server) tagInstanceProfile(p params) (any, error) {
-	name, err := profileName(p)
-	if err != nil {
-		return nil, err
-	}
 	tags, err := iamTags(p)
 	if err != nil {
 		return nil, err
 	}
 	s.iam.mu.Lock()
 	defer s.iam.mu.Unlock()
-	prof, ok := s.iam.profiles[name]
-	if !ok {
-		return nil, noSuchProfile(name)
+	prof, err := s.profileLocked(p)
+	if err != nil {
+		return nil, err
 	}
 	merged := maps.Clone(prof.Tags)
 	if merged == nil {

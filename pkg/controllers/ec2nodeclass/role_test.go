@@ -104,22 +104,29 @@ func TestRoleWithManager(t *testing.T) {
 	g.Expect(p.Tags).To(gomega.Equal(map[string]string{"team": "ml", "kubernetes.io/cluster/test": "owned",
 		"eks:eks-cluster-name": "test", "karpenter.k8s.aws/ec2nodeclass": nc.Name, "topology.kubernetes.io/region": "us-west-2"}))
 
+	setRole := func(role string) {
+		patched := got.DeepCopy()
+		patched.Spec.Role = role
+		g.Expect(env.Client.Patch(ctx, patched, client.MergeFrom(got))).To(gomega.Succeed())
+	}
+	// roleInProfile waits for the class to be Ready with role in its
+	// profile.
+	roleInProfile := func(role string) {
+		g.Eventually(func(g gomega.Gomega) {
+			g.Expect(env.Client.Get(ctx, key, got)).To(gomega.Succeed())
+			expectCondition(g, got, awsv1.ConditionTypeReady, metav1.ConditionTrue, awsv1.ConditionTypeReady)
+			g.Expect(profiles(e)[name].Roles).To(gomega.Equal([]string{role}))
+		}).Should(gomega.Succeed())
+	}
+
 	// Another role: swapped in the same profile.
-	patched := got.DeepCopy()
-	patched.Spec.Role = "capstan-node-role"
-	g.Expect(env.Client.Patch(ctx, patched, client.MergeFrom(got))).To(gomega.Succeed())
-	g.Eventually(func(g gomega.Gomega) {
-		g.Expect(env.Client.Get(ctx, key, got)).To(gomega.Succeed())
-		expectCondition(g, got, awsv1.ConditionTypeReady, metav1.ConditionTrue, awsv1.ConditionTypeReady)
-		g.Expect(profiles(e)[name].Roles).To(gomega.Equal([]string{"capstan-node-role"}))
-	}).Should(gomega.Succeed())
+	setRole("capstan-node-role")
+	roleInProfile("capstan-node-role")
 	g.Expect(got.Status.InstanceProfile).To(gomega.Equal(name))
 	g.Expect(profiles(e)).To(gomega.HaveLen(1))
 
 	// A typo: not Ready, and says why.
-	patched = got.DeepCopy()
-	patched.Spec.Role = "capstan-node-rol"
-	g.Expect(env.Client.Patch(ctx, patched, client.MergeFrom(got))).To(gomega.Succeed())
+	setRole("capstan-node-rol")
 	g.Eventually(func(g gomega.Gomega) {
 		g.Expect(env.Client.Get(ctx, key, got)).To(gomega.Succeed())
 		c := expectCondition(g, got, awsv1.ConditionTypeInstanceProfileReady, metav1.ConditionFalse, ReasonRoleNotFound)
@@ -128,14 +135,8 @@ func TestRoleWithManager(t *testing.T) {
 		expectCondition(g, got, awsv1.ConditionTypeReady, metav1.ConditionFalse, ReasonRoleNotFound)
 		g.Expect(got.Status.InstanceProfile).To(gomega.BeEmpty())
 	}).Should(gomega.Succeed())
-	patched = got.DeepCopy()
-	patched.Spec.Role = "capstan-node-role"
-	g.Expect(env.Client.Patch(ctx, patched, client.MergeFrom(got))).To(gomega.Succeed())
-	g.Eventually(func(g gomega.Gomega) {
-		g.Expect(env.Client.Get(ctx, key, got)).To(gomega.Succeed())
-		expectCondition(g, got, awsv1.ConditionTypeReady, metav1.ConditionTrue, awsv1.ConditionTypeReady)
-		g.Expect(profiles(e)[name].Roles).To(gomega.Equal([]string{"capstan-node-role"}))
-	}).Should(gomega.Succeed())
+	setRole("capstan-node-role")
+	roleInProfile("capstan-node-role")
 
 	// Deleted while a NodeClaim uses it: it waits.
 	claim := test.NodeClaim(func(c *v1.NodeClaim) {

@@ -167,7 +167,7 @@ func TestReservationFilledFirst(t *testing.T) {
 	const id = "cr-0e2e0000000000001"
 	s := start(t, setup{instanceTypes: []string{"m5.large"}, capacityTypes: []string{v1.CapacityTypeReserved, v1.CapacityTypeOnDemand},
 		reservations: []string{id}, slots: map[string]int{id: 2}})
-	most := peak(t, func(ctx context.Context) int {
+	most := test.Peak(t, func(ctx context.Context) int {
 		all, err := allInstances(ctx)
 		if err != nil {
 			return 0

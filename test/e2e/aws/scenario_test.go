@@ -8,7 +8,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -301,23 +300,6 @@ func zoneIDs(g gomega.Gomega) map[string]string {
 		ids[awssdk.ToString(z.ZoneName)] = awssdk.ToString(z.ZoneId)
 	}
 	return ids
-}
-
-// peak polls count until the test ends and returns the highest count
-// seen so far.
-func peak(t *testing.T, count func(context.Context) int) *atomic.Int64 {
-	most := &atomic.Int64{}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go func() {
-		for ctx.Err() == nil {
-			if n := int64(count(ctx)); n > most.Load() {
-				most.Store(n)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}()
-	return most
 }
 
 // node is a Node by name, nil if it does not exist.

@@ -6,7 +6,6 @@ import (
 	"context"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -122,23 +121,6 @@ func reservedInstances(id string) int {
 	return n
 }
 
-// peak polls count until the test ends and returns the highest count
-// seen so far.
-func peak(t *testing.T, count func(context.Context) int) *atomic.Int64 {
-	most := &atomic.Int64{}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go func() {
-		for ctx.Err() == nil {
-			if n := int64(count(ctx)); n > most.Load() {
-				most.Store(n)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}()
-	return most
-}
-
 // Seed 002: a 2-slot targeted reservation selected by id, reserved and
 // on-demand allowed: two reserved nodes in the reservation's zone, the
 // rest on-demand, and never more than two reserved at any moment.
@@ -146,7 +128,7 @@ func TestReservationThenOnDemand(t *testing.T) {
 	g := test.NewGomega(t)
 	ns, np := scenario(t, []simv1alpha1.CapacityReservationSelectorTerm{{ID: "cr-targeted"}},
 		in(v1.CapacityTypeLabelKey, v1.CapacityTypeReserved, v1.CapacityTypeOnDemand), in(v1.LabelInstanceType, "m5.large"))
-	most := peak(t, func(ctx context.Context) int {
+	most := test.Peak(t, func(ctx context.Context) int {
 		n := reservedInstances("cr-targeted")
 		list := &v1.NodeClaimList{}
 		if cluster.Client.List(ctx, list, client.MatchingLabels{v1.LabelCapacityReservationID: "cr-targeted"}) == nil {
@@ -223,7 +205,7 @@ func TestReservationConsumedExternally(t *testing.T) {
 	ctx := context.Background()
 	ns, np := scenario(t, []simv1alpha1.CapacityReservationSelectorTerm{{ID: "cr-external"}},
 		in(v1.CapacityTypeLabelKey, v1.CapacityTypeReserved, v1.CapacityTypeOnDemand), in(v1.LabelInstanceType, "m5.large"))
-	most := peak(t, func(context.Context) int { return reservedInstances("cr-external") })
+	most := test.Peak(t, func(context.Context) int { return reservedInstances("cr-external") })
 	deploy := spreadOut(ns, 1)
 	g.Expect(cluster.Client.Create(ctx, deploy)).To(gomega.Succeed())
 	g.Eventually(func(g gomega.Gomega) {
