@@ -93,9 +93,33 @@ func (e *InsufficientCapacityError) Add(key OfferingKey, reason string) {
 	} else {
 		e.Reasons[key] = reason
 	}
-	if reason == string(CodeMaxSpotInstanceCountExceeded) && key.CapacityType == v1.CapacityTypeSpot {
+	if key.CapacityType == v1.CapacityTypeSpot && (reason == string(CodeMaxSpotInstanceCountExceeded) || ClassifyLaunchError(reason) == LaunchErrorSpotOnly) {
 		e.AddCapacityTypeWide(v1.CapacityTypeSpot)
 	}
+}
+
+// wideReason is why capacityType is unavailable account-wide: the code of
+// the first offering of it whose code marks the whole capacity type.
+func (e *InsufficientCapacityError) wideReason(capacityType string) string {
+	for _, key := range e.Offerings {
+		code := e.Reasons[key]
+		if key.CapacityType == capacityType && (code == string(CodeMaxSpotInstanceCountExceeded) || ClassifyLaunchError(code) == LaunchErrorSpotOnly) {
+			return code
+		}
+	}
+	return "InsufficientCapacity"
+}
+
+// Codes are the distinct cloud error codes of the failed offerings, in
+// the order first seen.
+func (e *InsufficientCapacityError) Codes() []string {
+	var out []string
+	for _, key := range e.Offerings {
+		if code := e.Reasons[key]; code != "" && !slices.Contains(out, code) {
+			out = append(out, code)
+		}
+	}
+	return out
 }
 
 // AddCapacityTypeWide records that capacityType is unavailable account-wide.
@@ -245,12 +269,28 @@ func IgnoreNodeClassNotReady(err error) error {
 // message is Err's.
 type CreateError struct {
 	Reason string
-	Err    error
+	// Code is the cloud's error code when the cloud refused the launch
+	// (Reason is then derived from it), empty for Capstan's own failures.
+	Code string
+	Err  error
+	// Unavailable holds the offerings the same launch found without
+	// capacity (and the capacity types it found unavailable account-wide):
+	// they are marked unavailable although the launch failed for another
+	// reason, so the retry tries the others. Nil when there were none. It
+	// is not in Unwrap's chain: the error is not an insufficient-capacity
+	// one.
+	Unavailable *InsufficientCapacityError
 }
 
 // NewCreateError returns a launch failure with a condition reason.
 func NewCreateError(reason string, cause error) *CreateError {
 	return &CreateError{Reason: reason, Err: cause}
+}
+
+// NewCloudCreateError returns a launch the cloud refused with code: its
+// reason is ConditionReason(code).
+func NewCloudCreateError(code string, cause error) *CreateError {
+	return &CreateError{Reason: ConditionReason(code), Code: code, Err: cause}
 }
 
 // Error carries the reason and the cause.

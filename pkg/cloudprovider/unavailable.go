@@ -106,10 +106,18 @@ func (u *UnavailableOfferings) MarkCapacityTypeUnavailable(capacityType, reason 
 
 // MarkFromError marks, under one lock so readers never see half of it,
 // every offering an *InsufficientCapacityError in err's tree names and its
-// capacity-type-wide marks. It returns the number of marks made: 0 for
-// errors of any other kind (and for nil).
+// capacity-type-wide marks, or those a *CreateError's Unavailable names.
+// It returns the number of marks made: 0 for errors of any other kind
+// (and for nil).
 func (u *UnavailableOfferings) MarkFromError(err error) int {
 	ice, ok := AsInsufficientCapacityError(err)
+	if !ok {
+		// A launch refused for another reason still marks what it found
+		// without capacity.
+		if ce, isCreate := AsCreateError(err); isCreate && ce.Unavailable != nil {
+			ice, ok = ce.Unavailable, true
+		}
+	}
 	if !ok {
 		return 0
 	}
@@ -124,7 +132,7 @@ func (u *UnavailableOfferings) MarkFromError(err error) int {
 		u.markOfferingLocked(key, reason, expires)
 	}
 	for _, ct := range ice.CapacityTypeWide {
-		u.markCapacityTypeLocked(ct, "InsufficientCapacity", expires)
+		u.markCapacityTypeLocked(ct, ice.wideReason(ct), expires)
 	}
 	return len(ice.Offerings) + len(ice.CapacityTypeWide)
 }

@@ -15,10 +15,14 @@ type Action int
 
 // Actions, in lifecycle order.
 const (
-	// Wait: nothing to do until the Node changes.
+	// Wait: nothing to do until the Node changes or the wait returned
+	// with it has passed.
 	Wait Action = iota
 	// Launch the instance.
 	Launch
+	// LaunchTimeout: not launched within the launch timeout; delete, so
+	// its pods are planned again.
+	LaunchTimeout
 	// Register: a Node with the providerID has joined; sync it.
 	Register
 	// Initialize: the node is Ready, ephemeral and startup taints are gone
@@ -30,15 +34,49 @@ const (
 	Done
 )
 
-// DefaultRegistrationTTL is how long a launched instance may take to
-// register its Node before the NodeClaim is deleted (liveness).
-const DefaultRegistrationTTL = 15 * time.Minute
+// The lifecycle's timeouts by default: the reference's (kubernetes-sigs/
+// karpenter pkg/controllers/nodeclaim/lifecycle/liveness.go: a launch
+// timeout of 5 minutes, a registration timeout of 15). The controller's
+// flags and `capstan simulate` default to them.
+const (
+	// DefaultLaunchTimeout is how long a NodeClaim may stay not launched,
+	// from its first failed launch (else its creation), before it is
+	// deleted.
+	DefaultLaunchTimeout = 5 * time.Minute
+	// DefaultRegistrationTTL is how long a launched instance may take to
+	// register its Node before the NodeClaim is deleted (liveness).
+	DefaultRegistrationTTL = 15 * time.Minute
+)
+
+// Timeouts bound how long a NodeClaim may take to launch and to register.
+type Timeouts struct {
+	Launch       time.Duration
+	Registration time.Duration
+}
+
+// DefaultTimeouts are the default launch and registration timeouts.
+func DefaultTimeouts() Timeouts {
+	return Timeouts{Launch: DefaultLaunchTimeout, Registration: DefaultRegistrationTTL}
+}
 
 // Next decides the lifecycle step from the NodeClaim, its Node (nil until
-// one registered) and now. It is pure.
-func Next(nc *v1.NodeClaim, node *corev1.Node, now time.Time, registrationTTL time.Duration) (Action, time.Duration) {
+// one registered), now, the timeouts and the NodeClaim's failed launches
+// so far. It is pure. A NodeClaim not launched is launched, unless its
+// last launch failed less than the backoff ago (Wait), or the launch
+// timeout has passed (LaunchTimeout).
+func Next(nc *v1.NodeClaim, node *corev1.Node, now time.Time, t Timeouts, attempts LaunchAttempts) (Action, time.Duration) {
 	conds := nc.Status.Conditions
 	if !meta.IsStatusConditionTrue(conds, v1.ConditionTypeLaunched) {
+		deadline, timed := LaunchDeadline(nc, t.Launch)
+		if timed && !now.Before(deadline) {
+			return LaunchTimeout, 0
+		}
+		if retry := attempts.RetryAt(); now.Before(retry) {
+			if timed && deadline.Before(retry) {
+				return Wait, deadline.Sub(now)
+			}
+			return Wait, retry.Sub(now)
+		}
 		return Launch, 0
 	}
 	if !meta.IsStatusConditionTrue(conds, v1.ConditionTypeRegistered) {
@@ -46,7 +84,7 @@ func Next(nc *v1.NodeClaim, node *corev1.Node, now time.Time, registrationTTL ti
 			return Register, 0
 		}
 		launched := meta.FindStatusCondition(conds, v1.ConditionTypeLaunched).LastTransitionTime.Time
-		if deadline := launched.Add(registrationTTL); now.Before(deadline) {
+		if deadline := launched.Add(t.Registration); now.Before(deadline) {
 			return Wait, deadline.Sub(now)
 		}
 		return Expire, 0
@@ -58,6 +96,21 @@ func Next(nc *v1.NodeClaim, node *corev1.Node, now time.Time, registrationTTL ti
 		return Initialize, 0
 	}
 	return Wait, 0
+}
+
+// LaunchDeadline is when a NodeClaim not launched is deleted: the launch
+// timeout after its first failed launch (when Launched turned False, as
+// the reference measures it), else after its creation. False when
+// neither is known or the timeout is not positive.
+func LaunchDeadline(nc *v1.NodeClaim, timeout time.Duration) (time.Time, bool) {
+	start := nc.CreationTimestamp.Time
+	if c := meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypeLaunched); c != nil && c.Status == metav1.ConditionFalse && !c.LastTransitionTime.IsZero() {
+		start = c.LastTransitionTime.Time
+	}
+	if start.IsZero() || timeout <= 0 {
+		return time.Time{}, false
+	}
+	return start.Add(timeout), true
 }
 
 // ephemeralTaints are the taints Kubernetes puts on a node that is not

@@ -24,11 +24,13 @@ import (
 type Options struct {
 	Duration time.Duration
 	Seed     uint64
-	// Window, UnavailableTTL, RegistrationTTL, MaxInstanceTypes and
-	// SchedulerNames mean what the controller's flags of the same names do.
+	// Window, UnavailableTTL, RegistrationTTL, LaunchTimeout,
+	// MaxInstanceTypes and SchedulerNames mean what the controller's flags
+	// of the same names do.
 	Window           plan.Window
 	UnavailableTTL   time.Duration
 	RegistrationTTL  time.Duration
+	LaunchTimeout    time.Duration
 	MaxInstanceTypes int
 	SchedulerNames   []string
 	Disruption       DisruptionOptions
@@ -40,6 +42,7 @@ func DefaultOptions() Options {
 		Duration: 2 * time.Hour, Seed: 1,
 		Window:         plan.Window{Idle: time.Second, Max: 10 * time.Second},
 		UnavailableTTL: cloudprovider.DefaultUnavailableOfferingsTTL, RegistrationTTL: lifecycle.DefaultRegistrationTTL,
+		LaunchTimeout: lifecycle.DefaultLaunchTimeout,
 		MaxInstanceTypes: 60, SchedulerNames: []string{"default-scheduler"},
 		Disruption: DisruptionOptions{
 			Gates: disruption.Gates{Drift: true}, PollInterval: 10 * time.Second,
@@ -81,6 +84,14 @@ type Simulator struct {
 	// interruptWake when a notice it holds back needs action.
 	interruptions *interruption.Handler
 	interruptWake time.Time
+	// attempts are the failed launches of NodeClaims not launched yet,
+	// as the lifecycle controller keeps them.
+	attempts map[string]lifecycle.LaunchAttempts
+}
+
+// timeouts are the lifecycle's, from the options.
+func (s *Simulator) timeouts() lifecycle.Timeouts {
+	return lifecycle.Timeouts{Launch: s.opts.LaunchTimeout, Registration: s.opts.RegistrationTTL}
 }
 
 // New builds a simulation of the manifests on the profile's cloud.
@@ -97,6 +108,7 @@ func New(set *manifests.Set, profile *simv1alpha1.CloudProfile, types []catalog.
 		opts: opts, start: origin, clock: clk, world: newWorld(set), kubelet: sim.NewMemoryKubelet(), profile: profile,
 		unavailable: cloudprovider.NewUnavailableOfferings(clk, opts.UnavailableTTL),
 		rng:         rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15)),
+		attempts:    map[string]lifecycle.LaunchAttempts{},
 	}
 	s.rec = newRecorder(origin)
 	s.disrupter = newDisrupter(opts.Disruption, s.claimName)

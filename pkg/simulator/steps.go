@@ -95,6 +95,7 @@ func (s *Simulator) removeClaim(nc *v1.NodeClaim, reason string) {
 		s.rec.deleted(now, nc.Name, reason, nil)
 	}
 	delete(s.world.claims, nc.Name)
+	delete(s.attempts, nc.Name)
 	s.world.changed()
 }
 
@@ -121,7 +122,7 @@ func (s *Simulator) register(context.Context) (bool, error) {
 	}
 	for _, nc := range s.world.sortedClaims() {
 		node := s.world.nodeOf(nc)
-		action, _ := lifecycle.Next(nc, node, now, s.opts.RegistrationTTL)
+		action, _ := lifecycle.Next(nc, node, now, s.timeouts(), s.attempts[nc.Name])
 		switch action {
 		case lifecycle.Register:
 			synced, _ := lifecycle.SyncNode(nc, node)
@@ -175,6 +176,10 @@ func setCondition(nc *v1.NodeClaim, t string, now time.Time) {
 	meta.SetStatusCondition(&nc.Status.Conditions, metav1.Condition{Type: t, Status: metav1.ConditionTrue, Reason: t, LastTransitionTime: metav1.NewTime(now)})
 }
 
+func setConditionFalse(nc *v1.NodeClaim, t, reason, message string, now time.Time) {
+	meta.SetStatusCondition(&nc.Status.Conditions, metav1.Condition{Type: t, Status: metav1.ConditionFalse, Reason: reason, Message: message, LastTransitionTime: metav1.NewTime(now)})
+}
+
 // provision is the provisioner: the batch windows, then the same Decide
 // the controller calls, applied to the world.
 func (s *Simulator) provision(ctx context.Context) (bool, error) {
@@ -224,8 +229,11 @@ func (s *Simulator) claimName(nodePool string) string {
 }
 
 // launch is the lifecycle's Launch step: the cloud's Create, and on
-// insufficient capacity the offerings marked and the pods re-planned at
-// once, as the controller does.
+// failure what lifecycle.OnLaunchError decides, as the controller does:
+// insufficient capacity marks the offerings and re-plans the pods at
+// once; a refusal sets Launched=False and is retried after the backoff;
+// a NodeClaim not launched within the launch timeout is deleted and its
+// pods re-planned.
 func (s *Simulator) launch(ctx context.Context) (bool, error) {
 	now := s.clock.Now()
 	// Outcomes are recorded after the loop, in order, so the cloud's
@@ -236,21 +244,39 @@ func (s *Simulator) launch(ctx context.Context) (bool, error) {
 	}
 	var outcomes []outcome
 	for _, nc := range s.world.sortedClaims() {
-		if action, _ := lifecycle.Next(nc, nil, now, s.opts.RegistrationTTL); action != lifecycle.Launch {
+		switch action, _ := lifecycle.Next(nc, nil, now, s.timeouts(), s.attempts[nc.Name]); action {
+		case lifecycle.Launch:
+		case lifecycle.LaunchTimeout:
+			reason := "no launch attempt finished"
+			if c := meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypeLaunched); c != nil {
+				reason = "the last launch failed with " + c.Reason
+			}
+			outcomes = append(outcomes, outcome{nc: nc, kind: "LaunchTimeout", msg: fmt.Sprintf("not launched within %s; %s", s.opts.LaunchTimeout, reason)})
+			s.removeClaim(nc, "LaunchTimeout")
+			s.batch.trigger(now, true)
+			continue
+		default:
 			continue
 		}
 		created, err := s.cloud.Create(ctx, nc)
 		if err != nil {
-			kind := "LaunchFailed"
-			if cloudprovider.IsInsufficientCapacityError(err) {
-				kind = "InsufficientCapacity"
-				s.unavailable.MarkFromError(err)
+			s.unavailable.MarkFromError(err)
+			failure := lifecycle.OnLaunchError(err)
+			for _, e := range failure.Events {
+				outcomes = append(outcomes, outcome{nc: nc, kind: e.Reason, msg: e.Message})
 			}
-			outcomes = append(outcomes, outcome{nc: nc, kind: kind, msg: err.Error()})
-			delete(s.world.claims, nc.Name)
-			s.batch.trigger(now, true)
+			if failure.Replan {
+				delete(s.world.claims, nc.Name)
+				delete(s.attempts, nc.Name)
+				s.batch.trigger(now, true)
+				continue
+			}
+			s.attempts[nc.Name] = s.attempts[nc.Name].Failed(now)
+			setConditionFalse(nc, v1.ConditionTypeLaunched, failure.Reason, failure.Message, now)
+			s.world.changed()
 			continue
 		}
+		delete(s.attempts, nc.Name)
 		if nc.Labels == nil {
 			nc.Labels = map[string]string{}
 		}
@@ -291,13 +317,21 @@ func (s *Simulator) prices() map[string]float64 {
 	return out
 }
 
-// lifecycleDeadlines are the registration timeouts of launched NodeClaims
-// and the eviction times of stopped nodes' pods.
+// lifecycleDeadlines are the registration timeouts of launched NodeClaims,
+// the retries and launch timeouts of those not launched, and the eviction
+// times of stopped nodes' pods.
 func (s *Simulator) lifecycleDeadlines() []time.Time {
 	var out []time.Time
+	now := s.clock.Now()
 	for _, nc := range s.world.sortedClaims() {
-		if c := meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypeLaunched); c != nil && nc.Status.NodeName == "" {
+		c := meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypeLaunched)
+		switch {
+		case c != nil && c.Status == metav1.ConditionTrue && nc.Status.NodeName == "":
 			out = append(out, c.LastTransitionTime.Add(s.opts.RegistrationTTL))
+		case c == nil || c.Status != metav1.ConditionTrue:
+			if action, wait := lifecycle.Next(nc, nil, now, s.timeouts(), s.attempts[nc.Name]); action == lifecycle.Wait && wait > 0 {
+				out = append(out, now.Add(wait))
+			}
 		}
 	}
 	for _, node := range s.world.sortedNodes() {

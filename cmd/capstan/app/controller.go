@@ -46,6 +46,7 @@ type Options struct {
 	BatchMax         time.Duration
 	UnavailableTTL   time.Duration
 	RegistrationTTL  time.Duration
+	LaunchTimeout    time.Duration
 	SchedulerNames   []string
 	MaxInstanceTypes int
 	GCInterval       time.Duration
@@ -89,6 +90,7 @@ func newControllerCommand() *cobra.Command {
 	f.DurationVar(&opts.BatchMax, "batch-max-duration", 10*time.Second, "close a batch of pending pods at most this long after it opened")
 	f.DurationVar(&opts.UnavailableTTL, "unavailable-offerings-ttl", cloudprovider.DefaultUnavailableOfferingsTTL, "how long an offering that ran out of capacity is not tried")
 	f.DurationVar(&opts.RegistrationTTL, "registration-ttl", lifecycle.DefaultRegistrationTTL, "delete a NodeClaim whose node has not registered this long after launch")
+	f.DurationVar(&opts.LaunchTimeout, "launch-timeout", lifecycle.DefaultLaunchTimeout, "delete a NodeClaim not launched this long after its first failed launch, so its pods are planned again")
 	f.StringSliceVar(&opts.SchedulerNames, "scheduler-names", []string{corev1.DefaultSchedulerName}, "provision for pending pods of these schedulers")
 	f.IntVar(&opts.MaxInstanceTypes, "max-instance-types", 60, "instance-type options per NodeClaim")
 	f.DurationVar(&opts.GCInterval, "gc-interval", time.Minute, "how often leaked instances and orphaned NodeClaims are collected")
@@ -171,14 +173,14 @@ func runController(ctx context.Context, opts Options) error {
 	}
 	interrupt := disruptionctrl.NewInterruption(mgr.GetClient(), src, unavailable, mgr.GetEventRecorder("capstan"), clk, metrics.disruption,
 		disruptionctrl.InterruptionOptions{PreemptibleMargin: opts.Disruption.PreemptibleMargin})
-	lifecycle := nodeclaim.New(mgr.GetClient(), mgr.GetAPIReader(), cp, unavailable, prov, mgr.GetEventRecorder("capstan"), clk, opts.RegistrationTTL)
+	claims := nodeclaim.New(mgr.GetClient(), mgr.GetAPIReader(), cp, unavailable, prov, mgr.GetEventRecorder("capstan"), clk, lifecycle.Timeouts{Launch: opts.LaunchTimeout, Registration: opts.RegistrationTTL})
 	if hook := opts.testHooks.afterCreate(); hook != nil {
-		lifecycle = lifecycle.WithAfterCreate(hook)
+		claims = claims.WithAfterCreate(hook)
 	}
 	if err := errors.Join(
 		prov.Register(mgr),
 		nodeclaim.IndexProviderID(ctx, mgr),
-		lifecycle.Register(mgr),
+		claims.Register(mgr),
 		nodeclaim.NewPodEvents(mgr.GetClient(), clk).Register(ctx, mgr),
 		termination.New(mgr.GetClient(), cp, mgr.GetEventRecorder("capstan"), clk, metrics.slack).Register(ctx, mgr),
 		nodepool.New(mgr.GetClient(), clk, mgr.GetEventRecorder("capstan"), cp.GetSupportedNodeClasses()).Register(mgr),

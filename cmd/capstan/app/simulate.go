@@ -55,6 +55,8 @@ manifests, else the embedded default cloud.`,
 	f.DurationVar(&opts.Simulator.Window.Idle, "batch-idle-duration", opts.Simulator.Window.Idle, "as for capstan controller")
 	f.DurationVar(&opts.Simulator.Window.Max, "batch-max-duration", opts.Simulator.Window.Max, "as for capstan controller")
 	f.DurationVar(&opts.Simulator.UnavailableTTL, "unavailable-offerings-ttl", opts.Simulator.UnavailableTTL, "as for capstan controller")
+	f.DurationVar(&opts.Simulator.RegistrationTTL, "registration-ttl", opts.Simulator.RegistrationTTL, "as for capstan controller")
+	f.DurationVar(&opts.Simulator.LaunchTimeout, "launch-timeout", opts.Simulator.LaunchTimeout, "as for capstan controller")
 	f.IntVar(&opts.Simulator.MaxInstanceTypes, "max-instance-types", opts.Simulator.MaxInstanceTypes, "as for capstan controller")
 	opts.Disruption = newDisruptionFlags(f)
 	_ = cmd.MarkFlagRequired("filename")

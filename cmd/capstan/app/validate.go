@@ -27,6 +27,7 @@ func (o Options) Validate() error {
 		validateWindow(o.BatchIdle, o.BatchMax),
 		positive("--unavailable-offerings-ttl", o.UnavailableTTL),
 		positive("--registration-ttl", o.RegistrationTTL),
+		positive("--launch-timeout", o.LaunchTimeout),
 		positive("--gc-interval", o.GCInterval),
 		positive("--gc-grace", o.GCGrace),
 		validateMaxInstanceTypes(o.MaxInstanceTypes),
@@ -69,6 +70,8 @@ func (o SimulateOptions) Validate() error {
 	errs = append(errs,
 		validateWindow(s.Window.Idle, s.Window.Max),
 		positive("--unavailable-offerings-ttl", s.UnavailableTTL),
+		positive("--registration-ttl", s.RegistrationTTL),
+		positive("--launch-timeout", s.LaunchTimeout),
 		validateMaxInstanceTypes(s.MaxInstanceTypes),
 		validateSchedulerNames(s.SchedulerNames),
 	)

@@ -24,6 +24,7 @@ func defaultControllerOptions(t *testing.T) Options {
 	opts.CloudProvider = str("cloud-provider")
 	opts.BatchIdle, opts.BatchMax = dur("batch-idle-duration"), dur("batch-max-duration")
 	opts.UnavailableTTL, opts.RegistrationTTL = dur("unavailable-offerings-ttl"), dur("registration-ttl")
+	opts.LaunchTimeout = dur("launch-timeout")
 	opts.GCInterval, opts.GCGrace = dur("gc-interval"), dur("gc-grace")
 	opts.MetricsAddr, opts.HealthAddr = str("metrics-bind-address"), str("health-probe-bind-address")
 	opts.LeaderNamespace = str("leader-election-namespace")
@@ -62,6 +63,7 @@ func TestControllerOptionsValidate(t *testing.T) {
 			want: []string{"--vm-memory-overhead-percent 1 is not in [0, 1)"}},
 		{name: "sim ignores the aws flags", mod: func(o *Options) { o.AWS.VMMemoryOverheadPercent = 7 }},
 		{name: "zero registration ttl", mod: func(o *Options) { o.RegistrationTTL = 0 }, want: []string{"--registration-ttl must be positive"}},
+		{name: "zero launch timeout", mod: func(o *Options) { o.LaunchTimeout = 0 }, want: []string{"--launch-timeout must be positive"}},
 		{name: "negative gc interval", mod: func(o *Options) { o.GCInterval = -time.Second }, want: []string{"--gc-interval must be positive, got -1s"}},
 		{name: "zero gc grace", mod: func(o *Options) { o.GCGrace = 0 }, want: []string{"--gc-grace"}},
 		{name: "zero idle", mod: func(o *Options) { o.BatchIdle = 0 }, want: []string{"--batch-idle-duration must be positive"}},

@@ -1,6 +1,7 @@
 package aws
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/smithy-go"
 
 	awsv1 "github.com/capstan-dev/capstan/api/aws/v1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
@@ -57,7 +59,7 @@ func (p *Provider) Create(ctx context.Context, nc *v1.NodeClaim) (*v1.NodeClaim,
 	}
 	out, err := p.ec2.CreateFleet(ctx, fleet)
 	if err != nil {
-		return nil, cloudprovider.NewCreateError("CreateFleetFailed", fmt.Errorf("launching nodeclaim %s, %w", nc.Name, err))
+		return nil, apiCreateError("CreateFleetFailed", fmt.Errorf("launching nodeclaim %s, %w", nc.Name, err))
 	}
 	for _, inst := range out.Instances {
 		if len(inst.InstanceIds) == 0 {
@@ -118,8 +120,13 @@ func (p *Provider) fleet(ctx context.Context, nc *v1.NodeClaim, class *awsv1.EC2
 	}
 	in := &ec2.CreateFleetInput{
 		Type: ec2types.FleetTypeInstant,
-		// The same NodeClaim asking again gets the same fleet back.
-		ClientToken: awssdk.String(clientToken(nc)),
+		// No ClientToken: the SDK makes one per call and keeps it for its
+		// own retries of that call, so a retried request is idempotent
+		// while each new attempt is a new request. A fixed token would get
+		// a failed attempt's answer replayed, or IdempotentParameterMismatch
+		// once the overrides change. Create's listing of the NodeClaim's
+		// instances before launching is what keeps a retry after a crash
+		// from launching twice (docs/aws.md, "Launch errors").
 		TargetCapacitySpecification: &ec2types.TargetCapacitySpecificationRequest{
 			TotalTargetCapacity: awssdk.Int32(1), DefaultTargetCapacityType: ec2types.DefaultTargetCapacityTypeOnDemand,
 		},
@@ -140,19 +147,6 @@ func (p *Provider) fleet(ctx context.Context, nc *v1.NodeClaim, class *awsv1.EC2
 }
 
 func overrideKey(instanceType, subnet string) string { return instanceType + "/" + subnet }
-
-// clientToken is the fleet's idempotency token: the NodeClaim's UID, else
-// its name (at most 64 characters, as EC2 allows).
-func clientToken(nc *v1.NodeClaim) string {
-	token := string(nc.UID)
-	if token == "" {
-		token = nc.Name
-	}
-	if len(token) > 64 {
-		token = token[:64]
-	}
-	return token
-}
 
 // tagSpecifications tag the instance, its volumes and the fleet with the
 // NodeClass's tags and the ones that identify them (which win).
@@ -176,32 +170,40 @@ func (p *Provider) tagSpecifications(nc *v1.NodeClaim, class *awsv1.EC2NodeClass
 	return out
 }
 
-// fleetErrors turns a fleet's per-override errors into an
-// InsufficientCapacityError naming each failed offering, or a CreateError
-// when any is not about capacity.
+// fleetErrors turns a fleet's per-override errors into the launch's error
+// (cloudprovider.NewLaunchError): an InsufficientCapacityError when every
+// error is a capacity or spot-only one, else a CreateError with the first
+// refusal's code; capacity errors are marked in either case. An error on
+// an override that was not asked for is a refusal, as nothing can be
+// marked for it.
 func fleetErrors(nc *v1.NodeClaim, errs []ec2types.CreateFleetError, byOverride map[string]cloudprovider.LaunchCandidate) error {
-	ice := cloudprovider.NewInsufficientCapacityError(fmt.Errorf("launching nodeclaim %s: no offering had capacity", nc.Name))
-	var other []error
+	if len(errs) == 0 {
+		return cloudprovider.NewCreateError("CreateFleetFailed", fmt.Errorf("launching nodeclaim %s, the fleet launched nothing and reported no error", nc.Name))
+	}
+	var out []cloudprovider.OfferingError
 	for _, e := range errs {
-		code := awssdk.ToString(e.ErrorCode)
+		code, msg := awssdk.ToString(e.ErrorCode), awssdk.ToString(e.ErrorMessage)
 		var key string
 		if lto := e.LaunchTemplateAndOverrides; lto != nil && lto.Overrides != nil {
 			key = overrideKey(string(lto.Overrides.InstanceType), awssdk.ToString(lto.Overrides.SubnetId))
 		}
 		cand, known := byOverride[key]
-		if !known || !cloudprovider.IsInsufficientCapacityCode(code) {
-			other = append(other, fmt.Errorf("%s: %s", code, awssdk.ToString(e.ErrorMessage)))
+		if !known {
+			out = append(out, cloudprovider.OfferingError{Code: cmp.Or(code, "UnexpectedFleetResult"), Message: fmt.Sprintf("%s (on override %s, which was not asked for)", msg, key)})
 			continue
 		}
-		ice.Add(cand.Offering.Key(cand.InstanceType.Name), code)
+		out = append(out, cloudprovider.OfferingError{Offering: cand.Offering.Key(cand.InstanceType.Name), Code: code, Message: msg})
 	}
-	switch {
-	case len(other) > 0:
-		return cloudprovider.NewCreateError("CreateFleetFailed", fmt.Errorf("launching nodeclaim %s, %w", nc.Name, errors.Join(other...)))
-	case len(ice.Offerings) == 0:
-		return cloudprovider.NewCreateError("CreateFleetFailed", fmt.Errorf("launching nodeclaim %s, the fleet launched nothing and reported no error", nc.Name))
+	return cloudprovider.NewLaunchError(out, fmt.Errorf("launching nodeclaim %s", nc.Name))
+}
+
+// apiCreateError is a failed EC2 call as a launch error: a refusal with
+// EC2's code when it gave one, else a CreateError with reason.
+func apiCreateError(reason string, err error) error {
+	if apiErr, ok := errors.AsType[smithy.APIError](err); ok && apiErr.ErrorCode() != "" {
+		return cloudprovider.NewCloudCreateError(apiErr.ErrorCode(), err)
 	}
-	return ice
+	return cloudprovider.NewCreateError(reason, err)
 }
 
 // booked counts a launch into a reservation until the next Refresh sees

@@ -74,7 +74,7 @@ func (p *Provider) ensureLaunchTemplate(ctx context.Context, nc *v1.NodeClaim, c
 	})
 	// Another launch may have made it meanwhile.
 	if err != nil && !isCode(err, "InvalidLaunchTemplateName.AlreadyExistsException") {
-		return "", cloudprovider.NewCreateError("LaunchTemplateCreationFailed", fmt.Errorf("creating launch template %s, %w", name, err))
+		return "", apiCreateError("LaunchTemplateCreationFailed", fmt.Errorf("creating launch template %s, %w", name, err))
 	}
 	p.templates[name] = p.opts.Clock.Now()
 	return name, nil

@@ -4,9 +4,10 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"time"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
@@ -41,7 +42,14 @@ type Controller struct {
 	provisioner     Provisioner
 	recorder        events.EventRecorder
 	clock           clock.Clock
-	registrationTTL time.Duration
+	timeouts        lifecycle.Timeouts
+	// attempts are the failed launches of NodeClaims not launched yet, by
+	// name: the backoff lifecycle.Next waits out between launches. Kept
+	// here rather than left to the work queue's rate limiter so that the
+	// reconcile a Launched=False update triggers waits too, and the
+	// simulator, which has no work queue, retries at the same times.
+	attemptsMu sync.Mutex
+	attempts   map[string]lifecycle.LaunchAttempts
 	// afterCreate, when set, runs between a successful cloud Create and
 	// the status update that records it: the crash-injection point tests
 	// use to prove a crash there leaks nothing garbage collection misses.
@@ -55,8 +63,9 @@ func (c *Controller) WithAfterCreate(hook func(nodeClaim string)) *Controller {
 }
 
 // New builds the lifecycle controller.
-func New(c client.Client, reader client.Reader, cloud cloudprovider.CloudProvider, unavailable *cloudprovider.UnavailableOfferings, p Provisioner, recorder events.EventRecorder, clk clock.Clock, registrationTTL time.Duration) *Controller {
-	return &Controller{client: c, reader: reader, cloud: cloud, unavailable: unavailable, provisioner: p, recorder: recorder, clock: clk, registrationTTL: registrationTTL}
+func New(c client.Client, reader client.Reader, cloud cloudprovider.CloudProvider, unavailable *cloudprovider.UnavailableOfferings, p Provisioner, recorder events.EventRecorder, clk clock.Clock, timeouts lifecycle.Timeouts) *Controller {
+	return &Controller{client: c, reader: reader, cloud: cloud, unavailable: unavailable, provisioner: p, recorder: recorder, clock: clk, timeouts: timeouts,
+		attempts: map[string]lifecycle.LaunchAttempts{}}
 }
 
 // Reconcile gathers the NodeClaim and its Node, asks Next what to do and
@@ -64,6 +73,9 @@ func New(c client.Client, reader client.Reader, cloud cloudprovider.CloudProvide
 func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	nc := &v1.NodeClaim{}
 	if err := c.client.Get(ctx, req.NamespacedName, nc); err != nil {
+		if errors.IsNotFound(err) {
+			c.forget(req.Name)
+		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("nodeclaim", nc.Name))
@@ -72,6 +84,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	if nc.DeletionTimestamp != nil {
+		c.forget(nc.Name)
 		return reconcile.Result{}, nil // the termination controller's
 	}
 	if !controllerutil.ContainsFinalizer(nc, v1.TerminationFinalizer) {
@@ -81,16 +94,18 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			return reconcile.Result{}, fmt.Errorf("adding finalizer to nodeclaim %s, %w", nc.Name, err)
 		}
 	}
-	action, wait := lifecycle.Next(nc, node, c.clock.Now(), c.registrationTTL)
+	action, wait := lifecycle.Next(nc, node, c.clock.Now(), c.timeouts, c.attemptsOf(nc.Name))
 	switch action {
 	case lifecycle.Launch:
-		return reconcile.Result{}, c.launch(ctx, nc)
+		return c.launch(ctx, nc)
+	case lifecycle.LaunchTimeout:
+		return reconcile.Result{}, c.launchTimedOut(ctx, nc)
 	case lifecycle.Register:
 		return reconcile.Result{}, c.register(ctx, nc, node)
 	case lifecycle.Initialize:
 		return reconcile.Result{}, c.initialize(ctx, nc, node)
 	case lifecycle.Expire:
-		c.recorder.Eventf(nc, nil, corev1.EventTypeWarning, "RegistrationTimeout", "Delete", "no node registered within %s of launch", c.registrationTTL)
+		c.recorder.Eventf(nc, nil, corev1.EventTypeWarning, "RegistrationTimeout", "Delete", "no node registered within %s of launch", c.timeouts.Registration)
 		return reconcile.Result{}, client.IgnoreNotFound(c.client.Delete(ctx, nc))
 	case lifecycle.Wait:
 		return reconcile.Result{RequeueAfter: wait}, nil
@@ -98,32 +113,62 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return reconcile.Result{}, nil
 }
 
-func (c *Controller) launch(ctx context.Context, nc *v1.NodeClaim) error {
+func (c *Controller) attemptsOf(name string) lifecycle.LaunchAttempts {
+	c.attemptsMu.Lock()
+	defer c.attemptsMu.Unlock()
+	return c.attempts[name]
+}
+
+func (c *Controller) failed(name string) lifecycle.LaunchAttempts {
+	c.attemptsMu.Lock()
+	defer c.attemptsMu.Unlock()
+	a := c.attempts[name].Failed(c.clock.Now())
+	c.attempts[name] = a
+	return a
+}
+
+func (c *Controller) forget(name string) {
+	c.attemptsMu.Lock()
+	defer c.attemptsMu.Unlock()
+	delete(c.attempts, name)
+}
+
+// launchTimedOut deletes a NodeClaim that did not launch in time, so the
+// provisioner plans its pods again (without it as capacity on its way).
+func (c *Controller) launchTimedOut(ctx context.Context, nc *v1.NodeClaim) error {
+	reason := "no launch attempt finished"
+	if cond := meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypeLaunched); cond != nil {
+		reason = "the last launch failed with " + cond.Reason
+	}
+	log.FromContext(ctx).Info("deleting nodeclaim not launched within the launch timeout", "timeout", c.timeouts.Launch, "reason", reason)
+	c.recorder.Eventf(nc, nil, corev1.EventTypeWarning, "LaunchTimeout", "Delete", "not launched within %s; %s", c.timeouts.Launch, reason)
+	if err := client.IgnoreNotFound(c.client.Delete(ctx, nc)); err != nil {
+		return fmt.Errorf("deleting nodeclaim %s after the launch timeout, %w", nc.Name, err)
+	}
+	c.forget(nc.Name)
+	c.provisioner.LaunchFailed(nc.Name)
+	return nil
+}
+
+// launch creates the instance. A failed launch goes as
+// lifecycle.OnLaunchError says: insufficient capacity deletes the
+// NodeClaim and re-plans its pods; anything else sets Launched=False and
+// is retried after lifecycle.LaunchBackoff (RequeueAfter; the returned
+// error is nil so the work queue's own rate limiter does not add its
+// backoff), until the launch timeout.
+func (c *Controller) launch(ctx context.Context, nc *v1.NodeClaim) (reconcile.Result, error) {
 	latest := &v1.NodeClaim{}
 	if err := c.reader.Get(ctx, client.ObjectKeyFromObject(nc), latest); err != nil {
-		return client.IgnoreNotFound(fmt.Errorf("reading nodeclaim %s before launch, %w", nc.Name, err))
+		return reconcile.Result{}, client.IgnoreNotFound(fmt.Errorf("reading nodeclaim %s before launch, %w", nc.Name, err))
 	}
 	if latest.Status.ProviderID != "" || latest.DeletionTimestamp != nil {
-		return nil // launched already (the cache lags) or going away
+		return reconcile.Result{}, nil // launched already (the cache lags) or going away
 	}
 	created, err := c.cloud.Create(ctx, nc)
-	if ice, ok := cloudprovider.AsInsufficientCapacityError(err); ok {
-		marked := 0
-		if c.unavailable != nil {
-			marked = c.unavailable.MarkFromError(err)
-		}
-		log.FromContext(ctx).Info("insufficient capacity; offerings marked unavailable", "offerings", len(ice.Offerings), "marks", marked, "error", ice.Error())
-		c.recorder.Eventf(nc, nil, corev1.EventTypeWarning, "InsufficientCapacity", "Launch", "%s", ice.Error())
-		if err := client.IgnoreNotFound(c.client.Delete(ctx, nc)); err != nil {
-			return fmt.Errorf("deleting nodeclaim %s after insufficient capacity, %w", nc.Name, err)
-		}
-		c.provisioner.LaunchFailed(nc.Name)
-		return nil
-	}
 	if err != nil {
-		c.recorder.Eventf(nc, nil, corev1.EventTypeWarning, "LaunchFailed", "Launch", "%s", err.Error())
-		return fmt.Errorf("launching nodeclaim %s, %w", nc.Name, err)
+		return c.launchFailed(ctx, nc, err)
 	}
+	c.forget(nc.Name)
 	if c.afterCreate != nil {
 		c.afterCreate(nc.Name)
 	}
@@ -139,7 +184,7 @@ func (c *Controller) launch(ctx context.Context, nc *v1.NodeClaim) error {
 	// instance was launched with.
 	maps.Copy(nc.Annotations, created.Annotations)
 	if err := c.client.Patch(ctx, nc, patch); err != nil {
-		return fmt.Errorf("labelling and annotating nodeclaim %s, %w", nc.Name, err)
+		return reconcile.Result{}, fmt.Errorf("labelling and annotating nodeclaim %s, %w", nc.Name, err)
 	}
 	status := client.MergeFrom(nc.DeepCopy())
 	nc.Status.ProviderID = created.Status.ProviderID
@@ -149,10 +194,40 @@ func (c *Controller) launch(ctx context.Context, nc *v1.NodeClaim) error {
 	c.setCondition(nc, v1.ConditionTypeLaunched, metav1.ConditionTrue, "Launched", "instance "+created.Status.ProviderID)
 	c.setReady(nc)
 	if err := c.client.Status().Patch(ctx, nc, status); err != nil {
-		return fmt.Errorf("recording launch of nodeclaim %s, %w", nc.Name, err)
+		return reconcile.Result{}, fmt.Errorf("recording launch of nodeclaim %s, %w", nc.Name, err)
 	}
 	c.recorder.Eventf(nc, nil, corev1.EventTypeNormal, "Launched", "Launch", "launched %s (%s, %s)", nc.Labels[v1.LabelInstanceType], nc.Labels[v1.CapacityTypeLabelKey], nc.Labels[v1.LabelZone])
-	return nil
+	return reconcile.Result{}, nil
+}
+
+func (c *Controller) launchFailed(ctx context.Context, nc *v1.NodeClaim, err error) (reconcile.Result, error) {
+	marked := 0
+	if c.unavailable != nil {
+		marked = c.unavailable.MarkFromError(err)
+	}
+	failure := lifecycle.OnLaunchError(err)
+	for _, e := range failure.Events {
+		c.recorder.Eventf(nc, nil, e.Type, e.Reason, "Launch", "%s", e.Message)
+	}
+	if failure.Replan {
+		log.FromContext(ctx).Info("insufficient capacity; offerings marked unavailable", "marks", marked, "error", err.Error())
+		if err := client.IgnoreNotFound(c.client.Delete(ctx, nc)); err != nil {
+			return reconcile.Result{}, fmt.Errorf("deleting nodeclaim %s after insufficient capacity, %w", nc.Name, err)
+		}
+		c.forget(nc.Name)
+		c.provisioner.LaunchFailed(nc.Name)
+		return reconcile.Result{}, nil
+	}
+	attempts := c.failed(nc.Name)
+	log.FromContext(ctx).Error(err, "launch failed; retrying", "reason", failure.Reason, "failures", attempts.Failures, "marks", marked)
+	status := client.MergeFrom(nc.DeepCopy())
+	c.setCondition(nc, v1.ConditionTypeLaunched, metav1.ConditionFalse, failure.Reason, failure.Message)
+	c.setReady(nc)
+	if err := c.client.Status().Patch(ctx, nc, status); err != nil {
+		return reconcile.Result{}, fmt.Errorf("recording failed launch of nodeclaim %s, %w", nc.Name, err)
+	}
+	_, wait := lifecycle.Next(nc, nil, c.clock.Now(), c.timeouts, attempts)
+	return reconcile.Result{RequeueAfter: wait}, nil
 }
 
 func (c *Controller) register(ctx context.Context, nc *v1.NodeClaim, node *corev1.Node) error {
