@@ -209,10 +209,20 @@ func TestUnavailableOfferingsMarkFromError(t *testing.T) {
 		{"wrapped insufficient capacity", fmt.Errorf("launching nodeclaim x, %w", ice), 5, map[cloudprovider.OfferingKey]string{
 			spotKey("m5.large", "a"):     "InsufficientInstanceCapacity", // its own mark wins
 			spotKey("c5.large", "b"):     "MaxSpotInstanceCountExceeded",
-			spotKey("m5.large", "b"):     "InsufficientCapacity", // spot is marked account-wide
-			spotKey("c5.large", "a"):     "InsufficientCapacity",
+			spotKey("m5.large", "b"):     "MaxSpotInstanceCountExceeded", // spot is marked account-wide
+			spotKey("c5.large", "a"):     "MaxSpotInstanceCountExceeded",
 			onDemandKey("m5.large", "b"): "InsufficientCapacity", // no reason given
 			reserved:                     "ReservationCapacityExceeded",
+		}},
+		{"a refusal beside capacity errors still marks them", cloudprovider.NewLaunchError([]cloudprovider.OfferingError{
+			{Offering: spotKey("m5.large", "a"), Code: string(cloudprovider.CodeInsufficientInstanceCapacity)},
+			{Offering: onDemandKey("m5.large", "b"), Code: string(cloudprovider.CodeUnauthorizedOperation)},
+		}, nil), 1, map[cloudprovider.OfferingKey]string{spotKey("m5.large", "a"): "InsufficientInstanceCapacity"}},
+		{"the spot service-linked role marks spot account-wide", cloudprovider.NewLaunchError([]cloudprovider.OfferingError{
+			{Offering: spotKey("c5.large", "b"), Code: string(cloudprovider.CodeServiceLinkedRoleCreationNotPermitted)},
+		}, nil), 2, map[cloudprovider.OfferingKey]string{
+			spotKey("m5.large", "a"): "AuthFailure.ServiceLinkedRoleCreationNotPermitted", spotKey("m5.large", "b"): "AuthFailure.ServiceLinkedRoleCreationNotPermitted",
+			spotKey("c5.large", "a"): "AuthFailure.ServiceLinkedRoleCreationNotPermitted", spotKey("c5.large", "b"): "AuthFailure.ServiceLinkedRoleCreationNotPermitted",
 		}},
 	}
 	for _, tc := range cases {

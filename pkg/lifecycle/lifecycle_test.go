@@ -31,27 +31,68 @@ func readyNode(mods ...func(*corev1.Node)) *corev1.Node {
 }
 
 func TestNext(t *testing.T) {
-	ttl := 15 * time.Minute
+	timeouts := Timeouts{Launch: 5 * time.Minute, Registration: 15 * time.Minute}
+	created := func(nc *v1.NodeClaim) *v1.NodeClaim {
+		nc.CreationTimestamp = metav1.NewTime(t0)
+		return nc
+	}
+	// refused failed its first launch at t0+10s.
+	refused := created(claimWith())
+	refused.Status.Conditions = []metav1.Condition{{Type: v1.ConditionTypeLaunched, Status: metav1.ConditionFalse, Reason: "UnauthorizedOperation", LastTransitionTime: metav1.NewTime(t0.Add(10 * time.Second))}}
+	none := LaunchAttempts{}
 	for _, tc := range []struct {
-		name   string
-		nc     *v1.NodeClaim
-		node   *corev1.Node
-		now    time.Time
-		action Action
-		wait   time.Duration
+		name     string
+		nc       *v1.NodeClaim
+		node     *corev1.Node
+		now      time.Time
+		attempts LaunchAttempts
+		action   Action
+		wait     time.Duration
 	}{
-		{"not launched", claimWith(), nil, t0, Launch, 0},
-		{"launched, waiting for its node", claimWith(v1.ConditionTypeLaunched), nil, t0.Add(time.Minute), Wait, 14 * time.Minute},
-		{"node joined", claimWith(v1.ConditionTypeLaunched), readyNode(), t0.Add(time.Minute), Register, 0},
-		{"liveness timeout", claimWith(v1.ConditionTypeLaunched), nil, t0.Add(ttl), Expire, 0},
-		{"registered, node ready", claimWith(v1.ConditionTypeLaunched, v1.ConditionTypeRegistered), readyNode(), t0, Initialize, 0},
-		{"registered, node not ready", claimWith(v1.ConditionTypeLaunched, v1.ConditionTypeRegistered), &corev1.Node{}, t0, Wait, 0},
-		{"initialized", claimWith(v1.ConditionTypeLaunched, v1.ConditionTypeRegistered, v1.ConditionTypeInitialized), readyNode(), t0, Done, 0},
+		{"not launched", claimWith(), nil, t0, none, Launch, 0},
+		{"not launched, no creation time: no launch timeout", claimWith(), nil, t0.Add(time.Hour), none, Launch, 0},
+		{"created, not tried yet", created(claimWith()), nil, t0.Add(time.Minute), none, Launch, 0},
+		{"created, never launched within the timeout", created(claimWith()), nil, t0.Add(5 * time.Minute), none, LaunchTimeout, 0},
+		{"refused once, within the backoff", refused, nil, t0.Add(10*time.Second + 500*time.Millisecond), LaunchAttempts{Failures: 1, Last: t0.Add(10 * time.Second)}, Wait, 500 * time.Millisecond},
+		{"refused once, backoff over", refused, nil, t0.Add(11 * time.Second), LaunchAttempts{Failures: 1, Last: t0.Add(10 * time.Second)}, Launch, 0},
+		{"refused four times: waits 8s", refused, nil, t0.Add(time.Minute), LaunchAttempts{Failures: 4, Last: t0.Add(time.Minute)}, Wait, 8 * time.Second},
+		{"the timeout counts from the first failure, not creation", refused, nil, t0.Add(5 * time.Minute), LaunchAttempts{Failures: 9, Last: t0.Add(4*time.Minute + 30*time.Second)}, Wait, 10 * time.Second},
+		{"launch timeout", refused, nil, t0.Add(5*time.Minute + 10*time.Second), LaunchAttempts{Failures: 9, Last: t0.Add(5 * time.Minute)}, LaunchTimeout, 0},
+		{"the timeout cuts the backoff short", refused, nil, t0.Add(4*time.Minute + 50*time.Second), LaunchAttempts{Failures: 9, Last: t0.Add(4*time.Minute + 50*time.Second)}, Wait, 20 * time.Second},
+		{"timeout passed while no attempt is remembered (a restart)", refused, nil, t0.Add(6 * time.Minute), none, LaunchTimeout, 0},
+		{"launched, waiting for its node", claimWith(v1.ConditionTypeLaunched), nil, t0.Add(time.Minute), none, Wait, 14 * time.Minute},
+		{"launched long after creation: no launch timeout", created(claimWith(v1.ConditionTypeLaunched)), nil, t0.Add(10 * time.Minute), none, Wait, 5 * time.Minute},
+		{"node joined", claimWith(v1.ConditionTypeLaunched), readyNode(), t0.Add(time.Minute), none, Register, 0},
+		{"liveness timeout", claimWith(v1.ConditionTypeLaunched), nil, t0.Add(timeouts.Registration), none, Expire, 0},
+		{"registered, node ready", claimWith(v1.ConditionTypeLaunched, v1.ConditionTypeRegistered), readyNode(), t0, none, Initialize, 0},
+		{"registered, node not ready", claimWith(v1.ConditionTypeLaunched, v1.ConditionTypeRegistered), &corev1.Node{}, t0, none, Wait, 0},
+		{"initialized", claimWith(v1.ConditionTypeLaunched, v1.ConditionTypeRegistered, v1.ConditionTypeInitialized), readyNode(), t0, none, Done, 0},
 	} {
-		action, wait := Next(tc.nc, tc.node, tc.now, ttl)
+		action, wait := Next(tc.nc, tc.node, tc.now, timeouts, tc.attempts)
 		if action != tc.action || wait != tc.wait {
 			t.Errorf("%s: Next = %v, %v; want %v, %v", tc.name, action, wait, tc.action, tc.wait)
 		}
+	}
+}
+
+func TestLaunchBackoff(t *testing.T) {
+	var got []time.Duration
+	for failures := range 10 {
+		got = append(got, LaunchBackoff(failures+1))
+	}
+	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 32 * time.Second, time.Minute, time.Minute, time.Minute, time.Minute}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("LaunchBackoff (-want +got):\n%s", diff)
+	}
+	a := LaunchAttempts{}.Failed(t0).Failed(t0.Add(time.Second))
+	if want := (LaunchAttempts{Failures: 2, Last: t0.Add(time.Second)}); a != want {
+		t.Errorf("two failures = %+v, want %+v", a, want)
+	}
+	if got, want := a.RetryAt(), t0.Add(3*time.Second); !got.Equal(want) {
+		t.Errorf("RetryAt = %s, want %s", got, want)
+	}
+	if got := (LaunchAttempts{}).RetryAt(); !got.IsZero() {
+		t.Errorf("RetryAt with no failure = %s, want zero", got)
 	}
 }
 
