@@ -8,6 +8,7 @@ import (
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 
 	awsv1 "github.com/capstan-dev/capstan/api/aws/v1"
@@ -29,45 +30,54 @@ func TestFleetErrors(t *testing.T) {
 	}
 	nc := &v1.NodeClaim{}
 	nc.Name = "nc"
+	spotKey := cloudprovider.OfferingKey{CapacityType: v1.CapacityTypeSpot, InstanceType: "m5.large", Zone: "zone-a"}
+	reservedKey := cloudprovider.OfferingKey{CapacityType: v1.CapacityTypeReserved, InstanceType: "m5.large", Zone: "zone-a", ReservationID: "cr-1"}
 	cases := []struct {
-		name    string
-		errs    []ec2types.CreateFleetError
-		ice     map[cloudprovider.OfferingKey]string
-		wide    []string
-		reason  string
-		message string
+		name string
+		errs []ec2types.CreateFleetError
+		// ice are the marks, whether the error is an insufficient-capacity
+		// one or a refusal carrying them; wide the capacity types.
+		ice  map[cloudprovider.OfferingKey]string
+		wide []string
+		// reason and code are a refusal's; message is in its text.
+		reason, code, message string
 	}{
 		{"capacity per offering", []ec2types.CreateFleetError{fleetErr("InsufficientInstanceCapacity", "subnet-a"), fleetErr("ReservationCapacityExceeded", "subnet-r")},
-			map[cloudprovider.OfferingKey]string{
-				{CapacityType: v1.CapacityTypeSpot, InstanceType: "m5.large", Zone: "zone-a"}:                            "InsufficientInstanceCapacity",
-				{CapacityType: v1.CapacityTypeReserved, InstanceType: "m5.large", Zone: "zone-a", ReservationID: "cr-1"}: "ReservationCapacityExceeded",
-			}, nil, "", ""},
+			map[cloudprovider.OfferingKey]string{spotKey: "InsufficientInstanceCapacity", reservedKey: "ReservationCapacityExceeded"}, nil, "", "", ""},
 		{"the account's spot limit marks spot everywhere", []ec2types.CreateFleetError{fleetErr("MaxSpotInstanceCountExceeded", "subnet-a")},
-			map[cloudprovider.OfferingKey]string{{CapacityType: v1.CapacityTypeSpot, InstanceType: "m5.large", Zone: "zone-a"}: "MaxSpotInstanceCountExceeded"},
-			[]string{v1.CapacityTypeSpot}, "", ""},
-		{"another error is a launch failure", []ec2types.CreateFleetError{fleetErr("InvalidLaunchTemplateId.NotFound", "subnet-a")}, nil, nil,
-			"CreateFleetFailed", "InvalidLaunchTemplateId.NotFound: no"},
-		{"an override not asked for", []ec2types.CreateFleetError{fleetErr("InsufficientInstanceCapacity", "subnet-x")}, nil, nil, "CreateFleetFailed", "InsufficientInstanceCapacity"},
-		{"nothing launched, nothing said", nil, nil, nil, "CreateFleetFailed", "reported no error"},
+			map[cloudprovider.OfferingKey]string{spotKey: "MaxSpotInstanceCountExceeded"}, []string{v1.CapacityTypeSpot}, "", "", ""},
+		{"the spot service-linked role marks spot everywhere", []ec2types.CreateFleetError{fleetErr("AuthFailure.ServiceLinkedRoleCreationNotPermitted", "subnet-a")},
+			map[cloudprovider.OfferingKey]string{spotKey: "AuthFailure.ServiceLinkedRoleCreationNotPermitted"}, []string{v1.CapacityTypeSpot}, "", "", ""},
+		{"a refusal is a launch failure with its code", []ec2types.CreateFleetError{fleetErr("InvalidLaunchTemplateId.NotFound", "subnet-a")}, nil, nil,
+			"InvalidLaunchTemplateIdNotFound", "InvalidLaunchTemplateId.NotFound", "InvalidLaunchTemplateId.NotFound: no"},
+		{"a refusal beside a capacity error keeps its mark", []ec2types.CreateFleetError{fleetErr("ReservationCapacityExceeded", "subnet-r"), fleetErr("UnauthorizedOperation", "subnet-a")},
+			map[cloudprovider.OfferingKey]string{reservedKey: "ReservationCapacityExceeded"}, nil, "UnauthorizedOperation", "UnauthorizedOperation", "UnauthorizedOperation: no"},
+		{"an override not asked for", []ec2types.CreateFleetError{fleetErr("InsufficientInstanceCapacity", "subnet-x")}, nil, nil,
+			"UnexpectedFleetResult", "UnexpectedFleetResult", "InsufficientInstanceCapacity: no (on override m5.large/subnet-x, which was not asked for)"},
+		{"nothing launched, nothing said", nil, nil, nil, "CreateFleetFailed", "", "reported no error"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			err := fleetErrors(nc, tc.errs, byOverride)
+			ice, isICE := errors.AsType[*cloudprovider.InsufficientCapacityError](err)
 			if tc.reason != "" {
 				ce, ok := cloudprovider.AsCreateError(err)
-				if !ok || ce.Reason != tc.reason || !strings.Contains(err.Error(), tc.message) {
-					t.Fatalf("error %v, want a CreateError %s saying %q", err, tc.reason, tc.message)
+				if !ok || isICE || ce.Reason != tc.reason || ce.Code != tc.code || !strings.Contains(err.Error(), tc.message) {
+					t.Fatalf("error %v, want a CreateError %s (code %q) saying %q", err, tc.reason, tc.code, tc.message)
 				}
-				return
-			}
-			ice, ok := errors.AsType[*cloudprovider.InsufficientCapacityError](err)
-			if !ok {
+				ice = ce.Unavailable
+			} else if !isICE {
 				t.Fatalf("error %v, want an InsufficientCapacityError", err)
 			}
-			if diff := cmp.Diff(tc.ice, ice.Reasons); diff != "" {
+			var reasons map[cloudprovider.OfferingKey]string
+			var wide []string
+			if ice != nil {
+				reasons, wide = ice.Reasons, ice.CapacityTypeWide
+			}
+			if diff := cmp.Diff(tc.ice, reasons, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("reasons (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tc.wide, ice.CapacityTypeWide); diff != "" {
+			if diff := cmp.Diff(tc.wide, wide); diff != "" {
 				t.Errorf("capacity-type wide (-want +got):\n%s", diff)
 			}
 		})
