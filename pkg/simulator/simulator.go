@@ -42,7 +42,7 @@ func DefaultOptions() Options {
 		Duration: 2 * time.Hour, Seed: 1,
 		Window:         plan.Window{Idle: time.Second, Max: 10 * time.Second},
 		UnavailableTTL: cloudprovider.DefaultUnavailableOfferingsTTL, RegistrationTTL: lifecycle.DefaultRegistrationTTL,
-		LaunchTimeout: lifecycle.DefaultLaunchTimeout,
+		LaunchTimeout:    lifecycle.DefaultLaunchTimeout,
 		MaxInstanceTypes: 60, SchedulerNames: []string{"default-scheduler"},
 		Disruption: DisruptionOptions{
 			Gates: disruption.Gates{Drift: true}, PollInterval: 10 * time.Second,

@@ -36,13 +36,13 @@ type Controller struct {
 	client client.Client
 	// reader reads past the informer cache: a launch must see whether the
 	// NodeClaim already launched, or a stale cache launches it twice.
-	reader          client.Reader
-	cloud           cloudprovider.CloudProvider
-	unavailable     *cloudprovider.UnavailableOfferings
-	provisioner     Provisioner
-	recorder        events.EventRecorder
-	clock           clock.Clock
-	timeouts        lifecycle.Timeouts
+	reader      client.Reader
+	cloud       cloudprovider.CloudProvider
+	unavailable *cloudprovider.UnavailableOfferings
+	provisioner Provisioner
+	recorder    events.EventRecorder
+	clock       clock.Clock
+	timeouts    lifecycle.Timeouts
 	// attempts are the failed launches of NodeClaims not launched yet, by
 	// name: the backoff lifecycle.Next waits out between launches. Kept
 	// here rather than left to the work queue's rate limiter so that the
