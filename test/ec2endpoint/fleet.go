@@ -2,6 +2,7 @@ package ec2endpoint
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -141,16 +142,14 @@ func (s *Server) launchFleet(ctx context.Context, p params) (*createFleetRespons
 			// The instance outlives the request: its kubelet registers
 			// the Node after the launch latency, long after the answer.
 			res, err := s.cloud.Launch(context.WithoutCancel(ctx), s.launchRequest(req, group, fleetID))
-			if ice, ok := cloudprovider.AsInsufficientCapacityError(err); ok {
-				resp.Errors = s.appendErrors(ctx, resp.Errors, group, ice)
+			if le, ok := errors.AsType[*sim.LaunchError](err); ok {
+				resp.Errors = s.appendErrors(ctx, resp.Errors, group, le.Failed)
 				continue
 			}
 			if err != nil {
 				return nil, fmt.Errorf("launching on the simulated cloud, %w", err)
 			}
-			if res.Failed != nil {
-				resp.Errors = s.appendErrors(ctx, resp.Errors, group, res.Failed)
-			}
+			resp.Errors = s.appendErrors(ctx, resp.Errors, group, res.Failed)
 			resp.Instances = s.addInstance(resp.Instances, group[res.Offering], res.Instance.ID)
 			launched = true
 			break
@@ -197,17 +196,21 @@ func (s *Server) launchRequest(req fleetRequest, group []candidate, fleetID stri
 	return lr
 }
 
-// appendErrors adds one error per offering the launch tried and found
-// without capacity, with the cloud's code (see the package documentation
-// for the codes), unless the same override already failed with it.
-func (s *Server) appendErrors(ctx context.Context, errs []fleetErrorXML, group []candidate, ice *cloudprovider.InsufficientCapacityError) []fleetErrorXML {
-	for _, key := range ice.Offerings {
-		c, ok := matchCandidate(group, key)
+// appendErrors adds one error per offering the launch tried and could
+// not launch, with the cloud's code (see the package documentation for
+// the codes) and its message (a launch fault's own, else EC2's), unless
+// the same override already failed with it.
+func (s *Server) appendErrors(ctx context.Context, errs []fleetErrorXML, group []candidate, failed []cloudprovider.OfferingError) []fleetErrorXML {
+	for _, f := range failed {
+		c, ok := matchCandidate(group, f.Offering)
 		if !ok {
 			continue
 		}
-		code := ice.Reasons[key]
-		e := fleetErrorXML{LaunchTemplateAndOverrides: c.echo, Lifecycle: c.lifecycle(), ErrorCode: code, ErrorMessage: s.errorMessage(ctx, code, c)}
+		msg := f.Message
+		if msg == "" {
+			msg = s.errorMessage(ctx, f.Code, c)
+		}
+		e := fleetErrorXML{LaunchTemplateAndOverrides: c.echo, Lifecycle: c.lifecycle(), ErrorCode: f.Code, ErrorMessage: msg}
 		dup := false
 		for _, have := range errs {
 			dup = dup || have.LaunchTemplateAndOverrides == e.LaunchTemplateAndOverrides && have.ErrorCode == e.ErrorCode
@@ -270,6 +273,23 @@ func (s *Server) errorMessage(ctx context.Context, code string, c candidate) str
 		return fmt.Sprintf("The requested number of instances exceeds the available capacity of the Capacity Reservation %s.", c.reservationID)
 	case cloudprovider.CodeUnsupported:
 		return fmt.Sprintf("Your requested instance type (%s) is not supported in your requested Availability Zone (%s).", c.instanceType, c.zone)
+	}
+	// Launch faults' codes (the profile's launchFaults), with the messages
+	// EC2 gives them (the EC2 API error code reference,
+	// docs.aws.amazon.com/AWSEC2/latest/APIReference/errors-overview.html;
+	// "Invalid IAM Instance Profile name" is the text the reference's
+	// IsInstanceProfileNotFound matches).
+	switch cloudprovider.LaunchErrorCode(code) {
+	case cloudprovider.CodeServiceLinkedRoleCreationNotPermitted:
+		return "The provided credentials do not have permission to create the service-linked role for EC2 Spot Instances."
+	case cloudprovider.CodeUnauthorizedOperation:
+		return "You are not authorized to perform this operation."
+	case cloudprovider.CodeAuthFailure:
+		return "AWS was not able to validate the provided access credentials"
+	case cloudprovider.CodeInvalidParameterValue:
+		return "Value for parameter iamInstanceProfile.name is invalid. Invalid IAM Instance Profile name"
+	case cloudprovider.CodePendingVerification:
+		return "Your request for accessing resources in this region is being validated, and you will not be able to launch additional resources in this region until the validation is complete."
 	}
 	return code
 }

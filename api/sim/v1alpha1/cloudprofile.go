@@ -68,6 +68,48 @@ type CloudProfileSpec struct {
 	// Events happen at offsets from the start.
 	// +optional
 	Events []CloudEvent `json:"events,omitempty"`
+	// LaunchFaults make the cloud refuse launches, as a real account
+	// does when it is misconfigured, lacks a permission or a quota.
+	// +optional
+	LaunchFaults []LaunchFault `json:"launchFaults,omitempty"`
+}
+
+// LaunchFault makes every offering of a launch it matches fail with Code,
+// while it is in force. Empty match fields match any value. The code
+// decides what Capstan does (docs/aws.md, "Launch errors"): a capacity
+// code (InsufficientInstanceCapacity, ...) marks the offering unavailable;
+// AuthFailure.ServiceLinkedRoleCreationNotPermitted marks spot unavailable
+// account-wide; any other code (UnauthorizedOperation,
+// InvalidParameterValue, ...) is a refusal the NodeClaim records as
+// Launched=False and retries until the launch timeout. The local EC2
+// endpoint answers each as a CreateFleet error with EC2's message.
+type LaunchFault struct {
+	// Code is the cloud's error code, EC2's spelling.
+	Code string `json:"code"`
+	// Message replaces the code's usual message.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// CapacityType, Zone, InstanceType and NodeClass (the SimNodeClass the
+	// launch uses; the local EC2 endpoint launches all with one) select
+	// the offerings it refuses.
+	// +optional
+	CapacityType string `json:"capacityType,omitempty"`
+	// +optional
+	Zone string `json:"zone,omitempty"`
+	// +optional
+	InstanceType string `json:"instanceType,omitempty"`
+	// +optional
+	NodeClass string `json:"nodeClass,omitempty"`
+	// From and Until bound when it is in force, as offsets from the
+	// cloud's start: from (default the start) until until (default the
+	// end).
+	// +optional
+	From *metav1.Duration `json:"from,omitempty"`
+	// +optional
+	Until *metav1.Duration `json:"until,omitempty"`
+	// Count is how many launches it fails at most; unlimited when unset.
+	// +optional
+	Count *int `json:"count,omitempty"`
 }
 
 // CapacityPool is the number of instances of a type a zone can still

@@ -276,6 +276,7 @@ func (c *Cloud) Snapshot() State {
 	}
 	out.Pools = maps.Clone(c.state.Pools)
 	out.SpotPrices = maps.Clone(c.state.SpotPrices)
+	out.FaultsFired = maps.Clone(c.state.FaultsFired)
 	return out
 }
 

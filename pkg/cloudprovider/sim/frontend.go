@@ -80,21 +80,36 @@ type LaunchRequest struct {
 
 // LaunchResult is a launched instance, the index in the request's
 // Offerings of the offering it launched from, and the offerings tried
-// before it that had no capacity (nil when the first one had).
+// before it that failed, with their error codes (nil when the first one
+// launched).
 type LaunchResult struct {
 	Instance Instance
 	Offering int
-	Failed   *cloudprovider.InsufficientCapacityError
+	Failed   []cloudprovider.OfferingError
 }
+
+// LaunchError is a Launch that launched nothing: every offering's error,
+// in the order tried, and what they amount to
+// (cloudprovider.NewLaunchError), which it unwraps to.
+type LaunchError struct {
+	Failed []cloudprovider.OfferingError
+	Err    error
+}
+
+// Error is the classified error's.
+func (e *LaunchError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the classified error.
+func (e *LaunchError) Unwrap() error { return e.Err }
 
 // Launch starts one instance: it tries req's offerings in the order its
 // Allocation gives and launches into the first with capacity, as Create
 // does within a capacity type (pools, reservations, the spot cap and the
 // account's spot limit decide alike). An offering the cloud does not have
 // (an unknown type or zone, a reservation for another type or zone)
-// fails with Unsupported. When none has capacity it returns an
-// *InsufficientCapacityError naming each offering tried with the cloud's
-// error code.
+// fails with Unsupported; the profile's launch faults refuse offerings as
+// they do Create's. When none launches it returns a *LaunchError naming
+// each offering tried with the cloud's error code.
 func (c *Cloud) Launch(ctx context.Context, req LaunchRequest) (LaunchResult, error) {
 	nodeClass, err := c.nodeClass(ctx, req.NodeClass)
 	if err != nil {
@@ -107,7 +122,7 @@ func (c *Cloud) Launch(ctx context.Context, req LaunchRequest) (LaunchResult, er
 		return LaunchResult{}, cloudprovider.NewCreateError("StateFileUnavailable", err)
 	}
 	defer release()
-	ice := cloudprovider.NewInsufficientCapacityError(nil)
+	var failed []cloudprovider.OfferingError
 	offerings := make([]LaunchOffering, len(req.Offerings))
 	var cands []candidate
 	for i, lo := range req.Offerings {
@@ -115,35 +130,38 @@ func (c *Cloud) Launch(ctx context.Context, req LaunchRequest) (LaunchResult, er
 		offerings[i] = lo
 		cand, ok := c.explicitCandidateLocked(&offerings[i], req.CapacityType)
 		if !ok {
-			ice.Add(cloudprovider.OfferingKey{CapacityType: req.CapacityType, InstanceType: lo.InstanceType, Zone: lo.Zone, ReservationID: lo.ReservationID},
-				string(cloudprovider.CodeUnsupported))
+			failed = append(failed, cloudprovider.OfferingError{
+				Offering: cloudprovider.OfferingKey{CapacityType: req.CapacityType, InstanceType: lo.InstanceType, Zone: lo.Zone, ReservationID: lo.ReservationID},
+				Code:     string(cloudprovider.CodeUnsupported),
+			})
 			continue
 		}
 		cands = append(cands, cand)
 	}
 	if len(cands) == 0 {
-		ice.Err = fmt.Errorf("launching nodeclaim %s: the cloud has none of the %d offerings", req.NodeClaim.Name, len(req.Offerings))
-		return LaunchResult{}, ice
+		return LaunchResult{}, &LaunchError{Failed: failed, Err: cloudprovider.NewLaunchError(failed,
+			fmt.Errorf("launching nodeclaim %s: the cloud has none of the %d offerings", req.NodeClaim.Name, len(req.Offerings)))}
 	}
 	c.orderLocked(cands, req.Allocation)
 	if req.CapacityType == v1.CapacityTypeOnDemand && (req.OpenReservations || req.ReservationsFirst) {
 		cands = c.intoOpenReservationsLocked(cands, req.ReservationsFirst)
 	}
 	l := launch{nc: req.NodeClaim, nodeClass: nodeClass, now: c.opts.Clock.Now()}
-	inst, cand, err := c.launchLocked(ctx, l, cands, ice)
+	inst, cand, failed, err := c.launchLocked(ctx, l, cands, failed)
 	if err != nil {
+		// The offerings' errors, unless saving the state failed.
+		if ce, ok := cloudprovider.AsCreateError(err); cloudprovider.IsInsufficientCapacityError(err) || ok && ce.Code != "" {
+			return LaunchResult{}, &LaunchError{Failed: failed, Err: err}
+		}
 		return LaunchResult{}, err
 	}
-	res := LaunchResult{Instance: *inst}
+	res := LaunchResult{Instance: *inst, Failed: failed}
 	for i := range offerings {
 		if &offerings[i] == cand.offering {
 			res.Offering = i
 		}
 	}
 	res.Instance.Tags, res.Instance.Attributes = maps.Clone(inst.Tags), maps.Clone(inst.Attributes)
-	if len(ice.Offerings) > 0 {
-		res.Failed = ice
-	}
 	return res, nil
 }
 

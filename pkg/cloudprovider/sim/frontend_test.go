@@ -33,19 +33,16 @@ type launchResult struct {
 
 func summarize(res sim.LaunchResult, err error) (launchResult, error) {
 	out := launchResult{Offering: res.Offering}
-	ice, isICE := cloudprovider.AsInsufficientCapacityError(err)
-	switch {
-	case isICE:
-		out.Offering = -1
-	case err != nil:
+	failed := res.Failed
+	if le, ok := errors.AsType[*sim.LaunchError](err); ok {
+		out.Offering, failed = -1, le.Failed
+	} else if err != nil {
 		return out, err
-	default:
-		ice = res.Failed
 	}
-	if ice != nil {
+	if failed != nil {
 		out.Failed = map[string]string{}
-		for k, v := range ice.Reasons {
-			out.Failed[k.String()] = v
+		for _, f := range failed {
+			out.Failed[f.Offering.String()] = f.Code
 		}
 	}
 	return out, nil

@@ -76,7 +76,7 @@ func (c *Cloud) Create(ctx context.Context, nc *v1.NodeClaim) (*v1.NodeClaim, er
 		if ct == v1.CapacityTypeSpot {
 			c.orderLocked(cands, AllocationPriceCapacityOptimized)
 		}
-		inst, cand, err := c.launchLocked(ctx, launch{nc: nc, nodeClass: nodeClass, now: now}, cands, cloudprovider.NewInsufficientCapacityError(nil))
+		inst, cand, _, err := c.launchLocked(ctx, launch{nc: nc, nodeClass: nodeClass, now: now}, cands, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -104,25 +104,32 @@ type launch struct {
 	now       time.Time
 }
 
-// launchLocked launches into the first candidate with capacity, trying
-// them in the order given, and returns the instance and that candidate.
-// Every candidate that has none is added to ice with the cloud's error
-// code, which is returned when none has capacity; on success ice holds
-// the candidates tried before, as EC2 Fleet reports them.
-func (c *Cloud) launchLocked(ctx context.Context, l launch, cands []candidate, ice *cloudprovider.InsufficientCapacityError) (*Instance, candidate, error) {
+// launchLocked launches into the first candidate with capacity that no
+// launch fault refuses, trying them in the order given, and returns the
+// instance and that candidate. Every candidate tried before it is added
+// to failed with the cloud's error code; when none launches, the error is
+// cloudprovider.NewLaunchError's for them all.
+func (c *Cloud) launchLocked(ctx context.Context, l launch, cands []candidate, failed []cloudprovider.OfferingError) (*Instance, candidate, []cloudprovider.OfferingError, error) {
+	fail := func(cand candidate, code, msg string) {
+		failed = append(failed, cloudprovider.OfferingError{Offering: cand.o.Key(cand.it.Name), Code: code, Message: msg})
+	}
+	fired := map[int]bool{}
 	if limit := c.opts.Profile.Spec.MaxSpotInstances; limit > 0 && cands[0].o.CapacityType == v1.CapacityTypeSpot && c.runningSpotLocked() >= limit {
 		for _, cand := range cands {
-			ice.Add(cand.o.Key(cand.it.Name), string(cloudprovider.CodeMaxSpotInstanceCountExceeded))
+			fail(cand, string(cloudprovider.CodeMaxSpotInstanceCountExceeded), "")
 		}
-		ice.Err = fmt.Errorf("launching nodeclaim %s: the account runs its maximum of %d spot instances", l.nc.Name, limit)
-		return nil, candidate{}, ice
+		return nil, candidate{}, failed, cloudprovider.NewLaunchError(failed, fmt.Errorf("launching nodeclaim %s: the account runs its maximum of %d spot instances", l.nc.Name, limit))
 	}
 	learned := false
 	for _, cand := range cands {
-		key := cand.o.Key(cand.it.Name)
+		if i, f := c.faultLocked(l, cand); f != nil {
+			fail(cand, f.Code, f.Message)
+			fired[i] = true
+			continue
+		}
 		switch {
 		case cand.o.CapacityType == v1.CapacityTypeSpot && cand.o.Price > c.spotCap(l.nodeClass, cand):
-			ice.Add(key, string(cloudprovider.CodeSpotMaxPriceTooLow))
+			fail(cand, string(cloudprovider.CodeSpotMaxPriceTooLow), "")
 			continue
 		case cand.o.ReservationID != "":
 			// Offerings advertise what the account last saw; the true
@@ -130,7 +137,7 @@ func (c *Cloud) launchLocked(ctx context.Context, l launch, cands []candidate, i
 			// that another account took the slots.
 			r := c.state.Reservations[cand.o.ReservationID]
 			if r == nil || r.Available() <= 0 || !r.Active(l.now) {
-				ice.Add(key, string(cloudprovider.CodeReservationCapacityExceeded))
+				fail(cand, string(cloudprovider.CodeReservationCapacityExceeded), "")
 				if r != nil && r.observe() {
 					learned = true
 				}
@@ -138,21 +145,24 @@ func (c *Cloud) launchLocked(ctx context.Context, l launch, cands []candidate, i
 			}
 		default:
 			if c.poolDepthLocked(cand) == 0 {
-				ice.Add(key, string(cloudprovider.CodeInsufficientInstanceCapacity))
+				fail(cand, string(cloudprovider.CodeInsufficientInstanceCapacity), "")
 				continue
 			}
 		}
+		c.faultsFiredLocked(fired)
 		inst, err := c.runLocked(ctx, l, cand)
-		return inst, cand, err
+		return inst, cand, failed, err
 	}
-	ice.Err = fmt.Errorf("launching nodeclaim %s: no %s offering has capacity", l.nc.Name, cands[0].o.CapacityType)
-	if learned {
-		// What the account learned is kept only if it is saved.
+	err := cloudprovider.NewLaunchError(failed, fmt.Errorf("launching nodeclaim %s: no %s offering launched", l.nc.Name, cands[0].o.CapacityType))
+	if learned || len(fired) > 0 {
+		c.faultsFiredLocked(fired)
+		// What the account learned, and the faults' counts, are kept only
+		// if they are saved.
 		if err := c.commitLocked(); err != nil {
-			return nil, candidate{}, cloudprovider.NewCreateError("StateWriteFailed", err)
+			return nil, candidate{}, failed, cloudprovider.NewCreateError("StateWriteFailed", err)
 		}
 	}
-	return nil, candidate{}, ice
+	return nil, candidate{}, failed, err
 }
 
 // spotCap is the most a spot candidate may cost: its own cap when an

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -66,8 +67,54 @@ func validateProfile(p *simv1alpha1.CloudProfile, types []catalog.InstanceType) 
 	c.checkSpotPrices(path.Child("spotPrices"))
 	c.checkReservations(path.Child("reservations"))
 	c.checkEvents(path.Child("events"))
+	c.checkLaunchFaults(path.Child("launchFaults"))
 	return c.errs
 }
+
+// checkLaunchFaults: a code EC2 could send (letters, digits and dots), a
+// window that is not empty, and match fields that name what exists.
+func (c *profileChecker) checkLaunchFaults(path *field.Path) {
+	for i, f := range c.spec.LaunchFaults {
+		p := path.Index(i)
+		switch {
+		case f.Code == "":
+			c.add(field.Required(p.Child("code"), "the cloud's error code, e.g. UnauthorizedOperation"))
+		case !launchFaultCode.MatchString(f.Code):
+			c.add(field.Invalid(p.Child("code"), f.Code, "must be an error code like UnauthorizedOperation or InvalidLaunchTemplateName.NotFoundException"))
+		}
+		if f.CapacityType != "" {
+			if valid := []string{v1.CapacityTypeSpot, v1.CapacityTypeOnDemand, v1.CapacityTypeReserved}; !slices.Contains(valid, f.CapacityType) {
+				c.add(field.NotSupported(p.Child("capacityType"), f.CapacityType, valid))
+			}
+		}
+		if f.Zone != "" {
+			c.zone(p.Child("zone"), f.Zone, false)
+		}
+		if f.InstanceType != "" {
+			c.instanceType(p.Child("instanceType"), f.InstanceType)
+		}
+		if f.NodeClass != "" {
+			for _, msg := range validation.IsDNS1123Subdomain(f.NodeClass) {
+				c.add(field.Invalid(p.Child("nodeClass"), f.NodeClass, msg))
+			}
+		}
+		from := time.Duration(0)
+		if f.From != nil {
+			if from = f.From.Duration; from < 0 {
+				c.add(field.Invalid(p.Child("from"), from.String(), "must not be negative"))
+			}
+		}
+		if f.Until != nil && f.Until.Duration <= from {
+			c.add(field.Invalid(p.Child("until"), f.Until.Duration.String(), fmt.Sprintf("must be later than from (%s)", from)))
+		}
+		if f.Count != nil {
+			c.count(p.Child("count"), f.Count, 1)
+		}
+	}
+}
+
+// launchFaultCode is the shape of EC2's error codes.
+var launchFaultCode = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9]*(\.[A-Za-z][A-Za-z0-9]*)*$`)
 
 func (c *profileChecker) checkZones(path *field.Path) {
 	if len(c.spec.Zones) == 0 {

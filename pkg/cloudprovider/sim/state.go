@@ -88,6 +88,9 @@ type State struct {
 	// ReservationsRefreshed is when the account last observed its
 	// reservations' use by other accounts (Reservation.ExternalSeen).
 	ReservationsRefreshed time.Time `json:"reservationsRefreshed,omitzero"`
+	// FaultsFired is how many launches each of the profile's launch
+	// faults (by index) has failed, for their counts.
+	FaultsFired map[int]int `json:"faultsFired,omitempty"`
 }
 
 func poolKey(instanceType, zone, capacityType string) string {
