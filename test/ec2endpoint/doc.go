@@ -144,11 +144,14 @@
 //	Unsupported                   the override's type or zone is not the targeted reservation's
 //
 // These are the sim's own reasons (cloudprovider's capacity error codes)
-// passed through. VcpuLimitExceeded and InstanceLimitExceeded are never
+// passed through. The profile's launchFaults add their codes on the
+// overrides they match, with the fault's message or EC2's for the code
+// (UnauthorizedOperation, AuthFailure.ServiceLinkedRoleCreationNotPermitted,
+// InvalidParameterValue "Invalid IAM Instance Profile name", ...). VcpuLimitExceeded and InstanceLimitExceeded are never
 // returned: the sim has no quota other than maxSpotInstances. Tags from
 // the fleet's instance TagSpecification (over the template's) are the
 // instance's; karpenter.sh/nodeclaim names its NodeClaim in the sim. A
-// repeated ClientToken gets the first answer (until the endpoint
+// repeated ClientToken gets the first answer, a refusal included (until the endpoint
 // restarts). Requests EC2 would refuse whole (unknown template, subnet,
 // image, security group, reservation or instance type; another fleet
 // type; reserved-capacity) fail with EC2's codes.
