@@ -55,6 +55,9 @@ const region = "us-west-2"
 const (
 	gcInterval = 5 * time.Second
 	gcGrace    = 10 * time.Second
+	// launchTimeout deletes a NodeClaim EC2 keeps refusing after 15 s
+	// (5 minutes by default).
+	launchTimeout = 15 * time.Second
 )
 
 // scenarios is how many tests run at once unless -parallel says
@@ -104,7 +107,7 @@ func TestMain(m *testing.M) {
 				"--cluster-endpoint=" + c.Config.Host, "--cluster-ca-bundle=" + base64.StdEncoding.EncodeToString(c.Config.CAData),
 				"--batch-idle-duration=500ms", "--batch-max-duration=2s",
 				"--disruption-poll-interval=1s", "--disruption-validation-delay=2s",
-				"--gc-interval=" + gcInterval.String(), "--gc-grace=" + gcGrace.String()}
+				"--gc-interval=" + gcInterval.String(), "--gc-grace=" + gcGrace.String(), "--launch-timeout=" + launchTimeout.String()}
 		},
 		// Dummy credentials (the endpoint checks none) and no instance
 		// metadata lookups: the SDK must never reach for real AWS.
