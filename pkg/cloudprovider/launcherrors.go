@@ -8,7 +8,7 @@ import (
 )
 
 // LaunchErrorClass is what a cloud's launch error code means for the next
-// launch (docs/aws.md, "Launch errors").
+// launch (docs/controller.md, "Launch errors").
 type LaunchErrorClass int
 
 // Launch error classes.

@@ -76,7 +76,7 @@ type CloudProfileSpec struct {
 
 // LaunchFault makes every offering of a launch it matches fail with Code,
 // while it is in force. Empty match fields match any value. The code
-// decides what Capstan does (docs/aws.md, "Launch errors"): a capacity
+// decides what Capstan does (docs/controller.md, "Launch errors"): a capacity
 // code (InsufficientInstanceCapacity, ...) marks the offering unavailable;
 // AuthFailure.ServiceLinkedRoleCreationNotPermitted marks spot unavailable
 // account-wide; any other code (UnauthorizedOperation,

@@ -125,7 +125,7 @@ func (p *Provider) fleet(ctx context.Context, nc *v1.NodeClaim, class *awsv1.EC2
 		// a failed attempt's answer replayed, or IdempotentParameterMismatch
 		// once the overrides change. Create's listing of the NodeClaim's
 		// instances before launching is what keeps a retry after a crash
-		// from launching twice (docs/aws.md, "Launch errors").
+		// from launching twice (docs/controller.md, "Launch errors").
 		TargetCapacitySpecification: &ec2types.TargetCapacitySpecificationRequest{
 			TotalTargetCapacity: awssdk.Int32(1), DefaultTargetCapacityType: ec2types.DefaultTargetCapacityTypeOnDemand,
 		},
