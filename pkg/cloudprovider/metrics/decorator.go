@@ -159,7 +159,12 @@ func (d *decorator) Create(ctx context.Context, nodeClaim *v1.NodeClaim) (*v1.No
 	start := d.clk.Now()
 	nc, err := d.cp.Create(ctx, nodeClaim)
 	d.observe("Create", start, err)
-	if ice, ok := cloudprovider.AsInsufficientCapacityError(err); ok {
+	ice, ok := cloudprovider.AsInsufficientCapacityError(err)
+	if ce, refused := cloudprovider.AsCreateError(err); !ok && refused && ce.Unavailable != nil {
+		// A refused launch's capacity errors count too.
+		ice, ok = ce.Unavailable, true
+	}
+	if ok {
 		for _, o := range ice.Offerings {
 			reason := ice.Reasons[o]
 			if reason == "" {

@@ -112,7 +112,11 @@ func TestDecoratorRecordsDurationsAndErrors(t *testing.T) {
 	if _, err := cp.Create(ctx, nc); !cloudprovider.IsInsufficientCapacityError(err) {
 		t.Errorf("Create() error %v, want the inner error", err)
 	}
-	inner.NextCreateErr = cloudprovider.NewCreateError("Bad", nil)
+	// A refusal beside a capacity error counts the capacity error too.
+	inner.NextCreateErr = cloudprovider.NewLaunchError([]cloudprovider.OfferingError{
+		{Offering: cloudprovider.OfferingKey{CapacityType: v1.CapacityTypeSpot, InstanceType: "m5.large", Zone: "b"}, Code: string(cloudprovider.CodeInsufficientInstanceCapacity)},
+		{Offering: cloudprovider.OfferingKey{CapacityType: v1.CapacityTypeOnDemand, InstanceType: "m5.large", Zone: "b"}, Code: string(cloudprovider.CodeUnauthorizedOperation)},
+	}, nil)
 	_, _ = cp.Create(ctx, nc)
 	inner.NextCreateErr = errors.New("throttled")
 	_, _ = cp.Create(ctx, nc)
@@ -139,6 +143,7 @@ func TestDecoratorRecordsDurationsAndErrors(t *testing.T) {
 		"capstan_cloudprovider_launches_total{capacity_type=" + launched.Labels[v1.CapacityTypeLabelKey] + ",instance_type=m5.large,nodepool=web,provider=fake,zone=" + launched.Labels[v1.LabelZone] + "}": 1,
 		"capstan_cloudprovider_insufficient_capacity_total{capacity_type=spot,instance_type=m5.large,provider=fake,reason=" + string(cloudprovider.CodeInsufficientInstanceCapacity) + ",zone=a}":           1,
 		"capstan_cloudprovider_insufficient_capacity_total{capacity_type=on-demand,instance_type=m5.large,provider=fake,reason=InsufficientCapacity,zone=a}":                                                1,
+		"capstan_cloudprovider_insufficient_capacity_total{capacity_type=spot,instance_type=m5.large,provider=fake,reason=" + string(cloudprovider.CodeInsufficientInstanceCapacity) + ",zone=b}":           1,
 	}
 	if diff := cmp.Diff(want, gather(t, reg)); diff != "" {
 		t.Errorf("metrics (-want +got):\n%s", diff)
