@@ -42,7 +42,9 @@ func TestSpotServiceLinkedRoleFallsBackToOnDemand(t *testing.T) {
 	}
 	s.g.Expect(claims[0].CreationTimestamp.Sub(refusedAt)).To(gomega.BeNumerically("<", 5*time.Second), "on-demand NodeClaim created %s after the refusal", claims[0].CreationTimestamp.Sub(refusedAt))
 
-	// The fault fired once: after the mark, spot launches again.
+	// The fault fired once: once the mark has expired, spot launches
+	// again.
+	time.Sleep(time.Until(refusedAt.Add(unavailableTTL() + time.Second)))
 	s.scale("role", 2)
 	s.g.Eventually(func(g gomega.Gomega) {
 		g.Expect(s.running()).To(gomega.HaveLen(2))
