@@ -106,7 +106,7 @@ func OnLaunchError(err error) LaunchFailure {
 	} else if cloudprovider.IsNodeClassNotReadyError(err) {
 		out.Reason = "NodeClassNotReady"
 	}
-	out.Events = append(out.Events, Event{Type: corev1.EventTypeWarning, Reason: "LaunchFailed", Message: truncate(out.Reason + ": " + err.Error())})
+	out.Events = append(out.Events, Event{Type: corev1.EventTypeWarning, Reason: "LaunchFailed", Message: msg})
 	return out
 }
 
