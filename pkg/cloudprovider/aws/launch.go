@@ -66,7 +66,7 @@ func (p *Provider) Create(ctx context.Context, nc *v1.NodeClaim) (*v1.NodeClaim,
 		}
 		cand, ok := byOverride[overrideKey(string(inst.InstanceType), awssdk.ToString(inst.SubnetId))]
 		if !ok {
-			return nil, cloudprovider.NewCreateError(unexpectedFleetResult, fmt.Errorf("launching nodeclaim %s, the fleet launched %s in subnet %s, which was not asked for", nc.Name, inst.InstanceType, awssdk.ToString(inst.SubnetId)))
+			return nil, cloudprovider.NewCreateError("UnexpectedFleetResult", fmt.Errorf("launching nodeclaim %s, the fleet launched %s in subnet %s, which was not asked for", nc.Name, inst.InstanceType, awssdk.ToString(inst.SubnetId)))
 		}
 		p.booked(cand)
 		return p.created(nc, class, cand, inst.InstanceIds[0]), nil
@@ -188,17 +188,13 @@ func fleetErrors(nc *v1.NodeClaim, errs []ec2types.CreateFleetError, byOverride 
 		}
 		cand, known := byOverride[key]
 		if !known {
-			out = append(out, cloudprovider.OfferingError{Code: unexpectedFleetResult, Message: fmt.Sprintf("%s: %s (on override %s, which was not asked for)", code, msg, key)})
+			out = append(out, cloudprovider.OfferingError{Code: "UnexpectedFleetResult", Message: fmt.Sprintf("%s: %s (on override %s, which was not asked for)", code, msg, key)})
 			continue
 		}
 		out = append(out, cloudprovider.OfferingError{Offering: cand.Offering.Key(cand.InstanceType.Name), Code: code, Message: msg})
 	}
 	return cloudprovider.NewLaunchError(out, fmt.Errorf("launching nodeclaim %s", nc.Name))
 }
-
-// unexpectedFleetResult is the reason of a fleet answer about an override
-// that was not asked for.
-const unexpectedFleetResult = "UnexpectedFleetResult"
 
 // apiCreateError is a failed EC2 call as a launch error: a refusal with
 // EC2's code when it gave one, else a CreateError with reason.
