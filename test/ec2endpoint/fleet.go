@@ -277,8 +277,9 @@ func (s *Server) errorMessage(ctx context.Context, code string, c candidate) str
 	// Launch faults' codes (the profile's launchFaults), with the messages
 	// EC2 gives them (the EC2 API error code reference,
 	// docs.aws.amazon.com/AWSEC2/latest/APIReference/errors-overview.html;
-	// "Invalid IAM Instance Profile name" is the text the reference's
-	// IsInstanceProfileNotFound matches).
+	// the service-linked role's as a CreateFleet error in Karpenter's log
+	// in kubernetes/kops#16475; "Invalid IAM Instance Profile name" is the
+	// text the reference's IsInstanceProfileNotFound matches).
 	switch cloudprovider.LaunchErrorCode(code) {
 	case cloudprovider.CodeServiceLinkedRoleCreationNotPermitted:
 		return "The provided credentials do not have permission to create the service-linked role for EC2 Spot Instances."
