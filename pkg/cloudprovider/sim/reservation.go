@@ -4,6 +4,7 @@ import (
 	"time"
 
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
+	v1 "github.com/capstan-dev/capstan/api/v1"
 )
 
 // DefaultReservationRefreshInterval is how often the account re-reads how
@@ -38,6 +39,19 @@ type Reservation struct {
 	// reclaimed).
 	CapacityBlock bool `json:"capacityBlock,omitempty"`
 	Ended         bool `json:"ended,omitempty"`
+	// Interruptible: its owner may reclaim the reservation's capacity
+	// (an AWS interruptible capacity reservation).
+	Interruptible bool `json:"interruptible,omitempty"`
+}
+
+// Kind is what a reserved offering of the reservation says of it: its
+// type (v1.ReservationTypeCapacityBlock or v1.ReservationTypeDefault)
+// and whether it is interruptible.
+func (r Reservation) Kind() (string, bool) {
+	if r.CapacityBlock {
+		return v1.ReservationTypeCapacityBlock, r.Interruptible
+	}
+	return v1.ReservationTypeDefault, r.Interruptible
 }
 
 // Available is how many more instances can launch into the reservation.
