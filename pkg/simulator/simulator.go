@@ -81,6 +81,8 @@ type Simulator struct {
 	// interruptWake when a notice it holds back needs action.
 	interruptions *interruption.Handler
 	interruptWake time.Time
+	// blockWake is when the next capacity block drain is due.
+	blockWake time.Time
 }
 
 // New builds a simulation of the manifests on the profile's cloud.
@@ -186,7 +188,7 @@ func (s *Simulator) round(ctx context.Context) (bool, error) {
 	changed := s.timed()
 	changed = s.scale() || changed
 	steps := []func(context.Context) (bool, error){
-		s.collect, s.interrupt, s.expire, s.workloads, s.register, s.daemonSets, s.bind, s.provision, s.launch, s.stampPodEvents, s.disrupt, s.terminate,
+		s.collect, s.interrupt, s.drainBlocks, s.expire, s.workloads, s.register, s.daemonSets, s.bind, s.provision, s.launch, s.stampPodEvents, s.disrupt, s.terminate,
 	}
 	for _, step := range steps {
 		c, err := step(ctx)
@@ -234,6 +236,7 @@ func (s *Simulator) nextWake() (time.Time, bool) {
 		}
 	}
 	consider(s.interruptWake)
+	consider(s.blockWake)
 	for _, t := range s.expiries() {
 		consider(t)
 	}
