@@ -263,3 +263,18 @@ func TestLaunchTemplateDeletedOutside(t *testing.T) {
 		t.Errorf("launch template %s after the launch: %v, %v; want it made again", awssdk.ToString(name), after, err)
 	}
 }
+
+// The account's capacity blocks, as EC2 describes them, are reclaimed
+// from CapacityBlockReclaimLead before their end; other reservations are
+// none.
+func TestCapacityBlocksFromEndpoint(t *testing.T) {
+	e := newReservedEnv(t, ec2endpoint.Options{})
+	got, err := e.p.CapacityBlocks(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []cloudprovider.CapacityBlock{{ID: "cr-block", Reclaim: e.start.Add(10*time.Hour - aws.CapacityBlockReclaimLead)}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("capacity blocks (-want +got):\n%s", diff)
+	}
+}
