@@ -78,7 +78,10 @@ func TestFleetReservationMarketTypes(t *testing.T) {
 		{"an interruptible reservation in an on-demand fleet", both(target("cr-interruptible"), market(ec2types.MarketTypeInterruptibleCapacityReservation)), func(*ec2.CreateFleetInput) {},
 			outcome{Errors: []string{refused}}, ""},
 		{"an interruptible reservation without the reservation type", both(target("cr-interruptible"), market(ec2types.MarketTypeInterruptibleCapacityReservation)),
-			func(in *ec2.CreateFleetInput) { reservedCapacity(in); in.ReservedCapacityOptions.ReservationTypes = nil }, outcome{Errors: []string{refused}}, ""},
+			func(in *ec2.CreateFleetInput) {
+				reservedCapacity(in)
+				in.ReservedCapacityOptions.ReservationTypes = nil
+			}, outcome{Errors: []string{refused}}, ""},
 		{"a capacity-block market type into a default reservation", both(target("cr-small"), market(ec2types.MarketTypeCapacityBlock)), func(*ec2.CreateFleetInput) {},
 			outcome{Errors: []string{refused}}, ""},
 		{"a default reservation on-demand", target("cr-small"), func(*ec2.CreateFleetInput) {}, outcome{Launched: "m5.large/" + subnetA + "/on-demand"}, ""},

@@ -132,7 +132,7 @@ func (p *Provider) fleet(ctx context.Context, nc *v1.NodeClaim, class *awsv1.EC2
 	in := &ec2.CreateFleetInput{
 		Type: ec2types.FleetTypeInstant,
 		// The same NodeClaim asking again gets the same fleet back.
-		ClientToken: awssdk.String(clientToken(nc)),
+		ClientToken:       awssdk.String(clientToken(nc)),
 		TagSpecifications: p.tagSpecifications(nc, class),
 		// A reserved-capacity context, for users whose fleets need one.
 		Context: class.Spec.Context,
