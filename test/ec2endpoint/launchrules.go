@@ -86,9 +86,15 @@ func validMetadataTagKey(k string) bool {
 	if len(k) == 0 || len(k) > 255 || k == "." || k == ".." || k == "_index" {
 		return false
 	}
-	return strings.IndexFunc(k, func(r rune) bool {
-		return !(r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || strings.ContainsRune(`-_+=,.@:`, r))
-	}) < 0
+	allowed := func(r rune) bool {
+		return r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || strings.ContainsRune(`-_+=,.@:`, r)
+	}
+	for _, r := range k {
+		if !allowed(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // metadataOptions are a template's MetadataOptions.
