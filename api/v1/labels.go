@@ -23,6 +23,12 @@ const (
 	CapacityTypeOnDemand = "on-demand"
 )
 
+// Values of LabelCapacityReservationType.
+const (
+	ReservationTypeDefault       = "default"
+	ReservationTypeCapacityBlock = "capacity-block"
+)
+
 // Well-known Kubernetes node labels.
 const (
 	LabelHostname     = "kubernetes.io/hostname"
@@ -48,7 +54,14 @@ const (
 	LabelInstanceGPUManufacturer = awsGroup + "/instance-gpu-manufacturer"
 	LabelInstanceGPUMemory       = awsGroup + "/instance-gpu-memory"
 	LabelCapacityReservationID   = awsGroup + "/capacity-reservation-id"
-	LabelZoneID                  = "topology.k8s.aws/zone-id"
+	// LabelCapacityReservationType is a reserved node's reservation
+	// type (ReservationTypeDefault or ReservationTypeCapacityBlock), and
+	// LabelCapacityReservationInterruptible whether its owner may reclaim
+	// the reservation ("true" or "false"), as the reference AWS provider
+	// labels them.
+	LabelCapacityReservationType          = awsGroup + "/capacity-reservation-type"
+	LabelCapacityReservationInterruptible = awsGroup + "/capacity-reservation-interruptible"
+	LabelZoneID                           = "topology.k8s.aws/zone-id"
 )
 
 // Annotations.

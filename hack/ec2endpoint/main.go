@@ -41,13 +41,15 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	state := fs.String("sim-state", "", "the simulated cloud's inventory file, kept across restarts (default: in memory)")
 	kubeconfig := fs.String("kubeconfig", "", "cluster the launched instances register their Nodes on (default: none, Nodes are kept in memory)")
 	cluster := fs.String("cluster-name", ec2endpoint.DefaultClusterName, "cluster name the synthesized subnets, security groups and AMI are tagged for (karpenter.sh/discovery)")
+	metadataTags := fs.Bool("instance-metadata-tags", false, "the account's default puts instance tags in instance metadata, so tag keys with / are refused unless the launch template disables it")
+	omitPlacement := fs.Bool("omit-fleet-instance-placement", false, "answer CreateFleet without the instances' subnetId and zone, as EC2 did before its model had them")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	opts := ec2endpoint.Options{StatePath: *state, ClusterName: *cluster}
+	opts := ec2endpoint.Options{StatePath: *state, ClusterName: *cluster, InstanceMetadataTags: *metadataTags, OmitFleetInstancePlacement: *omitPlacement}
 	if *profile != "" {
 		p, err := sim.LoadProfile(*profile)
 		if err != nil {

@@ -198,3 +198,37 @@ func AsInterruptionSource(cp CloudProvider) (InterruptionSource, bool) {
 	}
 	return nil, false
 }
+
+// CapacityBlockSource is an optional interface a CloudProvider may also
+// implement: the capacity blocks (reservations for a fixed window, whose
+// instances the cloud reclaims at the window's end) its instances may
+// run in. The capacity-block controller and `capstan simulate` drain
+// their nodes before the cloud reclaims them (disruption.CapacityBlockDrains).
+// Obtain it with AsCapacityBlockSource, which sees through decorators.
+type CapacityBlockSource interface {
+	CapacityBlocks(ctx context.Context) ([]CapacityBlock, error)
+}
+
+// CapacityBlock is one capacity block: its reservation id (the
+// karpenter.k8s.aws/capacity-reservation-id its nodes carry) and when
+// the cloud starts reclaiming its instances.
+type CapacityBlock struct {
+	ID      string
+	Reclaim time.Time
+}
+
+// AsCapacityBlockSource returns cp's capacity block source, looking down
+// its chain of Unwrap calls as AsInterruptionSource does.
+func AsCapacityBlockSource(cp CloudProvider) (CapacityBlockSource, bool) {
+	for cp != nil {
+		if src, ok := cp.(CapacityBlockSource); ok {
+			return src, true
+		}
+		u, ok := cp.(Unwrapper)
+		if !ok {
+			return nil, false
+		}
+		cp = u.Unwrap()
+	}
+	return nil, false
+}

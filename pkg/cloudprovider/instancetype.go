@@ -3,6 +3,7 @@ package cloudprovider
 import (
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -77,6 +78,12 @@ type Offering struct {
 	ZoneID        string
 	CapacityType  string
 	ReservationID string
+	// ReservationType (v1.ReservationTypeDefault or
+	// v1.ReservationTypeCapacityBlock) and ReservationInterruptible
+	// describe a reserved offering's reservation; a reserved offering
+	// without a type is a default one.
+	ReservationType          string
+	ReservationInterruptible bool
 	// Price is per hour. Reserved offerings cost on-demand / 10^7 so any
 	// reservation beats any other offering (decision 15).
 	Price float64
@@ -92,12 +99,37 @@ func (o *Offering) Requirements() scheduling.Requirements {
 		scheduling.NewRequirement(v1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, o.CapacityType),
 	)
 	if o.ReservationID != "" {
-		reqs.Add(scheduling.NewRequirement(v1.LabelCapacityReservationID, corev1.NodeSelectorOpIn, o.ReservationID))
+		reqs.Add(
+			scheduling.NewRequirement(v1.LabelCapacityReservationID, corev1.NodeSelectorOpIn, o.ReservationID),
+			scheduling.NewRequirement(v1.LabelCapacityReservationType, corev1.NodeSelectorOpIn, o.reservationType()),
+			scheduling.NewRequirement(v1.LabelCapacityReservationInterruptible, corev1.NodeSelectorOpIn, strconv.FormatBool(o.ReservationInterruptible)),
+		)
 	}
 	if o.ZoneID != "" {
 		reqs.Add(scheduling.NewRequirement(v1.LabelZoneID, corev1.NodeSelectorOpIn, o.ZoneID))
 	}
 	return reqs
+}
+
+// ReservationLabels are the labels a node launched through a reserved
+// offering carries for its reservation: id, type and interruptible;
+// none for other offerings.
+func (o *Offering) ReservationLabels() map[string]string {
+	if o.ReservationID == "" {
+		return nil
+	}
+	return map[string]string{
+		v1.LabelCapacityReservationID:            o.ReservationID,
+		v1.LabelCapacityReservationType:          o.reservationType(),
+		v1.LabelCapacityReservationInterruptible: strconv.FormatBool(o.ReservationInterruptible),
+	}
+}
+
+func (o *Offering) reservationType() string {
+	if o.ReservationType == "" {
+		return v1.ReservationTypeDefault
+	}
+	return o.ReservationType
 }
 
 // IsAvailable reports whether at least one instance can be bought.
@@ -133,6 +165,7 @@ func (o *Offering) CompatibleWith(reqs scheduling.Requirements) bool {
 // the solver asks it of every offering of hundreds of instance types.
 type OfferingFilter struct {
 	zone, capacityType, zoneID, reservationID *scheduling.Requirement
+	reservationType, reservationInterruptible *scheduling.Requirement
 }
 
 // NewOfferingFilter reads the offering keys of reqs.
@@ -142,6 +175,9 @@ func NewOfferingFilter(reqs scheduling.Requirements) OfferingFilter {
 		capacityType:  reqs[v1.CapacityTypeLabelKey],
 		zoneID:        reqs[v1.LabelZoneID],
 		reservationID: reqs[v1.LabelCapacityReservationID],
+
+		reservationType:          reqs[v1.LabelCapacityReservationType],
+		reservationInterruptible: reqs[v1.LabelCapacityReservationInterruptible],
 	}
 }
 
@@ -160,13 +196,29 @@ func (f OfferingFilter) Allows(o *Offering) bool {
 			return false
 		}
 	}
-	if r := f.reservationID; r != nil {
-		if o.ReservationID == "" {
-			return r.AllowsAbsent()
-		}
-		return r.Has(o.ReservationID)
+	// The reservation's labels exist on reserved offerings only.
+	if !allowsReservation(f.reservationID, o, o.ReservationID) {
+		return false
+	}
+	if f.reservationType != nil && !allowsReservation(f.reservationType, o, o.reservationType()) {
+		return false
+	}
+	if f.reservationInterruptible != nil && !allowsReservation(f.reservationInterruptible, o, strconv.FormatBool(o.ReservationInterruptible)) {
+		return false
 	}
 	return true
+}
+
+// allowsReservation: r (nil allows all) allows the value of a label
+// only reserved offerings have, or its absence on the others.
+func allowsReservation(r *scheduling.Requirement, o *Offering, value string) bool {
+	switch {
+	case r == nil:
+		return true
+	case o.ReservationID == "":
+		return r.AllowsAbsent()
+	}
+	return r.Has(value)
 }
 
 // Cheapest is the lowest-priced offering, nil for none.

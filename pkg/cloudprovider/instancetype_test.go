@@ -123,10 +123,24 @@ func TestOfferingRequirements(t *testing.T) {
 			},
 		},
 		{
-			name:     "with a reservation, its id too",
+			name:     "with a reservation, its id, type (default when unset) and interruptible too",
 			offering: cloudprovider.Offering{Zone: "zone-b", CapacityType: v1.CapacityTypeReserved, ReservationID: "cr-1"},
 			want: []v1.NodeSelectorRequirementWithMinValues{
 				{Key: v1.LabelCapacityReservationID, Operator: corev1.NodeSelectorOpIn, Values: []string{"cr-1"}},
+				{Key: v1.LabelCapacityReservationInterruptible, Operator: corev1.NodeSelectorOpIn, Values: []string{"false"}},
+				{Key: v1.LabelCapacityReservationType, Operator: corev1.NodeSelectorOpIn, Values: []string{v1.ReservationTypeDefault}},
+				{Key: v1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{v1.CapacityTypeReserved}},
+				{Key: v1.LabelZone, Operator: corev1.NodeSelectorOpIn, Values: []string{"zone-b"}},
+			},
+		},
+		{
+			name: "an interruptible capacity block",
+			offering: cloudprovider.Offering{Zone: "zone-b", CapacityType: v1.CapacityTypeReserved, ReservationID: "cr-2",
+				ReservationType: v1.ReservationTypeCapacityBlock, ReservationInterruptible: true},
+			want: []v1.NodeSelectorRequirementWithMinValues{
+				{Key: v1.LabelCapacityReservationID, Operator: corev1.NodeSelectorOpIn, Values: []string{"cr-2"}},
+				{Key: v1.LabelCapacityReservationInterruptible, Operator: corev1.NodeSelectorOpIn, Values: []string{"true"}},
+				{Key: v1.LabelCapacityReservationType, Operator: corev1.NodeSelectorOpIn, Values: []string{v1.ReservationTypeCapacityBlock}},
 				{Key: v1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{v1.CapacityTypeReserved}},
 				{Key: v1.LabelZone, Operator: corev1.NodeSelectorOpIn, Values: []string{"zone-b"}},
 			},
@@ -198,12 +212,24 @@ func TestOfferingCompatibleWith(t *testing.T) {
 	spotA := &cloudprovider.Offering{Zone: "a", CapacityType: v1.CapacityTypeSpot}
 	reservedA := &cloudprovider.Offering{Zone: "a", CapacityType: v1.CapacityTypeReserved, ReservationID: "cr-1"}
 	onDemandAZ1 := &cloudprovider.Offering{Zone: "a", ZoneID: "az1", CapacityType: v1.CapacityTypeOnDemand}
+	blockA := &cloudprovider.Offering{Zone: "a", CapacityType: v1.CapacityTypeReserved, ReservationID: "cr-2", ReservationType: v1.ReservationTypeCapacityBlock}
+	interruptibleA := &cloudprovider.Offering{Zone: "a", CapacityType: v1.CapacityTypeReserved, ReservationID: "cr-3", ReservationInterruptible: true}
 	cases := []struct {
 		name     string
 		offering *cloudprovider.Offering
 		reqs     scheduling.Requirements
 		want     bool
 	}{
+		{name: "reservation type In capacity-block, a block", offering: blockA, reqs: scheduling.NewRequirements(req(v1.LabelCapacityReservationType, in, v1.ReservationTypeCapacityBlock)), want: true},
+		{name: "reservation type In capacity-block, a default reservation", offering: reservedA, reqs: scheduling.NewRequirements(req(v1.LabelCapacityReservationType, in, v1.ReservationTypeCapacityBlock))},
+		{name: "reservation type In default, a default reservation", offering: reservedA, reqs: scheduling.NewRequirements(req(v1.LabelCapacityReservationType, in, v1.ReservationTypeDefault)), want: true},
+		{name: "reservation type NotIn capacity-block, a block", offering: blockA, reqs: scheduling.NewRequirements(req(v1.LabelCapacityReservationType, notIn, v1.ReservationTypeCapacityBlock))},
+		{name: "reservation type NotIn capacity-block, spot", offering: spotA, reqs: scheduling.NewRequirements(req(v1.LabelCapacityReservationType, notIn, v1.ReservationTypeCapacityBlock)), want: true},
+		{name: "reservation type In default, spot", offering: spotA, reqs: scheduling.NewRequirements(req(v1.LabelCapacityReservationType, in, v1.ReservationTypeDefault))},
+		{name: "interruptible In false, an interruptible one", offering: interruptibleA, reqs: scheduling.NewRequirements(req(v1.LabelCapacityReservationInterruptible, in, "false"))},
+		{name: "interruptible In false, a default one", offering: reservedA, reqs: scheduling.NewRequirements(req(v1.LabelCapacityReservationInterruptible, in, "false")), want: true},
+		{name: "interruptible NotIn true, on-demand", offering: onDemandAZ1, reqs: scheduling.NewRequirements(req(v1.LabelCapacityReservationInterruptible, notIn, "true")), want: true},
+		{name: "interruptible Exists, on-demand", offering: onDemandAZ1, reqs: scheduling.NewRequirements(req(v1.LabelCapacityReservationInterruptible, exists))},
 		{name: "no requirements", offering: spotA, reqs: scheduling.NewRequirements(), want: true},
 		{name: "nil requirements", offering: reservedA, want: true},
 		{name: "unrelated keys are ignored", offering: spotA, reqs: scheduling.NewRequirements(req(v1.LabelArch, in, "arm64")), want: true},

@@ -6,5 +6,8 @@
 // pre-spin, delete or roll back) and the Engine that drives it. It takes
 // plain values and now and returns decisions and actions; the disruption
 // controller applies them through the API server and `capstan simulate`
-// to its world.
+// to its world. The forceful methods' decisions live here too: when a
+// NodeClaim expires (ExpiresAt), how it is marked (MarkForceful), and
+// which capacity blocks' nodes to drain before the cloud reclaims them
+// (CapacityBlockDrains).
 package disruption

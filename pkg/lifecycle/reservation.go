@@ -15,7 +15,8 @@ func ReservationReleased(nc, instance *v1.NodeClaim) bool {
 }
 
 // ReleaseReservation relabels a released instance's NodeClaim or Node:
-// karpenter.sh/capacity-type on-demand, and no reservation id. It reports
+// karpenter.sh/capacity-type on-demand, and no reservation id, type or
+// interruptible label. It reports
 // whether anything changed.
 func ReleaseReservation(labels map[string]string) bool {
 	_, had := labels[v1.LabelCapacityReservationID]
@@ -24,5 +25,7 @@ func ReleaseReservation(labels map[string]string) bool {
 	}
 	labels[v1.CapacityTypeLabelKey] = v1.CapacityTypeOnDemand
 	delete(labels, v1.LabelCapacityReservationID)
+	delete(labels, v1.LabelCapacityReservationType)
+	delete(labels, v1.LabelCapacityReservationInterruptible)
 	return true
 }

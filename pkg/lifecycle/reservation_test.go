@@ -36,7 +36,8 @@ func TestReservationReleased(t *testing.T) {
 }
 
 func TestReleaseReservation(t *testing.T) {
-	labels := map[string]string{v1.CapacityTypeLabelKey: v1.CapacityTypeReserved, v1.LabelCapacityReservationID: "cr-1", "team": "a"}
+	labels := map[string]string{v1.CapacityTypeLabelKey: v1.CapacityTypeReserved, v1.LabelCapacityReservationID: "cr-1", "team": "a",
+		v1.LabelCapacityReservationType: v1.ReservationTypeDefault, v1.LabelCapacityReservationInterruptible: "false"}
 	if !ReleaseReservation(labels) {
 		t.Fatal("first release reported no change")
 	}

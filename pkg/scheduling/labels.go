@@ -19,7 +19,8 @@ func IsWellKnown(key string) bool {
 		v1.LabelInstanceCategory, v1.LabelInstanceFamily, v1.LabelInstanceGeneration,
 		v1.LabelInstanceSize, v1.LabelInstanceCPU, v1.LabelInstanceMemory,
 		v1.LabelInstanceGPUName, v1.LabelInstanceGPUCount, v1.LabelInstanceGPUManufacturer,
-		v1.LabelInstanceGPUMemory, v1.LabelCapacityReservationID, v1.LabelZoneID:
+		v1.LabelInstanceGPUMemory, v1.LabelCapacityReservationID, v1.LabelZoneID,
+		v1.LabelCapacityReservationType, v1.LabelCapacityReservationInterruptible:
 		return true
 	}
 	return false
@@ -34,5 +35,6 @@ func WellKnownLabels() sets.Set[string] {
 		v1.LabelInstanceSize, v1.LabelInstanceCPU, v1.LabelInstanceMemory,
 		v1.LabelInstanceGPUName, v1.LabelInstanceGPUCount, v1.LabelInstanceGPUManufacturer,
 		v1.LabelInstanceGPUMemory, v1.LabelCapacityReservationID, v1.LabelZoneID,
+		v1.LabelCapacityReservationType, v1.LabelCapacityReservationInterruptible,
 	)
 }

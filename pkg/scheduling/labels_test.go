@@ -8,8 +8,8 @@ import (
 
 func TestWellKnownLabels(t *testing.T) {
 	keys := WellKnownLabels()
-	if got := keys.Len(); got != 20 {
-		t.Errorf("WellKnownLabels has %d keys, want 20", got)
+	if got := keys.Len(); got != 22 {
+		t.Errorf("WellKnownLabels has %d keys, want 22", got)
 	}
 	for key := range keys {
 		if !IsWellKnown(key) {

@@ -56,6 +56,24 @@ func (s *Simulator) interrupt(ctx context.Context) (bool, error) {
 	return changed, nil
 }
 
+// drainBlocks is the capacity-block controller: the nodes of a capacity
+// block are deleted, with its reclaim as their deadline, before the cloud
+// reclaims them (disruption.CapacityBlockDrains).
+func (s *Simulator) drainBlocks(ctx context.Context) (bool, error) {
+	blocks, err := s.cloud.CapacityBlocks(ctx)
+	if err != nil {
+		return false, fmt.Errorf("reading capacity blocks, %w", err)
+	}
+	now := s.clock.Now()
+	drains, wake := disruption.CapacityBlockDrains(s.world.sortedClaims(), blocks, now)
+	s.blockWake = wake
+	changed := false
+	for _, d := range drains {
+		changed = s.deleteForcefully(d.NodeClaim, v1.DisruptionReasonInterrupted, d.Message, d.Deadline, now) || changed
+	}
+	return changed, nil
+}
+
 // expire is the expiration controller: NodeClaims past their expireAfter
 // are deleted, whatever budgets and do-not-disrupt say.
 func (s *Simulator) expire(context.Context) (bool, error) {

@@ -87,6 +87,8 @@ type Simulator struct {
 	// attempts are the failed launches of NodeClaims not launched yet,
 	// as the lifecycle controller keeps them.
 	attempts map[string]lifecycle.LaunchAttempts
+	// blockWake is when the next capacity block drain is due.
+	blockWake time.Time
 }
 
 // timeouts are the lifecycle's, from the options.
@@ -198,7 +200,7 @@ func (s *Simulator) round(ctx context.Context) (bool, error) {
 	changed := s.timed()
 	changed = s.scale() || changed
 	steps := []func(context.Context) (bool, error){
-		s.collect, s.interrupt, s.expire, s.workloads, s.register, s.daemonSets, s.bind, s.provision, s.launch, s.stampPodEvents, s.disrupt, s.terminate,
+		s.collect, s.interrupt, s.drainBlocks, s.expire, s.workloads, s.register, s.daemonSets, s.bind, s.provision, s.launch, s.stampPodEvents, s.disrupt, s.terminate,
 	}
 	for _, step := range steps {
 		c, err := step(ctx)
@@ -246,6 +248,7 @@ func (s *Simulator) nextWake() (time.Time, bool) {
 		}
 	}
 	consider(s.interruptWake)
+	consider(s.blockWake)
 	for _, t := range s.expiries() {
 		consider(t)
 	}

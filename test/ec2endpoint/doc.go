@@ -147,14 +147,31 @@
 // passed through. The profile's launchFaults add their codes on the
 // overrides they match, with the fault's message or EC2's for the code
 // (UnauthorizedOperation, AuthFailure.ServiceLinkedRoleCreationNotPermitted,
-// InvalidParameterValue "Invalid IAM Instance Profile name", ...). VcpuLimitExceeded and InstanceLimitExceeded are never
+// InvalidParameterValue "Invalid IAM Instance Profile name", ...). A
+// launch into a capacity block needs the template's
+// MarketType capacity-block and a capacity-block fleet; one into an
+// interruptible reservation MarketType interruptible-capacity-reservation
+// and a reserved-capacity fleet whose ReservedCapacityOptions name that
+// reservation type; either market type elsewhere, or a reservation
+// without its own, fails its overrides with InvalidParameterValue and
+// EC2's message. With Options.InstanceMetadataTags (an account whose
+// default puts instance tags in instance metadata), or a template that
+// enables them, a tag key outside EC2's metadata tag pattern ("/" in
+// kubernetes.io/cluster/...) fails the overrides with InvalidParameterValue
+// too, unless the template disables them. Options.OmitFleetInstancePlacement
+// answers without the fleet instances' subnetId, availabilityZone and
+// availabilityZoneId, as EC2 did before its model had them.
+// VcpuLimitExceeded and InstanceLimitExceeded are never
 // returned: the sim has no quota other than maxSpotInstances. Tags from
 // the fleet's instance TagSpecification (over the template's) are the
 // instance's; karpenter.sh/nodeclaim names its NodeClaim in the sim. A
 // repeated ClientToken gets the first answer, a refusal included (until the endpoint
 // restarts). Requests EC2 would refuse whole (unknown template, subnet,
 // image, security group, reservation or instance type; another fleet
-// type; reserved-capacity) fail with EC2's codes.
+// type; a capacity-block or reserved-capacity fleet whose template does
+// not launch into reservations; ReservedCapacityOptions without
+// reserved-capacity, OnDemandOptions.CapacityReservationOptions with
+// capacity-block) fail with EC2's codes.
 //
 // # Instances
 //
@@ -163,7 +180,8 @@
 // terminated as the sim has them (the sim terminates at once, so
 // shutting-down is only TerminateInstances' answer). Terminated
 // instances stay listed. Spot instances carry InstanceLifecycle spot and
-// a SpotInstanceRequestId, capacity blocks capacity-block, reserved ones
+// a SpotInstanceRequestId, capacity blocks capacity-block, interruptible
+// reservations interruptible-capacity-reservation, reserved ones
 // their CapacityReservationId and the template's reservation preference.
 // TerminateInstances answers terminated → terminated for an instance
 // already terminated; an id the sim never launched fails the call with

@@ -37,9 +37,9 @@ type fleetInstanceXML struct {
 	Lifecycle                  string                  `xml:"lifecycle"`
 	InstanceIDs                []string                `xml:"instanceIds>item"`
 	InstanceType               string                  `xml:"instanceType"`
-	SubnetID                   string                  `xml:"subnetId"`
-	AvailabilityZone           string                  `xml:"availabilityZone"`
-	AvailabilityZoneID         string                  `xml:"availabilityZoneId"`
+	SubnetID                   string                  `xml:"subnetId,omitempty"`
+	AvailabilityZone           string                  `xml:"availabilityZone,omitempty"`
+	AvailabilityZoneID         string                  `xml:"availabilityZoneId,omitempty"`
 }
 
 type templateAndOverridesXML struct {
@@ -299,15 +299,16 @@ func (s *Server) errorMessage(ctx context.Context, code string, c candidate) str
 // in, as EC2 does.
 func (s *Server) addInstance(set []fleetInstanceXML, c candidate, id string) []fleetInstanceXML {
 	for i := range set {
-		if set[i].LaunchTemplateAndOverrides == c.echo && set[i].SubnetID == c.subnetID {
+		if set[i].LaunchTemplateAndOverrides == c.echo && set[i].InstanceType == c.instanceType {
 			set[i].InstanceIDs = append(set[i].InstanceIDs, id)
 			return set
 		}
 	}
-	return append(set, fleetInstanceXML{
-		LaunchTemplateAndOverrides: c.echo, Lifecycle: c.lifecycle(), InstanceIDs: []string{id}, InstanceType: c.instanceType,
-		SubnetID: c.subnetID, AvailabilityZone: c.zone, AvailabilityZoneID: s.zoneID(c.zone),
-	})
+	x := fleetInstanceXML{LaunchTemplateAndOverrides: c.echo, Lifecycle: c.lifecycle(), InstanceIDs: []string{id}, InstanceType: c.instanceType}
+	if !s.opts.OmitFleetInstancePlacement {
+		x.SubnetID, x.AvailabilityZone, x.AvailabilityZoneID = c.subnetID, c.zone, s.zoneID(c.zone)
+	}
+	return append(set, x)
 }
 
 // merged is over's entries over base's, nil when both are empty.

@@ -89,7 +89,7 @@ func (s *Server) parseFleet(p params) (fleetRequest, error) {
 		default:
 			return fleetRequest{}, errorf("InvalidParameterValue", "Value (%s) for parameter SpotOptions.AllocationStrategy is invalid", strategy)
 		}
-	case v1.CapacityTypeOnDemand, "capacity-block":
+	case v1.CapacityTypeOnDemand, capacityTypeCapacityBlock, capacityTypeReservedCapacity:
 		switch strategy := p.get("OnDemandOptions.AllocationStrategy"); strategy {
 		case "", "lowest-price":
 			req.allocation = sim.AllocationLowestPrice
@@ -102,8 +102,12 @@ func (s *Server) parseFleet(p params) (fleetRequest, error) {
 	case "":
 		return fleetRequest{}, errorf("MissingParameter", "The request must contain the parameter TargetCapacitySpecification.DefaultTargetCapacityType")
 	default:
-		return fleetRequest{}, errorf("InvalidParameterValue", "DefaultTargetCapacityType %s is not served by this endpoint (spot, on-demand, capacity-block)", capacityType)
+		return fleetRequest{}, errorf("InvalidParameterValue", "DefaultTargetCapacityType %s is not served by this endpoint (spot, on-demand, capacity-block, reserved-capacity)", capacityType)
 	}
+	if err := checkCapacityOptions(p, capacityType); err != nil {
+		return fleetRequest{}, err
+	}
+	reservationTypes := p.list("ReservedCapacityOptions.ReservationType")
 	configs := p.items("LaunchTemplateConfigs")
 	if len(configs) == 0 {
 		return fleetRequest{}, errorf("MissingParameter", "The request must contain the parameter LaunchTemplateConfigs")
@@ -134,6 +138,14 @@ func (s *Server) parseFleet(p params) (fleetRequest, error) {
 			if err != nil {
 				return fleetRequest{}, err
 			}
+			for i, c := range cands {
+				if c.refusal != "" {
+					continue
+				}
+				if cands[i].refusal, cands[i].refusalMessage = marketRefusal(c, capacityType, reservationTypes, snap); cands[i].refusal == "" {
+					cands[i].refusal, cands[i].refusalMessage = s.metadataTagRefusal(lt.data, req.tags)
+				}
+			}
 			req.candidates = append(req.candidates, cands...)
 		}
 	}
@@ -145,7 +157,8 @@ func (s *Server) parseFleet(p params) (fleetRequest, error) {
 
 // checkTemplate finds what a template names and EC2 would not: security
 // groups and reservations; a capacity-block fleet needs a template
-// targeting a capacity block.
+// targeting a capacity block, a reserved-capacity one a template that
+// launches into reservations only.
 func (s *Server) checkTemplate(lt *launchTemplate, capacityType string, snap sim.State) error {
 	for _, id := range lt.data.securityGroupIDs {
 		if !slices.ContainsFunc(s.securityGroups(), func(g securityGroupXML) bool { return g.GroupID == id }) {
@@ -161,8 +174,26 @@ func (s *Server) checkTemplate(lt *launchTemplate, capacityType string, snap sim
 	if lt.data.reservationID != "" && r == nil {
 		return errorf("InvalidCapacityReservationId.NotFound", "The capacity reservation ID '%s' does not exist", lt.data.reservationID)
 	}
-	if capacityType == "capacity-block" && (r == nil || !r.CapacityBlock) {
+	if capacityType == capacityTypeCapacityBlock && (r == nil || !r.CapacityBlock) {
 		return errorf("InvalidParameterValue", "A capacity-block fleet needs launch template %s to target a Capacity Block reservation", lt.name)
+	}
+	if capacityType == capacityTypeReservedCapacity && r == nil && lt.data.reservationPreference != "capacity-reservations-only" {
+		return errorf("InvalidParameterValue", "A reserved-capacity fleet needs launch template %s to target a Capacity Reservation or accept only Capacity Reservations", lt.name)
+	}
+	return nil
+}
+
+// checkCapacityOptions refuses the fleet options EC2 does not take with
+// the target capacity type: ReservedCapacityOptions but with
+// reserved-capacity (API_ReservedCapacityOptionsRequest), and
+// OnDemandOptions.CapacityReservationOptions with capacity-block ("Use
+// Capacity Blocks with EC2 Fleet").
+func checkCapacityOptions(p params, capacityType string) error {
+	if len(p.sub("ReservedCapacityOptions")) > 0 && capacityType != capacityTypeReservedCapacity {
+		return errorf("InvalidParameterCombination", "ReservedCapacityOptions can only be specified when DefaultTargetCapacityType is reserved-capacity")
+	}
+	if len(p.sub("OnDemandOptions.CapacityReservationOptions")) > 0 && capacityType == capacityTypeCapacityBlock {
+		return errorf("InvalidParameterCombination", "OnDemandOptions.CapacityReservationOptions cannot be specified when DefaultTargetCapacityType is capacity-block")
 	}
 	return nil
 }

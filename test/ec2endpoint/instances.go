@@ -126,14 +126,20 @@ func (s *Server) state(inst *sim.Instance, now time.Time) stateXML {
 	return ec2State(codeRunning)
 }
 
-// lifecycle is EC2's instanceLifecycle: spot, capacity-block, or empty
-// for on-demand (in a reservation or not).
+// lifecycle is EC2's instanceLifecycle: spot, capacity-block,
+// interruptible-capacity-reservation, or empty for on-demand (in a
+// reservation or not).
 func (s *Server) lifecycle(inst *sim.Instance, reservations map[string]*sim.Reservation) string {
+	r := reservations[inst.ReservationID]
 	switch {
 	case inst.CapacityType == v1.CapacityTypeSpot:
 		return "spot"
-	case inst.ReservationID != "" && reservations[inst.ReservationID] != nil && reservations[inst.ReservationID].CapacityBlock:
-		return "capacity-block"
+	case inst.ReservationID == "" || r == nil:
+		return ""
+	case r.CapacityBlock:
+		return marketCapacityBlock
+	case r.Interruptible:
+		return marketInterruptible
 	}
 	return ""
 }

@@ -33,8 +33,11 @@ type templateData struct {
 	// CapacityReservationSpecification: open, none or
 	// capacity-reservations-only, and a targeted reservation.
 	reservationPreference, reservationID string
-	// marketType is InstanceMarketOptions.MarketType (capacity-block).
+	// marketType is InstanceMarketOptions.MarketType (capacity-block,
+	// interruptible-capacity-reservation).
 	marketType string
+	// metadata are the MetadataOptions.
+	metadata metadataOptions
 	// instanceTags are the data's tag specifications for instances.
 	instanceTags map[string]string
 }
@@ -58,8 +61,13 @@ func parseTemplateData(p params) (templateData, error) {
 	if !slices.Contains([]string{"", "open", "none", "capacity-reservations-only"}, d.reservationPreference) {
 		return templateData{}, errorf("InvalidParameterValue", "Value (%s) for parameter CapacityReservationPreference is invalid. Valid values: open, none, capacity-reservations-only", d.reservationPreference)
 	}
-	if !slices.Contains([]string{"", "spot", "capacity-block"}, d.marketType) {
-		return templateData{}, errorf("InvalidParameterValue", "Value (%s) for parameter MarketType is invalid. Valid values: spot, capacity-block", d.marketType)
+	// The EC2 API model's MarketType values.
+	if markets := []string{"spot", marketCapacityBlock, marketInterruptible, "on-demand"}; d.marketType != "" && !slices.Contains(markets, d.marketType) {
+		return templateData{}, errorf("InvalidParameterValue", "Value (%s) for parameter MarketType is invalid. Valid values: %s", d.marketType, strings.Join(markets, ", "))
+	}
+	var err error
+	if d.metadata, err = parseMetadataOptions(p.sub("MetadataOptions")); err != nil {
+		return templateData{}, err
 	}
 	return d, nil
 }

@@ -78,6 +78,7 @@ func (s *Server) reservationXML(r sim.Reservation, now time.Time, created time.T
 	if r.CapacityBlock {
 		x.ReservationType = "capacity-block"
 	}
+	x.Interruptible = r.Interruptible
 	if x.State != "active" {
 		x.AvailableInstanceCount = 0
 	}

@@ -72,6 +72,15 @@ type Options struct {
 	// DefaultRoles(ClusterName). Adding an unknown role to an instance
 	// profile is NoSuchEntity, as IAM answers.
 	Roles []string
+	// InstanceMetadataTags is the account's default for instance tags in
+	// instance metadata (EC2's ModifyInstanceMetadataDefaults): true
+	// exposes them in every instance whose launch template does not
+	// disable them, and EC2 then refuses tag keys with "/".
+	InstanceMetadataTags bool
+	// OmitFleetInstancePlacement answers CreateFleet as EC2 did before
+	// its model added SubnetId, AvailabilityZone and AvailabilityZoneId
+	// to fleetInstanceSet items (ec2 SDK v1.315.0): without them.
+	OmitFleetInstancePlacement bool
 }
 
 // Server serves the EC2 Query API over the simulated cloud. It is an

@@ -146,6 +146,11 @@ type Reservation struct {
 	// ahead) rather than carrying on as on-demand.
 	// +optional
 	CapacityBlock bool `json:"capacityBlock,omitempty"`
+	// Interruptible makes the reservation an interruptible one, whose
+	// owner may reclaim its capacity: launches into it must say so (on
+	// AWS, the interruptible-capacity-reservation market type).
+	// +optional
+	Interruptible bool `json:"interruptible,omitempty"`
 }
 
 // CloudEventType is a scripted change in the simulated cloud.

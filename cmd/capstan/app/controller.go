@@ -190,6 +190,7 @@ func runController(ctx context.Context, opts Options) error {
 		disruptionctrl.NewConditions(mgr.GetClient(), cp, mgr.GetEventRecorder("capstan"), clk, opts.Disruption.Drift()).Register(mgr),
 		disruptionctrl.NewExpiration(mgr.GetClient(), mgr.GetEventRecorder("capstan"), clk, metrics.disruption).Register(mgr),
 		interrupt.Register(mgr),
+		registerCapacityBlocks(mgr, cp, clk, metrics.disruption),
 	); err != nil {
 		return fmt.Errorf("registering controllers, %w", err)
 	}
@@ -197,6 +198,16 @@ func runController(ctx context.Context, opts Options) error {
 		return fmt.Errorf("running manager, %w", err)
 	}
 	return nil
+}
+
+// registerCapacityBlocks adds the capacity-block controller when the
+// cloud has capacity blocks (the AWS provider and the simulated cloud do).
+func registerCapacityBlocks(mgr manager.Manager, cp cloudprovider.CloudProvider, clk clock.Clock, metrics *disruptionctrl.Metrics) error {
+	src, ok := cloudprovider.AsCapacityBlockSource(cp)
+	if !ok {
+		return nil
+	}
+	return disruptionctrl.NewCapacityBlocks(mgr.GetClient(), src, mgr.GetEventRecorder("capstan"), clk, metrics).Register(mgr)
 }
 
 // metricsOptions serve metrics and explain: over HTTPS behind the API

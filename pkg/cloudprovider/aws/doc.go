@@ -17,7 +17,11 @@
 //     CloudProvider.Create's contract chooses (cloudprovider.
 //     LaunchCandidates): one override per instance type × subnet,
 //     price-capacity-optimized for spot, lowest-price for on-demand, and
-//     a launch template per AMI × capacity reservation, created on demand.
+//     a launch template per AMI × capacity reservation, created on demand
+//     (and again when deleted outside Capstan). Capacity blocks and
+//     interruptible reservations launch with the market type and target
+//     capacity type EC2 requires of them (reserved.go); an answer without
+//     the instance's SubnetId is resolved from the echoed override.
 //     Fleet errors become typed errors per offering
 //     (InsufficientCapacityError with AWS's codes), so fallback works as
 //     with the simulated cloud. Create is idempotent by NodeClaim name

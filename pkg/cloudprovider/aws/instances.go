@@ -182,7 +182,14 @@ func (p *Provider) toNodeClaim(ctx context.Context, inst ec2types.Instance) *v1.
 	nc.Labels[v1.LabelRegion] = p.opts.Region
 	nc.Labels[v1.CapacityTypeLabelKey] = capacityTypeOf(inst)
 	if id := awssdk.ToString(inst.CapacityReservationId); id != "" {
-		nc.Labels[v1.LabelCapacityReservationID] = id
+		// The instance's lifecycle says which kind of reservation it runs
+		// in, as the reference reads it (instance/types.go NewInstance).
+		o := cloudprovider.Offering{ReservationID: id, ReservationType: v1.ReservationTypeDefault,
+			ReservationInterruptible: inst.InstanceLifecycle == ec2types.InstanceLifecycleTypeInterruptibleCapacityReservation}
+		if inst.InstanceLifecycle == ec2types.InstanceLifecycleTypeCapacityBlock {
+			o.ReservationType = v1.ReservationTypeCapacityBlock
+		}
+		maps.Copy(nc.Labels, o.ReservationLabels())
 	}
 	if nc.Labels[v1.CapacityTypeLabelKey] == v1.CapacityTypeSpot {
 		nc.Labels[v1.InterruptibleLabelKey] = "true"

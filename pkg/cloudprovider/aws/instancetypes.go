@@ -17,8 +17,9 @@ import (
 // GetInstanceTypes implements CloudProvider: every instance type the
 // region sells and the catalog prices, offered on-demand and (where sold)
 // as spot in each zone of the NodeClass's subnets that sells it, plus one
-// reserved offering per capacity reservation in the NodeClass's status,
-// with the free slots last described less the launches since, at
+// reserved offering per capacity reservation in the NodeClass's status
+// (none free for an expiring capacity block), with the free slots last
+// described less the launches since, at
 // on-demand / 10^7 (decision 15). The NodeClass's kubelet settings
 // (maxPods, podsPerCore, kubeReserved, systemReserved, evictionHard
 // quantities) shape capacity and overhead.
@@ -74,14 +75,30 @@ func (p *Provider) instanceTypes(c *region, nc *awsv1.EC2NodeClass) []*cloudprov
 			if known := c.reserved[r.ID]; known != nil {
 				free = max(known.available-known.launched, 0)
 			}
+			// An expiring capacity block takes no launches: EC2 reclaims
+			// its instances soon (the reference's reserved offering
+			// resolver does the same). It stays listed, unavailable, so
+			// its nodes keep their price.
+			if r.State == awsv1.CapacityReservationStateExpiring {
+				free = 0
+			}
 			it.Offerings = append(it.Offerings, &cloudprovider.Offering{Zone: r.AvailabilityZone, ZoneID: c.zoneIDs[r.AvailabilityZone], CapacityType: v1.CapacityTypeReserved,
-				ReservationID: r.ID, Price: m.onDemand / cloudprovider.ReservedPriceDivisor, Available: free})
+				ReservationID: r.ID, ReservationType: reservationType(r), ReservationInterruptible: r.Interruptible,
+				Price: m.onDemand / cloudprovider.ReservedPriceDivisor, Available: free})
 		}
 		if len(it.Offerings) > 0 {
 			out = append(out, it)
 		}
 	}
 	return out
+}
+
+// reservationType is the offering's word for the reservation's type.
+func reservationType(r awsv1.CapacityReservation) string {
+	if r.ReservationType == awsv1.CapacityReservationTypeCapacityBlock {
+		return v1.ReservationTypeCapacityBlock
+	}
+	return v1.ReservationTypeDefault
 }
 
 // podLimit is the pods a node runs: the CNI's limit, or the NodeClass's

@@ -52,21 +52,34 @@ func (p *Provider) Create(ctx context.Context, nc *v1.NodeClaim) (*v1.NodeClaim,
 	if len(cands) == 0 {
 		return nil, cloudprovider.NoLaunchCandidates(nc.Name, its, reqs, nc.Spec.Resources.Requests)
 	}
+	if ct == v1.CapacityTypeReserved {
+		cands = oneFleetOfReservations(cands)
+	}
 	fleet, byOverride, err := p.fleet(ctx, nc, class, ct, cands)
 	if err != nil {
 		return nil, err
 	}
 	out, err := p.ec2.CreateFleet(ctx, fleet)
+	if isTemplateMissing(err) {
+		// Deleted outside Capstan since it was cached: made again, at
+		// once, as the reference retries once.
+		p.forgetTemplates(fleet)
+		if fleet, byOverride, err = p.fleet(ctx, nc, class, ct, cands); err != nil {
+			return nil, err
+		}
+		out, err = p.ec2.CreateFleet(ctx, fleet)
+	}
 	if err != nil {
 		return nil, apiCreateError("CreateFleetFailed", fmt.Errorf("launching nodeclaim %s, %w", nc.Name, err))
 	}
+	p.forgetMissingTemplates(out.Errors)
 	for _, inst := range out.Instances {
 		if len(inst.InstanceIds) == 0 {
 			continue
 		}
-		cand, ok := byOverride[overrideKey(string(inst.InstanceType), awssdk.ToString(inst.SubnetId))]
+		cand, ok := launchedAs(inst, byOverride)
 		if !ok {
-			return nil, cloudprovider.NewCreateError("UnexpectedFleetResult", fmt.Errorf("launching nodeclaim %s, the fleet launched %s in subnet %s, which was not asked for", nc.Name, inst.InstanceType, awssdk.ToString(inst.SubnetId)))
+			return nil, p.unexpectedFleetResult(ctx, nc, inst)
 		}
 		p.booked(cand)
 		return p.created(nc, class, cand, inst.InstanceIds[0]), nil
@@ -94,7 +107,7 @@ func (p *Provider) fleet(ctx context.Context, nc *v1.NodeClaim, class *awsv1.EC2
 		if !ok {
 			continue
 		}
-		name, err := p.ensureLaunchTemplate(ctx, nc, class, ami, cand.Offering.ReservationID)
+		name, err := p.ensureLaunchTemplate(ctx, nc, class, ami, cand.Offering)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -126,19 +139,13 @@ func (p *Provider) fleet(ctx context.Context, nc *v1.NodeClaim, class *awsv1.EC2
 		// once the overrides change. Create's listing of the NodeClaim's
 		// instances before launching is what keeps a retry after a crash
 		// from launching twice (docs/controller.md, "Launch errors").
-		TargetCapacitySpecification: &ec2types.TargetCapacitySpecificationRequest{
-			TotalTargetCapacity: awssdk.Int32(1), DefaultTargetCapacityType: ec2types.DefaultTargetCapacityTypeOnDemand,
-		},
-		OnDemandOptions:   &ec2types.OnDemandOptionsRequest{AllocationStrategy: ec2types.FleetOnDemandAllocationStrategyLowestPrice},
 		TagSpecifications: p.tagSpecifications(nc, class),
 		// A reserved-capacity context, for users whose fleets need one.
 		Context: class.Spec.Context,
 	}
-	if ct == v1.CapacityTypeSpot {
-		in.TargetCapacitySpecification.DefaultTargetCapacityType = ec2types.DefaultTargetCapacityTypeSpot
-		in.OnDemandOptions = nil
-		in.SpotOptions = &ec2types.SpotOptionsRequest{AllocationStrategy: ec2types.SpotAllocationStrategyPriceCapacityOptimized}
-	}
+	// The candidates are of one kind of reservation when reserved
+	// (oneFleetOfReservations).
+	setCapacity(in, ct, kindOf(cands[0].Offering))
 	for _, name := range slices.Sorted(maps.Keys(configs)) {
 		in.LaunchTemplateConfigs = append(in.LaunchTemplateConfigs, *configs[name])
 	}
@@ -234,9 +241,7 @@ func (p *Provider) created(nc *v1.NodeClaim, class *awsv1.EC2NodeClass, cand clo
 	if o.ZoneID != "" {
 		out.Labels[v1.LabelZoneID] = o.ZoneID
 	}
-	if o.ReservationID != "" {
-		out.Labels[v1.LabelCapacityReservationID] = o.ReservationID
-	}
+	maps.Copy(out.Labels, o.ReservationLabels())
 	if o.CapacityType == v1.CapacityTypeSpot {
 		out.Labels[v1.InterruptibleLabelKey] = "true"
 	}

@@ -38,12 +38,13 @@ func amiFor(class *awsv1.EC2NodeClass, it *cloudprovider.InstanceType) (string, 
 }
 
 // ensureLaunchTemplate is the name of the launch template for nc's
-// NodePool on the AMI (and into the reservation, when one is given),
-// created when it does not exist yet. The name is a hash of its content,
-// so a changed NodeClass gets a new template and the old one is
-// collected.
-func (p *Provider) ensureLaunchTemplate(ctx context.Context, nc *v1.NodeClaim, class *awsv1.EC2NodeClass, ami, reservation string) (string, error) {
-	data, err := p.launchTemplateData(nc, class, ami, reservation)
+// NodePool on the AMI (and into the offering's reservation, when it has
+// one), created when it does not exist yet. The name is a hash of its
+// content, so a changed NodeClass gets a new template and the old one is
+// collected. Names are cached; a launch that finds a cached template
+// gone forgets it (forgetTemplates), and this makes it again.
+func (p *Provider) ensureLaunchTemplate(ctx context.Context, nc *v1.NodeClaim, class *awsv1.EC2NodeClass, ami string, o *cloudprovider.Offering) (string, error) {
+	data, err := p.launchTemplateData(nc, class, ami, o)
 	if err != nil {
 		return "", cloudprovider.NewCreateError("LaunchTemplateInvalid", fmt.Errorf("launching nodeclaim %s, %w", nc.Name, err))
 	}
@@ -62,7 +63,7 @@ func (p *Provider) ensureLaunchTemplate(ctx context.Context, nc *v1.NodeClaim, c
 		p.templates[name] = p.opts.Clock.Now()
 		return name, nil
 	}
-	if err != nil && !isCode(err, "InvalidLaunchTemplateName.NotFoundException") {
+	if err != nil && !isCode(err, codeTemplateNameNotFound) {
 		return "", fmt.Errorf("describing launch template %s, %w", name, err)
 	}
 	_, err = p.ec2.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{
@@ -124,9 +125,9 @@ func (p *Provider) collectLaunchTemplates(ctx context.Context) error {
 // launchTemplateData is what every instance of nc's NodePool on the AMI
 // starts with: image, security groups, instance profile, user data,
 // metadata options, block devices, monitoring, and the capacity
-// reservation it launches into (or none: only reserved launches may use
-// a reservation, so an on-demand launch is never counted as reserved).
-func (p *Provider) launchTemplateData(nc *v1.NodeClaim, class *awsv1.EC2NodeClass, ami, reservation string) (*ec2types.RequestLaunchTemplateData, error) {
+// reservation the offering launches into with its market type, or none
+// (reservationSpecification).
+func (p *Provider) launchTemplateData(nc *v1.NodeClaim, class *awsv1.EC2NodeClass, ami string, o *cloudprovider.Offering) (*ec2types.RequestLaunchTemplateData, error) {
 	ud, err := userData(p.opts.Bootstrap, p.opts.ClusterName, nc, class)
 	if err != nil {
 		return nil, err
@@ -142,15 +143,8 @@ func (p *Provider) launchTemplateData(nc *v1.NodeClaim, class *awsv1.EC2NodeClas
 		IamInstanceProfile: &ec2types.LaunchTemplateIamInstanceProfileSpecificationRequest{Name: awssdk.String(class.Status.InstanceProfile)},
 		Monitoring:         &ec2types.LaunchTemplatesMonitoringRequest{Enabled: spec.DetailedMonitoring},
 		MetadataOptions:    metadataOptions(spec.MetadataOptions),
-		CapacityReservationSpecification: &ec2types.LaunchTemplateCapacityReservationSpecificationRequest{
-			CapacityReservationPreference: ec2types.CapacityReservationPreferenceNone,
-		},
 	}
-	if reservation != "" {
-		data.CapacityReservationSpecification = &ec2types.LaunchTemplateCapacityReservationSpecificationRequest{
-			CapacityReservationTarget: &ec2types.CapacityReservationTarget{CapacityReservationId: awssdk.String(reservation)},
-		}
-	}
+	data.CapacityReservationSpecification, data.InstanceMarketOptions = reservationSpecification(o)
 	if spec.AssociatePublicIPAddress != nil {
 		data.NetworkInterfaces = []ec2types.LaunchTemplateInstanceNetworkInterfaceSpecificationRequest{{
 			DeviceIndex: awssdk.Int32(0), AssociatePublicIpAddress: spec.AssociatePublicIPAddress, Groups: groups,
@@ -165,9 +159,14 @@ func (p *Provider) launchTemplateData(nc *v1.NodeClaim, class *awsv1.EC2NodeClas
 }
 
 func metadataOptions(m *awsv1.MetadataOptions) *ec2types.LaunchTemplateInstanceMetadataOptionsRequest {
-	// The reference's defaults: IMDSv2 only, one hop, no IPv6.
+	// The reference's defaults: IMDSv2 only, one hop, no IPv6. Tags stay
+	// out of the instance metadata whatever the account's default says
+	// (which would otherwise apply): with them in, EC2 refuses tag keys
+	// containing "/" ("Work with instance tags in instance metadata"),
+	// and every instance carries kubernetes.io/cluster/<name>.
 	out := &ec2types.LaunchTemplateInstanceMetadataOptionsRequest{
 		HttpEndpoint: "enabled", HttpProtocolIpv6: "disabled", HttpPutResponseHopLimit: awssdk.Int32(1), HttpTokens: "required",
+		InstanceMetadataTags: ec2types.LaunchTemplateInstanceMetadataTagsStateDisabled,
 	}
 	if m == nil {
 		return out

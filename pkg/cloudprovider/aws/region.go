@@ -38,10 +38,11 @@ type machine struct {
 }
 
 // reservation is a capacity reservation's free slots as last described,
-// less the launches into it since.
+// less the launches into it since; for a capacity block, its end.
 type reservation struct {
 	available int
 	launched  int
+	blockEnd  time.Time
 }
 
 // Refresh reloads the catalog: instance types, their zones, zone IDs,
@@ -250,7 +251,11 @@ func (p *Provider) describeReservations(ctx context.Context, c *region) error {
 			return fmt.Errorf("describing capacity reservations, %w", err)
 		}
 		for _, r := range out.CapacityReservations {
-			c.reserved[awssdk.ToString(r.CapacityReservationId)] = &reservation{available: int(awssdk.ToInt32(r.AvailableInstanceCount))}
+			res := &reservation{available: int(awssdk.ToInt32(r.AvailableInstanceCount))}
+			if r.ReservationType == ec2types.CapacityReservationTypeCapacityBlock {
+				res.blockEnd = awssdk.ToTime(r.EndDate)
+			}
+			c.reserved[awssdk.ToString(r.CapacityReservationId)] = res
 		}
 	}
 	return nil

@@ -188,9 +188,7 @@ func launchLabels(own map[string]string, reqs scheduling.Requirements, it *cloud
 	labels[v1.LabelInstanceType] = it.Name
 	labels[v1.LabelZone] = o.Zone
 	labels[v1.CapacityTypeLabelKey] = o.CapacityType
-	if o.ReservationID != "" {
-		labels[v1.LabelCapacityReservationID] = o.ReservationID
-	}
+	maps.Copy(labels, o.ReservationLabels())
 	if o.CapacityType == v1.CapacityTypeSpot {
 		labels[v1.InterruptibleLabelKey] = "true"
 	}

@@ -93,7 +93,8 @@ func TestCreatePicksCheapestCompatibleOffering(t *testing.T) {
 		{"no requirements: reserved is cheapest", nodeClaim("nc", "1"), launched{
 			ProviderID: "fake://b/1", CPU: "4", Alloc: "3900m",
 			Labels: map[string]string{"team": "a", v1.LabelInstanceType: "m5.xlarge", v1.LabelArch: "amd64", v1.LabelZone: "b",
-				v1.CapacityTypeLabelKey: "reserved", v1.LabelCapacityReservationID: "cr-1"},
+				v1.CapacityTypeLabelKey: "reserved", v1.LabelCapacityReservationID: "cr-1",
+				v1.LabelCapacityReservationType: v1.ReservationTypeDefault, v1.LabelCapacityReservationInterruptible: "false"},
 		}},
 		{"no reserved: cheapest spot, on arm64", nodeClaim("nc", "1", req(v1.CapacityTypeLabelKey, corev1.NodeSelectorOpNotIn, "reserved")), launched{
 			ProviderID: "fake://a/1", CPU: "2", Alloc: "1900m",

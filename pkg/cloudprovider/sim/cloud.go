@@ -208,7 +208,7 @@ func (c *Cloud) freshState(now time.Time) *State {
 		s.Pools[poolKey(p.InstanceType, p.Zone, p.CapacityType)] = p.Count
 	}
 	for _, r := range spec.Reservations {
-		res := &Reservation{ID: r.ID, InstanceType: r.InstanceType, Zone: r.Zone, Type: r.Type, OwnerID: r.OwnerID, Tags: r.Tags, Total: r.Count, CapacityBlock: r.CapacityBlock}
+		res := &Reservation{ID: r.ID, InstanceType: r.InstanceType, Zone: r.Zone, Type: r.Type, OwnerID: r.OwnerID, Tags: r.Tags, Total: r.Count, CapacityBlock: r.CapacityBlock, Interruptible: r.Interruptible}
 		if r.StartTime != nil {
 			res.Start = now.Add(r.StartTime.Duration)
 		}

@@ -110,7 +110,9 @@ func (c *Cloud) endReservationsLocked(now time.Time) bool {
 				inst.Price, _ = ct.OnDemandPrice(c.opts.Profile.Spec.Region)
 			}
 			inst.Labels[v1.CapacityTypeLabelKey] = v1.CapacityTypeOnDemand
-			delete(inst.Labels, v1.LabelCapacityReservationID)
+			for _, k := range []string{v1.LabelCapacityReservationID, v1.LabelCapacityReservationType, v1.LabelCapacityReservationInterruptible} {
+				delete(inst.Labels, k)
+			}
 			r.Used--
 		}
 	}

@@ -198,8 +198,9 @@ func TestReservationEnd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Labels[v1.CapacityTypeLabelKey] != v1.CapacityTypeOnDemand || got.Labels[v1.LabelCapacityReservationID] != "" {
-			t.Errorf("labels after the end %v, want on-demand without a reservation id", got.Labels)
+		if got.Labels[v1.CapacityTypeLabelKey] != v1.CapacityTypeOnDemand || got.Labels[v1.LabelCapacityReservationID] != "" ||
+			got.Labels[v1.LabelCapacityReservationType] != "" || got.Labels[v1.LabelCapacityReservationInterruptible] != "" {
+			t.Errorf("labels after the end %v, want on-demand without a reservation id, type or interruptible", got.Labels)
 		}
 		for _, inst := range f.cloud.Snapshot().Instances {
 			if inst.CapacityType != v1.CapacityTypeOnDemand || inst.ReservationID != "" || inst.Price <= 0.01 {
@@ -213,6 +214,14 @@ func TestReservationEnd(t *testing.T) {
 	t.Run("capacity block reclaimed", func(t *testing.T) {
 		f := newFixture(t, profile(simv1alpha1.CloudStyleAWS, func(s *simv1alpha1.CloudProfileSpec) { s.Reservations[1].CapacityBlock = true }))
 		nc := reserved(f)
+		if got := nc.Labels[v1.LabelCapacityReservationType]; got != v1.ReservationTypeCapacityBlock {
+			t.Errorf("reservation type label %q, want %s", got, v1.ReservationTypeCapacityBlock)
+		}
+		// The block is reclaimed at its end; its nodes are drained before.
+		blocks, err := f.cloud.CapacityBlocks(ctx)
+		if err != nil || len(blocks) != 1 || blocks[0].ID != nc.Labels[v1.LabelCapacityReservationID] || !blocks[0].Reclaim.Equal(f.clock.Now().Add(time.Hour)) {
+			t.Errorf("capacity blocks %+v, %v; want the block, reclaimed in an hour", blocks, err)
+		}
 		f.clock.Step(time.Hour - sim.ScheduledChangeNotice - time.Second)
 		if n, _ := f.cloud.Interruptions(ctx); len(n) != 0 {
 			t.Errorf("notices %+v before the block's notice", n)

@@ -202,6 +202,7 @@ func (c *Cloud) explicitCandidateLocked(lo *LaunchOffering, ct string) (candidat
 			return candidate{}, false
 		}
 		o.ReservationID, o.Price = r.ID, od/cloudprovider.ReservedPriceDivisor
+		o.ReservationType, o.ReservationInterruptible = r.Kind()
 	default:
 		return candidate{}, false
 	}
@@ -241,6 +242,7 @@ func (c *Cloud) intoOpenReservationsLocked(cands []candidate, first bool) []cand
 		}
 		o := *cand.o
 		o.CapacityType, o.ReservationID, o.Price = v1.CapacityTypeReserved, ids[i], cand.onDemand/cloudprovider.ReservedPriceDivisor
+		o.ReservationType, o.ReservationInterruptible = c.state.Reservations[ids[i]].Kind()
 		cand.o = &o
 		if first {
 			reserved = append(reserved, cand)

@@ -70,7 +70,11 @@ func (c *Cloud) instanceTypesLocked(nc *simv1alpha1.SimNodeClass, now time.Time)
 			)
 		}
 		for _, r := range reserved[ct.Name] {
-			it.Offerings = append(it.Offerings, &cloudprovider.Offering{Zone: r.Zone, ZoneID: ZoneID(spec, r.Zone), CapacityType: v1.CapacityTypeReserved, ReservationID: r.ID, Price: od / cloudprovider.ReservedPriceDivisor, Available: r.AvailableInstanceCount})
+			o := &cloudprovider.Offering{Zone: r.Zone, ZoneID: ZoneID(spec, r.Zone), CapacityType: v1.CapacityTypeReserved, ReservationID: r.ID, Price: od / cloudprovider.ReservedPriceDivisor, Available: r.AvailableInstanceCount}
+			if known := c.state.Reservations[r.ID]; known != nil {
+				o.ReservationType, o.ReservationInterruptible = known.Kind()
+			}
+			it.Offerings = append(it.Offerings, o)
 		}
 		if len(reserved[ct.Name]) > 0 {
 			capacityTypes = append(capacityTypes, v1.CapacityTypeReserved)

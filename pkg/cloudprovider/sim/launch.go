@@ -253,9 +253,7 @@ func (c *Cloud) instanceLabels(cand candidate, inst *Instance) map[string]string
 	labels[v1.CapacityTypeLabelKey] = inst.CapacityType
 	labels[v1.LabelRegion] = c.opts.Profile.Spec.Region
 	labels[v1.LabelInstanceType] = inst.InstanceType
-	if inst.ReservationID != "" {
-		labels[v1.LabelCapacityReservationID] = inst.ReservationID
-	}
+	maps.Copy(labels, cand.o.ReservationLabels())
 	if inst.CapacityType == v1.CapacityTypeSpot {
 		labels[v1.InterruptibleLabelKey] = "true"
 	}

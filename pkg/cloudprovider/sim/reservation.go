@@ -1,9 +1,14 @@
 package sim
 
 import (
+	"context"
+	"maps"
+	"slices"
 	"time"
 
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 )
 
 // DefaultReservationRefreshInterval is how often the account re-reads how
@@ -38,6 +43,19 @@ type Reservation struct {
 	// reclaimed).
 	CapacityBlock bool `json:"capacityBlock,omitempty"`
 	Ended         bool `json:"ended,omitempty"`
+	// Interruptible: its owner may reclaim the reservation's capacity
+	// (an AWS interruptible capacity reservation).
+	Interruptible bool `json:"interruptible,omitempty"`
+}
+
+// Kind is what a reserved offering of the reservation says of it: its
+// type (v1.ReservationTypeCapacityBlock or v1.ReservationTypeDefault)
+// and whether it is interruptible.
+func (r Reservation) Kind() (string, bool) {
+	if r.CapacityBlock {
+		return v1.ReservationTypeCapacityBlock, r.Interruptible
+	}
+	return v1.ReservationTypeDefault, r.Interruptible
 }
 
 // Available is how many more instances can launch into the reservation.
@@ -80,4 +98,25 @@ func (r Reservation) Active(now time.Time) bool {
 // refreshes happen every interval from the cloud's start.
 func lastRefresh(start, now time.Time, every time.Duration) time.Time {
 	return start.Add(now.Sub(start) / every * every)
+}
+
+// CapacityBlocks implements cloudprovider.CapacityBlockSource: the
+// capacity blocks that have not ended, reclaimed at their end (the sim
+// announces it ScheduledChangeNotice ahead and terminates their
+// instances then).
+func (c *Cloud) CapacityBlocks(ctx context.Context) ([]cloudprovider.CapacityBlock, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	release, err := c.syncLocked(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	var out []cloudprovider.CapacityBlock
+	for _, id := range slices.Sorted(maps.Keys(c.state.Reservations)) {
+		if r := c.state.Reservations[id]; r.CapacityBlock && !r.End.IsZero() && !r.Ended {
+			out = append(out, cloudprovider.CapacityBlock{ID: id, Reclaim: r.End})
+		}
+	}
+	return out, nil
 }

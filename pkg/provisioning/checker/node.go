@@ -3,6 +3,7 @@ package checker
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"strconv"
 	"strings"
@@ -32,7 +33,7 @@ type launchNode struct {
 // other label reaches the node only through NodeClaim.Labels.
 var cloudKeys = sets.New(
 	v1.LabelInstanceType, v1.LabelZone, v1.LabelZoneID, v1.LabelRegion, v1.LabelArch, v1.LabelOS,
-	v1.CapacityTypeLabelKey, v1.LabelCapacityReservationID,
+	v1.CapacityTypeLabelKey, v1.LabelCapacityReservationID, v1.LabelCapacityReservationType, v1.LabelCapacityReservationInterruptible,
 	v1.LabelInstanceCategory, v1.LabelInstanceFamily, v1.LabelInstanceGeneration,
 	v1.LabelInstanceSize, v1.LabelInstanceCPU, v1.LabelInstanceMemory,
 	v1.LabelInstanceGPUName, v1.LabelInstanceGPUCount, v1.LabelInstanceGPUManufacturer, v1.LabelInstanceGPUMemory,
@@ -109,9 +110,7 @@ func cloudLabels(it *cloudprovider.InstanceType, o *cloudprovider.Offering) map[
 		delete(labels, v1.LabelZoneID)
 	}
 	labels[v1.CapacityTypeLabelKey] = o.CapacityType
-	if o.ReservationID != "" {
-		labels[v1.LabelCapacityReservationID] = o.ReservationID
-	}
+	maps.Copy(labels, o.ReservationLabels())
 	return labels
 }
 

@@ -1,0 +1,82 @@
+package disruption
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/disruption"
+)
+
+// CapacityBlocks drains the nodes of capacity blocks before the cloud
+// reclaims them (disruption.CapacityBlockDrains decides; this applies):
+// each is deleted forcefully with the reclaim as its drain deadline.
+type CapacityBlocks struct {
+	client   client.Client
+	source   cloudprovider.CapacityBlockSource
+	recorder events.EventRecorder
+	clock    clock.Clock
+	metrics  *Metrics
+	trigger  chan event.GenericEvent
+}
+
+// NewCapacityBlocks builds the capacity-block controller over src.
+func NewCapacityBlocks(c client.Client, src cloudprovider.CapacityBlockSource, recorder events.EventRecorder, clk clock.Clock, metrics *Metrics) *CapacityBlocks {
+	return &CapacityBlocks{client: c, source: src, recorder: recorder, clock: clk, metrics: metrics, trigger: make(chan event.GenericEvent, 1)}
+}
+
+// Reconcile asks the cloud for its capacity blocks, decides and applies;
+// it looks again every disruption.ReservationPoll (a block may be bought
+// or extended), or sooner when a drain is due.
+func (r *CapacityBlocks) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
+	blocks, err := r.source.CapacityBlocks(ctx)
+	if err != nil {
+		return reconcile.Result{}, fmt.Errorf("reading capacity blocks, %w", err)
+	}
+	ncs := &v1.NodeClaimList{}
+	if err := r.client.List(ctx, ncs); err != nil {
+		return reconcile.Result{}, fmt.Errorf("listing nodeclaims, %w", err)
+	}
+	claims := make([]*v1.NodeClaim, len(ncs.Items))
+	for i := range ncs.Items {
+		claims[i] = &ncs.Items[i]
+	}
+	now := r.clock.Now()
+	drains, wake := disruption.CapacityBlockDrains(claims, blocks, now)
+	for _, d := range drains {
+		if err := deleteForcefully(ctx, r.client, r.recorder, r.metrics, d.NodeClaim, v1.DisruptionReasonInterrupted, d.Message, d.Deadline, now); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	wait := disruption.ReservationPoll
+	if !wake.IsZero() {
+		wait = min(wait, max(wake.Sub(now), time.Millisecond))
+	}
+	return reconcile.Result{RequeueAfter: wait}, nil
+}
+
+// Register adds the controller; it polls from start (RequeueAfter).
+func (r *CapacityBlocks) Register(mgr manager.Manager) error {
+	r.trigger <- event.GenericEvent{Object: &corev1.Node{}}
+	toSingleton := func(context.Context, client.Object) []reconcile.Request {
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: "capacityblocks"}}}
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("capacityblocks").
+		WatchesRawSource(source.Channel(r.trigger, handler.EnqueueRequestsFromMapFunc(toSingleton))).
+		Complete(r)
+}
