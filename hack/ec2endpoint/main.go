@@ -41,13 +41,23 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	state := fs.String("sim-state", "", "the simulated cloud's inventory file, kept across restarts (default: in memory)")
 	kubeconfig := fs.String("kubeconfig", "", "cluster the launched instances register their Nodes on (default: none, Nodes are kept in memory)")
 	cluster := fs.String("cluster-name", ec2endpoint.DefaultClusterName, "cluster name the synthesized subnets, security groups and AMI are tagged for (karpenter.sh/discovery)")
+	var policies [][]byte
+	fs.Func("iam-policy", "a CloudFormation template of the caller's IAM policies (docs/iam); repeatable. Every request not signed with access key "+
+		ec2endpoint.AdminAccessKeyID+" is then authorized under them (default: none, every request is allowed)", func(path string) error {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		policies = append(policies, data)
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	opts := ec2endpoint.Options{StatePath: *state, ClusterName: *cluster}
+	opts := ec2endpoint.Options{StatePath: *state, ClusterName: *cluster, PolicyTemplates: policies}
 	if *profile != "" {
 		p, err := sim.LoadProfile(*profile)
 		if err != nil {
