@@ -1,8 +1,6 @@
 package iampolicy
 
 import (
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -198,60 +196,5 @@ func TestEvaluate(t *testing.T) {
 				t.Errorf("decision (-want +got):\n%s", diff)
 			}
 		})
-	}
-}
-
-func TestParseRefuses(t *testing.T) {
-	for name, doc := range map[string]string{
-		"no effect":            `{"Statement":{"Action":"ec2:*","Resource":"*"}}`,
-		"action and notaction": `{"Statement":{"Effect":"Allow","Action":"a:b","NotAction":"a:c","Resource":"*"}}`,
-		"no resource":          `{"Statement":{"Effect":"Allow","Action":"a:b"}}`,
-		"unknown operator":     `{"Statement":{"Effect":"Allow","Action":"a:b","Resource":"*","Condition":{"NumericLessThan":{"k":"1"}}}}`,
-		"unknown qualifier":    `{"Statement":{"Effect":"Allow","Action":"a:b","Resource":"*","Condition":{"ForSome:StringEquals":{"k":"1"}}}}`,
-	} {
-		if _, err := Parse(name, []byte(doc)); err == nil {
-			t.Errorf("%s: parsed", name)
-		}
-	}
-}
-
-func TestLoadTemplate(t *testing.T) {
-	tmpl := `
-Parameters:
-  ClusterName: {Type: String}
-Resources:
-  Role: {Type: "AWS::IAM::Role"}
-  P:
-    Type: AWS::IAM::ManagedPolicy
-    Properties:
-      PolicyDocument: !Sub |
-        {"Statement": {"Sid": "S", "Effect": "Allow", "Action": "ec2:RunInstances",
-          "Resource": "arn:${AWS::Partition}:ec2:${AWS::Region}:*:instance/*",
-          "Condition": {"StringEquals": {"aws:RequestTag/kubernetes.io/cluster/${ClusterName}": "owned", "x": "${!Literal}"}}}}
-`
-	got, err := LoadTemplate([]byte(tmpl), map[string]string{"AWS::Partition": "aws", "AWS::Region": "us-west-2", "ClusterName": "c"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []Policy{{Name: "P", Statements: []Statement{{Sid: "S", Effect: Allow, Action: []string{"ec2:RunInstances"},
-		Resource: []string{"arn:aws:ec2:us-west-2:*:instance/*"},
-		Condition: []Condition{
-			{Operator: "StringEquals", Key: "aws:RequestTag/kubernetes.io/cluster/c", Values: []string{"owned"}},
-			{Operator: "StringEquals", Key: "x", Values: []string{"${Literal}"}},
-		}}}}}
-	sortConditions(got)
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("policies (-want +got):\n%s", diff)
-	}
-	if _, err := LoadTemplate([]byte(tmpl), map[string]string{"AWS::Partition": "aws"}); err == nil {
-		t.Error("a template with unresolved variables loaded")
-	}
-}
-
-func sortConditions(ps []Policy) {
-	for _, p := range ps {
-		for _, s := range p.Statements {
-			slices.SortFunc(s.Condition, func(a, b Condition) int { return strings.Compare(a.Key, b.Key) })
-		}
 	}
 }
