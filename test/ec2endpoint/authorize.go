@@ -196,7 +196,7 @@ func (s *Server) authorizeEC2(ctx context.Context, name string, p params) error 
 	case "CreateFleet":
 		return nil
 	case "CreateLaunchTemplate":
-		lt := iampolicy.Resource{ARN: s.ec2ARN("launch-template", "*"), RequestTags: p.tagSpecifications("TagSpecification")["launch-template"]}
+		lt := iampolicy.Resource{ARN: s.ec2ARN("launch-template", "*"), RequestTags: p.tagSpecifications()["launch-template"]}
 		if err := s.authorize(ctx, "ec2:CreateLaunchTemplate", nil, lt); err != nil {
 			return err
 		}

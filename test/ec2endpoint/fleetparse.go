@@ -72,7 +72,7 @@ func (s *Server) parseFleet(p params) (fleetRequest, error) {
 	case count < 1:
 		return fleetRequest{}, errorf("InvalidParameterValue", "TotalTargetCapacity must be at least 1")
 	}
-	req := fleetRequest{count: count, tags: p.tagSpecifications("TagSpecification")}
+	req := fleetRequest{count: count, tags: p.tagSpecifications()}
 	// CreateFleet's API reference names fleet and instance; volume is
 	// accepted too (the reference's fleets tag it,
 	// pkg/providers/instance/types.go).

@@ -67,7 +67,7 @@ func parseTemplateData(p params) (templateData, error) {
 		reservationPreference: p.get("CapacityReservationSpecification.CapacityReservationPreference"),
 		reservationID:         p.get("CapacityReservationSpecification.CapacityReservationTarget.CapacityReservationId"),
 		marketType:            p.get("InstanceMarketOptions.MarketType"),
-		tags:                  p.tagSpecifications("TagSpecification"),
+		tags:                  p.tagSpecifications(),
 		instanceProfile:       p.get("IamInstanceProfile.Name"),
 	}
 	if err := checkTagTypes(d.tags, templateTagTypes); err != nil {
@@ -124,7 +124,7 @@ func (s *Server) createLaunchTemplate(_ context.Context, p params) (response, er
 	case len(p.sub("LaunchTemplateData")) == 0:
 		return nil, errorf("MissingParameter", "The request must contain the parameter LaunchTemplateData")
 	}
-	specs := p.tagSpecifications("TagSpecification")
+	specs := p.tagSpecifications()
 	if err := checkTagTypes(specs, []string{"launch-template"}); err != nil {
 		return nil, err
 	}
