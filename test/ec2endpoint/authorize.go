@@ -316,6 +316,9 @@ func (s *Server) usedResources(c candidate) []iampolicy.Resource {
 	if c.reservationID != "" {
 		out = append(out, iampolicy.Resource{ARN: s.ec2ARN("capacity-reservation", c.reservationID)})
 	}
+	for _, id := range c.template.data.snapshotIDs {
+		out = append(out, iampolicy.Resource{ARN: s.ec2ARN("snapshot", id)})
+	}
 	return out
 }
 

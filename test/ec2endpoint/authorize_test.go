@@ -15,8 +15,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/pricing"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/google/go-cmp/cmp"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/test/ec2endpoint"
 )
 
@@ -159,5 +161,35 @@ func TestTagSpecificationTypes(t *testing.T) {
 	_, err = f.client.CreateFleet(ctx, in)
 	if got := apiCode(t, err); got != "InvalidParameterValue" {
 		t.Errorf("a fleet tagging a network interface: %q, want InvalidParameterValue", got)
+	}
+}
+
+// noSnapshots allows everything but launching from EBS snapshots.
+const noSnapshots = `
+Resources:
+  P:
+    Type: AWS::IAM::ManagedPolicy
+    Properties:
+      PolicyDocument: !Sub |
+        {"Version": "2012-10-17", "Statement": [
+          {"Effect": "Allow", "Action": "*", "Resource": "*"},
+          {"Sid": "NoSnapshots", "Effect": "Deny", "Action": "ec2:RunInstances", "Resource": "arn:${AWS::Partition}:ec2:*::snapshot/*"}]}
+`
+
+// A launch the caller may not make fails its override among the fleet's
+// errors, as an instant fleet reports RunInstances refusals; the fleet
+// itself is created.
+func TestFleetLaunchRefusedPerOverride(t *testing.T) {
+	f := newFixture(t, profile(), func(o *ec2endpoint.Options) { o.PolicyTemplates = [][]byte{[]byte(noSnapshots)} })
+	plain := createTemplate(t, f, "plain", nil)
+	if diff := cmp.Diff(outcome{Launched: "m5.large/" + subnetA + "/on-demand"}, outcomeOf(launch(t, f, fleetInput(plain, v1.CapacityTypeOnDemand, override("m5.large", subnetA))))); diff != "" {
+		t.Errorf("without a snapshot (-want +got):\n%s", diff)
+	}
+	snap := createTemplate(t, f, "from-snapshot", func(d *ec2types.RequestLaunchTemplateData) {
+		d.BlockDeviceMappings = []ec2types.LaunchTemplateBlockDeviceMappingRequest{{DeviceName: aws.String("/dev/xvda"),
+			Ebs: &ec2types.LaunchTemplateEbsBlockDeviceRequest{SnapshotId: aws.String("snap-0123")}}}
+	})
+	if diff := cmp.Diff(outcome{Errors: []string{"m5.large/us-west-2a/on-demand: UnauthorizedOperation"}}, outcomeOf(launch(t, f, fleetInput(snap, v1.CapacityTypeOnDemand, override("m5.large", subnetA))))); diff != "" {
+		t.Errorf("from a snapshot (-want +got):\n%s", diff)
 	}
 }

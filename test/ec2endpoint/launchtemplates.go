@@ -41,6 +41,8 @@ type templateData struct {
 	// instanceProfile is IamInstanceProfile.Name, whose role a launch
 	// passes.
 	instanceProfile string
+	// snapshotIDs are the block devices' snapshots, which a launch uses.
+	snapshotIDs []string
 }
 
 // templateTagTypes are the resource types launch template data may tag:
@@ -72,6 +74,11 @@ func parseTemplateData(p params) (templateData, error) {
 	}
 	if err := checkTagTypes(d.tags, templateTagTypes); err != nil {
 		return templateData{}, err
+	}
+	for _, bdm := range p.items("BlockDeviceMapping") {
+		if id := bdm.get("Ebs.SnapshotId"); id != "" {
+			d.snapshotIDs = append(d.snapshotIDs, id)
+		}
 	}
 	for _, ni := range p.items("NetworkInterface") {
 		d.securityGroupIDs = append(d.securityGroupIDs, ni.list("SecurityGroupId")...)

@@ -53,10 +53,14 @@ type fixture struct {
 	url     string
 }
 
-func newFixture(t *testing.T, p *simv1alpha1.CloudProfile) *fixture {
+func newFixture(t *testing.T, p *simv1alpha1.CloudProfile, mods ...func(*ec2endpoint.Options)) *fixture {
 	t.Helper()
 	f := &fixture{clock: clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), kubelet: sim.NewMemoryKubelet()}
-	s, err := ec2endpoint.New(ec2endpoint.Options{Profile: p, Clock: f.clock, Kubelet: f.kubelet, ClusterName: "test-cluster"})
+	opts := ec2endpoint.Options{Profile: p, Clock: f.clock, Kubelet: f.kubelet, ClusterName: "test-cluster"}
+	for _, mod := range mods {
+		mod(&opts)
+	}
+	s, err := ec2endpoint.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
