@@ -248,7 +248,7 @@ func (s *Server) templateResourceLocked(lt *launchTemplate) iampolicy.Resource {
 
 // authorizeFleet is CreateFleet's authorization as a whole: ec2:CreateFleet
 // on the fleet (with its tags) and on every launch template, subnet,
-// security group, image and reservation the request names, and tagging
+// security group, image, snapshot and reservation the request names, and tagging
 // the fleet on create. A refusal here fails the request
 // (UnauthorizedOperation naming ec2:CreateFleet, as EC2 answers a
 // CreateFleet denied on a launch template).

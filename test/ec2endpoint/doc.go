@@ -184,9 +184,10 @@
 // resources and their tags; IAM actions on the instance profile (creating
 // one with tags also needs iam:TagInstanceProfile); SQS on the queue's
 // ARN. CreateFleet is checked twice, as EC2 reports it: ec2:CreateFleet
-// on the fleet and on every template, subnet, security group, image and
-// reservation it names fails the request; for each override, the launch
-// an instant fleet makes with the caller's permissions (ec2:RunInstances
+// on the fleet and on every template, subnet, security group, image,
+// snapshot and reservation it names fails the request; for each override,
+// the launch an instant fleet makes with the caller's permissions
+// (ec2:RunInstances
 // on the instance, volume, network interface and, for spot, spot request
 // it creates, with the tags the fleet and the template's data give them,
 // and on what it uses; ec2:CreateTags for what it tags; iam:PassRole on
