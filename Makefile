@@ -13,6 +13,9 @@ export KUBEBUILDER_ASSETS := $(BIN)/k8s
 
 TEST_TIMEOUT ?= 10m
 E2E_TIMEOUT ?= 15m
+# The controller policies test/e2e/aws runs under, once each: the local
+# endpoint refuses what IAM would refuse under them (docs/iam).
+IAM_POLICIES := docs/iam/karpenter-controller-policy.yaml docs/iam/capstan-controller-policy.yaml
 
 .PHONY: all build image generate verify tools test unit e2e bench demo cluster clean
 
@@ -50,7 +53,10 @@ unit: tools ## Unit and envtest tests.
 e2e: tools build ## End-to-end tests on the local control plane (the controller is bin/capstan-e2e, built with its test-only hooks; test/e2e/aws runs it against bin/ec2endpoint).
 	go build -tags e2e -o $(BIN)/capstan-e2e ./cmd/capstan
 	go build -o $(BIN)/ec2endpoint ./hack/ec2endpoint
-	go test -tags e2e -p 1 -count 1 -timeout $(E2E_TIMEOUT) ./test/e2e/...
+	go test -tags e2e -p 1 -count 1 -timeout $(E2E_TIMEOUT) $$(go list -tags e2e ./test/e2e/... | grep -v '/test/e2e/aws$$')
+	for policy in $(IAM_POLICIES); do \
+		CAPSTAN_E2E_IAM_POLICY=$(CURDIR)/$$policy go test -tags e2e -p 1 -count 1 -timeout $(E2E_TIMEOUT) ./test/e2e/aws; \
+	done
 
 test: unit e2e ## Everything CI runs.
 

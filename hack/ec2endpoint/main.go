@@ -43,13 +43,23 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	cluster := fs.String("cluster-name", ec2endpoint.DefaultClusterName, "cluster name the synthesized subnets, security groups and AMI are tagged for (karpenter.sh/discovery)")
 	metadataTags := fs.Bool("instance-metadata-tags", false, "the account's default puts instance tags in instance metadata, so tag keys with / are refused unless the launch template disables it")
 	omitPlacement := fs.Bool("omit-fleet-instance-placement", false, "answer CreateFleet without the instances' subnetId and zone, as EC2 did before its model had them")
+	var policies [][]byte
+	fs.Func("iam-policy", "a CloudFormation template of the caller's IAM policies (docs/iam); repeatable. Every request not signed with access key "+
+		ec2endpoint.AdminAccessKeyID+" is then authorized under them (default: none, every request is allowed)", func(path string) error {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		policies = append(policies, data)
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	opts := ec2endpoint.Options{StatePath: *state, ClusterName: *cluster, InstanceMetadataTags: *metadataTags, OmitFleetInstancePlacement: *omitPlacement}
+	opts := ec2endpoint.Options{StatePath: *state, ClusterName: *cluster, InstanceMetadataTags: *metadataTags, OmitFleetInstancePlacement: *omitPlacement, PolicyTemplates: policies}
 	if *profile != "" {
 		p, err := sim.LoadProfile(*profile)
 		if err != nil {

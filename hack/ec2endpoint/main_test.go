@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/smithy-go"
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/clientcmd"
@@ -71,8 +73,22 @@ func TestServesTheDefaultProfile(t *testing.T) {
 	}
 }
 
+// With --iam-policy, what the policy does not allow is refused: the
+// reference's controller policy allows no DescribeAvailabilityZones.
+func TestIAMPolicy(t *testing.T) {
+	c := start(t, "--listen", "127.0.0.1:0", "--iam-policy", filepath.Join("..", "..", "docs", "iam", "karpenter-controller-policy.yaml"))
+	_, err := c.DescribeAvailabilityZones(context.Background(), &ec2.DescribeAvailabilityZonesInput{})
+	var apiErr smithy.APIError
+	if !errors.As(err, &apiErr) || apiErr.ErrorCode() != "UnauthorizedOperation" {
+		t.Errorf("DescribeAvailabilityZones: %v, want UnauthorizedOperation", err)
+	}
+	if _, err := c.DescribeInstanceTypes(context.Background(), &ec2.DescribeInstanceTypesInput{}); err != nil {
+		t.Errorf("DescribeInstanceTypes, which the policy allows: %v", err)
+	}
+}
+
 func TestRefusesBadArguments(t *testing.T) {
-	for _, args := range [][]string{{"--no-such-flag"}, {"extra"}, {"--cloud-profile", "/nonexistent.yaml"}} {
+	for _, args := range [][]string{{"--no-such-flag"}, {"extra"}, {"--cloud-profile", "/nonexistent.yaml"}, {"--iam-policy", "/nonexistent.yaml"}, {"--iam-policy", "main.go"}} {
 		if err := run(context.Background(), args, io.Discard); err == nil {
 			t.Errorf("%q: no error", args)
 		}

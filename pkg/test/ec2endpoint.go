@@ -31,9 +31,11 @@ const EC2EndpointState = "ec2endpoint-state.json"
 // for kwok, its subnets, security groups and AMIs tagged for clusterName.
 // Its kubelet runs as EC2EndpointUser, bound to the roles the simulated
 // cloud's kubelet has in StartCapstan: config/rbac's ClusterRoles
-// capstan and capstan-sim-kubelet. It returns the URL the endpoint
-// printed.
-func (c *Cluster) StartEC2Endpoint(profile, clusterName string) (string, error) {
+// capstan and capstan-sim-kubelet. With policy files (CloudFormation
+// templates, as docs/iam's), the endpoint authorizes every request not
+// signed with ec2endpoint.AdminAccessKeyID under their policies. It
+// returns the URL the endpoint printed.
+func (c *Cluster) StartEC2Endpoint(profile, clusterName string, policyFiles ...string) (string, error) {
 	root, err := ModuleRoot()
 	if err != nil {
 		return "", err
@@ -46,9 +48,12 @@ func (c *Cluster) StartEC2Endpoint(profile, clusterName string) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	p, err := startProcessEnv(c.Logs(), "ec2endpoint", bin, nil,
-		"--listen=127.0.0.1:0", "--cloud-profile="+profile, "--sim-state="+filepath.Join(c.Root, EC2EndpointState),
-		"--kubeconfig="+kubeconfig, "--cluster-name="+clusterName)
+	args := []string{"--listen=127.0.0.1:0", "--cloud-profile=" + profile, "--sim-state=" + filepath.Join(c.Root, EC2EndpointState),
+		"--kubeconfig=" + kubeconfig, "--cluster-name=" + clusterName}
+	for _, f := range policyFiles {
+		args = append(args, "--iam-policy="+f)
+	}
+	p, err := startProcessEnv(c.Logs(), "ec2endpoint", bin, nil, args...)
 	if err != nil {
 		return "", err
 	}

@@ -188,4 +188,38 @@
 // InvalidInstanceID.NotFound and terminates nothing, as EC2 does.
 // Instances, their tags and attributes live in the sim's state file and
 // survive a restart; launch templates and client tokens do not.
+//
+// # Authorization
+//
+// Started with Options.PolicyTemplates (CloudFormation templates of IAM
+// policies, as docs/iam ships; hack/ec2endpoint's --iam-policy), the
+// endpoint authorizes every request as IAM would, with package iampolicy,
+// through one function (authorize: an action, its resources with their
+// ARNs, tags and request tags, and the request's condition keys). Requests
+// signed with AdminAccessKeyID are the administrator's and never refused.
+// Each action is checked on the resource types the Service Authorization
+// Reference lists for it: Describe* and pricing:GetProducts on *, with
+// aws:RequestedRegion from the SigV4 scope; CreateLaunchTemplate on the
+// new template with its tags, and ec2:CreateTags with ec2:CreateAction;
+// DeleteLaunchTemplate, TerminateInstances and CreateTags on the existing
+// resources and their tags; IAM actions on the instance profile (creating
+// one with tags also needs iam:TagInstanceProfile); SQS on the queue's
+// ARN. CreateFleet is checked twice, as EC2 reports it: ec2:CreateFleet on
+// the fleet and on every template, subnet, security group, image, snapshot
+// and reservation it names fails the request; for each override, the
+// launch an instant fleet makes with the caller's permissions
+// (ec2:RunInstances on the instance, volume, network interface and, for
+// spot, spot request it creates, with the tags the fleet and the
+// template's data give them, and on what it uses; ec2:CreateTags for what
+// it tags; iam:PassRole on the role of the template's instance profile,
+// when IAM has it) fails that override among the fleet's errors. Refusals
+// answer as each service does, HTTP 403: EC2 UnauthorizedOperation ("You
+// are not authorized to perform this operation. User: ... is not
+// authorized to perform: ACTION on resource: ARN because no identity-based
+// policy allows the ACTION action. Encoded authorization failure message:
+// ..."), IAM AccessDenied, SQS AccessDenied, the Price List
+// AccessDeniedException. Tag specifications are read for every resource
+// type; a type the operation cannot tag (CreateFleet: fleet, instance,
+// volume; launch template data: instance, volume, network-interface,
+// spot-instances-request) is InvalidParameterValue.
 package ec2endpoint

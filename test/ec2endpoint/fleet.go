@@ -116,6 +116,18 @@ func (s *Server) launchFleet(ctx context.Context, p params) (*createFleetRespons
 	if err != nil {
 		return nil, err
 	}
+	if err := s.authorizeFleet(ctx, req); err != nil {
+		return nil, err
+	}
+	for i, c := range req.candidates {
+		if c.refusal != "" {
+			continue
+		}
+		if d, denied := errors.AsType[*denial](s.authorizeLaunch(ctx, req, c)); denied {
+			e := d.ec2Error()
+			req.candidates[i].refusal, req.candidates[i].refusalMessage = e.Code, e.Message
+		}
+	}
 	s.mu.Lock()
 	fleetID := s.newIDLocked("fleet")
 	s.mu.Unlock()
@@ -177,7 +189,7 @@ func (s *Server) launchRequest(req fleetRequest, group []candidate, fleetID stri
 		if c.template.data.reservationPreference != "" && c.template.data.reservationPreference != "open" {
 			lr.OpenReservations = false
 		}
-		tags := merged(c.template.data.instanceTags, req.tags)
+		tags := merged(c.template.data.tags["instance"], req.tags["instance"])
 		lr.Offerings = append(lr.Offerings, sim.LaunchOffering{
 			InstanceType: c.instanceType, Zone: c.zone, ReservationID: c.reservationID, MaxPrice: c.maxPrice, Tags: tags,
 			Attributes: map[string]string{

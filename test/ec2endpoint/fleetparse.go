@@ -20,8 +20,8 @@ type fleetRequest struct {
 	allocation sim.Allocation
 	// reservationsFirst is use-capacity-reservations-first.
 	reservationsFirst bool
-	// tags are the fleet's tags for instances.
-	tags       map[string]string
+	// tags are the fleet's tag specifications by resource type.
+	tags       map[string]map[string]string
 	candidates []candidate
 }
 
@@ -72,7 +72,13 @@ func (s *Server) parseFleet(p params) (fleetRequest, error) {
 	case count < 1:
 		return fleetRequest{}, errorf("InvalidParameterValue", "TotalTargetCapacity must be at least 1")
 	}
-	req := fleetRequest{count: count, tags: p.tagSpecifications("TagSpecification")["instance"]}
+	req := fleetRequest{count: count, tags: p.tagSpecifications()}
+	// CreateFleet's API reference names fleet and instance; volume is
+	// accepted too (the reference's fleets tag it,
+	// pkg/providers/instance/types.go).
+	if err := checkTagTypes(req.tags, []string{"fleet", "instance", "volume"}); err != nil {
+		return fleetRequest{}, err
+	}
 	capacityType := p.get("TargetCapacitySpecification.DefaultTargetCapacityType")
 	prioritized := false
 	switch capacityType {

@@ -1,6 +1,7 @@
 package ec2endpoint
 
 import (
+	"context"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -97,14 +98,21 @@ func (s *Server) iamActions() map[string]iamAction {
 // serveIAM answers an IAM Query request: <ActionResponse xmlns=IAM>
 // with <ActionResult> and <ResponseMetadata><RequestId>, or IAM's
 // <ErrorResponse>.
-func (s *Server) serveIAM(w http.ResponseWriter, requestID string, p params) {
+func (s *Server) serveIAM(ctx context.Context, w http.ResponseWriter, requestID string, p params) {
 	name := p.get("Action")
 	act, ok := s.iamActions()[name]
 	if !ok {
 		writeIAMError(w, requestID, errorf("InvalidAction", "Could not find operation %s for version %s", name, iamVersion))
 		return
 	}
-	result, err := act(p)
+	err := s.authorizeIAM(ctx, name, p)
+	if d, denied := errors.AsType[*denial](err); denied {
+		err = d.iamError()
+	}
+	var result any
+	if err == nil {
+		result, err = act(p)
+	}
 	if err != nil {
 		apiErr, ok := errors.AsType[*apiError](err)
 		if !ok {

@@ -49,6 +49,16 @@ func (s *Server) serveJSON(w http.ResponseWriter, r *http.Request) {
 	case act == nil:
 		err = &jsonError{Type: "com.amazon.coral.service#UnknownOperationException", Message: fmt.Sprintf("The operation %s is not served by this endpoint", target), Status: http.StatusBadRequest}
 	}
+	if err == nil {
+		err = s.authorizeJSON(r.Context(), service, op, body)
+		if d, denied := errors.AsType[*denial](err); denied {
+			queryCode := ""
+			if service == "AmazonSQS" {
+				queryCode = "AccessDenied"
+			}
+			err = d.jsonError(queryCode)
+		}
+	}
 	var resp any
 	if err == nil {
 		resp, err = act(r, body)

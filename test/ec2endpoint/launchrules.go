@@ -67,12 +67,12 @@ func marketRefusal(c candidate, capacityType string, reservationTypes []string, 
 // that does (Options.InstanceMetadataTags). The message is EC2's, as
 // the reference met it (aws/karpenter-provider-aws#7012, which made its
 // templates disable them).
-func (s *Server) metadataTagRefusal(d templateData, fleetTags map[string]string) (string, string) {
+func (s *Server) metadataTagRefusal(d templateData, fleetTags map[string]map[string]string) (string, string) {
 	enabled := d.metadata.instanceMetadataTags == "enabled" || d.metadata.instanceMetadataTags == "" && s.opts.InstanceMetadataTags
 	if !enabled {
 		return "", ""
 	}
-	tags := merged(d.instanceTags, fleetTags)
+	tags := merged(d.tags["instance"], fleetTags["instance"])
 	for _, k := range slices.Sorted(maps.Keys(tags)) {
 		if !validMetadataTagKey(k) {
 			return codeInvalidParameterValue, fmt.Sprintf("'%s' is not a valid tag key. Tag keys must match pattern ([0-9a-zA-Z\\-_+=,.@:]{1,255}), and must not be a reserved name ('.', '..', '_index')", k)

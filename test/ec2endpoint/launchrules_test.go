@@ -163,7 +163,7 @@ func TestFleetInstanceMetadataTags(t *testing.T) {
 		{"account default off, template silent", false, nil, outcome{Launched: "m5.large/" + subnetA + "/on-demand"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFixtureWith(t, ec2endpoint.Options{Profile: profile(), InstanceMetadataTags: tc.accountDefault})
+			f := newFixture(t, profile(), func(o *ec2endpoint.Options) { o.InstanceMetadataTags = tc.accountDefault })
 			out := launch(t, f, fleetInput(createTemplate(t, f, "template", tc.template), v1.CapacityTypeOnDemand, override("m5.large", subnetA)))
 			if diff := cmp.Diff(tc.want, outcomeOf(out)); diff != "" {
 				t.Fatalf("outcome (-want +got):\n%s", diff)
@@ -196,7 +196,7 @@ func TestLaunchTemplateMetadataOptions(t *testing.T) {
 // An endpoint answering as EC2 did before fleet instances carried their
 // placement leaves SubnetId and the zone out.
 func TestFleetWithoutInstancePlacement(t *testing.T) {
-	f := newFixtureWith(t, ec2endpoint.Options{Profile: profile(), OmitFleetInstancePlacement: true})
+	f := newFixture(t, profile(), func(o *ec2endpoint.Options) { o.OmitFleetInstancePlacement = true })
 	out := launch(t, f, fleetInput(createTemplate(t, f, "template", nil), v1.CapacityTypeOnDemand, override("m5.large", subnetB)))
 	if len(out.Instances) != 1 {
 		t.Fatalf("instances %+v", out.Instances)

@@ -38,8 +38,30 @@ type templateData struct {
 	marketType string
 	// metadata are the MetadataOptions.
 	metadata metadataOptions
-	// instanceTags are the data's tag specifications for instances.
-	instanceTags map[string]string
+	// tags are the data's tag specifications by resource type: what the
+	// launch tags on create.
+	tags map[string]map[string]string
+	// instanceProfile is IamInstanceProfile.Name, whose role a launch
+	// passes.
+	instanceProfile string
+	// snapshotIDs are the block devices' snapshots, which a launch uses.
+	snapshotIDs []string
+}
+
+// templateTagTypes are the resource types launch template data may tag:
+// the ones created at launch (EC2 API Reference,
+// LaunchTemplateTagSpecificationRequest).
+var templateTagTypes = []string{"instance", "volume", "network-interface", "spot-instances-request"}
+
+// checkTagTypes refuses a tag specification for a resource type not in
+// valid, as EC2 does.
+func checkTagTypes(specs map[string]map[string]string, valid []string) error {
+	for rt := range specs {
+		if !slices.Contains(valid, rt) {
+			return errorf("InvalidParameterValue", "'%s' is not a valid taggable resource type for this operation.", rt)
+		}
+	}
+	return nil
 }
 
 func parseTemplateData(p params) (templateData, error) {
@@ -50,7 +72,16 @@ func parseTemplateData(p params) (templateData, error) {
 		reservationPreference: p.get("CapacityReservationSpecification.CapacityReservationPreference"),
 		reservationID:         p.get("CapacityReservationSpecification.CapacityReservationTarget.CapacityReservationId"),
 		marketType:            p.get("InstanceMarketOptions.MarketType"),
-		instanceTags:          p.tagSpecifications("TagSpecification")["instance"],
+		tags:                  p.tagSpecifications(),
+		instanceProfile:       p.get("IamInstanceProfile.Name"),
+	}
+	if err := checkTagTypes(d.tags, templateTagTypes); err != nil {
+		return templateData{}, err
+	}
+	for _, bdm := range p.items("BlockDeviceMapping") {
+		if id := bdm.get("Ebs.SnapshotId"); id != "" {
+			d.snapshotIDs = append(d.snapshotIDs, id)
+		}
 	}
 	for _, ni := range p.items("NetworkInterface") {
 		d.securityGroupIDs = append(d.securityGroupIDs, ni.list("SecurityGroupId")...)
@@ -108,11 +139,9 @@ func (s *Server) createLaunchTemplate(_ context.Context, p params) (response, er
 	case len(p.sub("LaunchTemplateData")) == 0:
 		return nil, errorf("MissingParameter", "The request must contain the parameter LaunchTemplateData")
 	}
-	specs := p.tagSpecifications("TagSpecification")
-	for rt := range specs {
-		if rt != "launch-template" {
-			return nil, errorf("InvalidParameterValue", "'%s' is not a valid taggable resource type for this operation.", rt)
-		}
+	specs := p.tagSpecifications()
+	if err := checkTagTypes(specs, []string{"launch-template"}); err != nil {
+		return nil, err
 	}
 	data, err := parseTemplateData(p.sub("LaunchTemplateData"))
 	if err != nil {

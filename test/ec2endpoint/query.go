@@ -93,9 +93,9 @@ func (p params) tags(prefix string) map[string]string {
 }
 
 // tagSpecifications are TagSpecification.N's tags by resource type.
-func (p params) tagSpecifications(prefix string) map[string]map[string]string {
+func (p params) tagSpecifications() map[string]map[string]string {
 	out := map[string]map[string]string{}
-	for _, spec := range p.items(prefix) {
+	for _, spec := range p.items("TagSpecification") {
 		rt := spec.get("ResourceType")
 		if out[rt] == nil {
 			out[rt] = map[string]string{}

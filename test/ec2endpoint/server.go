@@ -18,6 +18,7 @@ import (
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/catalog"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
+	"github.com/capstan-dev/capstan/test/ec2endpoint/iampolicy"
 )
 
 // Defaults for the Options a caller leaves unset.
@@ -81,6 +82,16 @@ type Options struct {
 	// its model added SubnetId, AvailabilityZone and AvailabilityZoneId
 	// to fleetInstanceSet items (ec2 SDK v1.315.0): without them.
 	OmitFleetInstancePlacement bool
+	// PolicyTemplates are CloudFormation templates holding the caller's
+	// identity-based policies (docs/iam): when any is given, every request
+	// not signed with AdminAccessKeyID is authorized under them as IAM
+	// would (authorize), and refused with the service's AccessDenied
+	// answer. Their ${...} are filled with the endpoint's account, region,
+	// cluster, node role and queue (policyVariables).
+	PolicyTemplates [][]byte
+	// PrincipalARN is the caller named in refusals; empty is an IRSA
+	// session of a capstan-controller role in AccountID.
+	PrincipalARN string
 }
 
 // Server serves the EC2 Query API over the simulated cloud. It is an
@@ -110,6 +121,9 @@ type Server struct {
 	queue queue
 
 	iam iamState
+
+	// policies are Options.PolicyTemplates' policies.
+	policies []iampolicy.Policy
 }
 
 // New builds the simulated cloud from opts and an endpoint serving it.
@@ -155,12 +169,18 @@ func New(opts Options) (*Server, error) {
 	if !queueNameOK(opts.InterruptionQueue) {
 		return nil, fmt.Errorf("interruption queue name %q: SQS takes up to 80 letters, digits, - and _", opts.InterruptionQueue)
 	}
+	if opts.PrincipalARN == "" {
+		opts.PrincipalARN = defaultPrincipal(opts.AccountID)
+	}
 	s := &Server{opts: opts, profile: profile, byName: map[string]catalog.InstanceType{}, templates: map[string]*launchTemplate{}, fleets: map[string]fleetRecord{}, queue: queue{noticed: map[string]bool{}}}
 	for _, t := range opts.Catalog {
 		if _, ok := t.OnDemandPrice(profile.Spec.Region); ok {
 			s.types = append(s.types, t)
 			s.byName[t.Name] = t
 		}
+	}
+	if err := s.loadPolicies(); err != nil {
+		return nil, err
 	}
 	s.images = s.synthesizeImages()
 	s.actions = s.actionTable()
@@ -254,6 +274,8 @@ func (s *Server) actionTable() map[string]action {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	requestID := newRequestID()
 	w.Header().Set("x-amzn-RequestId", requestID)
+	ctx := context.WithValue(r.Context(), callerKey{}, callerOf(r))
+	r = r.WithContext(ctx)
 	if r.Header.Get("X-Amz-Target") != "" {
 		s.serveJSON(w, r)
 		return
@@ -264,7 +286,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	p := params(r.Form)
 	if isIAM(r, p) {
-		s.serveIAM(w, requestID, p)
+		s.serveIAM(ctx, w, requestID, p)
 		return
 	}
 	name := p.get("Action")
@@ -277,14 +299,22 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, requestID, errorf("InvalidAction", "The action %s is not valid for this web service.", name))
 		return
 	}
-	if p.get("DryRun") == "true" {
-		// The caller may do anything the endpoint serves: the dry run
-		// succeeds, which EC2 reports as this error.
+	// Authorized first: a dry run reports whether the caller may.
+	err := s.authorizeEC2(ctx, name, p)
+	if err == nil && p.get("DryRun") == "true" {
+		// The caller may: the dry run succeeds, which EC2 reports as
+		// this error.
 		writeError(w, requestID, &apiError{Code: "DryRunOperation", Message: "Request would have succeeded, but DryRun flag is set.", Status: http.StatusPreconditionFailed})
 		return
 	}
-	resp, err := act(r.Context(), p)
+	var resp response
+	if err == nil {
+		resp, err = act(ctx, p)
+	}
 	if err != nil {
+		if d, ok := errors.AsType[*denial](err); ok {
+			err = d.ec2Error()
+		}
 		var apiErr *apiError
 		if !errors.As(err, &apiErr) {
 			apiErr = &apiError{Code: "InternalError", Message: "An internal error has occurred: " + err.Error(), Status: http.StatusInternalServerError}

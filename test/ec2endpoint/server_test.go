@@ -53,17 +53,13 @@ type fixture struct {
 	url     string
 }
 
-func newFixture(t *testing.T, p *simv1alpha1.CloudProfile) *fixture {
-	t.Helper()
-	return newFixtureWith(t, ec2endpoint.Options{Profile: p})
-}
-
-// newFixtureWith is newFixture with more options; the fixture sets the
-// clock, kubelet and cluster name.
-func newFixtureWith(t *testing.T, opts ec2endpoint.Options) *fixture {
+func newFixture(t *testing.T, p *simv1alpha1.CloudProfile, mods ...func(*ec2endpoint.Options)) *fixture {
 	t.Helper()
 	f := &fixture{clock: clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), kubelet: sim.NewMemoryKubelet()}
-	opts.Clock, opts.Kubelet, opts.ClusterName = f.clock, f.kubelet, "test-cluster"
+	opts := ec2endpoint.Options{Profile: p, Clock: f.clock, Kubelet: f.kubelet, ClusterName: "test-cluster"}
+	for _, mod := range mods {
+		mod(&opts)
+	}
 	s, err := ec2endpoint.New(opts)
 	if err != nil {
 		t.Fatal(err)

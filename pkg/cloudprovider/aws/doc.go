@@ -4,7 +4,7 @@
 //
 //   - Instance types come from DescribeInstanceTypes and
 //     DescribeInstanceTypeOfferings (which zones sell which types), with
-//     zone IDs from DescribeAvailabilityZones, spot prices from
+//     zone IDs from the NodeClass's subnets, spot prices from
 //     DescribeSpotPriceHistory and on-demand prices from the embedded
 //     catalog's table for the region (the Pricing API is not read yet).
 //     Refresh reloads them; the provider's controller calls it
@@ -17,8 +17,10 @@
 //     CloudProvider.Create's contract chooses (cloudprovider.
 //     LaunchCandidates): one override per instance type × subnet,
 //     price-capacity-optimized for spot, lowest-price for on-demand, and
-//     a launch template per AMI × capacity reservation, created on demand
-//     (and again when deleted outside Capstan). Capacity blocks and
+//     a launch template per NodePool × AMI × capacity reservation ×
+//     spot or not, created on demand (and again when deleted outside
+//     Capstan) and tagged, with what it launches, as the controller
+//     policies in docs/iam require. Capacity blocks and
 //     interruptible reservations launch with the market type and target
 //     capacity type EC2 requires of them (reserved.go); an answer without
 //     the instance's SubnetId is resolved from the echoed override.

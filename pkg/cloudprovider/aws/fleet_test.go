@@ -3,6 +3,7 @@ package aws
 import (
 	"context"
 	"errors"
+	"maps"
 	"testing"
 	"time"
 
@@ -120,22 +121,35 @@ func TestFleetRequest(t *testing.T) {
 			if len(byOverride) != len(tc.want[0]) {
 				t.Errorf("%d overrides mapped to candidates, want %d", len(byOverride), len(tc.want[0]))
 			}
-			tags := map[string]string{}
-			for _, ts := range in.TagSpecifications {
-				if ts.ResourceType != ec2types.ResourceTypeInstance {
-					continue
-				}
-				for _, tag := range ts.Tags {
-					tags[awssdk.ToString(tag.Key)] = awssdk.ToString(tag.Value)
-				}
-			}
-			wantTags := map[string]string{"kubernetes.io/cluster/prod": "owned", "eks:eks-cluster-name": "prod", "karpenter.sh/nodepool": "web",
-				"karpenter.sh/nodeclaim": "web-abcde", "karpenter.k8s.aws/ec2nodeclass": "default", "team": "web", "Name": "web-node"}
-			if diff := cmp.Diff(wantTags, tags); diff != "" {
-				t.Errorf("instance tags (-want +got):\n%s", diff)
+			// Every resource the launch creates carries the tags the
+			// controller policies (docs/iam) condition on; the instance,
+			// its volumes and the fleet also name the NodeClaim.
+			poolTags := map[string]string{"kubernetes.io/cluster/prod": "owned", "eks:eks-cluster-name": "prod", "karpenter.sh/nodepool": "web",
+				"karpenter.k8s.aws/ec2nodeclass": "default", "team": "web", "Name": "web-node"}
+			claimTags := maps.Clone(poolTags)
+			claimTags["karpenter.sh/nodeclaim"] = "web-abcde"
+			wantFleet := map[ec2types.ResourceType]map[string]string{ec2types.ResourceTypeInstance: claimTags, ec2types.ResourceTypeVolume: claimTags, ec2types.ResourceTypeFleet: claimTags}
+			if diff := cmp.Diff(wantFleet, tagsByType(in.TagSpecifications)); diff != "" {
+				t.Errorf("fleet tags (-want +got):\n%s", diff)
 			}
 			if len(api.created) != 1 {
 				t.Fatalf("%d launch templates created, want 1", len(api.created))
+			}
+			templateTags := maps.Clone(poolTags)
+			templateTags[TagLaunchTemplateCluster] = "prod"
+			if diff := cmp.Diff(map[ec2types.ResourceType]map[string]string{ec2types.ResourceTypeLaunchTemplate: templateTags}, tagsByType(api.created[0].TagSpecifications)); diff != "" {
+				t.Errorf("launch template tags (-want +got):\n%s", diff)
+			}
+			wantData := map[ec2types.ResourceType]map[string]string{ec2types.ResourceTypeNetworkInterface: poolTags, ec2types.ResourceTypeVolume: poolTags}
+			if tc.spot {
+				wantData[ec2types.ResourceTypeSpotInstancesRequest] = poolTags
+			}
+			var dataSpecs []ec2types.TagSpecification
+			for _, ts := range api.created[0].LaunchTemplateData.TagSpecifications {
+				dataSpecs = append(dataSpecs, ec2types.TagSpecification{ResourceType: ts.ResourceType, Tags: ts.Tags})
+			}
+			if diff := cmp.Diff(wantData, tagsByType(dataSpecs)); diff != "" {
+				t.Errorf("launch template data tags (-want +got):\n%s", diff)
 			}
 			// 19.5Gi rounds up to 20: EBS sizes are whole GiB.
 			data := api.created[0].LaunchTemplateData
@@ -156,4 +170,17 @@ func TestFleetRequest(t *testing.T) {
 			}
 		})
 	}
+}
+
+// tagsByType are tag specifications as maps by resource type.
+func tagsByType(specs []ec2types.TagSpecification) map[ec2types.ResourceType]map[string]string {
+	out := map[ec2types.ResourceType]map[string]string{}
+	for _, ts := range specs {
+		tags := map[string]string{}
+		for _, tag := range ts.Tags {
+			tags[awssdk.ToString(tag.Key)] = awssdk.ToString(tag.Value)
+		}
+		out[ts.ResourceType] = tags
+	}
+	return out
 }

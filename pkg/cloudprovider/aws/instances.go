@@ -175,7 +175,9 @@ func (p *Provider) toNodeClaim(ctx context.Context, inst ec2types.Instance) *v1.
 			maps.Copy(nc.Labels, it.Requirements.Labels())
 			nc.Status.Capacity, nc.Status.Allocatable = it.Capacity, it.Allocatable()
 		}
-		nc.Labels[v1.LabelZoneID] = c.zoneIDs[zone]
+	}
+	if id := awssdk.ToString(inst.Placement.AvailabilityZoneId); id != "" {
+		nc.Labels[v1.LabelZoneID] = id
 	}
 	nc.Labels[v1.LabelInstanceType] = name
 	nc.Labels[v1.LabelZone] = zone

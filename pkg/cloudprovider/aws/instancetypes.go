@@ -43,9 +43,15 @@ func (p *Provider) GetInstanceTypes(ctx context.Context, np *v1.NodePool) ([]*cl
 
 // instanceTypes builds the NodeClass's instance types; p.mu held.
 func (p *Provider) instanceTypes(c *region, nc *awsv1.EC2NodeClass) []*cloudprovider.InstanceType {
-	zones := map[string]bool{}
+	// Zone ids come from the subnets, as the reference takes them
+	// (pkg/providers/subnet/subnet.go): the controller policies allow no
+	// DescribeAvailabilityZones.
+	zones, zoneIDs := map[string]bool{}, map[string]string{}
 	for _, s := range nc.Status.Subnets {
 		zones[s.Zone] = true
+		if s.ZoneID != "" {
+			zoneIDs[s.Zone] = s.ZoneID
+		}
 	}
 	reserved := map[string][]awsv1.CapacityReservation{}
 	for _, r := range nc.Status.CapacityReservations {
@@ -62,9 +68,9 @@ func (p *Provider) instanceTypes(c *region, nc *awsv1.EC2NodeClass) []*cloudprov
 			if !m.zones[z] {
 				continue
 			}
-			it.Offerings = append(it.Offerings, &cloudprovider.Offering{Zone: z, ZoneID: c.zoneIDs[z], CapacityType: v1.CapacityTypeOnDemand, Price: m.onDemand, Available: cloudprovider.Unlimited})
+			it.Offerings = append(it.Offerings, &cloudprovider.Offering{Zone: z, ZoneID: zoneIDs[z], CapacityType: v1.CapacityTypeOnDemand, Price: m.onDemand, Available: cloudprovider.Unlimited})
 			if price, ok := c.spot[name+"/"+z]; ok && m.spot {
-				it.Offerings = append(it.Offerings, &cloudprovider.Offering{Zone: z, ZoneID: c.zoneIDs[z], CapacityType: v1.CapacityTypeSpot, Price: price, Available: cloudprovider.Unlimited})
+				it.Offerings = append(it.Offerings, &cloudprovider.Offering{Zone: z, ZoneID: zoneIDs[z], CapacityType: v1.CapacityTypeSpot, Price: price, Available: cloudprovider.Unlimited})
 			}
 		}
 		for _, r := range reserved[name] {
@@ -82,7 +88,7 @@ func (p *Provider) instanceTypes(c *region, nc *awsv1.EC2NodeClass) []*cloudprov
 			if r.State == awsv1.CapacityReservationStateExpiring {
 				free = 0
 			}
-			it.Offerings = append(it.Offerings, &cloudprovider.Offering{Zone: r.AvailabilityZone, ZoneID: c.zoneIDs[r.AvailabilityZone], CapacityType: v1.CapacityTypeReserved,
+			it.Offerings = append(it.Offerings, &cloudprovider.Offering{Zone: r.AvailabilityZone, ZoneID: zoneIDs[r.AvailabilityZone], CapacityType: v1.CapacityTypeReserved,
 				ReservationID: r.ID, ReservationType: reservationType(r), ReservationInterruptible: r.Interruptible,
 				Price: m.onDemand / cloudprovider.ReservedPriceDivisor, Available: free})
 		}

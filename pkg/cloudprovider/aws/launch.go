@@ -154,23 +154,45 @@ func (p *Provider) fleet(ctx context.Context, nc *v1.NodeClaim, class *awsv1.EC2
 
 func overrideKey(instanceType, subnet string) string { return instanceType + "/" + subnet }
 
-// tagSpecifications tag the instance, its volumes and the fleet with the
-// NodeClass's tags and the ones that identify them (which win).
-func (p *Provider) tagSpecifications(nc *v1.NodeClaim, class *awsv1.EC2NodeClass) []ec2types.TagSpecification {
+// resourceTags are the tags of everything Capstan creates for nc's
+// NodePool: the NodeClass's tags and the ones that identify the cluster,
+// NodePool and NodeClass (which win). The controller policies condition
+// creation and deletion on them (docs/iam).
+func (p *Provider) resourceTags(nc *v1.NodeClaim, class *awsv1.EC2NodeClass) map[string]string {
 	tags := maps.Clone(class.Spec.Tags)
 	if tags == nil {
 		tags = map[string]string{}
 	}
 	maps.Copy(tags, map[string]string{
 		p.clusterTag(): clusterTagOwned, TagEKSCluster: p.opts.ClusterName,
-		TagNodePool: nc.Labels[v1.NodePoolLabelKey], TagNodeClaim: nc.Name, TagNodeClass: class.Name,
+		TagNodePool: nc.Labels[v1.NodePoolLabelKey], TagNodeClass: class.Name,
 	})
+	return tags
+}
+
+// ec2Tags is tags as EC2's list, sorted by key.
+func ec2Tags(tags map[string]string) []ec2types.Tag {
 	var list []ec2types.Tag
 	for _, k := range slices.Sorted(maps.Keys(tags)) {
 		list = append(list, ec2types.Tag{Key: awssdk.String(k), Value: awssdk.String(tags[k])})
 	}
+	return list
+}
+
+// fleetTagTypes are the resource types a CreateFleet request tags: the
+// instance, its volumes and the fleet, as the reference does
+// (pkg/providers/instance/types.go); the network interface and spot
+// request are tagged by the launch template's data.
+var fleetTagTypes = []ec2types.ResourceType{ec2types.ResourceTypeInstance, ec2types.ResourceTypeVolume, ec2types.ResourceTypeFleet}
+
+// tagSpecifications tag the instance, its volumes and the fleet with
+// resourceTags and the NodeClaim's name.
+func (p *Provider) tagSpecifications(nc *v1.NodeClaim, class *awsv1.EC2NodeClass) []ec2types.TagSpecification {
+	tags := p.resourceTags(nc, class)
+	tags[TagNodeClaim] = nc.Name
+	list := ec2Tags(tags)
 	var out []ec2types.TagSpecification
-	for _, rt := range []ec2types.ResourceType{ec2types.ResourceTypeInstance, ec2types.ResourceTypeVolume, ec2types.ResourceTypeFleet} {
+	for _, rt := range fleetTagTypes {
 		out = append(out, ec2types.TagSpecification{ResourceType: rt, Tags: list})
 	}
 	return out

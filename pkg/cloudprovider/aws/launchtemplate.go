@@ -39,20 +39,30 @@ func amiFor(class *awsv1.EC2NodeClass, it *cloudprovider.InstanceType) (string, 
 
 // ensureLaunchTemplate is the name of the launch template for nc's
 // NodePool on the AMI (and into the offering's reservation, when it has
-// one), created when it does not exist yet. The name is a hash of its
-// content, so a changed NodeClass gets a new template and the old one is
-// collected. Names are cached; a launch that finds a cached template
-// gone forgets it (forgetTemplates), and this makes it again.
+// one) for the offering's capacity type, created when it does not exist
+// yet. The name is a hash of the template's data and tags, so each
+// NodePool gets its own (its name is among the tags) and a changed
+// NodeClass a new one, the old one being collected. Names are cached; a
+// launch that finds a cached template gone forgets it (forgetTemplates),
+// and this makes it again.
 func (p *Provider) ensureLaunchTemplate(ctx context.Context, nc *v1.NodeClaim, class *awsv1.EC2NodeClass, ami string, o *cloudprovider.Offering) (string, error) {
-	data, err := p.launchTemplateData(nc, class, ami, o)
+	tags := p.resourceTags(nc, class)
+	data, err := p.launchTemplateData(nc, class, ami, o, tags)
 	if err != nil {
 		return "", cloudprovider.NewCreateError("LaunchTemplateInvalid", fmt.Errorf("launching nodeclaim %s, %w", nc.Name, err))
 	}
-	raw, err := json.Marshal(data)
+	tags[TagLaunchTemplateCluster] = p.opts.ClusterName
+	templateTags := ec2Tags(tags)
+	raw, err := json.Marshal(struct {
+		Data *ec2types.RequestLaunchTemplateData
+		Tags []ec2types.Tag
+	}{data, templateTags})
 	if err != nil {
 		return "", fmt.Errorf("hashing launch template, %w", err)
 	}
 	sum := sha256.Sum256(raw)
+	// At most 8+100+1+16 characters (EKS cluster names have up to 100),
+	// within EC2's 128 and its alphabet: letters, digits, ( ) . - / _.
 	name := "capstan/" + p.opts.ClusterName + "/" + hex.EncodeToString(sum[:8])
 	if _, known := p.templates[name]; known {
 		p.templates[name] = p.opts.Clock.Now()
@@ -68,10 +78,7 @@ func (p *Provider) ensureLaunchTemplate(ctx context.Context, nc *v1.NodeClaim, c
 	}
 	_, err = p.ec2.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{
 		LaunchTemplateName: awssdk.String(name), LaunchTemplateData: data,
-		TagSpecifications: []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeLaunchTemplate, Tags: []ec2types.Tag{
-			{Key: awssdk.String(TagLaunchTemplateCluster), Value: awssdk.String(p.opts.ClusterName)},
-			{Key: awssdk.String(TagNodeClass), Value: awssdk.String(class.Name)},
-		}}},
+		TagSpecifications: []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeLaunchTemplate, Tags: templateTags}},
 	})
 	// Another launch may have made it meanwhile.
 	if err != nil && !isCode(err, "InvalidLaunchTemplateName.AlreadyExistsException") {
@@ -124,10 +131,11 @@ func (p *Provider) collectLaunchTemplates(ctx context.Context) error {
 
 // launchTemplateData is what every instance of nc's NodePool on the AMI
 // starts with: image, security groups, instance profile, user data,
-// metadata options, block devices, monitoring, and the capacity
-// reservation the offering launches into with its market type, or none
-// (reservationSpecification).
-func (p *Provider) launchTemplateData(nc *v1.NodeClaim, class *awsv1.EC2NodeClass, ami string, o *cloudprovider.Offering) (*ec2types.RequestLaunchTemplateData, error) {
+// metadata options, block devices, monitoring, the capacity reservation
+// the offering launches into with its market type, or none
+// (reservationSpecification), and the tags of what the launch creates
+// that the fleet request cannot tag.
+func (p *Provider) launchTemplateData(nc *v1.NodeClaim, class *awsv1.EC2NodeClass, ami string, o *cloudprovider.Offering, tags map[string]string) (*ec2types.RequestLaunchTemplateData, error) {
 	ud, err := userData(p.opts.Bootstrap, p.opts.ClusterName, nc, class)
 	if err != nil {
 		return nil, err
@@ -155,7 +163,27 @@ func (p *Provider) launchTemplateData(nc *v1.NodeClaim, class *awsv1.EC2NodeClas
 	for _, bdm := range spec.BlockDeviceMappings {
 		data.BlockDeviceMappings = append(data.BlockDeviceMappings, blockDevice(bdm))
 	}
+	data.TagSpecifications = templateTagSpecifications(o.CapacityType, tags)
 	return data, nil
+}
+
+// templateTagSpecifications tag, on create, the network interface and
+// volumes every launch makes and, for spot, the spot request: the
+// controller policies allow RunInstances on them only with the cluster's
+// tags in the request (docs/iam), and CreateFleet's own tag
+// specifications take only instance, volume and fleet. The reference tags
+// the same in its launch templates (pkg/providers/launchtemplate/types.go).
+func templateTagSpecifications(ct string, tags map[string]string) []ec2types.LaunchTemplateTagSpecificationRequest {
+	types := []ec2types.ResourceType{ec2types.ResourceTypeNetworkInterface, ec2types.ResourceTypeVolume}
+	if ct == v1.CapacityTypeSpot {
+		types = append(types, ec2types.ResourceTypeSpotInstancesRequest)
+	}
+	list := ec2Tags(tags)
+	out := make([]ec2types.LaunchTemplateTagSpecificationRequest, 0, len(types))
+	for _, rt := range types {
+		out = append(out, ec2types.LaunchTemplateTagSpecificationRequest{ResourceType: rt, Tags: list})
+	}
+	return out
 }
 
 func metadataOptions(m *awsv1.MetadataOptions) *ec2types.LaunchTemplateInstanceMetadataOptionsRequest {

@@ -18,11 +18,10 @@ import (
 )
 
 // region is what the region sells, as last described: machine shapes,
-// the zones each type is offered in, zone IDs, spot and on-demand prices,
+// the zones each type is offered in, spot and on-demand prices,
 // and the capacity reservations the account can see.
 type region struct {
 	types    map[string]machine
-	zoneIDs  map[string]string
 	spot     map[string]float64 // by type/zone
 	reserved map[string]*reservation
 	loaded   time.Time
@@ -45,18 +44,15 @@ type reservation struct {
 	blockEnd  time.Time
 }
 
-// Refresh reloads the catalog: instance types, their zones, zone IDs,
+// Refresh reloads the catalog: instance types, their zones,
 // spot prices and capacity reservations. A failed call keeps the
 // previous catalog.
 func (p *Provider) Refresh(ctx context.Context) error {
-	c := &region{types: map[string]machine{}, zoneIDs: map[string]string{}, spot: map[string]float64{}, reserved: map[string]*reservation{}, loaded: p.opts.Clock.Now()}
+	c := &region{types: map[string]machine{}, spot: map[string]float64{}, reserved: map[string]*reservation{}, loaded: p.opts.Clock.Now()}
 	if err := p.describeTypes(ctx, c); err != nil {
 		return err
 	}
 	if err := p.describeOfferings(ctx, c); err != nil {
-		return err
-	}
-	if err := p.describeZones(ctx, c); err != nil {
 		return err
 	}
 	if err := p.describeSpotPrices(ctx, c); err != nil {
@@ -201,17 +197,6 @@ func (p *Provider) describeOfferings(ctx context.Context, c *region) error {
 				m.zones[awssdk.ToString(o.Location)] = true
 			}
 		}
-	}
-	return nil
-}
-
-func (p *Provider) describeZones(ctx context.Context, c *region) error {
-	out, err := p.ec2.DescribeAvailabilityZones(ctx, &ec2.DescribeAvailabilityZonesInput{})
-	if err != nil {
-		return fmt.Errorf("describing availability zones, %w", err)
-	}
-	for _, z := range out.AvailabilityZones {
-		c.zoneIDs[awssdk.ToString(z.ZoneName)] = awssdk.ToString(z.ZoneId)
 	}
 	return nil
 }

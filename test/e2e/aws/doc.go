@@ -17,6 +17,11 @@
 // themselves, through DescribeInstances, as the checker reads only the
 // sim provider's state file.
 //
+// With CAPSTAN_E2E_IAM_POLICY naming a controller policy file
+// (docs/iam), the endpoint refuses the controller's requests as IAM would
+// under that policy; the scenarios' own calls sign as the endpoint's
+// administrator. `make e2e` runs the suite once under each policy.
+//
 // Interruptions are not covered: the provider does not read the
 // endpoint's SQS interruption queue yet (Provider.Interruptions reports
 // none, and the controller has no queue flag).

@@ -48,6 +48,11 @@ var kubernetesVersion string
 // region is testdata/cloud-profile.yaml's.
 const region = "us-west-2"
 
+// policyEnv names the controller policy file (docs/iam) the endpoint
+// enforces on the controller's requests; unset, it enforces none. `make
+// e2e` runs the suite once per policy.
+const policyEnv = "CAPSTAN_E2E_IAM_POLICY"
+
 // Compressed timings: batches as the other suites', disruption evaluated
 // every second and carried out two seconds later, garbage collection
 // every 5 s for instances 10 s old (a minute each by default), and the
@@ -85,17 +90,23 @@ func TestMain(m *testing.M) {
 				return fmt.Errorf("reading the cluster's version, %w", err)
 			}
 			kubernetesVersion = v.GitVersion
-			url, err = c.StartEC2Endpoint(profile, clusterName)
+			var policies []string
+			if f := os.Getenv(policyEnv); f != "" {
+				policies = append(policies, f)
+			}
+			url, err = c.StartEC2Endpoint(profile, clusterName, policies...)
 			if err != nil {
 				return fmt.Errorf("starting the EC2 endpoint, %w", err)
 			}
+			// The scenarios' own calls are the administrator's; the
+			// controller's (AKIDE2E) are the ones the policy restricts.
 			api = ec2.New(ec2.Options{
 				Region: region, BaseEndpoint: awssdk.String(url), HTTPClient: ec2endpoint.NewHTTPClient(),
-				Credentials: credentials.NewStaticCredentialsProvider("AKIDE2E", "e2e-secret", ""),
+				Credentials: credentials.NewStaticCredentialsProvider(ec2endpoint.AdminAccessKeyID, "e2e-secret", ""),
 			})
 			events = sqs.New(sqs.Options{
 				Region: region, BaseEndpoint: awssdk.String(url), HTTPClient: ec2endpoint.NewHTTPClient(),
-				Credentials: credentials.NewStaticCredentialsProvider("AKIDE2E", "e2e-secret", ""),
+				Credentials: credentials.NewStaticCredentialsProvider(ec2endpoint.AdminAccessKeyID, "e2e-secret", ""),
 			})
 			_, err = api.DescribeAvailabilityZones(context.Background(), &ec2.DescribeAvailabilityZonesInput{})
 			return err
@@ -109,8 +120,10 @@ func TestMain(m *testing.M) {
 				"--disruption-poll-interval=1s", "--disruption-validation-delay=2s",
 				"--gc-interval=" + gcInterval.String(), "--gc-grace=" + gcGrace.String(), "--launch-timeout=" + launchTimeout.String()}
 		},
-		// Dummy credentials (the endpoint checks none) and no instance
-		// metadata lookups: the SDK must never reach for real AWS.
+		// Dummy credentials (the endpoint checks no signature, only the
+		// access key, to tell the controller from the scenarios) and no
+		// instance metadata lookups: the SDK must never reach for real
+		// AWS.
 		Env: func(*test.Cluster) []string {
 			return []string{"AWS_ACCESS_KEY_ID=AKIDE2E", "AWS_SECRET_ACCESS_KEY=e2e-secret", "AWS_EC2_METADATA_DISABLED=true",
 				"AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null"}
