@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
@@ -38,12 +39,16 @@ func amiFor(class *awsv1.EC2NodeClass, it *cloudprovider.InstanceType) (string, 
 }
 
 // ensureLaunchTemplate is the name of the launch template for nc's
-// NodePool on the AMI (and into the reservation, when one is given),
-// created when it does not exist yet. The name is a hash of its content,
+// NodePool on the AMI (and into the reservation, when one is given) for
+// instance types of maxPods pods, created when it does not exist yet. The name is a hash of its content,
 // so a changed NodeClass gets a new template and the old one is
 // collected.
-func (p *Provider) ensureLaunchTemplate(ctx context.Context, nc *v1.NodeClaim, class *awsv1.EC2NodeClass, ami, reservation string) (string, error) {
-	data, err := p.launchTemplateData(nc, class, ami, reservation)
+func (p *Provider) ensureLaunchTemplate(ctx context.Context, nc *v1.NodeClaim, class *awsv1.EC2NodeClass, ami, reservation string, maxPods int32) (string, error) {
+	b, why := p.opts.Cluster.Bootstrap(ctx)
+	if missing := b.Missing(class.AMIFamily()); len(missing) > 0 {
+		return "", cloudprovider.NewNodeClassNotReadyError(class.Name, errors.Join(fmt.Errorf("the cluster's %s are unknown", strings.Join(missing, ", ")), why))
+	}
+	data, err := p.launchTemplateData(nc, class, ami, reservation, nodeUserData{cluster: p.opts.ClusterName, bootstrap: b, maxPods: maxPods})
 	if err != nil {
 		return "", cloudprovider.NewCreateError("LaunchTemplateInvalid", fmt.Errorf("launching nodeclaim %s, %w", nc.Name, err))
 	}
@@ -126,8 +131,8 @@ func (p *Provider) collectLaunchTemplates(ctx context.Context) error {
 // metadata options, block devices, monitoring, and the capacity
 // reservation it launches into (or none: only reserved launches may use
 // a reservation, so an on-demand launch is never counted as reserved).
-func (p *Provider) launchTemplateData(nc *v1.NodeClaim, class *awsv1.EC2NodeClass, ami, reservation string) (*ec2types.RequestLaunchTemplateData, error) {
-	ud, err := userData(p.opts.Bootstrap, p.opts.ClusterName, nc, class)
+func (p *Provider) launchTemplateData(nc *v1.NodeClaim, class *awsv1.EC2NodeClass, ami, reservation string, node nodeUserData) (*ec2types.RequestLaunchTemplateData, error) {
+	ud, err := userData(node, nc, class)
 	if err != nil {
 		return nil, err
 	}
