@@ -110,6 +110,9 @@ func (s *Server) createLaunchTemplate(_ context.Context, p params) (response, er
 	if err != nil {
 		return nil, err
 	}
+	if err := s.checkTemplateUserData(p.sub("LaunchTemplateData").get("UserData"), data.imageID); err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.templateByNameLocked(name) != nil {

@@ -72,6 +72,11 @@ type Options struct {
 	// DefaultRoles(ClusterName). Adding an unknown role to an instance
 	// profile is NoSuchEntity, as IAM answers.
 	Roles []string
+	// ClusterEndpoint and ClusterCABundle (base64 PEM) are the EKS
+	// cluster's, as DescribeCluster answers them; without either the
+	// cluster is still CREATING. ServiceCIDR is its service CIDR; empty
+	// is 172.20.0.0/16, EKS's pick for the endpoint's VPC.
+	ClusterEndpoint, ClusterCABundle, ServiceCIDR string
 }
 
 // Server serves the EC2 Query API over the simulated cloud. It is an
@@ -142,6 +147,9 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.InterruptionQueue == "" {
 		opts.InterruptionQueue = opts.ClusterName
+	}
+	if opts.ServiceCIDR == "" {
+		opts.ServiceCIDR = defaultServiceCIDR
 	}
 	if !queueNameOK(opts.InterruptionQueue) {
 		return nil, fmt.Errorf("interruption queue name %q: SQS takes up to 80 letters, digits, - and _", opts.InterruptionQueue)
@@ -241,10 +249,15 @@ func (s *Server) actionTable() map[string]action {
 // ServeHTTP implements http.Handler: the EC2 Query protocol, a form
 // (POST body or query string) naming an Action; and, for requests with
 // an X-Amz-Target, the SQS and Price List JSON protocols (serveJSON);
-// and the IAM Query protocol, a form with IAM's Version (serveIAM).
+// the IAM Query protocol, a form with IAM's Version (serveIAM); and
+// EKS's REST-JSON paths (serveEKS).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	requestID := newRequestID()
 	w.Header().Set("x-amzn-RequestId", requestID)
+	if action, cluster, ok := eksRoute(r); ok {
+		s.serveEKS(w, action, cluster)
+		return
+	}
 	if r.Header.Get("X-Amz-Target") != "" {
 		s.serveJSON(w, r)
 		return
