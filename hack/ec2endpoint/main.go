@@ -41,13 +41,16 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	state := fs.String("sim-state", "", "the simulated cloud's inventory file, kept across restarts (default: in memory)")
 	kubeconfig := fs.String("kubeconfig", "", "cluster the launched instances register their Nodes on (default: none, Nodes are kept in memory)")
 	cluster := fs.String("cluster-name", ec2endpoint.DefaultClusterName, "cluster name the synthesized subnets, security groups and AMI are tagged for (karpenter.sh/discovery)")
+	clusterEndpoint := fs.String("cluster-endpoint", "", "the EKS cluster's API server URL, as DescribeCluster answers it (default: none, the cluster is still CREATING)")
+	clusterCA := fs.String("cluster-ca-bundle", "", "the EKS cluster's base64 PEM CA bundle, as DescribeCluster answers it")
+	serviceCIDR := fs.String("service-cidr", "", "the EKS cluster's service CIDR (default: 172.20.0.0/16, EKS's pick for the endpoint's VPC)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	opts := ec2endpoint.Options{StatePath: *state, ClusterName: *cluster}
+	opts := ec2endpoint.Options{StatePath: *state, ClusterName: *cluster, ClusterEndpoint: *clusterEndpoint, ClusterCABundle: *clusterCA, ServiceCIDR: *serviceCIDR}
 	if *profile != "" {
 		p, err := sim.LoadProfile(*profile)
 		if err != nil {

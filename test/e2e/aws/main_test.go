@@ -4,7 +4,6 @@ package aws
 
 import (
 	"context"
-	"encoding/base64"
 	"flag"
 	"fmt"
 	"os"
@@ -99,9 +98,8 @@ func TestMain(m *testing.M) {
 		},
 		Args: func(c *test.Cluster) []string {
 			return []string{"--cloud-provider=aws", "--aws-endpoint=" + url, "--aws-pricing-endpoint=" + url,
-				"--aws-sqs-endpoint=" + url, "--aws-iam-endpoint=" + url, "--interruption-queue=" + clusterName,
+				"--aws-sqs-endpoint=" + url, "--aws-iam-endpoint=" + url, "--aws-eks-endpoint=" + url, "--interruption-queue=" + clusterName,
 				"--aws-region=" + region, "--cluster-name=" + clusterName, "--aws-refresh-interval=10s",
-				"--cluster-endpoint=" + c.Config.Host, "--cluster-ca-bundle=" + base64.StdEncoding.EncodeToString(c.Config.CAData),
 				"--batch-idle-duration=500ms", "--batch-max-duration=2s",
 				"--disruption-poll-interval=1s", "--disruption-validation-delay=2s",
 				"--gc-interval=" + gcInterval.String(), "--gc-grace=" + gcGrace.String()}
