@@ -133,14 +133,31 @@ var bottlerocketRules = map[string]func(v any) error{
 	},
 }
 
-// checkBottlerocket reads user data as Bottlerocket's settings, TOML:
-// every modeled settings.kubernetes key must hold a value its type
-// accepts, the keys a node needs to join (cluster-name, api-server,
-// cluster-certificate) must be there, and name this cluster.
+// checkBottlerocket refuses settings Bottlerocket would refuse
+// (BottlerocketKubernetes), without what a node needs to join
+// (cluster-name, api-server, cluster-certificate), or naming another
+// cluster than the endpoint's.
 func (s *Server) checkBottlerocket(raw []byte) error {
+	kube, err := BottlerocketKubernetes(raw)
+	if err != nil {
+		return err
+	}
+	for _, key := range []string{"cluster-name", "api-server", "cluster-certificate"} {
+		if _, ok := kube[key]; !ok {
+			return fmt.Errorf("bottlerocket: settings.kubernetes.%s is not set", key)
+		}
+	}
+	return s.sameCluster(kube["cluster-name"].(string), kube["api-server"].(string), kube["cluster-certificate"].(string), "")
+}
+
+// BottlerocketKubernetes reads user data as Bottlerocket's TOML settings
+// and returns the settings.kubernetes table, each key the endpoint
+// models holding a value its type in Bottlerocket's settings model
+// accepts (bottlerocketRules).
+func BottlerocketKubernetes(raw []byte) (map[string]any, error) {
 	var doc map[string]any
 	if _, err := toml.Decode(string(raw), &doc); err != nil {
-		return fmt.Errorf("bottlerocket: the settings are not TOML: %w", err)
+		return nil, fmt.Errorf("bottlerocket: the settings are not TOML: %w", err)
 	}
 	settings, _ := doc["settings"].(map[string]any)
 	kube, _ := settings["kubernetes"].(map[string]any)
@@ -150,15 +167,10 @@ func (s *Server) checkBottlerocket(raw []byte) error {
 			continue
 		}
 		if err := bottlerocketRules[key](v); err != nil {
-			return fmt.Errorf("bottlerocket: settings.kubernetes.%s: %w", key, err)
+			return nil, fmt.Errorf("bottlerocket: settings.kubernetes.%s: %w", key, err)
 		}
 	}
-	for _, key := range []string{"cluster-name", "api-server", "cluster-certificate"} {
-		if _, ok := kube[key]; !ok {
-			return fmt.Errorf("bottlerocket: settings.kubernetes.%s is not set", key)
-		}
-	}
-	return s.sameCluster(kube["cluster-name"].(string), kube["api-server"].(string), kube["cluster-certificate"].(string), "")
+	return kube, nil
 }
 
 func str(v any) (string, error) {

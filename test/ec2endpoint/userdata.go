@@ -80,27 +80,37 @@ func (s *Server) checkUserData(b64 string, img image) error {
 	return nil
 }
 
-// checkNodeadm reads user data as nodeadm does
+// checkNodeadm refuses user data nodeadm would refuse (NodeadmCluster)
+// or that names another cluster than the endpoint's.
+func (s *Server) checkNodeadm(raw []byte) error {
+	c, err := NodeadmCluster(raw)
+	if err != nil {
+		return err
+	}
+	return s.sameCluster(c.Name, c.APIServerEndpoint, base64.StdEncoding.EncodeToString(c.CertificateAuthority), c.CIDR)
+}
+
+// NodeadmCluster reads user data as nodeadm does
 // (amazon-eks-ami nodeadm/internal/configprovider/userdata.go): a MIME
 // multi-part document's parts of type application/node.eks.aws, else
 // the whole document, each a NodeConfig; later ones override earlier
-// ones. The merged config must pass nodeadm's validation
-// (nodeadm/internal/api/validation.go) and name this cluster.
+// ones. It returns the merged cluster details, which must pass
+// nodeadm's validation (nodeadm/internal/api/validation.go).
 //
 // Stricter than nodeadm, which decodes leniently: a NodeConfig with a
 // field nodeadm's v1alpha1 types (the module version go.mod names) do
 // not have, or a kubelet config key KubeletConfiguration v1beta1 does
 // not have, is refused, since nodeadm would drop it unseen.
-func (s *Server) checkNodeadm(raw []byte) error {
+func NodeadmCluster(raw []byte) (nodeadm.ClusterDetails, error) {
+	var merged nodeadm.ClusterDetails
 	docs, err := nodeConfigDocuments(raw)
 	if err != nil {
-		return err
+		return merged, err
 	}
-	var merged nodeadm.ClusterDetails
 	for i, doc := range docs {
 		cfg, err := decodeNodeConfig(doc)
 		if err != nil {
-			return fmt.Errorf("NodeConfig %d: %w", i+1, err)
+			return merged, fmt.Errorf("NodeConfig %d: %w", i+1, err)
 		}
 		c := cfg.Spec.Cluster
 		merged.Name = cmpOr(c.Name, merged.Name)
@@ -112,15 +122,15 @@ func (s *Server) checkNodeadm(raw []byte) error {
 	}
 	switch {
 	case merged.Name == "":
-		return errors.New("nodeadm: Name is missing in cluster configuration")
+		err = errors.New("nodeadm: Name is missing in cluster configuration")
 	case merged.APIServerEndpoint == "":
-		return errors.New("nodeadm: Apiserver endpoint is missing in cluster configuration")
+		err = errors.New("nodeadm: Apiserver endpoint is missing in cluster configuration")
 	case merged.CertificateAuthority == nil:
-		return errors.New("nodeadm: Certificate authority is missing in cluster configuration")
+		err = errors.New("nodeadm: Certificate authority is missing in cluster configuration")
 	case merged.CIDR == "":
-		return errors.New("nodeadm: CIDR is missing in cluster configuration")
+		err = errors.New("nodeadm: CIDR is missing in cluster configuration")
 	}
-	return s.sameCluster(merged.Name, merged.APIServerEndpoint, base64.StdEncoding.EncodeToString(merged.CertificateAuthority), merged.CIDR)
+	return merged, err
 }
 
 // nodeConfigDocuments are the NodeConfig documents of user data, as
