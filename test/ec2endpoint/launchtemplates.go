@@ -37,6 +37,8 @@ type templateData struct {
 	marketType string
 	// instanceTags are the data's tag specifications for instances.
 	instanceTags map[string]string
+	// userData is the UserData, base64.
+	userData string
 }
 
 func parseTemplateData(p params) (templateData, error) {
@@ -48,6 +50,7 @@ func parseTemplateData(p params) (templateData, error) {
 		reservationID:         p.get("CapacityReservationSpecification.CapacityReservationTarget.CapacityReservationId"),
 		marketType:            p.get("InstanceMarketOptions.MarketType"),
 		instanceTags:          p.tagSpecifications("TagSpecification")["instance"],
+		userData:              p.get("UserData"),
 	}
 	for _, ni := range p.items("NetworkInterface") {
 		d.securityGroupIDs = append(d.securityGroupIDs, ni.list("SecurityGroupId")...)
@@ -110,7 +113,7 @@ func (s *Server) createLaunchTemplate(_ context.Context, p params) (response, er
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkTemplateUserData(p.sub("LaunchTemplateData").get("UserData"), data.imageID); err != nil {
+	if _, err := userDataBytes(data.userData); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()

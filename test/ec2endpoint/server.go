@@ -106,6 +106,10 @@ type Server struct {
 	queue queue
 
 	iam iamState
+
+	// kubelet registers the Nodes of instances whose user data joins
+	// the cluster (join.go).
+	kubelet *joiningKubelet
 }
 
 // New builds the simulated cloud from opts and an endpoint serving it.
@@ -163,10 +167,11 @@ func New(opts Options) (*Server, error) {
 	}
 	s.images = s.synthesizeImages()
 	s.actions = s.actionTable()
+	s.kubelet = newJoiningKubelet(opts.Kubelet)
 	s.newIAM()
 	cloud, err := sim.New(sim.Options{
 		Profile: profile, Catalog: opts.Catalog, Clock: opts.Clock, StatePath: opts.StatePath,
-		NodeClasses: nodeClasses{}, Kubelet: opts.Kubelet,
+		NodeClasses: nodeClasses{}, Kubelet: s.kubelet,
 		Naming: sim.Naming{ProviderID: providerID, NodeName: s.privateDNSName},
 	})
 	if err != nil {

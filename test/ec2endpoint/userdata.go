@@ -43,41 +43,42 @@ func agentOf(img image) nodeAgent {
 	return agentNodeadm
 }
 
-// checkTemplateUserData checks the UserData of a launch template whose
-// image is imageID. Without an image the endpoint knows, CreateFleet
-// refuses the template anyway.
-func (s *Server) checkTemplateUserData(b64, imageID string) error {
-	i := slices.IndexFunc(s.images, func(img image) bool { return img.id == imageID })
-	if i < 0 {
-		return nil
-	}
-	return s.checkUserData(b64, s.images[i])
-}
-
-// checkUserData is the refusal of a launch template's UserData (base64)
-// for an instance of img, nil when its node would join the cluster. EC2
-// itself refuses only user data that is not base64 or is too long
-// (InvalidUserData.Malformed); the rest is the endpoint's deliberate
-// stricter choice (see the package documentation): what the node's own
-// software would refuse, or a node that would join another cluster.
-func (s *Server) checkUserData(b64 string, img image) error {
+// userDataBytes is a launch template's UserData decoded, or EC2's
+// refusal: not base64, or too long.
+func userDataBytes(b64 string) ([]byte, error) {
 	raw, err := base64.StdEncoding.DecodeString(b64)
 	if err != nil {
-		return errorf("InvalidUserData.Malformed", "Invalid BASE64 encoding of user data.")
+		return nil, errorf("InvalidUserData.Malformed", "Invalid BASE64 encoding of user data.")
 	}
 	if len(raw) > maxUserData {
-		return errorf("InvalidUserData.Malformed", "User data is limited to %d bytes.", maxUserData)
+		return nil, errorf("InvalidUserData.Malformed", "User data is limited to %d bytes.", maxUserData)
 	}
-	switch agentOf(img) {
-	case agentBottlerocket:
-		err = s.checkBottlerocket(raw)
-	default:
-		err = s.checkNodeadm(raw)
+	return raw, nil
+}
+
+// whyNotJoining is why the node of an instance of image imageID
+// launched with user data b64 would not join the endpoint's cluster:
+// what the node's own software would refuse, or a node configured for
+// another cluster; "" when it joins. An image the endpoint does not
+// know never launches.
+func (s *Server) whyNotJoining(b64, imageID string) string {
+	i := slices.IndexFunc(s.images, func(img image) bool { return img.id == imageID })
+	if i < 0 {
+		return ""
+	}
+	raw, err := userDataBytes(b64)
+	if err == nil {
+		switch agentOf(s.images[i]) {
+		case agentBottlerocket:
+			err = s.checkBottlerocket(raw)
+		default:
+			err = s.checkNodeadm(raw)
+		}
 	}
 	if err != nil {
-		return errorf("InvalidUserData.Malformed", "The node of image %s (%s) would not join cluster %s with this user data: %v", img.id, img.name, s.opts.ClusterName, err)
+		return fmt.Sprintf("the node of image %s (%s) does not join cluster %s with its user data: %v", imageID, s.images[i].name, s.opts.ClusterName, err)
 	}
-	return nil
+	return ""
 }
 
 // checkNodeadm refuses user data nodeadm would refuse (NodeadmCluster)
