@@ -46,7 +46,7 @@ func amiFor(class *awsv1.EC2NodeClass, it *cloudprovider.InstanceType) (string, 
 func (p *Provider) ensureLaunchTemplate(ctx context.Context, nc *v1.NodeClaim, class *awsv1.EC2NodeClass, ami, reservation string, maxPods int32) (string, error) {
 	b, why := p.opts.Cluster.Bootstrap(ctx)
 	if missing := b.Missing(class.AMIFamily()); len(missing) > 0 {
-		return "", cloudprovider.NewNodeClassNotReadyError(class.Name, errors.Join(fmt.Errorf("the cluster's %s are unknown", strings.Join(missing, ", ")), why))
+		return "", cloudprovider.NewNodeClassNotReadyError(class.Name, errors.Join(fmt.Errorf("%s user data needs the cluster's %s, which could not be discovered", class.AMIFamily(), strings.Join(missing, ", ")), why))
 	}
 	data, err := p.launchTemplateData(nc, class, ami, reservation, nodeUserData{cluster: p.opts.ClusterName, bootstrap: b, maxPods: maxPods})
 	if err != nil {

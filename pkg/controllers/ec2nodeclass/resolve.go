@@ -253,7 +253,7 @@ func validation(nc *awsv1.EC2NodeClass, found Found) metav1.Condition {
 	fields := Unsupported(nc.Spec)
 	if len(fields) == 0 {
 		if missing := found.Bootstrap.Missing(nc.AMIFamily()); len(missing) > 0 {
-			msg := fmt.Sprintf("the cluster's %s are unknown, and %s user data needs them; set the flags or allow eks:DescribeCluster on the cluster", strings.Join(missing, ", "), nc.AMIFamily())
+			msg := fmt.Sprintf("%s user data needs the cluster's %s, which could not be discovered; set the flags or allow eks:DescribeCluster on the cluster", nc.AMIFamily(), strings.Join(missing, ", "))
 			if found.BootstrapErr != nil {
 				msg += ": " + found.BootstrapErr.Error()
 			}
