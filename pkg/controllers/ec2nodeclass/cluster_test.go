@@ -15,7 +15,6 @@ import (
 
 	awsv1 "github.com/capstan-dev/capstan/api/aws/v1"
 	awsprovider "github.com/capstan-dev/capstan/pkg/cloudprovider/aws"
-	"github.com/capstan-dev/capstan/test/ec2endpoint"
 )
 
 // flagsOnly is a cluster whose every coordinate the flags give: EKS and
@@ -80,5 +79,4 @@ func TestClusterDiscoveryConditions(t *testing.T) {
 			}
 		})
 	}
-	_ = ec2endpoint.DefaultKubernetesVersion
 }

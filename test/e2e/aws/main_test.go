@@ -16,6 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -43,6 +45,9 @@ const clusterName = "capstan-e2e"
 // kube-apiserver built without version stamping (hack/tools.sh builds
 // them so) reports v0.0.0-master, for which EKS publishes no images.
 var kubernetesVersion string
+
+// clusterDNS is the kube-dns Service's address, in test.ServiceCIDR.
+const clusterDNS = "172.20.0.10"
 
 // region is testdata/cloud-profile.yaml's.
 const region = "us-west-2"
@@ -81,6 +86,13 @@ func TestMain(m *testing.M) {
 				return fmt.Errorf("reading the cluster's version, %w", err)
 			}
 			kubernetesVersion = v.GitVersion
+			// The cluster DNS address nodes are given, as EKS's CoreDNS
+			// add-on serves it: the kube-dns Service.
+			dns := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "kube-dns"}, Spec: corev1.ServiceSpec{
+				ClusterIP: clusterDNS, Ports: []corev1.ServicePort{{Name: "dns", Port: 53, Protocol: corev1.ProtocolUDP}}}}
+			if err := c.Client.Create(context.Background(), dns); err != nil {
+				return fmt.Errorf("creating the kube-dns Service, %w", err)
+			}
 			url, err = c.StartEC2Endpoint(profile, clusterName)
 			if err != nil {
 				return fmt.Errorf("starting the EC2 endpoint, %w", err)
