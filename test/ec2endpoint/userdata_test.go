@@ -129,7 +129,9 @@ func TestUserDataJoins(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, profile())
-			lt := createTemplate(t, f, "user-data", func(d *ec2types.RequestLaunchTemplateData) { d.ImageId, d.UserData = aws.String(tc.image), aws.String(tc.userData) })
+			lt := createTemplate(t, f, "user-data", func(d *ec2types.RequestLaunchTemplateData) {
+				d.ImageId, d.UserData = aws.String(tc.image), aws.String(tc.userData)
+			})
 			out := launch(t, f, fleetInput(lt, v1.CapacityTypeOnDemand, override("m5.large", subnetA)))
 			if len(out.Instances) != 1 {
 				t.Fatalf("launched %v, errors %v", out.Instances, out.Errors)
