@@ -10,9 +10,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	awsv1 "github.com/capstan-dev/capstan/api/aws/v1"
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/aws"
 	"github.com/capstan-dev/capstan/test/ec2endpoint"
 )
@@ -122,5 +126,37 @@ func TestClusterDiscoveryOverridesOnly(t *testing.T) {
 	got, err := d.Bootstrap(context.Background())
 	if err != nil || got != flags {
 		t.Fatalf("bootstrap %+v, %v; want the flags %+v", got, err, flags)
+	}
+}
+
+// A launch from an AL2023 class while the cluster cannot be described
+// launches nothing: the class is not ready; once the flags give what is
+// missing, it launches.
+func TestCreateNeedsTheCluster(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	api, described := endpoint(t, ec2endpoint.Options{ClusterName: "prod", Clock: clk})
+	class := readyNodeClass(t, api, "prod")
+	nc := &v1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "web-1", Labels: map[string]string{v1.NodePoolLabelKey: "web"}}}
+	nc.Spec.NodeClassRef = &v1.NodeClassReference{Group: awsv1.Group, Kind: aws.NodeClassKind, Name: class.Name}
+	nc.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{{Key: v1.LabelInstanceType, Operator: corev1.NodeSelectorOpIn, Values: []string{"m5.large"}}}
+	for _, tc := range []struct {
+		name      string
+		overrides aws.Bootstrap
+		notReady  bool
+	}{
+		{"no such EKS cluster", aws.Bootstrap{}, true},
+		{"the flags give it", aws.Bootstrap{Endpoint: "https://prod.eks.test", CABundle: "cHJvZCBDQQ==", ServiceCIDR: "172.20.0.0/16"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := aws.New(api, aws.Options{Region: "us-west-2", ClusterName: "prod", Clock: clk, NodeClasses: nodeClasses{class.Name: class},
+				Cluster: &aws.ClusterDiscovery{EKS: described.EKS, Name: "other", Overrides: tc.overrides, Clock: clk}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = p.Create(context.Background(), nc)
+			if cloudprovider.IsNodeClassNotReadyError(err) != tc.notReady || !tc.notReady && err != nil {
+				t.Fatalf("error %v, want a NodeClassNotReadyError: %t", err, tc.notReady)
+			}
+		})
 	}
 }
