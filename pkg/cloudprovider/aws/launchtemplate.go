@@ -40,9 +40,10 @@ func amiFor(class *awsv1.EC2NodeClass, it *cloudprovider.InstanceType) (string, 
 
 // ensureLaunchTemplate is the name of the launch template for nc's
 // NodePool on the AMI (and into the reservation, when one is given) for
-// instance types of maxPods pods, created when it does not exist yet. The name is a hash of its content,
-// so a changed NodeClass gets a new template and the old one is
-// collected.
+// instance types of maxPods pods, created when it does not exist yet.
+// The name is a hash of its content, so a changed NodeClass gets a new
+// template and the old one is collected. Without what the family's user
+// data needs of the cluster the class is not ready.
 func (p *Provider) ensureLaunchTemplate(ctx context.Context, nc *v1.NodeClaim, class *awsv1.EC2NodeClass, ami, reservation string, maxPods int32) (string, error) {
 	b, why := p.opts.Cluster.Bootstrap(ctx)
 	if missing := b.Missing(class.AMIFamily()); len(missing) > 0 {
