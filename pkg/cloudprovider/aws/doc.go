@@ -17,7 +17,8 @@
 //     CloudProvider.Create's contract chooses (cloudprovider.
 //     LaunchCandidates): one override per instance type × subnet,
 //     price-capacity-optimized for spot, lowest-price for on-demand, and
-//     a launch template per AMI × capacity reservation, created on demand.
+//     a launch template per AMI × capacity reservation × pod limit,
+//     created on demand.
 //     Fleet errors become typed errors per offering
 //     (InsufficientCapacityError with AWS's codes), so fallback works as
 //     with the simulated cloud. Create is idempotent by NodeClaim name
