@@ -70,6 +70,8 @@ var allowed = []struct {
 		"--metrics-secure: the bearer token of a request to metrics or explain is checked with the API server"},
 	{"ClusterRole/capstan", "authorization.k8s.io", "subjectaccessreviews", nil, []string{"create"},
 		"--metrics-secure: whether the requester may read what it asks (the pod, NodePool or node explained, or /metrics)"},
+	{"ClusterRole/capstan", "", "services", []string{"kube-dns"}, []string{"get"},
+		"the AWS provider gives nodes the kube-dns Service's cluster IP as their cluster DNS address, as the reference does"},
 	{"Role/kube-system/capstan", "coordination.k8s.io", "leases", nil, []string{"create"},
 		"leader election creates its Lease the first time; RBAC cannot limit create by name, and create cannot overwrite another component's Lease"},
 	{"Role/kube-system/capstan", "coordination.k8s.io", "leases", []string{"capstan-controller"}, []string{"get", "update"},

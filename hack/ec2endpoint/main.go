@@ -16,14 +16,18 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
 	"github.com/capstan-dev/capstan/test/ec2endpoint"
 )
 
 func main() {
+	// Why an instance's node does not join, among others, is logged.
+	log.SetLogger(klog.NewKlogr())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout)
 	stop()
@@ -53,13 +57,17 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		policies = append(policies, data)
 		return nil
 	})
+	clusterEndpoint := fs.String("cluster-endpoint", "", "the EKS cluster's API server URL, as DescribeCluster answers it (default: none, the cluster is still CREATING)")
+	clusterCA := fs.String("cluster-ca-bundle", "", "the EKS cluster's base64 PEM CA bundle, as DescribeCluster answers it")
+	serviceCIDR := fs.String("service-cidr", "", "the EKS cluster's service CIDR (default: 172.20.0.0/16, EKS's pick for the endpoint's VPC)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	opts := ec2endpoint.Options{StatePath: *state, ClusterName: *cluster, InstanceMetadataTags: *metadataTags, OmitFleetInstancePlacement: *omitPlacement, PolicyTemplates: policies}
+	opts := ec2endpoint.Options{StatePath: *state, ClusterName: *cluster, InstanceMetadataTags: *metadataTags, OmitFleetInstancePlacement: *omitPlacement,
+		PolicyTemplates: policies, ClusterEndpoint: *clusterEndpoint, ClusterCABundle: *clusterCA, ServiceCIDR: *serviceCIDR}
 	if *profile != "" {
 		p, err := sim.LoadProfile(*profile)
 		if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"errors"
 	"io"
 	"os"
@@ -123,7 +124,12 @@ func TestProfileStateAndNodes(t *testing.T) {
 	if err := clientcmd.WriteToFile(*kc, kubeconfig); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"--cloud-profile", profile, "--sim-state", state, "--kubeconfig", kubeconfig, "--cluster-name", "dev"}
+	ca := base64.StdEncoding.EncodeToString(cfg.CAData)
+	args := []string{"--cloud-profile", profile, "--sim-state", state, "--kubeconfig", kubeconfig, "--cluster-name", "dev",
+		"--cluster-endpoint", cfg.Host, "--cluster-ca-bundle", ca, "--service-cidr", "10.96.0.0/12"}
+	// What the node's nodeadm needs to join the endpoint's cluster.
+	userData := base64.StdEncoding.EncodeToString([]byte("apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  cluster:\n    name: dev\n" +
+		"    apiServerEndpoint: " + cfg.Host + "\n    certificateAuthority: " + ca + "\n    cidr: 10.96.0.0/12\n"))
 	id := func() string {
 		c := start(t, args...)
 		if diff := cmp.Diff([]string{"us-west-2a", "us-west-2b"}, zones(t, c)); diff != "" {
@@ -131,7 +137,7 @@ func TestProfileStateAndNodes(t *testing.T) {
 		}
 		ctx := context.Background()
 		if _, err := c.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{
-			LaunchTemplateName: aws.String("dev-nodes"), LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String("ami-00000000000000001")},
+			LaunchTemplateName: aws.String("dev-nodes"), LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String("ami-00000000000000001"), UserData: aws.String(userData)},
 		}); err != nil {
 			t.Fatal(err)
 		}

@@ -21,6 +21,10 @@ import (
 // profile, standing in for a custom scheduler such as llmaz's.
 const SecondSchedulerName = "second-scheduler"
 
+// ServiceCIDR is the local cluster's service range: what EKS picks for a
+// cluster in a 10.0.0.0/8 VPC, as the local EC2 endpoint's is.
+const ServiceCIDR = "172.20.0.0/16"
+
 // Cluster is the full local control plane: etcd and kube-apiserver
 // (envtest), kube-scheduler with two profiles, kube-controller-manager and
 // kwok managing nodes labelled sim.capstan.dev/kubelet=kwok.
@@ -74,6 +78,7 @@ func (c *Cluster) start(ctx context.Context, binDir, kwokDir string) error {
 		// (answering new ones 429 with Retry-After) and gives the watches
 		// 2 s, so RestartAPIServer is quick.
 		api.Configure().Set("shutdown-send-retry-after", "true")
+		api.Configure().Set("service-cluster-ip-range", ServiceCIDR)
 	})
 	if err != nil {
 		return err

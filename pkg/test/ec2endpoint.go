@@ -2,6 +2,7 @@ package test
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -28,7 +29,9 @@ const EC2EndpointState = "ec2endpoint-state.json"
 // build -o bin/ec2endpoint ./hack/ec2endpoint`) as a process of the
 // cluster, with the cloud profile file profile, its inventory in Root
 // (EC2EndpointState) and its instances registering Nodes on the cluster
-// for kwok, its subnets, security groups and AMIs tagged for clusterName.
+// for kwok, its subnets, security groups and AMIs tagged for clusterName,
+// and its EKS cluster clusterName the cluster's own API server, CA and
+// ServiceCIDR, so that what Capstan discovers is what nodes must join.
 // Its kubelet runs as EC2EndpointUser, bound to the roles the simulated
 // cloud's kubelet has in StartCapstan: config/rbac's ClusterRoles
 // capstan and capstan-sim-kubelet. With policy files (CloudFormation
@@ -49,7 +52,8 @@ func (c *Cluster) StartEC2Endpoint(profile, clusterName string, policyFiles ...s
 		return "", err
 	}
 	args := []string{"--listen=127.0.0.1:0", "--cloud-profile=" + profile, "--sim-state=" + filepath.Join(c.Root, EC2EndpointState),
-		"--kubeconfig=" + kubeconfig, "--cluster-name=" + clusterName}
+		"--kubeconfig=" + kubeconfig, "--cluster-name=" + clusterName,
+		"--cluster-endpoint=" + c.Config.Host, "--cluster-ca-bundle=" + base64.StdEncoding.EncodeToString(c.Config.CAData), "--service-cidr=" + ServiceCIDR}
 	for _, f := range policyFiles {
 		args = append(args, "--iam-policy="+f)
 	}

@@ -86,6 +86,46 @@
 // and capstan-node-role); profiles live in memory only
 // (Server.InstanceProfiles lists them).
 //
+// The same listener serves EKS's REST-JSON DescribeCluster (GET
+// /clusters/{name}, as aws-sdk-go-v2/service/eks calls it): the one
+// cluster, Options.ClusterName, ACTIVE with Options.ClusterEndpoint and
+// ClusterCABundle (CREATING, without either, when they are not given, as
+// EKS answers while it makes them), its service CIDR (Options.ServiceCIDR,
+// default 172.20.0.0/16, EKS's pick for the endpoint's 10.0.0.0/16 VPC)
+// and its ARN (ClusterARN, arn:aws:eks:<region>:<account>:cluster/<name>,
+// the resource of the action ActionDescribeCluster, eks:DescribeCluster,
+// which eksRoute names for every EKS request). Another name is EKS's
+// ResourceNotFoundException (HTTP 404, X-Amzn-ErrorType).
+//
+// # User data
+//
+// EC2 accepts any user data that is base64 and at most 16 KB raw
+// (otherwise CreateLaunchTemplate fails with InvalidUserData.Malformed,
+// as here); what the node makes of it EC2 never checks: a node whose
+// software refuses its user data runs and never joins. The endpoint does
+// the same, deliberately visible: at each launch it reads the launch
+// template's user data as the image's own software would (the AL2023 and
+// custom images: nodeadm, NodeadmCluster; the Bottlerocket images: its
+// settings model, BottlerocketKubernetes) and, when the node would not
+// join, the instance launches and runs but its kubelet never registers a
+// Node; Server.NotJoined says why, by instance id, and the endpoint logs
+// it. A node would not join when nodeadm finds no NodeConfig, or one
+// missing cluster.name, apiServerEndpoint, certificateAuthority or cidr
+// (nodeadm's validation), or a MIME document whose parts do not parse;
+// when a Bottlerocket setting fails its modeled type (a taint not
+// [value]:Effect, a label key or value, cluster-dns-ip, api-server,
+// cluster-certificate, max-pods...) or cluster-name, api-server or
+// cluster-certificate is missing; or when the user data names another
+// cluster than the endpoint's: another name, API server or CA (the node
+// cannot reach it), or another service CIDR (the node joins, but its pods
+// get a wrong nameserver). Stricter than the nodes, on purpose: a
+// NodeConfig field nodeadm's v1alpha1 types do not have (nodeadm drops
+// it unseen; the types are the nodeadm module version go.mod names, from
+// 2024-02, so a field added to nodeadm since is refused too) or a kubelet
+// config key KubeletConfiguration v1beta1 does not have is refused; the
+// comparison with the cluster is the endpoint's own. Instances the sim
+// re-registers after a restart of the endpoint are not read again.
+//
 // # Synthesized resources
 //
 // Account Options.AccountID (default 111122223333). One VPC,

@@ -153,7 +153,7 @@ func (s *Server) launchFleet(ctx context.Context, p params) (*createFleetRespons
 			}
 			// The instance outlives the request: its kubelet registers
 			// the Node after the launch latency, long after the answer.
-			res, err := s.cloud.Launch(context.WithoutCancel(ctx), s.launchRequest(req, group, fleetID))
+			res, err := s.cloud.Launch(s.withJoining(context.WithoutCancel(ctx), group), s.launchRequest(req, group, fleetID))
 			if le, ok := errors.AsType[*sim.LaunchError](err); ok {
 				resp.Errors = s.appendErrors(ctx, resp.Errors, group, le.Failed)
 				continue

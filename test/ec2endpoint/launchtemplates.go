@@ -46,6 +46,8 @@ type templateData struct {
 	instanceProfile string
 	// snapshotIDs are the block devices' snapshots, which a launch uses.
 	snapshotIDs []string
+	// userData is the UserData, base64.
+	userData string
 }
 
 // templateTagTypes are the resource types launch template data may tag:
@@ -74,6 +76,7 @@ func parseTemplateData(p params) (templateData, error) {
 		marketType:            p.get("InstanceMarketOptions.MarketType"),
 		tags:                  p.tagSpecifications(),
 		instanceProfile:       p.get("IamInstanceProfile.Name"),
+		userData:              p.get("UserData"),
 	}
 	if err := checkTagTypes(d.tags, templateTagTypes); err != nil {
 		return templateData{}, err
@@ -145,6 +148,9 @@ func (s *Server) createLaunchTemplate(_ context.Context, p params) (response, er
 	}
 	data, err := parseTemplateData(p.sub("LaunchTemplateData"))
 	if err != nil {
+		return nil, err
+	}
+	if _, err := userDataBytes(data.userData); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()

@@ -18,7 +18,7 @@ const amiX86 = "ami-00000000000000001"
 // name; mod changes its data first.
 func createTemplate(t *testing.T, f *fixture, name string, mod func(*ec2types.RequestLaunchTemplateData)) string {
 	t.Helper()
-	data := &ec2types.RequestLaunchTemplateData{ImageId: aws.String(amiX86), SecurityGroupIds: []string{"sg-00000000000000002"}, UserData: aws.String("IyEvYmluL3NoCg==")}
+	data := &ec2types.RequestLaunchTemplateData{ImageId: aws.String(amiX86), SecurityGroupIds: []string{"sg-00000000000000002"}, UserData: aws.String(nodeConfigUserData("test-cluster"))}
 	if mod != nil {
 		mod(data)
 	}

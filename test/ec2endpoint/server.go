@@ -92,6 +92,11 @@ type Options struct {
 	// PrincipalARN is the caller named in refusals; empty is an IRSA
 	// session of a capstan-controller role in AccountID.
 	PrincipalARN string
+	// ClusterEndpoint and ClusterCABundle (base64 PEM) are the EKS
+	// cluster's, as DescribeCluster answers them; without either the
+	// cluster is still CREATING. ServiceCIDR is its service CIDR; empty
+	// is 172.20.0.0/16, EKS's pick for the endpoint's VPC.
+	ClusterEndpoint, ClusterCABundle, ServiceCIDR string
 }
 
 // Server serves the EC2 Query API over the simulated cloud. It is an
@@ -124,6 +129,9 @@ type Server struct {
 
 	// policies are Options.PolicyTemplates' policies.
 	policies []iampolicy.Policy
+	// kubelet registers the Nodes of instances whose user data joins
+	// the cluster (join.go).
+	kubelet *joiningKubelet
 }
 
 // New builds the simulated cloud from opts and an endpoint serving it.
@@ -166,6 +174,9 @@ func New(opts Options) (*Server, error) {
 	if opts.InterruptionQueue == "" {
 		opts.InterruptionQueue = opts.ClusterName
 	}
+	if opts.ServiceCIDR == "" {
+		opts.ServiceCIDR = defaultServiceCIDR
+	}
 	if !queueNameOK(opts.InterruptionQueue) {
 		return nil, fmt.Errorf("interruption queue name %q: SQS takes up to 80 letters, digits, - and _", opts.InterruptionQueue)
 	}
@@ -184,10 +195,11 @@ func New(opts Options) (*Server, error) {
 	}
 	s.images = s.synthesizeImages()
 	s.actions = s.actionTable()
+	s.kubelet = newJoiningKubelet(opts.Kubelet)
 	s.newIAM()
 	cloud, err := sim.New(sim.Options{
 		Profile: profile, Catalog: opts.Catalog, Clock: opts.Clock, StatePath: opts.StatePath,
-		NodeClasses: nodeClasses{}, Kubelet: opts.Kubelet,
+		NodeClasses: nodeClasses{}, Kubelet: s.kubelet,
 		Naming: sim.Naming{ProviderID: providerID, NodeName: s.privateDNSName},
 	})
 	if err != nil {
@@ -270,12 +282,17 @@ func (s *Server) actionTable() map[string]action {
 // ServeHTTP implements http.Handler: the EC2 Query protocol, a form
 // (POST body or query string) naming an Action; and, for requests with
 // an X-Amz-Target, the SQS and Price List JSON protocols (serveJSON);
-// and the IAM Query protocol, a form with IAM's Version (serveIAM).
+// the IAM Query protocol, a form with IAM's Version (serveIAM); and
+// EKS's REST-JSON paths (serveEKS).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	requestID := newRequestID()
 	w.Header().Set("x-amzn-RequestId", requestID)
 	ctx := context.WithValue(r.Context(), callerKey{}, callerOf(r))
 	r = r.WithContext(ctx)
+	if action, cluster, ok := eksRoute(r); ok {
+		s.serveEKS(ctx, w, action, cluster)
+		return
+	}
 	if r.Header.Get("X-Amz-Target") != "" {
 		s.serveJSON(w, r)
 		return

@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/pricing"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -140,7 +141,7 @@ func loadProfile(path string) (*simv1alpha1.CloudProfile, error) {
 type AWSOptions struct {
 	Region, Endpoint, PricingEndpoint string
 	InterruptionQueue, SQSEndpoint    string
-	IAMEndpoint                       string
+	IAMEndpoint, EKSEndpoint          string
 	ClusterName                       string
 	ClusterEndpoint                   string
 	ClusterCABundle                   string
@@ -160,10 +161,11 @@ func awsProvider() provider {
 			f.StringVar(&o.InterruptionQueue, "interruption-queue", "", "SQS queue EventBridge sends the cluster's EC2 instance events to (spot interruptions, rebalance, scheduled changes, state changes); none: interruptions are not read")
 			f.StringVar(&o.SQSEndpoint, "aws-sqs-endpoint", "", "SQS endpoint URL instead of the region's")
 			f.StringVar(&o.IAMEndpoint, "aws-iam-endpoint", "", "IAM endpoint URL instead of the partition's (instance profiles for an EC2NodeClass's role)")
+			f.StringVar(&o.EKSEndpoint, "aws-eks-endpoint", "", "EKS endpoint URL instead of the region's (eks:DescribeCluster, what nodes join)")
 			f.StringVar(&o.ClusterName, "cluster-name", "", "cluster name: tags every instance, and nodes join it")
-			f.StringVar(&o.ClusterEndpoint, "cluster-endpoint", "", "API server URL nodes join")
-			f.StringVar(&o.ClusterCABundle, "cluster-ca-bundle", "", "base64 PEM CA bundle of the API server, for nodes")
-			f.StringVar(&o.ServiceCIDR, "service-cidr", "10.100.0.0/16", "the cluster's service CIDR, for nodes")
+			f.StringVar(&o.ClusterEndpoint, "cluster-endpoint", "", "API server URL nodes join (default: the EKS cluster's, from eks:DescribeCluster)")
+			f.StringVar(&o.ClusterCABundle, "cluster-ca-bundle", "", "base64 PEM CA bundle of the API server, for nodes (default: the EKS cluster's, from eks:DescribeCluster)")
+			f.StringVar(&o.ServiceCIDR, "service-cidr", "", "the cluster's service CIDR, for nodes (default: the EKS cluster's, from eks:DescribeCluster)")
 			f.Float64Var(&o.VMMemoryOverheadPercent, "vm-memory-overhead-percent", 0.075, "share of an instance's memory the hypervisor keeps")
 			f.DurationVar(&o.RefreshInterval, "aws-refresh-interval", 5*time.Minute, "how often instance types, prices and capacity reservations are reloaded")
 		},
@@ -231,13 +233,25 @@ func startAWS(ctx context.Context, opts Options, env providerEnv) (startedProvid
 			io.BaseEndpoint = &o.IAMEndpoint
 		}
 	})
+	// EKS says what nodes join, where the flags do not.
+	eksAPI := eks.NewFromConfig(cfg, func(eo *eks.Options) {
+		eo.HTTPClient = httpClient
+		eo.APIOptions = append(eo.APIOptions, apiMetrics.Middleware)
+		if o.EKSEndpoint != "" {
+			eo.BaseEndpoint = &o.EKSEndpoint
+		}
+	})
 	mgr := env.mgr
+	cluster := &awsprovider.ClusterDiscovery{
+		EKS: eksAPI, Name: o.ClusterName, Services: mgr.GetAPIReader(), Clock: env.clock,
+		Overrides: awsprovider.Bootstrap{Endpoint: o.ClusterEndpoint, CABundle: o.ClusterCABundle, ServiceCIDR: o.ServiceCIDR},
+	}
 	p, err := awsprovider.New(api, awsprovider.Options{
 		Region: cfg.Region, ClusterName: o.ClusterName, Clock: env.clock, Unavailable: env.unavailable, Pricing: prices,
 		SQS: queue, InterruptionQueue: o.InterruptionQueue,
 		NodeClasses:             awsprovider.ClientNodeClasses{Client: mgr.GetClient()},
 		VMMemoryOverheadPercent: o.VMMemoryOverheadPercent,
-		Bootstrap:               awsprovider.Bootstrap{Endpoint: o.ClusterEndpoint, CABundle: o.ClusterCABundle, ServiceCIDR: o.ServiceCIDR},
+		Cluster:                 cluster,
 	})
 	if err != nil {
 		return startedProvider{}, err
@@ -251,7 +265,7 @@ func startAWS(ctx context.Context, opts Options, env providerEnv) (startedProvid
 			return fmt.Errorf("adding the aws catalog refresher, %w", err)
 		}
 		return ec2nodeclass.New(mgr.GetClient(), api, iamAPI, env.clock, mgr.GetEventRecorder("capstan"), ec2nodeclass.Options{
-			KubernetesVersion: version, ClusterName: o.ClusterName, Region: cfg.Region,
+			KubernetesVersion: version, ClusterName: o.ClusterName, Region: cfg.Region, Cluster: cluster,
 		}).Register(mgr)
 	}}, nil
 }

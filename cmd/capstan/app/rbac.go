@@ -32,6 +32,11 @@ package app
 // +kubebuilder:rbac:groups=llmaz.io,resources=openmodels,verbs=get;list;watch
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch
 //
+// The AWS provider gives nodes the kube-dns Service's address as their
+// cluster DNS, as the reference does: that one Service, read by name.
+//
+// +kubebuilder:rbac:groups="",resources=services,resourceNames=kube-dns,verbs=get
+//
 // With --metrics-secure, each request to metrics and explain is checked by
 // the API server: its bearer token by a TokenReview, what it asks by a
 // SubjectAccessReview (pkg/controllers/apiauth).

@@ -2,6 +2,7 @@ package aws_test
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"net/http/httptest"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -44,9 +46,9 @@ func TestConformance(t *testing.T) {
 				}
 			}
 		}
-		api := endpoint(t, ec2endpoint.Options{Profile: profile, Clock: clk, ClusterName: "conformance"})
+		api, cluster := endpoint(t, ec2endpoint.Options{Profile: profile, Clock: clk, ClusterName: "conformance"})
 		class := readyNodeClass(t, api, "conformance")
-		p, err := aws.New(api, aws.Options{Region: "us-west-2", ClusterName: "conformance", Clock: clk, NodeClasses: nodeClasses{class.Name: class}})
+		p, err := aws.New(api, aws.Options{Region: "us-west-2", ClusterName: "conformance", Clock: clk, NodeClasses: nodeClasses{class.Name: class}, Cluster: cluster})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -59,9 +61,15 @@ func TestConformance(t *testing.T) {
 	})
 }
 
-// endpoint starts a local EC2 endpoint and returns an SDK client for it.
-func endpoint(t *testing.T, opts ec2endpoint.Options) *ec2.Client {
+// endpoint starts a local EC2 endpoint, its EKS cluster opts.ClusterName
+// at an API server and CA of its own unless opts gives them, and returns
+// an SDK client for it and the discovery of that cluster through it.
+func endpoint(t *testing.T, opts ec2endpoint.Options) (*ec2.Client, *aws.ClusterDiscovery) {
 	t.Helper()
+	if opts.ClusterEndpoint == "" {
+		opts.ClusterEndpoint = "https://" + opts.ClusterName + ".eks.test"
+		opts.ClusterCABundle = base64.StdEncoding.EncodeToString([]byte(opts.ClusterName + " CA"))
+	}
 	srv, err := ec2endpoint.New(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -71,10 +79,10 @@ func endpoint(t *testing.T, opts ec2endpoint.Options) *ec2.Client {
 		hs.Close()
 		_ = srv.Close()
 	})
-	return ec2.New(ec2.Options{
-		Region: "us-west-2", BaseEndpoint: awssdk.String(hs.URL), RetryMaxAttempts: 1, HTTPClient: aws.NewHTTPClient(),
-		Credentials: credentials.NewStaticCredentialsProvider("AKID", "SECRET", ""),
-	})
+	creds := credentials.NewStaticCredentialsProvider("AKID", "SECRET", "")
+	api := ec2.New(ec2.Options{Region: "us-west-2", BaseEndpoint: awssdk.String(hs.URL), RetryMaxAttempts: 1, HTTPClient: aws.NewHTTPClient(), Credentials: creds})
+	eksAPI := eks.New(eks.Options{Region: "us-west-2", BaseEndpoint: awssdk.String(hs.URL), RetryMaxAttempts: 1, HTTPClient: aws.NewHTTPClient(), Credentials: creds})
+	return api, &aws.ClusterDiscovery{EKS: eksAPI, Name: opts.ClusterName, Clock: clocktesting.NewFakeClock(time.Now())}
 }
 
 // readyNodeClass is an EC2NodeClass whose status holds the endpoint's

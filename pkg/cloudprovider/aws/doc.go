@@ -18,7 +18,7 @@
 //     LaunchCandidates): one override per instance type × subnet,
 //     price-capacity-optimized for spot, lowest-price for on-demand, and
 //     a launch template per NodePool × AMI × capacity reservation ×
-//     spot or not, created on demand (and again when deleted outside
+//     spot or not × pod limit, created on demand (and again when deleted outside
 //     Capstan) and tagged, with what it launches, as the controller
 //     policies in docs/iam require. Capacity blocks and
 //     interruptible reservations launch with the market type and target
@@ -28,6 +28,14 @@
 //     (InsufficientCapacityError with AWS's codes), so fallback works as
 //     with the simulated cloud. Create is idempotent by NodeClaim name
 //     (the karpenter.sh/nodeclaim tag, and the fleet's client token).
+//   - The launch templates' user data joins nodes to the cluster as each
+//     AMI family's own software reads it (userdata.go, mime.go,
+//     bottlerocket.go): AL2023 a nodeadm NodeConfig (nodeadm's Go types)
+//     in a MIME document after the user's parts, AL2 bootstrap.sh as a
+//     MIME part after the user's, Bottlerocket TOML settings. What nodes
+//     join, the API server, its CA and the service CIDR, comes from
+//     eks:DescribeCluster unless the flags override it, and the cluster
+//     DNS address from the kube-dns Service (ClusterDiscovery, cluster.go).
 //   - Instances carry tags naming the cluster, NodePool, NodeClaim and
 //     EC2NodeClass; Get, List and Delete (TerminateInstances) find them
 //     by those tags, and garbage collection terminates leaked ones.

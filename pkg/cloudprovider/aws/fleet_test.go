@@ -87,7 +87,7 @@ func TestFleetRequest(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			api := &templates{}
-			p, err := New(api, Options{Region: "us-west-2", ClusterName: "prod", Clock: clocktesting.NewFakeClock(time.Now()), NodeClasses: noClasses{}})
+			p, err := New(api, Options{Region: "us-west-2", ClusterName: "prod", Clock: clocktesting.NewFakeClock(time.Now()), NodeClasses: noClasses{}, Cluster: KnownCluster{}})
 			if err != nil {
 				t.Fatal(err)
 			}

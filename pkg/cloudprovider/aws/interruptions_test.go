@@ -2,6 +2,7 @@ package aws_test
 
 import (
 	"context"
+	"encoding/base64"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,7 +35,8 @@ func TestInterruptionsFromTheQueue(t *testing.T) {
 		LaunchLatency: metav1.Duration{Duration: 2 * time.Second},
 		Events:        []simv1alpha1.CloudEvent{{At: metav1.Duration{Duration: time.Minute}, Type: simv1alpha1.EventSpotInterruption, InstanceType: "m5.large", Zone: "us-west-2a"}},
 	}}
-	srv, err := ec2endpoint.New(ec2endpoint.Options{Profile: profile, Clock: clk, ClusterName: "interrupt"})
+	srv, err := ec2endpoint.New(ec2endpoint.Options{Profile: profile, Clock: clk, ClusterName: "interrupt",
+		ClusterEndpoint: "https://interrupt.eks.test", ClusterCABundle: base64.StdEncoding.EncodeToString([]byte("interrupt CA"))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,9 +48,10 @@ func TestInterruptionsFromTheQueue(t *testing.T) {
 	creds := credentials.NewStaticCredentialsProvider("AKID", "SECRET", "")
 	api := ec2.New(ec2.Options{Region: "us-west-2", BaseEndpoint: awssdk.String(hs.URL), RetryMaxAttempts: 1, HTTPClient: aws.NewHTTPClient(), Credentials: creds})
 	queue := sqs.New(sqs.Options{Region: "us-west-2", BaseEndpoint: awssdk.String(hs.URL), RetryMaxAttempts: 1, HTTPClient: aws.NewHTTPClient(), Credentials: creds})
+	eksAPI := eks.New(eks.Options{Region: "us-west-2", BaseEndpoint: awssdk.String(hs.URL), RetryMaxAttempts: 1, HTTPClient: aws.NewHTTPClient(), Credentials: creds})
 	class := readyNodeClass(t, api, "interrupt")
 	p, err := aws.New(api, aws.Options{Region: "us-west-2", ClusterName: "interrupt", Clock: clk, NodeClasses: nodeClasses{class.Name: class},
-		SQS: queue, InterruptionQueue: "interrupt"})
+		SQS: queue, InterruptionQueue: "interrupt", Cluster: &aws.ClusterDiscovery{EKS: eksAPI, Name: "interrupt", Clock: clk}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -107,7 +107,8 @@ func (p *Provider) fleet(ctx context.Context, nc *v1.NodeClaim, class *awsv1.EC2
 		if !ok {
 			continue
 		}
-		name, err := p.ensureLaunchTemplate(ctx, nc, class, ami, cand.Offering)
+		// A template per pod limit, as the reference groups types by it.
+		name, err := p.ensureLaunchTemplate(ctx, nc, class, ami, cand.Offering, int32(cand.InstanceType.Capacity.Pods().Value()))
 		if err != nil {
 			return nil, nil, err
 		}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
@@ -39,15 +40,20 @@ func amiFor(class *awsv1.EC2NodeClass, it *cloudprovider.InstanceType) (string, 
 
 // ensureLaunchTemplate is the name of the launch template for nc's
 // NodePool on the AMI (and into the offering's reservation, when it has
-// one) for the offering's capacity type, created when it does not exist
-// yet. The name is a hash of the template's data and tags, so each
-// NodePool gets its own (its name is among the tags) and a changed
-// NodeClass a new one, the old one being collected. Names are cached; a
-// launch that finds a cached template gone forgets it (forgetTemplates),
-// and this makes it again.
-func (p *Provider) ensureLaunchTemplate(ctx context.Context, nc *v1.NodeClaim, class *awsv1.EC2NodeClass, ami string, o *cloudprovider.Offering) (string, error) {
+// one) for the offering's capacity type and instance types of maxPods
+// pods, created when it does not exist yet. The name is a hash of the
+// template's data and tags, so each NodePool gets its own (its name is
+// among the tags) and a changed NodeClass a new one, the old one being
+// collected. Names are cached; a launch that finds a cached template gone
+// forgets it (forgetTemplates), and this makes it again. Without what
+// the family's user data needs of the cluster the class is not ready.
+func (p *Provider) ensureLaunchTemplate(ctx context.Context, nc *v1.NodeClaim, class *awsv1.EC2NodeClass, ami string, o *cloudprovider.Offering, maxPods int32) (string, error) {
+	b, why := p.opts.Cluster.Bootstrap(ctx)
+	if missing := b.Missing(class.AMIFamily()); len(missing) > 0 {
+		return "", cloudprovider.NewNodeClassNotReadyError(class.Name, errors.Join(fmt.Errorf("%s user data needs the cluster's %s, which could not be discovered", class.AMIFamily(), strings.Join(missing, ", ")), why))
+	}
 	tags := p.resourceTags(nc, class)
-	data, err := p.launchTemplateData(nc, class, ami, o, tags)
+	data, err := p.launchTemplateData(nc, class, ami, o, nodeUserData{cluster: p.opts.ClusterName, bootstrap: b, maxPods: maxPods}, tags)
 	if err != nil {
 		return "", cloudprovider.NewCreateError("LaunchTemplateInvalid", fmt.Errorf("launching nodeclaim %s, %w", nc.Name, err))
 	}
@@ -135,8 +141,8 @@ func (p *Provider) collectLaunchTemplates(ctx context.Context) error {
 // the offering launches into with its market type, or none
 // (reservationSpecification), and the tags of what the launch creates
 // that the fleet request cannot tag.
-func (p *Provider) launchTemplateData(nc *v1.NodeClaim, class *awsv1.EC2NodeClass, ami string, o *cloudprovider.Offering, tags map[string]string) (*ec2types.RequestLaunchTemplateData, error) {
-	ud, err := userData(p.opts.Bootstrap, p.opts.ClusterName, nc, class)
+func (p *Provider) launchTemplateData(nc *v1.NodeClaim, class *awsv1.EC2NodeClass, ami string, o *cloudprovider.Offering, node nodeUserData, tags map[string]string) (*ec2types.RequestLaunchTemplateData, error) {
+	ud, err := userData(node, nc, class)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package aws_test
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"net/http/httptest"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/smithy-go"
 	corev1 "k8s.io/api/core/v1"
@@ -49,7 +51,8 @@ func policyEnv(t *testing.T, file string, wrap func(aws.EC2) aws.EC2) (*aws.Prov
 		Region: "us-west-2", Zones: []string{"us-west-2a", "us-west-2b"}, Style: simv1alpha1.CloudStyleAWS,
 		LaunchLatency: metav1.Duration{Duration: 2 * time.Second},
 	}}
-	srv, err := ec2endpoint.New(ec2endpoint.Options{Profile: profile, Clock: clk, ClusterName: policyCluster, PolicyTemplates: [][]byte{tmpl}})
+	srv, err := ec2endpoint.New(ec2endpoint.Options{Profile: profile, Clock: clk, ClusterName: policyCluster, PolicyTemplates: [][]byte{tmpl},
+		ClusterEndpoint: "https://" + policyCluster + ".eks.test", ClusterCABundle: base64.StdEncoding.EncodeToString([]byte(policyCluster + " CA"))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +82,14 @@ func policyEnv(t *testing.T, file string, wrap func(aws.EC2) aws.EC2) (*aws.Prov
 	if wrap != nil {
 		api = wrap(api)
 	}
-	p, err := aws.New(api, aws.Options{Region: "us-west-2", ClusterName: policyCluster, Clock: clk, NodeClasses: nodeClasses{class.Name: class}})
+	// The cluster is discovered as the restricted controller too, so
+	// eks:DescribeCluster is under the policy.
+	cluster := &aws.ClusterDiscovery{Name: policyCluster, Clock: clk, EKS: eks.New(eks.Options{Region: "us-west-2", BaseEndpoint: awssdk.String(hs.URL),
+		RetryMaxAttempts: 1, HTTPClient: aws.NewHTTPClient(), Credentials: credentials.NewStaticCredentialsProvider("AKIDCONTROLLER", "SECRET", "")})}
+	if b, err := cluster.Bootstrap(context.Background()); err != nil || len(b.Missing(awsv1.AMIFamilyAL2023)) > 0 {
+		t.Fatalf("discovering the cluster under %s: %+v, %v", file, b, err)
+	}
+	p, err := aws.New(api, aws.Options{Region: "us-west-2", ClusterName: policyCluster, Clock: clk, NodeClasses: nodeClasses{class.Name: class}, Cluster: cluster})
 	if err != nil {
 		t.Fatal(err)
 	}

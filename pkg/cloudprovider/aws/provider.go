@@ -40,6 +40,12 @@ type EC2 interface {
 	DeleteLaunchTemplate(ctx context.Context, in *ec2.DeleteLaunchTemplateInput, opts ...func(*ec2.Options)) (*ec2.DeleteLaunchTemplateOutput, error)
 }
 
+// Cluster answers what nodes join, as far as it is known, and why the
+// rest is not.
+type Cluster interface {
+	Bootstrap(ctx context.Context) (Bootstrap, error)
+}
+
 // NodeClasses looks up EC2NodeClasses: the controller reads them through
 // its cached client (ClientNodeClasses).
 type NodeClasses interface {
@@ -59,8 +65,9 @@ type Options struct {
 	// hypervisor and firmware keep, subtracted before the node's own
 	// overhead (the reference's --vm-memory-overhead-percent).
 	VMMemoryOverheadPercent float64
-	// Bootstrap is what the launch templates' user data joins nodes to.
-	Bootstrap Bootstrap
+	// Cluster is what the launch templates' user data joins nodes to
+	// (a *ClusterDiscovery).
+	Cluster Cluster
 	// Pricing is the Price List API for on-demand prices; nil, or when
 	// it fails, the embedded catalog's table for the region.
 	Pricing Pricing
@@ -91,8 +98,8 @@ type Provider struct {
 // New returns a provider calling api. Its catalog loads on first use
 // (Refresh reloads it).
 func New(api EC2, opts Options) (*Provider, error) {
-	if api == nil || opts.Clock == nil || opts.NodeClasses == nil || opts.Region == "" || opts.ClusterName == "" {
-		return nil, errors.New("aws provider needs an EC2 client, a clock, node classes, a region and a cluster name")
+	if api == nil || opts.Clock == nil || opts.NodeClasses == nil || opts.Cluster == nil || opts.Region == "" || opts.ClusterName == "" {
+		return nil, errors.New("aws provider needs an EC2 client, a clock, node classes, the cluster, a region and a cluster name")
 	}
 	return &Provider{ec2: api, opts: opts, templates: map[string]time.Time{}, notices: map[noticeKey]cloudprovider.InterruptionNotice{}}, nil
 }

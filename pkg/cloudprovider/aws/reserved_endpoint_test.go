@@ -59,9 +59,9 @@ func newReservedEnv(t *testing.T, opts ec2endpoint.Options) *reservedEnv {
 		},
 	}}
 	opts.Clock, opts.ClusterName = clk, "reserved"
-	api := endpoint(t, opts)
+	api, cluster := endpoint(t, opts)
 	class := readyNodeClass(t, api, "reserved")
-	p, err := aws.New(api, aws.Options{Region: "us-west-2", ClusterName: "reserved", Clock: clk, NodeClasses: nodeClasses{class.Name: class}})
+	p, err := aws.New(api, aws.Options{Region: "us-west-2", ClusterName: "reserved", Clock: clk, NodeClasses: nodeClasses{class.Name: class}, Cluster: cluster})
 	if err != nil {
 		t.Fatal(err)
 	}

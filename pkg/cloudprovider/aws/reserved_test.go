@@ -66,7 +66,8 @@ func TestFleetRequestPerReservationKind(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			api := &templates{}
-			p, err := New(api, Options{Region: "us-west-2", ClusterName: "prod", Clock: clocktesting.NewFakeClock(time.Now()), NodeClasses: noClasses{}})
+			p, err := New(api, Options{Region: "us-west-2", ClusterName: "prod", Clock: clocktesting.NewFakeClock(time.Now()), NodeClasses: noClasses{},
+				Cluster: KnownCluster{Endpoint: "https://prod.eks.test", CABundle: "Q0E=", ServiceCIDR: "172.20.0.0/16"}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -207,7 +208,8 @@ func (f *unexpected) TerminateInstances(_ context.Context, in *ec2.TerminateInst
 // An instance Capstan cannot tell it asked for is terminated, not leaked.
 func TestUnexpectedFleetResultTerminates(t *testing.T) {
 	api := &unexpected{}
-	p, err := New(api, Options{Region: "us-west-2", ClusterName: "prod", Clock: clocktesting.NewFakeClock(time.Now()), NodeClasses: noClasses{}})
+	p, err := New(api, Options{Region: "us-west-2", ClusterName: "prod", Clock: clocktesting.NewFakeClock(time.Now()), NodeClasses: noClasses{},
+		Cluster: KnownCluster{Endpoint: "https://prod.eks.test", CABundle: "Q0E=", ServiceCIDR: "172.20.0.0/16"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -92,7 +92,8 @@ func TestFleetClientTokenPerAttempt(t *testing.T) {
 		}),
 	})
 	class := readyNodeClass(t, api, "tokens")
-	p, err := aws.New(api, aws.Options{Region: "us-west-2", ClusterName: "tokens", Clock: clk, NodeClasses: nodeClasses{class.Name: class}})
+	p, err := aws.New(api, aws.Options{Region: "us-west-2", ClusterName: "tokens", Clock: clk, NodeClasses: nodeClasses{class.Name: class},
+		Cluster: aws.KnownCluster{Endpoint: "https://tokens.eks.test", CABundle: "Q0E=", ServiceCIDR: "172.20.0.0/16"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,72 +2,105 @@ package aws
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 
+	nodeadmapi "github.com/awslabs/amazon-eks-ami/nodeadm/api"
+	nodeadm "github.com/awslabs/amazon-eks-ami/nodeadm/api/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
 	awsv1 "github.com/capstan-dev/capstan/api/aws/v1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
 )
 
-// Bootstrap is what nodes join: the cluster's API server, its CA bundle
-// (base64 PEM, as kubeconfigs carry it) and the service CIDR.
-type Bootstrap struct {
-	Endpoint    string
-	CABundle    string
-	ServiceCIDR string
-}
-
 // UnregisteredTaint keeps pods off a node until Capstan has synced the
 // NodeClaim's labels and taints onto it (the reference's
 // karpenter.sh/unregistered).
 var UnregisteredTaint = corev1.Taint{Key: "karpenter.sh/unregistered", Effect: corev1.TaintEffectNoExecute}
 
+// Content types of the MIME parts: nodeadm reads the parts of its own
+// media type (amazon-eks-ami nodeadm/internal/configprovider/userdata.go),
+// cloud-init runs the shell scripts.
+const (
+	contentTypeNodeConfig = "application/" + nodeadmapi.GroupName
+	contentTypeShell      = `text/x-shellscript; charset="us-ascii"`
+)
+
+// nodeUserData is what a launch template's user data says beyond the
+// NodeClass: the cluster the node joins and the kubelet's maxPods, the
+// pod limit Capstan computed for the template's instance types (the
+// reference passes it always, so the node never falls back to the AMI's
+// own table).
+type nodeUserData struct {
+	cluster   string
+	bootstrap Bootstrap
+	maxPods   int32
+}
+
 // userData is the launch template's user data (base64) joining a node of
 // nc's NodePool to the cluster, for the NodeClass's AMI family, merged
-// with the NodeClass's own userData: AL2023 (nodeadm NodeConfig with the
-// NodeClass's whole kubelet configuration, MIME multi-part after the
-// user's parts), AL2 (bootstrap.sh after the user's script; of the
-// kubelet settings, maxPods), Bottlerocket (TOML settings with maxPods;
-// the user's TOML is not merged yet) and Custom (the user's user data
-// alone).
-func userData(b Bootstrap, cluster string, nc *v1.NodeClaim, class *awsv1.EC2NodeClass) (string, error) {
+// with the NodeClass's own userData, as the reference builds it
+// (pkg/providers/amifamily/bootstrap): AL2023, a MIME multi-part document
+// of the user's parts and a nodeadm NodeConfig; AL2, a MIME multi-part
+// document of the user's parts and a bootstrap.sh script; Bottlerocket,
+// TOML settings (the user's TOML is not merged yet); Custom, the user's
+// user data alone. The bootstrap has what the family needs (Missing).
+func userData(n nodeUserData, nc *v1.NodeClaim, class *awsv1.EC2NodeClass) (string, error) {
 	own := ""
 	if class.Spec.UserData != nil {
 		own = *class.Spec.UserData
 	}
 	labels := map[string]string{v1.NodePoolLabelKey: nc.Labels[v1.NodePoolLabelKey]}
 	taints := append(append([]corev1.Taint{UnregisteredTaint}, nc.Spec.Taints...), nc.Spec.StartupTaints...)
-	var k awsv1.KubeletConfiguration
-	if class.Spec.Kubelet != nil {
-		k = *class.Spec.Kubelet
-	}
+	k := kubeletConfig(class.Spec.Kubelet, n)
 	var out string
+	var err error
 	switch family := class.AMIFamily(); family {
 	case awsv1.AMIFamilyCustom:
 		out = own
 	case awsv1.AMIFamilyAL2023:
-		cfg, err := nodeConfig(b, cluster, labels, taints, k)
-		if err != nil {
-			return "", err
+		var cfg string
+		if cfg, err = nodeConfig(n, labels, taints, k); err == nil {
+			out, err = mergeMIME(own, contentTypeNodeConfig, part{contentTypeNodeConfig, cfg})
 		}
-		out = mime(own, cfg)
 	case awsv1.AMIFamilyAL2:
-		out = bootstrapScript(b, cluster, labels, taints, k, own)
+		out, err = mergeMIME(own, contentTypeShell, part{contentTypeShell, bootstrapScript(n, labels, taints, k)})
 	case awsv1.AMIFamilyBottlerocket:
 		if own != "" {
 			return "", errors.New("merging userData into Bottlerocket settings is not supported yet")
 		}
-		out = bottlerocket(b, cluster, labels, taints, k)
+		out, err = bottlerocket(n, labels, taints, k)
 	default:
 		return "", fmt.Errorf("AMI family %s is not supported yet", family)
 	}
+	if err != nil {
+		return "", err
+	}
 	return base64.StdEncoding.EncodeToString([]byte(out)), nil
+}
+
+// kubeletConfig is the NodeClass's kubelet configuration with what the
+// reference always adds: maxPods, and clusterDNS from the cluster's
+// kube-dns Service unless the NodeClass names its own.
+func kubeletConfig(spec *awsv1.KubeletConfiguration, n nodeUserData) awsv1.KubeletConfiguration {
+	var k awsv1.KubeletConfiguration
+	if spec != nil {
+		k = *spec.DeepCopy()
+	}
+	if n.maxPods > 0 {
+		k.MaxPods = &n.maxPods
+	}
+	if len(k.ClusterDNS) == 0 && n.bootstrap.ClusterDNS != "" {
+		k.ClusterDNS = []string{n.bootstrap.ClusterDNS}
+	}
+	return k
 }
 
 func nodeLabels(labels map[string]string) string {
@@ -86,149 +119,75 @@ func nodeTaints(taints []corev1.Taint) string {
 	return strings.Join(parts, ",")
 }
 
-// nodeConfig is AL2023's nodeadm NodeConfig.
-func nodeConfig(b Bootstrap, cluster string, labels map[string]string, taints []corev1.Taint, k awsv1.KubeletConfiguration) (string, error) {
-	config := map[string]any{}
-	if k.MaxPods != nil {
-		config["maxPods"] = *k.MaxPods
+// nodeConfig is AL2023's nodeadm NodeConfig, built with nodeadm's own
+// types: the cluster's coordinates (the CA decoded: the type holds the
+// bytes and marshals them base64 again), the kubelet configuration
+// (KubeletConfiguration v1beta1 keys, which awsv1's JSON names are, plus
+// registerWithTaints) and the labels as a flag, as the reference writes
+// it (bootstrap/nodeadm.go).
+func nodeConfig(n nodeUserData, labels map[string]string, taints []corev1.Taint, k awsv1.KubeletConfiguration) (string, error) {
+	ca, err := base64.StdEncoding.DecodeString(n.bootstrap.CABundle)
+	if err != nil {
+		return "", fmt.Errorf("decoding the cluster's CA bundle, %w", err)
 	}
-	if k.PodsPerCore != nil {
-		config["podsPerCore"] = *k.PodsPerCore
+	config, err := rawFields(k)
+	if err != nil {
+		return "", err
 	}
-	if len(k.ClusterDNS) > 0 {
-		config["clusterDNS"] = k.ClusterDNS
+	if config["registerWithTaints"], err = rawJSON(taints); err != nil {
+		return "", err
 	}
-	if len(k.KubeReserved) > 0 {
-		config["kubeReserved"] = k.KubeReserved
-	}
-	if len(k.SystemReserved) > 0 {
-		config["systemReserved"] = k.SystemReserved
-	}
-	if len(k.EvictionHard) > 0 {
-		config["evictionHard"] = k.EvictionHard
-	}
-	if len(k.EvictionSoft) > 0 {
-		config["evictionSoft"] = k.EvictionSoft
-		config["evictionSoftGracePeriod"] = k.EvictionSoftGracePeriod
-	}
-	if k.EvictionMaxPodGracePeriod != nil {
-		config["evictionMaxPodGracePeriod"] = *k.EvictionMaxPodGracePeriod
-	}
-	if k.ImageGCHighThresholdPercent != nil {
-		config["imageGCHighThresholdPercent"] = *k.ImageGCHighThresholdPercent
-	}
-	if k.ImageGCLowThresholdPercent != nil {
-		config["imageGCLowThresholdPercent"] = *k.ImageGCLowThresholdPercent
-	}
-	if k.CPUCFSQuota != nil {
-		config["cpuCFSQuota"] = *k.CPUCFSQuota
-	}
-	doc := map[string]any{
-		"apiVersion": "node.eks.aws/v1alpha1", "kind": "NodeConfig",
-		"spec": map[string]any{
-			"cluster": map[string]any{"name": cluster, "apiServerEndpoint": b.Endpoint, "certificateAuthority": b.CABundle, "cidr": b.ServiceCIDR},
-			"kubelet": map[string]any{"config": config, "flags": []string{"--node-labels=" + nodeLabels(labels), "--register-with-taints=" + nodeTaints(taints)}},
+	cfg := nodeadm.NodeConfig{
+		TypeMeta: metav1.TypeMeta{APIVersion: nodeadm.GroupVersion.String(), Kind: nodeadmapi.KindNodeConfig},
+		Spec: nodeadm.NodeConfigSpec{
+			Cluster: nodeadm.ClusterDetails{Name: n.cluster, APIServerEndpoint: n.bootstrap.Endpoint, CertificateAuthority: ca, CIDR: n.bootstrap.ServiceCIDR},
+			Kubelet: nodeadm.KubeletOptions{Config: config, Flags: []string{"--node-labels=" + nodeLabels(labels)}},
 		},
 	}
-	raw, err := yaml.Marshal(doc)
+	raw, err := yaml.Marshal(cfg)
 	if err != nil {
 		return "", fmt.Errorf("writing the nodeadm config, %w", err)
 	}
 	return string(raw), nil
 }
 
-const boundary = "//"
-
-// mime is a MIME multi-part document: the user's user data (its parts
-// when it is multi-part itself, else one part), then the NodeConfig.
-func mime(own, nodeConfig string) string {
-	var b strings.Builder
-	b.WriteString("MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"" + boundary + "\"\n\n")
-	part := func(contentType, body string) {
-		b.WriteString("--" + boundary + "\nContent-Type: " + contentType + "\n\n" + strings.TrimRight(body, "\n") + "\n\n")
+// rawFields are v's JSON fields, each as its own raw value.
+func rawFields(v any) (map[string]runtime.RawExtension, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("writing the kubelet configuration, %w", err)
 	}
-	if own != "" {
-		if parts, ok := mimeParts(own); ok {
-			for _, p := range parts {
-				b.WriteString("--" + boundary + "\n" + strings.TrimRight(p, "\n") + "\n\n")
-			}
-		} else {
-			ct := "application/node.eks.aws"
-			if strings.HasPrefix(own, "#!") {
-				ct = "text/x-shellscript; charset=\"us-ascii\""
-			}
-			part(ct, own)
-		}
+	out := map[string]runtime.RawExtension{}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, fmt.Errorf("splitting the kubelet configuration, %w", err)
 	}
-	part("application/node.eks.aws", nodeConfig)
-	b.WriteString("--" + boundary + "--\n")
-	return b.String()
+	return out, nil
 }
 
-// mimeParts are the parts (headers and body) of a MIME multi-part
-// document; false when ud is not one.
-func mimeParts(ud string) ([]string, bool) {
-	const marker = "boundary=\""
-	i := strings.Index(ud, marker)
-	if !strings.HasPrefix(ud, "MIME-Version:") || i < 0 {
-		return nil, false
+func rawJSON(v any) (runtime.RawExtension, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return runtime.RawExtension{}, fmt.Errorf("writing %T, %w", v, err)
 	}
-	rest := ud[i+len(marker):]
-	end := strings.Index(rest, "\"")
-	if end < 0 {
-		return nil, false
-	}
-	delim := "--" + rest[:end]
-	var parts []string
-	for _, chunk := range strings.Split(ud, delim)[1:] {
-		chunk = strings.TrimLeft(chunk, "\n")
-		if strings.HasPrefix(chunk, "--") || strings.TrimSpace(chunk) == "" {
-			continue
-		}
-		parts = append(parts, chunk)
-	}
-	return parts, true
+	return runtime.RawExtension{Raw: raw}, nil
 }
 
-// bootstrapScript is AL2's: the user's script, then bootstrap.sh.
-func bootstrapScript(b Bootstrap, cluster string, labels map[string]string, taints []corev1.Taint, k awsv1.KubeletConfiguration, own string) string {
+// bootstrapScript is AL2's bootstrap.sh call, with the arguments the
+// reference passes (bootstrap/eksbootstrap.go): the cluster, its
+// endpoint and CA, the cluster DNS address, and the kubelet's labels,
+// taints and maxPods (--use-max-pods false keeps bootstrap.sh from
+// writing its own).
+func bootstrapScript(n nodeUserData, labels map[string]string, taints []corev1.Taint, k awsv1.KubeletConfiguration) string {
+	var s strings.Builder
+	fmt.Fprintf(&s, "#!/bin/bash -xe\n/etc/eks/bootstrap.sh '%s' --apiserver-endpoint '%s' --b64-cluster-ca '%s'", n.cluster, n.bootstrap.Endpoint, n.bootstrap.CABundle)
+	if len(k.ClusterDNS) > 0 {
+		fmt.Fprintf(&s, " --dns-cluster-ip '%s'", k.ClusterDNS[0])
+	}
 	args := "--node-labels=" + nodeLabels(labels) + " --register-with-taints=" + nodeTaints(taints)
 	if k.MaxPods != nil {
+		s.WriteString(" --use-max-pods false")
 		args += fmt.Sprintf(" --max-pods=%d", *k.MaxPods)
 	}
-	script := fmt.Sprintf("/etc/eks/bootstrap.sh '%s' --apiserver-endpoint '%s' --b64-cluster-ca '%s' --kubelet-extra-args '%s'\n", cluster, b.Endpoint, b.CABundle, args)
-	if own == "" {
-		return "#!/bin/bash -xe\n" + script
-	}
-	return strings.TrimRight(own, "\n") + "\n" + script
-}
-
-// bottlerocket is Bottlerocket's TOML settings.
-func bottlerocket(b Bootstrap, cluster string, labels map[string]string, taints []corev1.Taint, k awsv1.KubeletConfiguration) string {
-	var s strings.Builder
-	fmt.Fprintf(&s, "[settings.kubernetes]\ncluster-name = %q\napi-server = %q\ncluster-certificate = %q\n", cluster, b.Endpoint, b.CABundle)
-	if k.MaxPods != nil {
-		fmt.Fprintf(&s, "max-pods = %d\n", *k.MaxPods)
-	}
-	s.WriteString("\n[settings.kubernetes.node-labels]\n")
-	for _, key := range slices.Sorted(maps.Keys(labels)) {
-		fmt.Fprintf(&s, "%q = %q\n", key, labels[key])
-	}
-	s.WriteString("\n[settings.kubernetes.node-taints]\n")
-	byKey := map[string][]string{}
-	for _, t := range taints {
-		byKey[t.Key] = append(byKey[t.Key], strings.TrimPrefix(t.Value+":"+string(t.Effect), ":"))
-	}
-	for _, key := range slices.Sorted(maps.Keys(byKey)) {
-		fmt.Fprintf(&s, "%q = [%s]\n", key, quoteAll(byKey[key]))
-	}
+	fmt.Fprintf(&s, " --kubelet-extra-args '%s'\n", args)
 	return s.String()
-}
-
-func quoteAll(values []string) string {
-	quoted := make([]string, len(values))
-	for i, v := range values {
-		quoted[i] = fmt.Sprintf("%q", v)
-	}
-	return strings.Join(quoted, ", ")
 }

@@ -22,6 +22,7 @@ import (
 
 	awsv1 "github.com/capstan-dev/capstan/api/aws/v1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	awsprovider "github.com/capstan-dev/capstan/pkg/cloudprovider/aws"
 )
 
 // Name is the controller's name in logs and metrics.
@@ -44,6 +45,9 @@ type Options struct {
 	// spec.role (InstanceProfileName) and tag them.
 	ClusterName string
 	Region      string
+	// Cluster is what nodes join; a class whose AMI family needs what it
+	// cannot tell is not valid (ReasonClusterResolutionFailed).
+	Cluster awsprovider.Cluster
 }
 
 // Controller keeps EC2NodeClass status in step with EC2.
@@ -58,6 +62,7 @@ type Controller struct {
 	notReady          time.Duration
 	clusterName       string
 	region            string
+	cluster           awsprovider.Cluster
 }
 
 // New returns the EC2NodeClass status controller. c reads EC2NodeClasses
@@ -77,7 +82,7 @@ func New(c client.Client, api EC2, iamAPI IAM, clk clock.Clock, recorder events.
 	}
 	return &Controller{client: c, ec2: api, iam: iamAPI, clock: clk, recorder: recorder,
 		kubernetesVersion: opts.KubernetesVersion, refresh: refresh, notReady: notReady,
-		clusterName: opts.ClusterName, region: opts.Region}
+		clusterName: opts.ClusterName, region: opts.Region, cluster: opts.Cluster}
 }
 
 // Register adds the controller to mgr. Status-only updates (its own
@@ -137,6 +142,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	now := c.clock.Now()
 	found := Gather(ctx, c.ec2, nc, c.kubernetesVersion)
+	found.Bootstrap, found.BootstrapErr = c.cluster.Bootstrap(ctx)
 	if nc.Spec.Role != "" && (nc.Spec.InstanceProfile == nil || *nc.Spec.InstanceProfile == "") {
 		found.InstanceProfile, found.InstanceProfileErr = EnsureInstanceProfile(ctx, c.iam, nc, c.clusterName, c.region)
 	}

@@ -85,7 +85,7 @@ func TestEC2NodeClassWithManager(t *testing.T) {
 	ctx := context.Background()
 	clk := clocktesting.NewFakeClock(start)
 	startManager(t, func(mgr manager.Manager) error {
-		return New(mgr.GetClient(), account(), nil, clk, mgr.GetEventRecorder("test"), Options{KubernetesVersion: "v1.30.4"}).Register(mgr)
+		return New(mgr.GetClient(), account(), nil, clk, mgr.GetEventRecorder("test"), Options{KubernetesVersion: "v1.30.4", Cluster: flagsOnly}).Register(mgr)
 	})
 	nc := ec2NodeClass()
 	create(t, nc)
@@ -125,7 +125,7 @@ func TestReconcileMissingSubnet(t *testing.T) {
 	clk := clocktesting.NewFakeClock(start)
 	api := account()
 	recorder := events.NewFakeRecorder(10)
-	c := New(env.Client, api, nil, clk, recorder, Options{KubernetesVersion: "1.30"})
+	c := New(env.Client, api, nil, clk, recorder, Options{KubernetesVersion: "1.30", Cluster: flagsOnly})
 	nc := ec2NodeClass(func(nc *awsv1.EC2NodeClass) {
 		nc.Spec.SubnetSelectorTerms = []awsv1.SubnetSelectorTerm{{Tags: map[string]string{"team": "ml"}}}
 	})

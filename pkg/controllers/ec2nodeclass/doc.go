@@ -66,6 +66,12 @@
 //     profile per role and garbage-collects the old ones, so running
 //     instances keep their role. Capstan's swap changes the role of the
 //     instances already running with the profile.
+//   - A class whose AMI family's user data needs what the cluster's
+//     discovery (Options.Cluster: the flags, eks:DescribeCluster) cannot
+//     tell is ValidationSucceeded False (ReasonClusterResolutionFailed),
+//     so nothing launches from it: the reference's
+//     ClusterCIDRResolutionFailed, here for the API server endpoint and CA
+//     as well, since the reference exits at startup without them.
 //   - Fields the API accepts but the provider does not honour yet
 //     (Unsupported: instanceStorePolicy, an AMI term's ssmParameter,
 //     userData with the Bottlerocket family) make ValidationSucceeded

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	awsv1 "github.com/capstan-dev/capstan/api/aws/v1"
+	awsprovider "github.com/capstan-dev/capstan/pkg/cloudprovider/aws"
 )
 
 // Condition reasons. A True condition's reason is its type.
@@ -30,6 +31,11 @@ const (
 	// instance profile that failed otherwise (AccessDenied, ...).
 	ReasonInstanceProfileCreationFailed = "InstanceProfileCreationFailed"
 	ReasonUnsupportedField              = "UnsupportedField"
+	// ReasonClusterResolutionFailed is a class whose AMI family's user
+	// data needs what the cluster's discovery cannot tell (the
+	// reference's ClusterCIDRResolutionFailed, for the endpoint and CA
+	// too).
+	ReasonClusterResolutionFailed = "ClusterResolutionFailed"
 	// ReasonDescribeFailed is an EC2 call that failed before the part's
 	// condition was ever resolved for the current spec.
 	ReasonDescribeFailed = "DescribeFailed"
@@ -60,6 +66,11 @@ type Found struct {
 	// Empty with spec.instanceProfile.
 	InstanceProfile    string
 	InstanceProfileErr error
+
+	// Bootstrap is what nodes join as far as it is known, BootstrapErr
+	// why the rest is not (ClusterDiscovery.Bootstrap).
+	Bootstrap    awsprovider.Bootstrap
+	BootstrapErr error
 }
 
 // FoundImages are the images one ImageQuery returned.
@@ -160,7 +171,7 @@ func Resolve(nc *awsv1.EC2NodeClass, found Found, now time.Time) awsv1.EC2NodeCl
 		conditions = append(conditions, c)
 	}
 
-	conditions = append(conditions, validation(spec))
+	conditions = append(conditions, validation(nc, found))
 	conditions = append(conditions, ready(conditions))
 	for _, c := range conditions {
 		c.ObservedGeneration = nc.Generation
@@ -235,9 +246,19 @@ func resolveSecurityGroups(terms []awsv1.SecurityGroupSelectorTerm, found []ec2t
 	return out, trueCondition(awsv1.ConditionTypeSecurityGroupsReady, "")
 }
 
-func validation(spec awsv1.EC2NodeClassSpec) metav1.Condition {
-	fields := Unsupported(spec)
+// validation is ValidationSucceeded: False for fields Capstan does not
+// honour yet, or when the user data of the class's AMI family needs
+// what the cluster's discovery cannot tell.
+func validation(nc *awsv1.EC2NodeClass, found Found) metav1.Condition {
+	fields := Unsupported(nc.Spec)
 	if len(fields) == 0 {
+		if missing := found.Bootstrap.Missing(nc.AMIFamily()); len(missing) > 0 {
+			msg := fmt.Sprintf("%s user data needs the cluster's %s, which could not be discovered; set the flags or allow eks:DescribeCluster on the cluster", nc.AMIFamily(), strings.Join(missing, ", "))
+			if found.BootstrapErr != nil {
+				msg += ": " + found.BootstrapErr.Error()
+			}
+			return falseCondition(awsv1.ConditionTypeValidationSucceeded, ReasonClusterResolutionFailed, msg)
+		}
 		return trueCondition(awsv1.ConditionTypeValidationSucceeded, "")
 	}
 	them := "it"

@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	awsv1 "github.com/capstan-dev/capstan/api/aws/v1"
+	awsprovider "github.com/capstan-dev/capstan/pkg/cloudprovider/aws"
 )
 
 // goodClass selects what goodFound holds; generation 3.
@@ -36,6 +37,7 @@ func goodFound() Found {
 		Subnets:        []ec2types.Subnet{subnet("subnet-a", "us-west-2a", "usw2-az1", 100)},
 		SecurityGroups: []ec2types.SecurityGroup{group("sg-2", "nodes")},
 		Images:         []FoundImages{{Images: []ec2types.Image{image("ami-1", "my-ami", fakeAccount, ec2types.ArchitectureValuesX8664, start)}}},
+		Bootstrap:      awsprovider.Bootstrap{Endpoint: "https://api", CABundle: "Q0E=", ServiceCIDR: "172.20.0.0/16"},
 	}
 }
 
@@ -112,11 +114,21 @@ func TestResolveConditions(t *testing.T) {
 		}, allTrueBut("", "", "", "", "",
 			"ValidationSucceeded=False/UnsupportedField: spec.instanceStorePolicy, spec.amiSelectorTerms[1].ssmParameter: accepted by the API but not honoured yet by Capstan's AWS provider; remove them to launch from this EC2NodeClass",
 			"Ready=False/UnsupportedField: ValidationSucceeded=False: spec.instanceStorePolicy, spec.amiSelectorTerms[1].ssmParameter: accepted by the API but not honoured yet by Capstan's AWS provider; remove them to launch from this EC2NodeClass"), 1},
+		{"the cluster's CIDR unknown", func(_ *awsv1.EC2NodeClass, f *Found) {
+			f.Bootstrap.ServiceCIDR, f.BootstrapErr = "", errors.New("describing eks cluster prod, AccessDeniedException")
+		}, allTrueBut("", "", "", "", "",
+			"ValidationSucceeded=False/ClusterResolutionFailed: AL2023 user data needs the cluster's service CIDR (--service-cidr), which could not be discovered; set the flags or allow eks:DescribeCluster on the cluster: describing eks cluster prod, AccessDeniedException",
+			"Ready=False/ClusterResolutionFailed: ValidationSucceeded=False: AL2023 user data needs the cluster's service CIDR (--service-cidr), which could not be discovered; set the flags or allow eks:DescribeCluster on the cluster: describing eks cluster prod, AccessDeniedException"), 1},
+		{"the cluster unknown to a Custom family", func(nc *awsv1.EC2NodeClass, f *Found) {
+			nc.Spec.AMIFamily, f.Bootstrap = ptr.To(awsv1.AMIFamilyCustom), awsprovider.Bootstrap{}
+		}, allTrueBut(), 1},
 		{"an alias Capstan cannot resolve", func(_ *awsv1.EC2NodeClass, f *Found) {
 			f.ImagesErr = &AliasError{Reason: ReasonUnsupportedAlias, Message: "alias al2@latest: no"}
 		}, allTrueBut("", "", "AMIsReady=False/UnsupportedAlias: alias al2@latest: no", "", "", "",
 			"Ready=False/UnsupportedAlias: AMIsReady=False: alias al2@latest: no"), 1},
-		{"an empty spec", func(nc *awsv1.EC2NodeClass, f *Found) { nc.Spec, *f = awsv1.EC2NodeClassSpec{}, Found{} }, []string{
+		{"an empty spec", func(nc *awsv1.EC2NodeClass, f *Found) {
+			nc.Spec, *f = awsv1.EC2NodeClassSpec{}, Found{Bootstrap: goodFound().Bootstrap}
+		}, []string{
 			"SubnetsReady=False/SubnetsNotFound: spec.subnetSelectorTerms is empty",
 			"SecurityGroupsReady=False/SecurityGroupsNotFound: spec.securityGroupSelectorTerms is empty",
 			"AMIsReady=False/AMINotFound: spec.amiSelectorTerms is empty",
@@ -189,7 +201,7 @@ func TestResolveStatus(t *testing.T) {
 	// An hour on, the subnet is gone: only SubnetsReady and Ready
 	// transition.
 	nc.Status = first
-	later := Resolve(nc, Found{SecurityGroups: goodFound().SecurityGroups, Images: goodFound().Images}, start.Add(time.Hour))
+	later := Resolve(nc, Found{SecurityGroups: goodFound().SecurityGroups, Images: goodFound().Images, Bootstrap: goodFound().Bootstrap}, start.Add(time.Hour))
 	for _, c := range later.Conditions {
 		moved := c.Type == awsv1.ConditionTypeSubnetsReady || c.Type == awsv1.ConditionTypeReady
 		at := start

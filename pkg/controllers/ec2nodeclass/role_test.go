@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -22,6 +23,7 @@ import (
 	awsv1 "github.com/capstan-dev/capstan/api/aws/v1"
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	awsprovider "github.com/capstan-dev/capstan/pkg/cloudprovider/aws"
 	"github.com/capstan-dev/capstan/pkg/test"
 	"github.com/capstan-dev/capstan/test/ec2endpoint"
 )
@@ -32,13 +34,14 @@ type endpoint struct {
 	server *ec2endpoint.Server
 	ec2    *ec2.Client
 	iam    *iam.Client
+	eks    *eks.Client
 }
 
 func startEndpoint(t *testing.T) endpoint {
 	t.Helper()
 	s, err := ec2endpoint.New(ec2endpoint.Options{ClusterName: "test", Profile: &simv1alpha1.CloudProfile{Spec: simv1alpha1.CloudProfileSpec{
 		Region: "us-west-2", Zones: []string{"us-west-2a", "us-west-2b"}, Style: simv1alpha1.CloudStyleAWS,
-	}}})
+	}}, ClusterEndpoint: "https://test.eks.test", ClusterCABundle: "Q0E="})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +55,14 @@ func startEndpoint(t *testing.T) endpoint {
 			RetryMaxAttempts: 1, HTTPClient: ec2endpoint.NewHTTPClient()}),
 		iam: iam.New(iam.Options{Region: "us-west-2", BaseEndpoint: aws.String(hs.URL), Credentials: creds,
 			RetryMaxAttempts: 1, HTTPClient: ec2endpoint.NewHTTPClient()}),
+		eks: eks.New(eks.Options{Region: "us-west-2", BaseEndpoint: aws.String(hs.URL), Credentials: creds,
+			RetryMaxAttempts: 1, HTTPClient: ec2endpoint.NewHTTPClient()}),
 	}
+}
+
+// discovery discovers cluster through the endpoint's EKS.
+func (e endpoint) discovery(cluster string) *awsprovider.ClusterDiscovery {
+	return &awsprovider.ClusterDiscovery{EKS: e.eks, Name: cluster, Services: env.Client, Clock: clocktesting.NewFakeClock(start)}
 }
 
 // roleClass is an EC2NodeClass selecting the endpoint's subnets, groups
@@ -61,7 +71,10 @@ func roleClass(role string) *awsv1.EC2NodeClass {
 	return ec2NodeClass(func(nc *awsv1.EC2NodeClass) { nc.Spec.InstanceProfile, nc.Spec.Role = nil, role })
 }
 
-var roleOptions = Options{KubernetesVersion: ec2endpoint.DefaultKubernetesVersion, ClusterName: "test", Region: "us-west-2"}
+// roleOptions are the controller's options with e's cluster.
+func roleOptions(e endpoint) Options {
+	return Options{KubernetesVersion: ec2endpoint.DefaultKubernetesVersion, ClusterName: "test", Region: "us-west-2", Cluster: e.discovery("test")}
+}
 
 // profiles are the endpoint's instance profiles by name.
 func profiles(e endpoint) map[string]ec2endpoint.InstanceProfile {
@@ -83,7 +96,7 @@ func TestRoleWithManager(t *testing.T) {
 	ctx := context.Background()
 	e := startEndpoint(t)
 	startManager(t, func(mgr manager.Manager) error {
-		return New(mgr.GetClient(), e.ec2, e.iam, clocktesting.NewFakeClock(start), mgr.GetEventRecorder("test"), roleOptions).Register(mgr)
+		return New(mgr.GetClient(), e.ec2, e.iam, clocktesting.NewFakeClock(start), mgr.GetEventRecorder("test"), roleOptions(e)).Register(mgr)
 	})
 	nc := roleClass("KarpenterNodeRole-test")
 	nc.Spec.Tags = map[string]string{"team": "ml"}
@@ -168,7 +181,7 @@ func TestReconcileRoleAndInstanceProfile(t *testing.T) {
 	g := test.NewGomega(t)
 	ctx := context.Background()
 	e := startEndpoint(t)
-	c := New(env.Client, e.ec2, e.iam, clocktesting.NewFakeClock(start), events.NewFakeRecorder(10), roleOptions)
+	c := New(env.Client, e.ec2, e.iam, clocktesting.NewFakeClock(start), events.NewFakeRecorder(10), roleOptions(e))
 
 	plain := ec2NodeClass()
 	create(t, plain)
@@ -215,7 +228,7 @@ func TestReconcileRoleAndInstanceProfile(t *testing.T) {
 	g.Expect(e.server.InstanceProfiles()).To(gomega.BeEmpty())
 
 	// No IAM client.
-	noIAM := New(env.Client, e.ec2, nil, clocktesting.NewFakeClock(start), events.NewFakeRecorder(10), roleOptions)
+	noIAM := New(env.Client, e.ec2, nil, clocktesting.NewFakeClock(start), events.NewFakeRecorder(10), roleOptions(e))
 	other := roleClass("capstan-node-role")
 	create(t, other)
 	req = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(other)}

@@ -4,7 +4,6 @@ package aws
 
 import (
 	"context"
-	"encoding/base64"
 	"flag"
 	"fmt"
 	"os"
@@ -17,6 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -44,6 +45,9 @@ const clusterName = "capstan-e2e"
 // kube-apiserver built without version stamping (hack/tools.sh builds
 // them so) reports v0.0.0-master, for which EKS publishes no images.
 var kubernetesVersion string
+
+// clusterDNS is the kube-dns Service's address, in test.ServiceCIDR.
+const clusterDNS = "172.20.0.10"
 
 // region is testdata/cloud-profile.yaml's.
 const region = "us-west-2"
@@ -90,6 +94,13 @@ func TestMain(m *testing.M) {
 				return fmt.Errorf("reading the cluster's version, %w", err)
 			}
 			kubernetesVersion = v.GitVersion
+			// The cluster DNS address nodes are given, as EKS's CoreDNS
+			// add-on serves it: the kube-dns Service.
+			dns := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "kube-dns"}, Spec: corev1.ServiceSpec{
+				ClusterIP: clusterDNS, Ports: []corev1.ServicePort{{Name: "dns", Port: 53, Protocol: corev1.ProtocolUDP}}}}
+			if err := c.Client.Create(context.Background(), dns); err != nil {
+				return fmt.Errorf("creating the kube-dns Service, %w", err)
+			}
 			var policies []string
 			if f := os.Getenv(policyEnv); f != "" {
 				policies = append(policies, f)
@@ -113,9 +124,8 @@ func TestMain(m *testing.M) {
 		},
 		Args: func(c *test.Cluster) []string {
 			return []string{"--cloud-provider=aws", "--aws-endpoint=" + url, "--aws-pricing-endpoint=" + url,
-				"--aws-sqs-endpoint=" + url, "--aws-iam-endpoint=" + url, "--interruption-queue=" + clusterName,
+				"--aws-sqs-endpoint=" + url, "--aws-iam-endpoint=" + url, "--aws-eks-endpoint=" + url, "--interruption-queue=" + clusterName,
 				"--aws-region=" + region, "--cluster-name=" + clusterName, "--aws-refresh-interval=10s",
-				"--cluster-endpoint=" + c.Config.Host, "--cluster-ca-bundle=" + base64.StdEncoding.EncodeToString(c.Config.CAData),
 				"--batch-idle-duration=500ms", "--batch-max-duration=2s",
 				"--disruption-poll-interval=1s", "--disruption-validation-delay=2s",
 				"--gc-interval=" + gcInterval.String(), "--gc-grace=" + gcGrace.String(), "--launch-timeout=" + launchTimeout.String()}
