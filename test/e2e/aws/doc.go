@@ -9,8 +9,14 @@
 // Deployment gets exactly the nodes it needs, labelled as EC2's, which
 // are removed and their instances terminated when it scales to zero;
 // spot that is out everywhere falls back to on-demand; a capacity
-// reservation is filled first and never over-booked; and an instance
-// launched with the cluster's tags but no NodeClaim is garbage-collected.
+// reservation is filled first and never over-booked; an instance
+// launched with the cluster's tags but no NodeClaim is garbage-collected;
+// a spot interruption warning sent to the endpoint's SQS queue replaces
+// the node; a launch the cloud refuses for a configuration reason is
+// retried with backoff, deleted at the launch timeout and succeeds once
+// the cause is gone. The controller discovers the cluster it joins nodes
+// to through the endpoint's eks:DescribeCluster, and the endpoint
+// registers a Node only for user data the node's own software accepts.
 // The independent invariant checker (test/invariants) watches every
 // scenario's pods and NodeClaims (reservation slots, Pending time); the
 // cloud's inventory is compared with the NodeClaims by the scenarios
@@ -21,8 +27,4 @@
 // (docs/iam), the endpoint refuses the controller's requests as IAM would
 // under that policy; the scenarios' own calls sign as the endpoint's
 // administrator. `make e2e` runs the suite once under each policy.
-//
-// Interruptions are not covered: the provider does not read the
-// endpoint's SQS interruption queue yet (Provider.Interruptions reports
-// none, and the controller has no queue flag).
 package aws
