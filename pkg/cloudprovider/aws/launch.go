@@ -82,6 +82,7 @@ func (p *Provider) Create(ctx context.Context, nc *v1.NodeClaim) (*v1.NodeClaim,
 			return nil, p.unexpectedFleetResult(ctx, nc, inst)
 		}
 		p.booked(cand)
+		p.markFailed(nc, out.Errors, byOverride)
 		return p.created(nc, class, cand, inst.InstanceIds[0]), nil
 	}
 	return nil, fleetErrors(nc, out.Errors, byOverride)
@@ -224,6 +225,18 @@ func fleetErrors(nc *v1.NodeClaim, errs []ec2types.CreateFleetError, byOverride 
 		out = append(out, cloudprovider.OfferingError{Offering: cand.Offering.Key(cand.InstanceType.Name), Code: code, Message: msg})
 	}
 	return cloudprovider.NewLaunchError(out, fmt.Errorf("launching nodeclaim %s", nc.Name))
+}
+
+// markFailed marks unavailable the offerings a fleet that launched found
+// without capacity (and spot, for a spot-only code), as the reference
+// does whatever the fleet's outcome (instance.go
+// updateUnavailableOfferingsCache): the launch succeeded, so no error
+// carries them to the caller's cache.
+func (p *Provider) markFailed(nc *v1.NodeClaim, errs []ec2types.CreateFleetError, byOverride map[string]cloudprovider.LaunchCandidate) {
+	if len(errs) == 0 || p.opts.Unavailable == nil {
+		return
+	}
+	p.opts.Unavailable.MarkFromError(fleetErrors(nc, errs, byOverride))
 }
 
 // apiCreateError is a failed EC2 call as a launch error: a refusal with

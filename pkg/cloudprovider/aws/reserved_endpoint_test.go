@@ -288,3 +288,46 @@ func TestCapacityBlockExpiresAsItsNodesDrain(t *testing.T) {
 		t.Errorf("reclaim lead + drain lead = %s, want the expiring period %s", got, ec2nodeclass.CapacityBlockExpiringPeriod)
 	}
 }
+
+// A fleet that launches after an offering failed for capacity marks that
+// offering unavailable: the launch succeeds, so only the provider can.
+// c5.large is the cheaper on-demand type and has no capacity; m5.large
+// launches in the same answer.
+func TestLaunchMarksCapacityErrorsBesideTheInstance(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakeClock(start)
+	empty := func(zone string) simv1alpha1.CapacityPool {
+		return simv1alpha1.CapacityPool{InstanceType: "c5.large", Zone: zone, CapacityType: v1.CapacityTypeOnDemand, Count: 0}
+	}
+	opts := ec2endpoint.Options{Clock: clk, ClusterName: "marks", Profile: &simv1alpha1.CloudProfile{Spec: simv1alpha1.CloudProfileSpec{
+		Region: "us-west-2", Zones: []string{"us-west-2a"}, Style: simv1alpha1.CloudStyleAWS,
+		LaunchLatency: metav1.Duration{Duration: 2 * time.Second},
+		Capacity:      []simv1alpha1.CapacityPool{empty("us-west-2a")},
+	}}}
+	api, cluster := endpoint(t, opts)
+	class := readyNodeClass(t, api, "marks")
+	unavailable := cloudprovider.NewUnavailableOfferings(clk, 0)
+	p, err := aws.New(api, aws.Options{Region: "us-west-2", ClusterName: "marks", Clock: clk, NodeClasses: nodeClasses{class.Name: class}, Cluster: cluster, Unavailable: unavailable})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc := &v1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "nc-1", UID: "uid-nc-1", Labels: map[string]string{v1.NodePoolLabelKey: "marks"}}}
+	nc.Spec.NodeClassRef = &v1.NodeClassReference{Group: awsv1.Group, Kind: aws.NodeClassKind, Name: class.Name}
+	nc.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{
+		requirement(v1.LabelInstanceType, "c5.large", "m5.large"), requirement(v1.CapacityTypeLabelKey, v1.CapacityTypeOnDemand),
+	}
+	got, err := p.Create(context.Background(), nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Labels[v1.LabelInstanceType] != "m5.large" {
+		t.Fatalf("launched %s, want m5.large after c5.large failed", got.Labels[v1.LabelInstanceType])
+	}
+	key := cloudprovider.OfferingKey{CapacityType: v1.CapacityTypeOnDemand, InstanceType: "c5.large", Zone: "us-west-2a"}
+	if reason, ok := unavailable.Reason(key); !ok || reason != string(cloudprovider.CodeInsufficientInstanceCapacity) {
+		t.Errorf("%s marked %t (%q), want marked InsufficientInstanceCapacity", key, ok, reason)
+	}
+	if unavailable.IsUnavailable(cloudprovider.OfferingKey{CapacityType: v1.CapacityTypeOnDemand, InstanceType: "m5.large", Zone: "us-west-2a"}) {
+		t.Error("the launched offering is marked unavailable")
+	}
+}

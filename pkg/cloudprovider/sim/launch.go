@@ -76,9 +76,14 @@ func (c *Cloud) Create(ctx context.Context, nc *v1.NodeClaim) (*v1.NodeClaim, er
 		if ct == v1.CapacityTypeSpot {
 			c.orderLocked(cands, AllocationPriceCapacityOptimized)
 		}
-		inst, cand, _, err := c.launchLocked(ctx, launch{nc: nc, nodeClass: nodeClass, now: now}, cands, nil)
+		inst, cand, failed, err := c.launchLocked(ctx, launch{nc: nc, nodeClass: nodeClass, now: now}, cands, nil)
 		if err != nil {
 			return nil, err
+		}
+		// What failed for capacity before the launch is marked as a failed
+		// launch's would be: no error carries it to the caller's cache.
+		if len(failed) > 0 && c.opts.Unavailable != nil {
+			c.opts.Unavailable.MarkFromError(cloudprovider.NewLaunchError(failed, nil))
 		}
 		return c.launchedClaim(inst, cand.it, nc), nil
 	}

@@ -160,3 +160,37 @@ func TestLaunchCarriesZoneID(t *testing.T) {
 		})
 	}
 }
+
+// A launch that succeeds after an offering failed for capacity marks that
+// offering, as a failed launch's error would: c5.large, the cheaper
+// on-demand type, has no capacity and m5.large launches.
+func TestLaunchMarksCapacityErrorsBesideTheInstance(t *testing.T) {
+	p := profile(simv1alpha1.CloudStyleAWS, func(s *simv1alpha1.CloudProfileSpec) {
+		s.Capacity = []simv1alpha1.CapacityPool{{InstanceType: "c5.large", Zone: "us-west-2a", CapacityType: v1.CapacityTypeOnDemand, Count: 0}}
+	})
+	f := newFixture(t, p)
+	u := cloudprovider.NewUnavailableOfferings(f.clock, 0)
+	cat, err := catalog.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cloud, err := sim.New(sim.Options{Profile: p, Catalog: cat, Clock: f.clock, NodeClasses: f.classes, Unavailable: u})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := cloud.Create(context.Background(), claim("nc", in(v1.LabelInstanceType, "c5.large", "m5.large"),
+		in(v1.CapacityTypeLabelKey, v1.CapacityTypeOnDemand), in(v1.LabelZone, "us-west-2a")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := nc.Labels[v1.LabelInstanceType]; got != "m5.large" {
+		t.Fatalf("launched %s, want m5.large after c5.large failed", got)
+	}
+	key := cloudprovider.OfferingKey{CapacityType: v1.CapacityTypeOnDemand, InstanceType: "c5.large", Zone: "us-west-2a"}
+	if reason, ok := u.Reason(key); !ok || reason != string(cloudprovider.CodeInsufficientInstanceCapacity) {
+		t.Errorf("%s marked %t (%q), want marked InsufficientInstanceCapacity", key, ok, reason)
+	}
+	if u.IsUnavailable(cloudprovider.OfferingKey{CapacityType: v1.CapacityTypeOnDemand, InstanceType: "m5.large", Zone: "us-west-2a"}) {
+		t.Error("the launched offering is marked unavailable")
+	}
+}
