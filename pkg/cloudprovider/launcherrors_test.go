@@ -40,6 +40,7 @@ func TestClassifyLaunchError(t *testing.T) {
 		"InvalidParameterCombination":                       {cloudprovider.LaunchErrorRefused, "InvalidParameterCombination"},
 		"InvalidLaunchTemplateName.NotFoundException":       {cloudprovider.LaunchErrorRefused, "InvalidLaunchTemplateNameNotFoundException"},
 		"InvalidLaunchTemplateId.NotFound":                  {cloudprovider.LaunchErrorRefused, "InvalidLaunchTemplateIdNotFound"},
+		"InvalidLaunchTemplateName.AlreadyExistsException":  {cloudprovider.LaunchErrorRefused, "InvalidLaunchTemplateNameAlreadyExistsException"},
 		"InvalidAMIID.NotFound":                             {cloudprovider.LaunchErrorRefused, "InvalidAMIIDNotFound"},
 		"InvalidSubnetID.NotFound":                          {cloudprovider.LaunchErrorRefused, "InvalidSubnetIDNotFound"},
 		"InvalidGroup.NotFound":                             {cloudprovider.LaunchErrorRefused, "InvalidGroupNotFound"},

@@ -14,17 +14,21 @@ import (
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 )
 
-// EC2's codes for a launch template that does not exist, named by name or
-// by id (the reference's pkg/errors/errors.go lists both as not-found).
-const (
-	codeTemplateNameNotFound = "InvalidLaunchTemplateName.NotFoundException"
-	codeTemplateIDNotFound   = "InvalidLaunchTemplateId.NotFound"
-)
-
 // isTemplateMissing reports a CreateFleet refused because a launch
 // template it names does not exist.
 func isTemplateMissing(err error) bool {
-	return isCode(err, codeTemplateNameNotFound) || isCode(err, codeTemplateIDNotFound)
+	return isCode(err, string(cloudprovider.CodeInvalidLaunchTemplateNameNotFound)) || isCode(err, string(cloudprovider.CodeInvalidLaunchTemplateIDNotFound))
+}
+
+// isTemplateMissingCode reports EC2's codes for a launch template that
+// does not exist, named by name or by id (the reference's
+// pkg/errors/errors.go lists both as not-found).
+func isTemplateMissingCode(code string) bool {
+	switch cloudprovider.LaunchErrorCode(code) {
+	case cloudprovider.CodeInvalidLaunchTemplateNameNotFound, cloudprovider.CodeInvalidLaunchTemplateIDNotFound:
+		return true
+	}
+	return false
 }
 
 // forgetTemplates drops the fleet's launch templates from the cache, so
@@ -39,14 +43,14 @@ func (p *Provider) forgetTemplates(in *ec2.CreateFleetInput) {
 }
 
 // forgetMissingTemplates drops from the cache the launch templates a
-// fleet's per-override errors say do not exist: EC2 answers those with
-// the fleet's other outcomes, and replays the answer to a retry with the
-// same client token, so they are made again on the NodeClaim's next
-// attempt; p.launchMu held.
+// fleet's per-override errors say do not exist: EC2 answers those beside
+// the fleet's other outcomes rather than refusing the call, so they are
+// made again on the NodeClaim's next attempt (each attempt a new request,
+// launch.go's fleet); p.launchMu held.
 func (p *Provider) forgetMissingTemplates(errs []ec2types.CreateFleetError) {
 	for _, e := range errs {
 		code := awssdk.ToString(e.ErrorCode)
-		if lto := e.LaunchTemplateAndOverrides; lto != nil && lto.LaunchTemplateSpecification != nil && (code == codeTemplateNameNotFound || code == codeTemplateIDNotFound) {
+		if lto := e.LaunchTemplateAndOverrides; lto != nil && lto.LaunchTemplateSpecification != nil && isTemplateMissingCode(code) {
 			delete(p.templates, awssdk.ToString(lto.LaunchTemplateSpecification.LaunchTemplateName))
 		}
 	}

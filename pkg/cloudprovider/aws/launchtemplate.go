@@ -79,7 +79,7 @@ func (p *Provider) ensureLaunchTemplate(ctx context.Context, nc *v1.NodeClaim, c
 		p.templates[name] = p.opts.Clock.Now()
 		return name, nil
 	}
-	if err != nil && !isCode(err, codeTemplateNameNotFound) {
+	if err != nil && !isCode(err, string(cloudprovider.CodeInvalidLaunchTemplateNameNotFound)) {
 		return "", fmt.Errorf("describing launch template %s, %w", name, err)
 	}
 	_, err = p.ec2.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{
@@ -87,7 +87,7 @@ func (p *Provider) ensureLaunchTemplate(ctx context.Context, nc *v1.NodeClaim, c
 		TagSpecifications: []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeLaunchTemplate, Tags: templateTags}},
 	})
 	// Another launch may have made it meanwhile.
-	if err != nil && !isCode(err, "InvalidLaunchTemplateName.AlreadyExistsException") {
+	if err != nil && !isCode(err, string(cloudprovider.CodeInvalidLaunchTemplateNameAlreadyExists)) {
 		return "", apiCreateError("LaunchTemplateCreationFailed", fmt.Errorf("creating launch template %s, %w", name, err))
 	}
 	p.templates[name] = p.opts.Clock.Now()
@@ -125,7 +125,7 @@ func (p *Provider) collectLaunchTemplates(ctx context.Context) error {
 			if now.Sub(used) < LaunchTemplateTTL {
 				continue
 			}
-			if _, err := p.ec2.DeleteLaunchTemplate(ctx, &ec2.DeleteLaunchTemplateInput{LaunchTemplateName: awssdk.String(name)}); err != nil && !isCode(err, "InvalidLaunchTemplateName.NotFoundException") {
+			if _, err := p.ec2.DeleteLaunchTemplate(ctx, &ec2.DeleteLaunchTemplateInput{LaunchTemplateName: awssdk.String(name)}); err != nil && !isCode(err, string(cloudprovider.CodeInvalidLaunchTemplateNameNotFound)) {
 				errs = append(errs, fmt.Errorf("deleting launch template %s, %w", name, err))
 				continue
 			}
