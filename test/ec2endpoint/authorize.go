@@ -1,6 +1,7 @@
 package ec2endpoint
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -164,13 +165,22 @@ func (s *Server) authorizeCreateTags(ctx context.Context, createAction string, c
 	return s.authorize(ctx, "ec2:CreateTags", map[string][]string{"ec2:CreateAction": {createAction}}, tagged...)
 }
 
-// ARNs of the endpoint's resources. Images are the region's, owned by no
-// account in their ARN, as EC2's image ARNs are.
+// ARNs of the endpoint's resources, in its own account. Images are the
+// region's, owned by no account in their ARN, as EC2's image ARNs are.
 func (s *Server) ec2ARN(resourceType, id string) string {
 	account := s.opts.AccountID
 	if resourceType == "image" || resourceType == "snapshot" {
 		account = ""
 	}
+	return s.ownedARN(resourceType, account, id)
+}
+
+// ownedARN is the ARN of a resource owned by account, which may be
+// another than the endpoint's: a capacity reservation shared through RAM
+// keeps its owner's account in its ARN, and IAM authorizes a launch into
+// it on that ARN
+// (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/capacity-reservation-sharing.html).
+func (s *Server) ownedARN(resourceType, account, id string) string {
 	return fmt.Sprintf("arn:aws:ec2:%s:%s:%s/%s", s.profile.Spec.Region, account, resourceType, id)
 }
 
@@ -314,7 +324,8 @@ func (s *Server) usedResources(c candidate) []iampolicy.Resource {
 		}
 	}
 	if c.reservationID != "" {
-		out = append(out, iampolicy.Resource{ARN: s.ec2ARN("capacity-reservation", c.reservationID)})
+		owner := cmp.Or(c.reservationOwner, s.opts.AccountID)
+		out = append(out, iampolicy.Resource{ARN: s.ownedARN("capacity-reservation", owner, c.reservationID)})
 	}
 	for _, id := range c.template.data.snapshotIDs {
 		out = append(out, iampolicy.Resource{ARN: s.ec2ARN("snapshot", id)})

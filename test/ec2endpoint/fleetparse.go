@@ -37,10 +37,11 @@ type candidate struct {
 	maxPrice                              float64
 	// priority is the override's Priority, +Inf when it has none (lowest).
 	priority float64
-	// reservationID is the reservation a reserved candidate goes into;
-	// targeted says its template named it.
-	reservationID string
-	targeted      bool
+	// reservationID is the reservation a reserved candidate goes into,
+	// reservationOwner the account that owns it (another than the
+	// endpoint's when shared with it); targeted says its template named it.
+	reservationID, reservationOwner string
+	targeted                        bool
 	// refusal is the error code when the endpoint itself refuses the
 	// candidate (a template accepting only reservations, none of which
 	// fits), refusalMessage its message.
@@ -321,6 +322,9 @@ func (s *Server) placeInReservation(c candidate, snap sim.State) candidate {
 			c.refusal = string(cloudprovider.CodeReservationCapacityExceeded)
 			c.refusalMessage = "There is no open Capacity Reservation for " + c.instanceType + " in " + c.zone + "."
 		}
+	}
+	if r := snap.Reservations[c.reservationID]; r != nil {
+		c.reservationOwner = r.OwnerID
 	}
 	return c
 }

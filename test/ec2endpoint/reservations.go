@@ -3,7 +3,6 @@ package ec2endpoint
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -59,7 +58,7 @@ func reservationState(r sim.Reservation, now time.Time) string {
 func (s *Server) reservationXML(r sim.Reservation, now time.Time, created time.Time) capacityReservationXML {
 	x := capacityReservationXML{
 		CapacityReservationID:  r.ID,
-		CapacityReservationArn: fmt.Sprintf("arn:aws:ec2:%s:%s:capacity-reservation/%s", s.profile.Spec.Region, r.OwnerID, r.ID),
+		CapacityReservationArn: s.ownedARN("capacity-reservation", r.OwnerID, r.ID),
 		OwnerID:                r.OwnerID, InstanceType: r.InstanceType, InstancePlatform: "Linux/UNIX",
 		AvailabilityZone: r.Zone, AvailabilityZoneID: s.zoneID(r.Zone), Tenancy: "default",
 		// EC2 reports the truth when asked: how many slots other accounts

@@ -1,9 +1,9 @@
 package aws_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
-	"errors"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -17,7 +17,6 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
-	"github.com/aws/smithy-go"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -25,6 +24,7 @@ import (
 	awsv1 "github.com/capstan-dev/capstan/api/aws/v1"
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/aws"
 	"github.com/capstan-dev/capstan/pkg/test"
 	"github.com/capstan-dev/capstan/test/ec2endpoint"
@@ -39,8 +39,8 @@ const policyCluster = "policy"
 // policyEnv is a provider on an endpoint enforcing one policy file: the
 // provider's EC2 client (wrapped by wrap, when given) signs as the
 // restricted controller, while the test's setup calls sign as the
-// account's administrator.
-func policyEnv(t *testing.T, file string, wrap func(aws.EC2) aws.EC2) (*aws.Provider, *awsv1.EC2NodeClass, *clocktesting.FakeClock) {
+// account's administrator. mods change the cloud's profile.
+func policyEnv(t *testing.T, file string, wrap func(aws.EC2) aws.EC2, mods ...func(*simv1alpha1.CloudProfileSpec)) (*aws.Provider, *awsv1.EC2NodeClass, *clocktesting.FakeClock) {
 	t.Helper()
 	tmpl, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "iam", file))
 	if err != nil {
@@ -51,6 +51,9 @@ func policyEnv(t *testing.T, file string, wrap func(aws.EC2) aws.EC2) (*aws.Prov
 		Region: "us-west-2", Zones: []string{"us-west-2a", "us-west-2b"}, Style: simv1alpha1.CloudStyleAWS,
 		LaunchLatency: metav1.Duration{Duration: 2 * time.Second},
 	}}
+	for _, mod := range mods {
+		mod(&profile.Spec)
+	}
 	srv, err := ec2endpoint.New(ec2endpoint.Options{Profile: profile, Clock: clk, ClusterName: policyCluster, PolicyTemplates: [][]byte{tmpl},
 		ClusterEndpoint: "https://" + policyCluster + ".eks.test", ClusterCABundle: base64.StdEncoding.EncodeToString([]byte(policyCluster + " CA"))})
 	if err != nil {
@@ -137,44 +140,127 @@ func TestProviderUnderEachPolicy(t *testing.T) {
 	}
 }
 
-// dropTag strips one tag from every tag specification of the launch
-// requests, standing for a provider that forgot it.
-type dropTag struct {
-	aws.EC2
-	key string
+// A capacity reservation shared from another account (through RAM, as
+// capacity blocks and ODCRs may be) keeps its owner's account in its ARN;
+// each policy allows launching into it, as the EC2NodeClass's ownerID
+// selector means it to.
+func TestLaunchIntoSharedReservationUnderEachPolicy(t *testing.T) {
+	const owner, id = "444455556666", "cr-shared"
+	shared := func(s *simv1alpha1.CloudProfileSpec) {
+		s.Reservations = []simv1alpha1.Reservation{{ID: id, InstanceType: "m5.large", Zone: "us-west-2a", Count: 1, Type: simv1alpha1.ReservationTypeTargeted, OwnerID: owner}}
+	}
+	for _, file := range policyFiles {
+		t.Run(file, func(t *testing.T) {
+			p, class, _ := policyEnv(t, file, nil, shared)
+			class.Status.CapacityReservations = []awsv1.CapacityReservation{{ID: id, AvailabilityZone: "us-west-2a", InstanceType: "m5.large", OwnerID: owner,
+				InstanceMatchCriteria: awsv1.InstanceMatchCriteriaTargeted, ReservationType: awsv1.CapacityReservationTypeDefault, State: awsv1.CapacityReservationStateActive}}
+			got, err := p.Create(context.Background(), policyNodeClaim(class, v1.CapacityTypeReserved))
+			if err != nil {
+				t.Fatalf("launching into %s of account %s: %v", id, owner, err)
+			}
+			if got.Labels[v1.LabelCapacityReservationID] != id {
+				t.Errorf("launched into %q, want %s", got.Labels[v1.LabelCapacityReservationID], id)
+			}
+		})
+	}
 }
 
-func (d dropTag) without(tags []ec2types.Tag) []ec2types.Tag {
+// tagSpec names one tag specification of a launch: the fleet request's
+// (instance, volume, fleet), the launch template data's
+// (network-interface, volume, spot-instances-request), or the launch
+// template's own.
+type tagSpec struct {
+	in           string // "fleet", "template data" or "template"
+	resourceType ec2types.ResourceType
+}
+
+func (s tagSpec) String() string { return s.in + " " + string(s.resourceType) }
+
+// dropTag strips one tag from one tag specification of the launch
+// requests, standing for a provider that forgot it there.
+type dropTag struct {
+	aws.EC2
+	key  string
+	from tagSpec
+}
+
+func (d dropTag) without(rt ec2types.ResourceType, in string, tags []ec2types.Tag) []ec2types.Tag {
+	if rt != d.from.resourceType || in != d.from.in {
+		return tags
+	}
 	return slices.DeleteFunc(slices.Clone(tags), func(t ec2types.Tag) bool { return awssdk.ToString(t.Key) == d.key })
 }
 
 func (d dropTag) CreateLaunchTemplate(ctx context.Context, in *ec2.CreateLaunchTemplateInput, opts ...func(*ec2.Options)) (*ec2.CreateLaunchTemplateOutput, error) {
-	for i := range in.TagSpecifications {
-		in.TagSpecifications[i].Tags = d.without(in.TagSpecifications[i].Tags)
+	for i, ts := range in.TagSpecifications {
+		in.TagSpecifications[i].Tags = d.without(ts.ResourceType, "template", ts.Tags)
 	}
-	for i := range in.LaunchTemplateData.TagSpecifications {
-		in.LaunchTemplateData.TagSpecifications[i].Tags = d.without(in.LaunchTemplateData.TagSpecifications[i].Tags)
+	for i, ts := range in.LaunchTemplateData.TagSpecifications {
+		in.LaunchTemplateData.TagSpecifications[i].Tags = d.without(ts.ResourceType, "template data", ts.Tags)
 	}
 	return d.EC2.CreateLaunchTemplate(ctx, in, opts...)
 }
 
 func (d dropTag) CreateFleet(ctx context.Context, in *ec2.CreateFleetInput, opts ...func(*ec2.Options)) (*ec2.CreateFleetOutput, error) {
-	for i := range in.TagSpecifications {
-		in.TagSpecifications[i].Tags = d.without(in.TagSpecifications[i].Tags)
+	for i, ts := range in.TagSpecifications {
+		in.TagSpecifications[i].Tags = d.without(ts.ResourceType, "fleet", ts.Tags)
 	}
 	return d.EC2.CreateFleet(ctx, in, opts...)
 }
 
-// Without karpenter.sh/nodepool on what it creates, a launch is refused
-// under each policy, as IAM would refuse it.
-func TestLaunchWithoutNodePoolTagIsUnauthorized(t *testing.T) {
-	for _, file := range policyFiles {
-		t.Run(file, func(t *testing.T) {
-			p, class, _ := policyEnv(t, file, func(api aws.EC2) aws.EC2 { return dropTag{EC2: api, key: v1.NodePoolLabelKey} })
-			_, err := p.Create(context.Background(), policyNodeClaim(class, v1.CapacityTypeOnDemand))
-			var apiErr smithy.APIError
-			if !errors.As(err, &apiErr) || apiErr.ErrorCode() != "UnauthorizedOperation" {
-				t.Fatalf("launch without %s: %v, want UnauthorizedOperation", v1.NodePoolLabelKey, err)
+// Each tag specification of a launch matters under each policy: without
+// the tag the policy conditions that resource type on, the launch is
+// refused (UnauthorizedOperation: at CreateLaunchTemplate for the
+// template's tags, among the fleet's errors for what RunInstances
+// creates, at CreateFleet for the fleet's). Both policies condition every
+// resource type Capstan creates on the cluster's owned tag (the
+// reference's AllowScopedEC2InstanceActionsWithTags and
+// AllowScopedResourceCreationTagging; Capstan's CreateClusterResources and
+// TagOnCreateOnly), and Capstan's its launch templates on
+// karpenter.k8s.aws/cluster too (CreateClusterLaunchTemplates). Volumes
+// are tagged by the fleet and by the template data, and a launch's volume
+// carries both (the endpoint merges them as EC2 does, fleet.go merged):
+// dropping the tag from one leaves the other's, and the launch goes
+// through.
+func TestLaunchWithoutOneTagIsUnauthorized(t *testing.T) {
+	clusterTag := "kubernetes.io/cluster/" + policyCluster
+	cases := []struct {
+		policy       string
+		from         tagSpec
+		key          string
+		capacityType string
+		allowed      bool
+	}{
+		{policy: policyFiles[0], from: tagSpec{"fleet", ec2types.ResourceTypeInstance}},
+		{policy: policyFiles[0], from: tagSpec{"fleet", ec2types.ResourceTypeFleet}},
+		{policy: policyFiles[0], from: tagSpec{"fleet", ec2types.ResourceTypeVolume}, allowed: true},
+		{policy: policyFiles[0], from: tagSpec{"template data", ec2types.ResourceTypeNetworkInterface}},
+		{policy: policyFiles[0], from: tagSpec{"template data", ec2types.ResourceTypeVolume}, allowed: true},
+		{policy: policyFiles[0], from: tagSpec{"template data", ec2types.ResourceTypeSpotInstancesRequest}, capacityType: v1.CapacityTypeSpot},
+		{policy: policyFiles[0], from: tagSpec{"template", ec2types.ResourceTypeLaunchTemplate}},
+		{policy: policyFiles[1], from: tagSpec{"fleet", ec2types.ResourceTypeInstance}},
+		{policy: policyFiles[1], from: tagSpec{"fleet", ec2types.ResourceTypeFleet}},
+		{policy: policyFiles[1], from: tagSpec{"fleet", ec2types.ResourceTypeVolume}, allowed: true},
+		{policy: policyFiles[1], from: tagSpec{"template data", ec2types.ResourceTypeNetworkInterface}},
+		{policy: policyFiles[1], from: tagSpec{"template data", ec2types.ResourceTypeVolume}, allowed: true},
+		{policy: policyFiles[1], from: tagSpec{"template data", ec2types.ResourceTypeSpotInstancesRequest}, capacityType: v1.CapacityTypeSpot},
+		{policy: policyFiles[1], from: tagSpec{"template", ec2types.ResourceTypeLaunchTemplate}},
+		{policy: policyFiles[1], from: tagSpec{"template", ec2types.ResourceTypeLaunchTemplate}, key: aws.TagLaunchTemplateCluster},
+	}
+	for _, tc := range cases {
+		key := cmp.Or(tc.key, clusterTag)
+		ct := cmp.Or(tc.capacityType, v1.CapacityTypeOnDemand)
+		t.Run(tc.policy+"/"+tc.from.String()+"/"+key, func(t *testing.T) {
+			p, class, _ := policyEnv(t, tc.policy, func(api aws.EC2) aws.EC2 { return dropTag{EC2: api, key: key, from: tc.from} })
+			_, err := p.Create(context.Background(), policyNodeClaim(class, ct))
+			if tc.allowed {
+				if err != nil {
+					t.Fatalf("%s launch without %s on the %s: %v, want it launched", ct, key, tc.from, err)
+				}
+				return
+			}
+			if ce, ok := cloudprovider.AsCreateError(err); !ok || ce.Code != string(cloudprovider.CodeUnauthorizedOperation) {
+				t.Fatalf("%s launch without %s on the %s: %v, want UnauthorizedOperation", ct, key, tc.from, err)
 			}
 		})
 	}
