@@ -32,7 +32,6 @@ type fakeEC2 struct {
 	groups       []ec2types.SecurityGroup
 	images       []ec2types.Image
 	reservations []ec2types.CapacityReservation
-	zones        []ec2types.AvailabilityZone
 	// fail makes an operation fail with the error, by operation name.
 	fail  map[string]error
 	calls map[string]int
@@ -172,15 +171,6 @@ func (f *fakeEC2) DescribeCapacityReservations(_ context.Context, in *ec2.Descri
 	}
 	items, next := page(out, in.NextToken, in.MaxResults, f.pageSize)
 	return &ec2.DescribeCapacityReservationsOutput{CapacityReservations: items, NextToken: next}, nil
-}
-
-func (f *fakeEC2) DescribeAvailabilityZones(_ context.Context, _ *ec2.DescribeAvailabilityZonesInput, _ ...func(*ec2.Options)) (*ec2.DescribeAvailabilityZonesOutput, error) {
-	err := f.begin("DescribeAvailabilityZones")
-	defer f.mu.Unlock()
-	if err != nil {
-		return nil, err
-	}
-	return &ec2.DescribeAvailabilityZonesOutput{AvailabilityZones: slices.Clone(f.zones)}, nil
 }
 
 // matches applies EC2's filter semantics: every filter must match, a

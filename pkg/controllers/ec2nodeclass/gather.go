@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -21,7 +20,6 @@ type EC2 interface {
 	DescribeSecurityGroups(context.Context, *ec2.DescribeSecurityGroupsInput, ...func(*ec2.Options)) (*ec2.DescribeSecurityGroupsOutput, error)
 	DescribeImages(context.Context, *ec2.DescribeImagesInput, ...func(*ec2.Options)) (*ec2.DescribeImagesOutput, error)
 	DescribeCapacityReservations(context.Context, *ec2.DescribeCapacityReservationsInput, ...func(*ec2.Options)) (*ec2.DescribeCapacityReservationsOutput, error)
-	DescribeAvailabilityZones(context.Context, *ec2.DescribeAvailabilityZonesInput, ...func(*ec2.Options)) (*ec2.DescribeAvailabilityZonesOutput, error)
 }
 
 var _ EC2 = (*ec2.Client)(nil)
@@ -33,10 +31,10 @@ var _ EC2 = (*ec2.Client)(nil)
 // kubernetesVersion resolves an alias (see ImageQueries).
 func Gather(ctx context.Context, api EC2, nc *awsv1.EC2NodeClass, kubernetesVersion string) Found {
 	var f Found
+	// Zone ids come with the subnets (DescribeSubnets always answers
+	// AvailabilityZoneId), as the reference takes them: its controller
+	// policy allows no DescribeAvailabilityZones.
 	f.Subnets, f.SubnetsErr = describeSubnets(ctx, api, SubnetQueries(nc.Spec.SubnetSelectorTerms))
-	if f.SubnetsErr == nil && slices.ContainsFunc(f.Subnets, func(s ec2types.Subnet) bool { return deref(s.AvailabilityZoneId) == "" }) {
-		f.Zones, f.SubnetsErr = describeZones(ctx, api)
-	}
 	f.SecurityGroups, f.SecurityGroupsErr = describeSecurityGroups(ctx, api, SecurityGroupQueries(nc.Spec.SecurityGroupSelectorTerms))
 	if queries, err := ImageQueries(nc, kubernetesVersion); err != nil {
 		f.ImagesErr = err
@@ -60,14 +58,6 @@ func describeSubnets(ctx context.Context, api EC2, queries []*ec2.DescribeSubnet
 		}
 	}
 	return out, nil
-}
-
-func describeZones(ctx context.Context, api EC2) ([]ec2types.AvailabilityZone, error) {
-	out, err := api.DescribeAvailabilityZones(ctx, &ec2.DescribeAvailabilityZonesInput{})
-	if err != nil {
-		return nil, fmt.Errorf("describing availability zones, %w", err)
-	}
-	return out.AvailabilityZones, nil
 }
 
 func describeSecurityGroups(ctx context.Context, api EC2, queries []*ec2.DescribeSecurityGroupsInput) ([]ec2types.SecurityGroup, error) {

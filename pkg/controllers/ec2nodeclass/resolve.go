@@ -50,9 +50,6 @@ type Found struct {
 	// Images are the results of ImageQueries, one entry per query.
 	Images               []FoundImages
 	CapacityReservations []ec2types.CapacityReservation
-	// Zones map zone names to zone ids for subnets that EC2 returned
-	// without AvailabilityZoneId.
-	Zones []ec2types.AvailabilityZone
 
 	SubnetsErr        error
 	SecurityGroupsErr error
@@ -122,7 +119,7 @@ func Resolve(nc *awsv1.EC2NodeClass, found Found, now time.Time) awsv1.EC2NodeCl
 		conditions = append(conditions, c)
 	} else {
 		var c metav1.Condition
-		status.Subnets, c = resolveSubnets(spec.SubnetSelectorTerms, found.Subnets, found.Zones)
+		status.Subnets, c = resolveSubnets(spec.SubnetSelectorTerms, found.Subnets)
 		conditions = append(conditions, c)
 	}
 
@@ -191,13 +188,9 @@ func kept(nc *awsv1.EC2NodeClass, typ, call string, err error) (metav1.Condition
 		Message: fmt.Sprintf("%s failed, retrying: %v", call, err)}, false
 }
 
-func resolveSubnets(terms []awsv1.SubnetSelectorTerm, found []ec2types.Subnet, zones []ec2types.AvailabilityZone) ([]awsv1.Subnet, metav1.Condition) {
+func resolveSubnets(terms []awsv1.SubnetSelectorTerm, found []ec2types.Subnet) ([]awsv1.Subnet, metav1.Condition) {
 	if len(terms) == 0 {
 		return nil, falseCondition(awsv1.ConditionTypeSubnetsReady, ReasonSubnetsNotFound, "spec.subnetSelectorTerms is empty")
-	}
-	zoneIDs := map[string]string{}
-	for _, z := range zones {
-		zoneIDs[deref(z.ZoneName)] = deref(z.ZoneId)
 	}
 	// Most free addresses first, as the reference orders them: the
 	// provider launches into the first subnet of a zone.
@@ -213,11 +206,7 @@ func resolveSubnets(terms []awsv1.SubnetSelectorTerm, found []ec2types.Subnet, z
 			continue
 		}
 		seen[id] = true
-		zoneID := deref(s.AvailabilityZoneId)
-		if zoneID == "" {
-			zoneID = zoneIDs[deref(s.AvailabilityZone)]
-		}
-		out = append(out, awsv1.Subnet{ID: id, Zone: deref(s.AvailabilityZone), ZoneID: zoneID})
+		out = append(out, awsv1.Subnet{ID: id, Zone: deref(s.AvailabilityZone), ZoneID: deref(s.AvailabilityZoneId)})
 	}
 	if len(out) == 0 {
 		return nil, falseCondition(awsv1.ConditionTypeSubnetsReady, ReasonSubnetsNotFound, "no subnet matches subnetSelectorTerms "+termsText(terms))
