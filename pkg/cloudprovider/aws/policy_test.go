@@ -218,10 +218,10 @@ func (d dropTag) CreateFleet(ctx context.Context, in *ec2.CreateFleetInput, opts
 // AllowScopedResourceCreationTagging; Capstan's CreateClusterResources and
 // TagOnCreateOnly), and Capstan's its launch templates on
 // karpenter.k8s.aws/cluster too (CreateClusterLaunchTemplates). Volumes
-// are tagged by the fleet and by the template data, and a launch's volume
-// carries both (the endpoint merges them as EC2 does, fleet.go merged):
-// dropping the tag from one leaves the other's, and the launch goes
-// through.
+// are tagged by the fleet and by the template data, and the endpoint
+// authorizes a launch's volume on both merged (authorizeLaunch): dropping
+// the tag from one leaves the other's, and the launch goes through, so
+// either specification alone suffices for the volume.
 func TestLaunchWithoutOneTagIsUnauthorized(t *testing.T) {
 	clusterTag := "kubernetes.io/cluster/" + policyCluster
 	cases := []struct {
