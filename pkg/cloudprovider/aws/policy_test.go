@@ -168,9 +168,10 @@ func TestLaunchIntoSharedReservationUnderEachPolicy(t *testing.T) {
 // tagSpec names one tag specification of a launch: the fleet request's
 // (instance, volume, fleet), the launch template data's
 // (network-interface, volume, spot-instances-request), or the launch
-// template's own.
+// template's own; "fleet and template data" is both of a type tagged in
+// both.
 type tagSpec struct {
-	in           string // "fleet", "template data" or "template"
+	in           string // "fleet", "template data", "template" or "fleet and template data"
 	resourceType ec2types.ResourceType
 }
 
@@ -185,7 +186,7 @@ type dropTag struct {
 }
 
 func (d dropTag) without(rt ec2types.ResourceType, in string, tags []ec2types.Tag) []ec2types.Tag {
-	if rt != d.from.resourceType || in != d.from.in {
+	if rt != d.from.resourceType || in != d.from.in && d.from.in != "fleet and template data" {
 		return tags
 	}
 	return slices.DeleteFunc(slices.Clone(tags), func(t ec2types.Tag) bool { return awssdk.ToString(t.Key) == d.key })
@@ -221,7 +222,8 @@ func (d dropTag) CreateFleet(ctx context.Context, in *ec2.CreateFleetInput, opts
 // are tagged by the fleet and by the template data, and the endpoint
 // authorizes a launch's volume on both merged (authorizeLaunch): dropping
 // the tag from one leaves the other's, and the launch goes through, so
-// either specification alone suffices for the volume.
+// either specification alone suffices for the volume; without both it is
+// refused.
 func TestLaunchWithoutOneTagIsUnauthorized(t *testing.T) {
 	clusterTag := "kubernetes.io/cluster/" + policyCluster
 	cases := []struct {
@@ -236,6 +238,7 @@ func TestLaunchWithoutOneTagIsUnauthorized(t *testing.T) {
 		{policy: policyFiles[0], from: tagSpec{"fleet", ec2types.ResourceTypeVolume}, allowed: true},
 		{policy: policyFiles[0], from: tagSpec{"template data", ec2types.ResourceTypeNetworkInterface}},
 		{policy: policyFiles[0], from: tagSpec{"template data", ec2types.ResourceTypeVolume}, allowed: true},
+		{policy: policyFiles[0], from: tagSpec{"fleet and template data", ec2types.ResourceTypeVolume}},
 		{policy: policyFiles[0], from: tagSpec{"template data", ec2types.ResourceTypeSpotInstancesRequest}, capacityType: v1.CapacityTypeSpot},
 		{policy: policyFiles[0], from: tagSpec{"template", ec2types.ResourceTypeLaunchTemplate}},
 		{policy: policyFiles[1], from: tagSpec{"fleet", ec2types.ResourceTypeInstance}},
@@ -243,6 +246,7 @@ func TestLaunchWithoutOneTagIsUnauthorized(t *testing.T) {
 		{policy: policyFiles[1], from: tagSpec{"fleet", ec2types.ResourceTypeVolume}, allowed: true},
 		{policy: policyFiles[1], from: tagSpec{"template data", ec2types.ResourceTypeNetworkInterface}},
 		{policy: policyFiles[1], from: tagSpec{"template data", ec2types.ResourceTypeVolume}, allowed: true},
+		{policy: policyFiles[1], from: tagSpec{"fleet and template data", ec2types.ResourceTypeVolume}},
 		{policy: policyFiles[1], from: tagSpec{"template data", ec2types.ResourceTypeSpotInstancesRequest}, capacityType: v1.CapacityTypeSpot},
 		{policy: policyFiles[1], from: tagSpec{"template", ec2types.ResourceTypeLaunchTemplate}},
 		{policy: policyFiles[1], from: tagSpec{"template", ec2types.ResourceTypeLaunchTemplate}, key: aws.TagLaunchTemplateCluster},
