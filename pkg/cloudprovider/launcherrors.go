@@ -56,18 +56,21 @@ const (
 	// CodeInvalidParameterValue is, among others, "Invalid IAM Instance
 	// Profile name" for a profile IAM created moments ago and EC2 does not
 	// see yet: a retry a little later succeeds.
-	CodeInvalidParameterValue                  LaunchErrorCode = "InvalidParameterValue"
-	CodeInvalidParameterCombination            LaunchErrorCode = "InvalidParameterCombination"
-	CodeInvalidLaunchTemplateNameNotFound      LaunchErrorCode = "InvalidLaunchTemplateName.NotFoundException"
-	CodeInvalidLaunchTemplateIDNotFound        LaunchErrorCode = "InvalidLaunchTemplateId.NotFound"
+	CodeInvalidParameterValue             LaunchErrorCode = "InvalidParameterValue"
+	CodeInvalidParameterCombination       LaunchErrorCode = "InvalidParameterCombination"
+	CodeInvalidLaunchTemplateNameNotFound LaunchErrorCode = "InvalidLaunchTemplateName.NotFoundException"
+	CodeInvalidLaunchTemplateIDNotFound   LaunchErrorCode = "InvalidLaunchTemplateId.NotFound"
+	CodeInvalidAMIIDNotFound              LaunchErrorCode = "InvalidAMIID.NotFound"
+	CodeInvalidSubnetIDNotFound           LaunchErrorCode = "InvalidSubnetID.NotFound"
+	CodeInvalidGroupNotFound              LaunchErrorCode = "InvalidGroup.NotFound"
+	CodeInvalidUserDataMalformed          LaunchErrorCode = "InvalidUserData.Malformed"
+	CodeIdempotentParameterMismatch       LaunchErrorCode = "IdempotentParameterMismatch"
+	CodeRequestLimitExceeded              LaunchErrorCode = "RequestLimitExceeded"
+	CodePendingVerification               LaunchErrorCode = "PendingVerification"
+
+	// CodeInvalidLaunchTemplateNameAlreadyExists: another launch made the
+	// template first; Capstan uses it.
 	CodeInvalidLaunchTemplateNameAlreadyExists LaunchErrorCode = "InvalidLaunchTemplateName.AlreadyExistsException"
-	CodeInvalidAMIIDNotFound                   LaunchErrorCode = "InvalidAMIID.NotFound"
-	CodeInvalidSubnetIDNotFound                LaunchErrorCode = "InvalidSubnetID.NotFound"
-	CodeInvalidGroupNotFound                   LaunchErrorCode = "InvalidGroup.NotFound"
-	CodeInvalidUserDataMalformed               LaunchErrorCode = "InvalidUserData.Malformed"
-	CodeIdempotentParameterMismatch            LaunchErrorCode = "IdempotentParameterMismatch"
-	CodeRequestLimitExceeded                   LaunchErrorCode = "RequestLimitExceeded"
-	CodePendingVerification                    LaunchErrorCode = "PendingVerification"
 )
 
 // LaunchErrorCodes returns every non-capacity code Capstan names.
