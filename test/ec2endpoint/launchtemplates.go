@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 )
 
 // launchTemplate is a launch template, kept in memory: EC2 keeps
@@ -156,7 +158,7 @@ func (s *Server) createLaunchTemplate(_ context.Context, p params) (response, er
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.templateByNameLocked(name) != nil {
-		return nil, errorf("InvalidLaunchTemplateName.AlreadyExistsException", "Launch template name already in use.")
+		return nil, errorf(string(cloudprovider.CodeInvalidLaunchTemplateNameAlreadyExists), "Launch template name already in use.")
 	}
 	lt := &launchTemplate{id: s.newIDLocked("lt"), name: name, created: s.opts.Clock.Now(), tags: specs["launch-template"], data: data}
 	if lt.tags == nil {
@@ -191,7 +193,7 @@ func (s *Server) templateLocked(id, name string) (*launchTemplate, error) {
 		if lt := s.templateByNameLocked(name); lt != nil {
 			return lt, nil
 		}
-		return nil, errorf("InvalidLaunchTemplateName.NotFoundException", "The specified launch template, with template name %s, does not exist.", name)
+		return nil, errorf(string(cloudprovider.CodeInvalidLaunchTemplateNameNotFound), "The specified launch template, with template name %s, does not exist.", name)
 	}
 	return nil, errorf("MissingParameter", "The request must contain the parameter LaunchTemplateName or LaunchTemplateId")
 }
@@ -217,7 +219,7 @@ func (s *Server) describeLaunchTemplates(_ context.Context, p params) (response,
 	}
 	for _, name := range names {
 		if s.templateByNameLocked(name) == nil {
-			return nil, errorf("InvalidLaunchTemplateName.NotFoundException", "At least one of the launch templates specified in the request does not exist.")
+			return nil, errorf(string(cloudprovider.CodeInvalidLaunchTemplateNameNotFound), "At least one of the launch templates specified in the request does not exist.")
 		}
 	}
 	all := slices.Collect(maps.Values(s.templates))
