@@ -186,17 +186,24 @@ type Unwrapper interface {
 // chain of Unwrap calls that does. Consumers use it rather than a type
 // assertion so that any decorator works.
 func AsInterruptionSource(cp CloudProvider) (InterruptionSource, bool) {
+	return unwrapAs[InterruptionSource](cp)
+}
+
+// unwrapAs is cp as a T, or the first provider down its chain of Unwrap
+// calls that is one.
+func unwrapAs[T any](cp CloudProvider) (T, bool) {
 	for cp != nil {
-		if src, ok := cp.(InterruptionSource); ok {
-			return src, true
+		if t, ok := cp.(T); ok {
+			return t, true
 		}
 		u, ok := cp.(Unwrapper)
 		if !ok {
-			return nil, false
+			break
 		}
 		cp = u.Unwrap()
 	}
-	return nil, false
+	var zero T
+	return zero, false
 }
 
 // CapacityBlockSource is an optional interface a CloudProvider may also
@@ -220,15 +227,5 @@ type CapacityBlock struct {
 // AsCapacityBlockSource returns cp's capacity block source, looking down
 // its chain of Unwrap calls as AsInterruptionSource does.
 func AsCapacityBlockSource(cp CloudProvider) (CapacityBlockSource, bool) {
-	for cp != nil {
-		if src, ok := cp.(CapacityBlockSource); ok {
-			return src, true
-		}
-		u, ok := cp.(Unwrapper)
-		if !ok {
-			return nil, false
-		}
-		cp = u.Unwrap()
-	}
-	return nil, false
+	return unwrapAs[CapacityBlockSource](cp)
 }

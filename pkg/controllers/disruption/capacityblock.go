@@ -5,17 +5,12 @@ import (
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
@@ -71,12 +66,5 @@ func (r *CapacityBlocks) Reconcile(ctx context.Context, _ reconcile.Request) (re
 
 // Register adds the controller; it polls from start (RequeueAfter).
 func (r *CapacityBlocks) Register(mgr manager.Manager) error {
-	r.trigger <- event.GenericEvent{Object: &corev1.Node{}}
-	toSingleton := func(context.Context, client.Object) []reconcile.Request {
-		return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: "capacityblocks"}}}
-	}
-	return ctrl.NewControllerManagedBy(mgr).
-		Named("capacityblocks").
-		WatchesRawSource(source.Channel(r.trigger, handler.EnqueueRequestsFromMapFunc(toSingleton))).
-		Complete(r)
+	return registerPolling(mgr, "capacityblocks", r.trigger, r)
 }

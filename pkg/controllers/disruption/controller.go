@@ -82,10 +82,6 @@ func New(c client.Client, reader client.Reader, cluster *clusterstate.Cluster, r
 		engine: engine, trigger: make(chan event.GenericEvent, 1)}
 }
 
-func singleton() reconcile.Request {
-	return reconcile.Request{NamespacedName: types.NamespacedName{Name: "disruption"}}
-}
-
 // Reconcile observes the cluster, ticks the engine and applies what it
 // decided.
 func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
@@ -378,10 +374,19 @@ func objectsOf(in disruption.Input, nodeClaim, node string) []runtime.Object {
 // Register adds the controller to the manager; it evaluates once at
 // start, then on its own schedule (RequeueAfter).
 func (c *Controller) Register(mgr manager.Manager) error {
-	c.trigger <- event.GenericEvent{Object: &corev1.Node{}}
-	toSingleton := func(context.Context, client.Object) []reconcile.Request { return []reconcile.Request{singleton()} }
+	return registerPolling(mgr, "disruption", c.trigger, c)
+}
+
+// registerPolling adds a controller that reconciles one request, name,
+// once at start and then on the schedule its RequeueAfter sets: the
+// trigger channel (buffered, one) holds the first event.
+func registerPolling(mgr manager.Manager, name string, trigger chan event.GenericEvent, r reconcile.Reconciler) error {
+	trigger <- event.GenericEvent{Object: &corev1.Node{}}
+	toSingleton := func(context.Context, client.Object) []reconcile.Request {
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: name}}}
+	}
 	return ctrl.NewControllerManagedBy(mgr).
-		Named("disruption").
-		WatchesRawSource(source.Channel(c.trigger, handler.EnqueueRequestsFromMapFunc(toSingleton))).
-		Complete(c)
+		Named(name).
+		WatchesRawSource(source.Channel(trigger, handler.EnqueueRequestsFromMapFunc(toSingleton))).
+		Complete(r)
 }

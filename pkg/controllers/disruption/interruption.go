@@ -9,17 +9,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
@@ -159,12 +155,5 @@ func (r *Interruption) reported(ctx context.Context, nc *v1.NodeClaim, node stri
 
 // Register adds the controller; it polls from start (RequeueAfter).
 func (r *Interruption) Register(mgr manager.Manager) error {
-	r.trigger <- event.GenericEvent{Object: &corev1.Node{}}
-	toSingleton := func(context.Context, client.Object) []reconcile.Request {
-		return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: "interruption"}}}
-	}
-	return ctrl.NewControllerManagedBy(mgr).
-		Named("interruption").
-		WatchesRawSource(source.Channel(r.trigger, handler.EnqueueRequestsFromMapFunc(toSingleton))).
-		Complete(r)
+	return registerPolling(mgr, "interruption", r.trigger, r)
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -251,4 +252,9 @@ func (h *harness) tainted(n *corev1.Node) bool {
 		}
 	}
 	return false
+}
+
+// singleton is the one request the controller reconciles.
+func singleton() reconcile.Request {
+	return reconcile.Request{NamespacedName: types.NamespacedName{Name: "disruption"}}
 }
