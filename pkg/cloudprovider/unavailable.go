@@ -110,26 +110,17 @@ func (u *UnavailableOfferings) MarkCapacityTypeUnavailable(capacityType, reason 
 // It returns the number of marks made: 0 for errors of any other kind
 // (and for nil).
 func (u *UnavailableOfferings) MarkFromError(err error) int {
-	ice, ok := AsInsufficientCapacityError(err)
-	if !ok {
-		// A launch refused for another reason still marks what it found
-		// without capacity.
-		if ce, isCreate := AsCreateError(err); isCreate && ce.Unavailable != nil {
-			ice, ok = ce.Unavailable, true
-		}
-	}
-	if !ok {
+	// A launch refused for another reason still marks what it found
+	// without capacity.
+	ice := UnavailableIn(err)
+	if ice == nil {
 		return 0
 	}
 	expires := u.clk.Now().Add(u.ttl)
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	for _, key := range ice.Offerings {
-		reason := ice.Reasons[key]
-		if reason == "" {
-			reason = "InsufficientCapacity"
-		}
-		u.markOfferingLocked(key, reason, expires)
+		u.markOfferingLocked(key, ice.Reason(key), expires)
 	}
 	for _, ct := range ice.CapacityTypeWide {
 		u.markCapacityTypeLocked(ct, ice.wideReason(ct), expires)
