@@ -104,15 +104,16 @@ func (u *UnavailableOfferings) MarkCapacityTypeUnavailable(capacityType, reason 
 	u.markCapacityTypeLocked(capacityType, reason, expires)
 }
 
-// MarkFromError marks, under one lock so readers never see half of it,
-// every offering an *InsufficientCapacityError in err's tree names and its
-// capacity-type-wide marks, or those a *CreateError's Unavailable names.
-// It returns the number of marks made: 0 for errors of any other kind
-// (and for nil).
+// MarkFromError marks what err found without capacity (UnavailableIn):
+// Mark(UnavailableIn(err)).
 func (u *UnavailableOfferings) MarkFromError(err error) int {
-	// A launch refused for another reason still marks what it found
-	// without capacity.
-	ice := UnavailableIn(err)
+	return u.Mark(UnavailableIn(err))
+}
+
+// Mark marks, under one lock so readers never see half of it, every
+// offering ice names and its capacity-type-wide marks. It returns the
+// number of marks made: 0 for nil.
+func (u *UnavailableOfferings) Mark(ice *InsufficientCapacityError) int {
 	if ice == nil {
 		return 0
 	}
