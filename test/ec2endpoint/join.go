@@ -3,6 +3,7 @@ package ec2endpoint
 import (
 	"context"
 	"maps"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,7 +23,7 @@ type joiningKubelet struct {
 	inner sim.Kubelet
 
 	mu sync.Mutex
-	// held are the Nodes of launches not yet ruled on, by Node name.
+	// held are the Nodes of launches not yet ruled on, by instance id.
 	held      map[string]heldNode
 	notJoined map[string]string
 }
@@ -44,17 +45,16 @@ func newJoiningKubelet(inner sim.Kubelet) *joiningKubelet {
 func (k *joiningKubelet) Launch(_ context.Context, node *corev1.Node, registerAt time.Time) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.held[node.Name] = heldNode{node: node, registerAt: registerAt}
+	k.held[node.Spec.ProviderID[strings.LastIndexByte(node.Spec.ProviderID, '/')+1:]] = heldNode{node: node, registerAt: registerAt}
 }
 
 // joined rules on the launched instance: why is why its node would not
 // join (whyNotJoining), empty when it joins. A Node that joins registers
 // at the time the simulated cloud gave; one that does not never appears.
 func (k *joiningKubelet) joined(ctx context.Context, inst sim.Instance, why string) {
-	name := sim.NodeName(&inst)
 	k.mu.Lock()
-	held, ok := k.held[name]
-	delete(k.held, name)
+	held, ok := k.held[inst.ID]
+	delete(k.held, inst.ID)
 	if ok && why != "" {
 		k.notJoined[inst.ID] = why
 	}
@@ -72,7 +72,7 @@ func (k *joiningKubelet) joined(ctx context.Context, inst sim.Instance, why stri
 // Stop implements sim.Kubelet.
 func (k *joiningKubelet) Stop(ctx context.Context, nodeName string) {
 	k.mu.Lock()
-	delete(k.held, nodeName)
+	maps.DeleteFunc(k.held, func(_ string, h heldNode) bool { return h.node.Name == nodeName })
 	k.mu.Unlock()
 	k.inner.Stop(ctx, nodeName)
 }
