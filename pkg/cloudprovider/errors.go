@@ -93,17 +93,34 @@ func (e *InsufficientCapacityError) Add(key OfferingKey, reason string) {
 	} else {
 		e.Reasons[key] = reason
 	}
-	if key.CapacityType == v1.CapacityTypeSpot && (reason == string(CodeMaxSpotInstanceCountExceeded) || ClassifyLaunchError(reason) == LaunchErrorSpotOnly) {
-		e.AddCapacityTypeWide(v1.CapacityTypeSpot)
+	if marksCapacityTypeWide(key, reason) {
+		e.AddCapacityTypeWide(key.CapacityType)
 	}
+}
+
+// marksCapacityTypeWide reports whether code on offering key makes the
+// offering's whole capacity type unavailable account-wide: spot's instance
+// count limit and the spot-only codes (the service-linked role) are the
+// account's, not the pool's.
+func marksCapacityTypeWide(key OfferingKey, code string) bool {
+	return key.CapacityType == v1.CapacityTypeSpot &&
+		(code == string(CodeMaxSpotInstanceCountExceeded) || ClassifyLaunchError(code) == LaunchErrorSpotOnly)
+}
+
+// Reason is why offering key failed: its cloud error code, or
+// "InsufficientCapacity" when it has none.
+func (e *InsufficientCapacityError) Reason(key OfferingKey) string {
+	if code := e.Reasons[key]; code != "" {
+		return code
+	}
+	return "InsufficientCapacity"
 }
 
 // wideReason is why capacityType is unavailable account-wide: the code of
 // the first offering of it whose code marks the whole capacity type.
 func (e *InsufficientCapacityError) wideReason(capacityType string) string {
 	for _, key := range e.Offerings {
-		code := e.Reasons[key]
-		if key.CapacityType == capacityType && (code == string(CodeMaxSpotInstanceCountExceeded) || ClassifyLaunchError(code) == LaunchErrorSpotOnly) {
+		if code := e.Reasons[key]; key.CapacityType == capacityType && marksCapacityTypeWide(key, code) {
 			return code
 		}
 	}
@@ -169,6 +186,19 @@ func IsInsufficientCapacityError(err error) bool {
 // in err's tree.
 func AsInsufficientCapacityError(err error) (*InsufficientCapacityError, bool) {
 	return errors.AsType[*InsufficientCapacityError](err)
+}
+
+// UnavailableIn is what a launch's error found without capacity: its
+// *InsufficientCapacityError, or the one a refusal (*CreateError) carries
+// in Unavailable; nil when err names no unavailable offering.
+func UnavailableIn(err error) *InsufficientCapacityError {
+	if ice, ok := AsInsufficientCapacityError(err); ok {
+		return ice
+	}
+	if ce, ok := AsCreateError(err); ok {
+		return ce.Unavailable
+	}
+	return nil
 }
 
 // IgnoreInsufficientCapacityError returns nil for an insufficient-capacity

@@ -201,3 +201,42 @@ func TestCheckNodeClassRef(t *testing.T) {
 		})
 	}
 }
+
+func TestUnavailableIn(t *testing.T) {
+	key := cloudprovider.OfferingKey{CapacityType: v1.CapacityTypeSpot, InstanceType: "m5.large", Zone: "us-west-2a"}
+	ice := cloudprovider.NewInsufficientCapacityError(nil)
+	ice.Add(key, string(cloudprovider.CodeInsufficientInstanceCapacity))
+	refusedWith := cloudprovider.NewCloudCreateError("UnauthorizedOperation", errors.New("denied"))
+	refusedWith.Unavailable = ice
+	for _, tc := range []struct {
+		name string
+		err  error
+		want *cloudprovider.InsufficientCapacityError
+	}{
+		{"nil", nil, nil},
+		{"insufficient capacity, wrapped", fmt.Errorf("launching nodeclaim nc-1, %w", ice), ice},
+		{"a refusal with offerings found without capacity", fmt.Errorf("launching nodeclaim nc-1, %w", refusedWith), ice},
+		{"a refusal alone", cloudprovider.NewCloudCreateError("UnauthorizedOperation", errors.New("denied")), nil},
+		{"anything else", errors.New("connection reset"), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := cloudprovider.UnavailableIn(tc.err); got != tc.want {
+				t.Errorf("UnavailableIn = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestInsufficientCapacityErrorReason(t *testing.T) {
+	coded := cloudprovider.OfferingKey{CapacityType: v1.CapacityTypeOnDemand, InstanceType: "m5.large", Zone: "us-west-2a"}
+	bare := cloudprovider.OfferingKey{CapacityType: v1.CapacityTypeOnDemand, InstanceType: "m5.large", Zone: "us-west-2b"}
+	ice := cloudprovider.NewInsufficientCapacityError(nil)
+	ice.Add(coded, string(cloudprovider.CodeVcpuLimitExceeded))
+	ice.Add(bare, "")
+	if got := ice.Reason(coded); got != string(cloudprovider.CodeVcpuLimitExceeded) {
+		t.Errorf("Reason(coded) = %q", got)
+	}
+	if got := ice.Reason(bare); got != "InsufficientCapacity" {
+		t.Errorf("Reason(bare) = %q, want InsufficientCapacity", got)
+	}
+}

@@ -3,6 +3,7 @@ package cloudprovider
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -188,20 +189,13 @@ func NewLaunchError(errs []OfferingError, cause error) error {
 // insufficient-capacity error's, or a refusal's and the codes of what it
 // found unavailable.
 func LaunchErrorCodesOf(err error) []string {
-	if ice, ok := AsInsufficientCapacityError(err); ok {
-		return ice.Codes()
-	}
-	ce, ok := AsCreateError(err)
-	if !ok {
-		return nil
-	}
 	var out []string
-	if ce.Code != "" {
+	if ce, ok := AsCreateError(err); ok && ce.Code != "" && !IsInsufficientCapacityError(err) {
 		out = append(out, ce.Code)
 	}
-	if ce.Unavailable != nil {
-		for _, code := range ce.Unavailable.Codes() {
-			if code != ce.Code {
+	if ice := UnavailableIn(err); ice != nil {
+		for _, code := range ice.Codes() {
+			if !slices.Contains(out, code) {
 				out = append(out, code)
 			}
 		}

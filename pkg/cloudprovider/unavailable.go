@@ -104,32 +104,24 @@ func (u *UnavailableOfferings) MarkCapacityTypeUnavailable(capacityType, reason 
 	u.markCapacityTypeLocked(capacityType, reason, expires)
 }
 
-// MarkFromError marks, under one lock so readers never see half of it,
-// every offering an *InsufficientCapacityError in err's tree names and its
-// capacity-type-wide marks, or those a *CreateError's Unavailable names.
-// It returns the number of marks made: 0 for errors of any other kind
-// (and for nil).
+// MarkFromError marks what err found without capacity (UnavailableIn):
+// Mark(UnavailableIn(err)).
 func (u *UnavailableOfferings) MarkFromError(err error) int {
-	ice, ok := AsInsufficientCapacityError(err)
-	if !ok {
-		// A launch refused for another reason still marks what it found
-		// without capacity.
-		if ce, isCreate := AsCreateError(err); isCreate && ce.Unavailable != nil {
-			ice, ok = ce.Unavailable, true
-		}
-	}
-	if !ok {
+	return u.Mark(UnavailableIn(err))
+}
+
+// Mark marks, under one lock so readers never see half of it, every
+// offering ice names and its capacity-type-wide marks. It returns the
+// number of marks made: 0 for nil.
+func (u *UnavailableOfferings) Mark(ice *InsufficientCapacityError) int {
+	if ice == nil {
 		return 0
 	}
 	expires := u.clk.Now().Add(u.ttl)
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	for _, key := range ice.Offerings {
-		reason := ice.Reasons[key]
-		if reason == "" {
-			reason = "InsufficientCapacity"
-		}
-		u.markOfferingLocked(key, reason, expires)
+		u.markOfferingLocked(key, ice.Reason(key), expires)
 	}
 	for _, ct := range ice.CapacityTypeWide {
 		u.markCapacityTypeLocked(ct, ice.wideReason(ct), expires)

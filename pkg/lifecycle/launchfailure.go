@@ -7,7 +7,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 
+	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 )
 
@@ -57,28 +59,37 @@ type Event struct {
 	Type, Reason, Message string
 }
 
-// LaunchFailure is what the lifecycle does after a failed launch.
+// LaunchFailure is everything the caller applies after a launch that
+// failed or timed out, in this order: mark Unavailable, record Events,
+// then delete the NodeClaim (Delete) or keep Attempts and set
+// Launched=False with Reason and Message.
 type LaunchFailure struct {
-	// Replan: no offering had capacity; the NodeClaim is deleted and its
-	// pods planned again at once, on the offerings left.
-	Replan bool
-	// Reason and Message are the Launched=False condition's when the
-	// NodeClaim stays to be retried (Replan false).
-	Reason, Message string
+	// Unavailable are the offerings (and capacity types) to mark
+	// unavailable (UnavailableOfferings.Mark); nil, none.
+	Unavailable *cloudprovider.InsufficientCapacityError
 	// Events are recorded on the NodeClaim, in order.
 	Events []Event
+	// Delete: the NodeClaim is deleted and its pods planned again at
+	// once, on the offerings left; the caller forgets its attempts.
+	Delete bool
+	// Reason and Message are the Launched=False condition's when the
+	// NodeClaim stays to be retried, and say why it was deleted when not.
+	Reason, Message string
+	// Attempts are the NodeClaim's failed launches after this one, to keep
+	// when it stays: the next is tried at Attempts.RetryAt.
+	Attempts LaunchAttempts
 }
 
 // maxMessageLength bounds a condition message and an event's: a fleet's
 // answer can name hundreds of offerings.
 const maxMessageLength = 1024
 
-// OnLaunchError decides what follows a failed launch from Create's error.
-// The caller marks the offerings the error names unavailable
-// (UnavailableOfferings.MarkFromError) whatever it is.
+// OnLaunchError decides what follows a launch that failed at now with
+// Create's error, after attempts failed launches. Whatever the error,
+// the offerings it found without capacity are marked unavailable.
 //
 //   - Insufficient capacity (every offering's error a capacity or a
-//     spot-only one): Replan, with an InsufficientCapacity event.
+//     spot-only one): Delete, with an InsufficientCapacity event.
 //   - A refusal (*cloudprovider.CreateError) or any other error:
 //     Launched=False with the error's reason (derived from the cloud's
 //     code when it gave one) and a LaunchFailed event whose message
@@ -88,15 +99,16 @@ const maxMessageLength = 1024
 // The spot service-linked role's code adds a
 // SpotServiceLinkedRoleCreationFailed event, as the reference publishes
 // one: spot stays unavailable while the role is missing.
-func OnLaunchError(err error) LaunchFailure {
-	var out LaunchFailure
+func OnLaunchError(err error, attempts LaunchAttempts, now time.Time) LaunchFailure {
+	out := LaunchFailure{Unavailable: cloudprovider.UnavailableIn(err)}
 	msg := truncate(err.Error())
 	if codes := cloudprovider.LaunchErrorCodesOf(err); slices.Contains(codes, string(cloudprovider.CodeServiceLinkedRoleCreationNotPermitted)) {
 		out.Events = append(out.Events, Event{Type: corev1.EventTypeWarning, Reason: "SpotServiceLinkedRoleCreationFailed",
 			Message: fmt.Sprintf("a spot launch failed with %s: the account has no spot service-linked role and Capstan may not create it; spot is unavailable until it exists", cloudprovider.CodeServiceLinkedRoleCreationNotPermitted)})
 	}
 	if cloudprovider.IsInsufficientCapacityError(err) {
-		out.Replan = true
+		out.Delete = true
+		out.Reason, out.Message = "InsufficientCapacity", msg
 		out.Events = append(out.Events, Event{Type: corev1.EventTypeWarning, Reason: "InsufficientCapacity", Message: msg})
 		return out
 	}
@@ -107,7 +119,22 @@ func OnLaunchError(err error) LaunchFailure {
 		out.Reason = "NodeClassNotReady"
 	}
 	out.Events = append(out.Events, Event{Type: corev1.EventTypeWarning, Reason: "LaunchFailed", Message: msg})
+	out.Attempts = attempts.Failed(now)
 	return out
+}
+
+// OnLaunchTimeout decides what follows when nc was not launched within
+// timeout (Next said LaunchTimeout): it is deleted, so the provisioner
+// plans its pods again without it as capacity on its way, with a
+// LaunchTimeout event naming the last launch's failure if one finished.
+func OnLaunchTimeout(nc *v1.NodeClaim, timeout time.Duration) LaunchFailure {
+	why := "no launch attempt finished"
+	if c := meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypeLaunched); c != nil {
+		why = "the last launch failed with " + c.Reason
+	}
+	msg := fmt.Sprintf("not launched within %s; %s", timeout, why)
+	return LaunchFailure{Delete: true, Reason: "LaunchTimeout", Message: msg,
+		Events: []Event{{Type: corev1.EventTypeWarning, Reason: "LaunchTimeout", Message: msg}}}
 }
 
 func truncate(s string) string {

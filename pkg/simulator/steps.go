@@ -247,33 +247,18 @@ func (s *Simulator) launch(ctx context.Context) (bool, error) {
 		switch action, _ := lifecycle.Next(nc, nil, now, s.timeouts(), s.attempts[nc.Name]); action {
 		case lifecycle.Launch:
 		case lifecycle.LaunchTimeout:
-			reason := "no launch attempt finished"
-			if c := meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypeLaunched); c != nil {
-				reason = "the last launch failed with " + c.Reason
+			for _, e := range s.launchFailed(nc, lifecycle.OnLaunchTimeout(nc, s.opts.LaunchTimeout), now) {
+				outcomes = append(outcomes, outcome{nc: nc, kind: e.Reason, msg: e.Message})
 			}
-			outcomes = append(outcomes, outcome{nc: nc, kind: "LaunchTimeout", msg: fmt.Sprintf("not launched within %s; %s", s.opts.LaunchTimeout, reason)})
-			s.removeClaim(nc, "LaunchTimeout")
-			s.batch.trigger(now, true)
 			continue
 		default:
 			continue
 		}
 		created, err := s.cloud.Create(ctx, nc)
 		if err != nil {
-			s.unavailable.MarkFromError(err)
-			failure := lifecycle.OnLaunchError(err)
-			for _, e := range failure.Events {
+			for _, e := range s.launchFailed(nc, lifecycle.OnLaunchError(err, s.attempts[nc.Name], now), now) {
 				outcomes = append(outcomes, outcome{nc: nc, kind: e.Reason, msg: e.Message})
 			}
-			if failure.Replan {
-				delete(s.world.claims, nc.Name)
-				delete(s.attempts, nc.Name)
-				s.batch.trigger(now, true)
-				continue
-			}
-			s.attempts[nc.Name] = s.attempts[nc.Name].Failed(now)
-			setConditionFalse(nc, v1.ConditionTypeLaunched, failure.Reason, failure.Message, now)
-			s.world.changed()
 			continue
 		}
 		delete(s.attempts, nc.Name)
@@ -304,6 +289,23 @@ func (s *Simulator) launch(ctx context.Context) (bool, error) {
 		s.rec.launched(now, o.nc, prices[o.nc.Status.ProviderID])
 	}
 	return len(outcomes) > 0, nil
+}
+
+// launchFailed applies what the lifecycle decided after a failed or
+// timed-out launch, as the controller does: the marks, then the
+// NodeClaim removed (its pods planned again at once) or kept with
+// Launched=False until its next attempt. It returns the events to record.
+func (s *Simulator) launchFailed(nc *v1.NodeClaim, failure lifecycle.LaunchFailure, now time.Time) []lifecycle.Event {
+	s.unavailable.Mark(failure.Unavailable)
+	if failure.Delete {
+		s.removeClaim(nc, failure.Reason)
+		s.batch.trigger(now, true)
+		return failure.Events
+	}
+	s.attempts[nc.Name] = failure.Attempts
+	setConditionFalse(nc, v1.ConditionTypeLaunched, failure.Reason, failure.Message, now)
+	s.world.changed()
+	return failure.Events
 }
 
 // prices are the prices of the offerings instances launched into, by

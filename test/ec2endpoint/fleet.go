@@ -153,7 +153,7 @@ func (s *Server) launchFleet(ctx context.Context, p params) (*createFleetRespons
 			}
 			// The instance outlives the request: its kubelet registers
 			// the Node after the launch latency, long after the answer.
-			res, err := s.cloud.Launch(s.withJoining(context.WithoutCancel(ctx), group), s.launchRequest(req, group, fleetID))
+			res, err := s.cloud.Launch(context.WithoutCancel(ctx), s.launchRequest(req, group, fleetID))
 			if le, ok := errors.AsType[*sim.LaunchError](err); ok {
 				resp.Errors = s.appendErrors(ctx, resp.Errors, group, le.Failed)
 				continue
@@ -161,8 +161,11 @@ func (s *Server) launchFleet(ctx context.Context, p params) (*createFleetRespons
 			if err != nil {
 				return nil, fmt.Errorf("launching on the simulated cloud, %w", err)
 			}
+			// Its node joins as its user data lets it.
+			launchedFrom := group[res.Offering]
+			s.kubelet.joined(context.WithoutCancel(ctx), res.Instance, s.whyNotJoining(launchedFrom.template.data.userData, launchedFrom.imageID))
 			resp.Errors = s.appendErrors(ctx, resp.Errors, group, res.Failed)
-			resp.Instances = s.addInstance(resp.Instances, group[res.Offering], res.Instance.ID)
+			resp.Instances = s.addInstance(resp.Instances, launchedFrom, res.Instance.ID)
 			launched = true
 			break
 		}

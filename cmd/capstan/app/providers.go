@@ -264,9 +264,13 @@ func startAWS(ctx context.Context, opts Options, env providerEnv) (startedProvid
 		if err := mgr.Add(awsprovider.Refresher{Provider: p, Interval: o.RefreshInterval}); err != nil {
 			return fmt.Errorf("adding the aws catalog refresher, %w", err)
 		}
-		return ec2nodeclass.New(mgr.GetClient(), api, iamAPI, env.clock, mgr.GetEventRecorder("capstan"), ec2nodeclass.Options{
+		c, err := ec2nodeclass.New(mgr.GetClient(), api, iamAPI, env.clock, mgr.GetEventRecorder("capstan"), ec2nodeclass.Options{
 			KubernetesVersion: version, ClusterName: o.ClusterName, Region: cfg.Region, Cluster: cluster,
-		}).Register(mgr)
+		})
+		if err != nil {
+			return err
+		}
+		return c.Register(mgr)
 	}}, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
+	"golang.org/x/sync/singleflight"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -122,6 +123,10 @@ type ClusterDiscovery struct {
 	Overrides Bootstrap
 	Clock     clock.Clock
 
+	// flight runs one discovery at a time, its callers sharing the answer.
+	flight singleflight.Group
+	// mu guards the fields below only, never a call: discovery runs
+	// outside it, so a slow EKS holds up no caller that has an answer.
 	mu sync.Mutex
 	// described is EKS's last answer, found and err the last discovery,
 	// asked again at expires unless found is complete.
@@ -132,21 +137,58 @@ type ClusterDiscovery struct {
 	asked     bool
 }
 
+// discovery is one discovery's answer; abandoned when its context ended
+// before it did (the answer is then not kept).
+type discovery struct {
+	found     Bootstrap
+	err       error
+	abandoned bool
+}
+
 // Bootstrap is what nodes join, as far as it is known, and why the rest
 // is not: a failed DescribeCluster. A cluster without a kube-dns Service
-// is no error (the reference goes without clusterDNS then).
+// is no error (the reference goes without clusterDNS then). Concurrent
+// callers share one discovery, run with the first one's context; each
+// waits only as long as its own context allows.
 func (d *ClusterDiscovery) Bootstrap(ctx context.Context) (Bootstrap, error) {
+	for {
+		if b, err, ok := d.cached(); ok {
+			return b, err
+		}
+		ch := d.flight.DoChan("discover", func() (any, error) { return d.discover(ctx), nil })
+		select {
+		case <-ctx.Done():
+			return Bootstrap{}, fmt.Errorf("discovering cluster %s, %w", d.Name, ctx.Err())
+		case res := <-ch:
+			if r := res.Val.(discovery); !r.abandoned || ctx.Err() != nil {
+				return r.found, r.err
+			}
+			// The discovery shared was cut short by its first caller's
+			// context, not ours: ask again.
+		}
+	}
+}
+
+// cached is the last discovery while it holds.
+func (d *ClusterDiscovery) cached() (Bootstrap, error, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	now := d.Clock.Now()
-	if d.asked && (d.found.complete() || now.Before(d.expires)) {
-		return d.found, d.err
+	if d.asked && (d.found.complete() || d.Clock.Now().Before(d.expires)) {
+		return d.found, d.err, true
 	}
-	b, err := d.Overrides.or(d.described), error(nil)
+	return Bootstrap{}, nil, false
+}
+
+// discover asks EKS and the kube-dns Service for what the flags and EKS's
+// last answer leave unknown, and keeps the answer unless ctx ended.
+func (d *ClusterDiscovery) discover(ctx context.Context) discovery {
+	d.mu.Lock()
+	b := d.Overrides.or(d.described)
+	d.mu.Unlock()
+	var err error
+	var described Bootstrap
 	if b.Endpoint == "" || b.CABundle == "" || b.ServiceCIDR == "" {
-		var described Bootstrap
 		if described, err = d.describe(ctx); err == nil {
-			d.described = described
 			b = b.or(described)
 		}
 	}
@@ -157,8 +199,16 @@ func (d *ClusterDiscovery) Bootstrap(ctx context.Context) (Bootstrap, error) {
 		}
 		b.ClusterDNS = dns
 	}
-	d.found, d.err, d.expires, d.asked = b, err, now.Add(RediscoverAfter), true
-	return b, err
+	if ctx.Err() != nil {
+		return discovery{found: b, err: err, abandoned: true}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err == nil && described != (Bootstrap{}) {
+		d.described = described
+	}
+	d.found, d.err, d.expires, d.asked = b, err, d.Clock.Now().Add(RediscoverAfter), true
+	return discovery{found: b, err: err}
 }
 
 func (d *ClusterDiscovery) describe(ctx context.Context) (Bootstrap, error) {

@@ -3,6 +3,7 @@ package aws_test
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -116,6 +117,63 @@ func TestClusterDiscovery(t *testing.T) {
 				t.Errorf("DescribeCluster asked %d times, want %d", api.calls, want)
 			}
 		})
+	}
+}
+
+// blocking holds every DescribeCluster until release is closed, counting
+// the calls.
+type blocking struct {
+	aws.EKS
+	calls   atomic.Int32
+	started chan struct{}
+	release chan struct{}
+}
+
+func (b *blocking) DescribeCluster(ctx context.Context, in *eks.DescribeClusterInput, opts ...func(*eks.Options)) (*eks.DescribeClusterOutput, error) {
+	b.calls.Add(1)
+	b.started <- struct{}{}
+	<-b.release
+	return b.EKS.DescribeCluster(ctx, in, opts...)
+}
+
+// A slow DescribeCluster holds up no caller beyond its own context, and
+// callers that wait together share one call: discovery runs outside the
+// lock that a launch's template reads under.
+func TestClusterDiscoveryWaitsOutsideTheLock(t *testing.T) {
+	_, described := endpoint(t, ec2endpoint.Options{ClusterName: "prod", ServiceCIDR: "10.100.0.0/16"})
+	api := &blocking{EKS: described.EKS, started: make(chan struct{}, 4), release: make(chan struct{})}
+	d := &aws.ClusterDiscovery{EKS: api, Name: "prod", Clock: clocktesting.NewFakeClock(time.Now())}
+	type answer struct {
+		b   aws.Bootstrap
+		err error
+	}
+	first := make(chan answer, 1)
+	go func() {
+		b, err := d.Bootstrap(context.Background())
+		first <- answer{b, err}
+	}()
+	<-api.started
+	// A caller whose context ends while EKS is slow returns with its
+	// context's error, not after EKS.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := d.Bootstrap(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a cancelled caller got %v, want context.Canceled", err)
+	}
+	second := make(chan answer, 1)
+	go func() {
+		b, err := d.Bootstrap(context.Background())
+		second <- answer{b, err}
+	}()
+	close(api.release)
+	want := aws.Bootstrap{Endpoint: "https://prod.eks.test", CABundle: "cHJvZCBDQQ==", ServiceCIDR: "10.100.0.0/16"}
+	for _, ch := range []chan answer{first, second} {
+		if a := <-ch; a.err != nil || a.b != want {
+			t.Errorf("bootstrap %+v, %v; want %+v", a.b, a.err, want)
+		}
+	}
+	if n := api.calls.Load(); n != 1 {
+		t.Errorf("DescribeCluster asked %d times, want once for every caller", n)
 	}
 }
 

@@ -18,8 +18,6 @@ import (
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/aws"
-	"github.com/capstan-dev/capstan/pkg/controllers/ec2nodeclass"
-	"github.com/capstan-dev/capstan/pkg/disruption"
 	"github.com/capstan-dev/capstan/test/ec2endpoint"
 )
 
@@ -278,14 +276,6 @@ func TestCapacityBlocksFromEndpoint(t *testing.T) {
 	want := []cloudprovider.CapacityBlock{{ID: "cr-block", Reclaim: e.start.Add(10*time.Hour - aws.CapacityBlockReclaimLead)}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("capacity blocks (-want +got):\n%s", diff)
-	}
-}
-
-// A capacity block turns expiring (and takes no more launches) when its
-// nodes are drained: EC2's reclaim lead plus the drain's.
-func TestCapacityBlockExpiresAsItsNodesDrain(t *testing.T) {
-	if got := aws.CapacityBlockReclaimLead + disruption.CapacityBlockDrainLead; got != ec2nodeclass.CapacityBlockExpiringPeriod {
-		t.Errorf("reclaim lead + drain lead = %s, want the expiring period %s", got, ec2nodeclass.CapacityBlockExpiringPeriod)
 	}
 }
 

@@ -159,18 +159,10 @@ func (d *decorator) Create(ctx context.Context, nodeClaim *v1.NodeClaim) (*v1.No
 	start := d.clk.Now()
 	nc, err := d.cp.Create(ctx, nodeClaim)
 	d.observe("Create", start, err)
-	ice, ok := cloudprovider.AsInsufficientCapacityError(err)
-	if ce, refused := cloudprovider.AsCreateError(err); !ok && refused && ce.Unavailable != nil {
-		// A refused launch's capacity errors count too.
-		ice, ok = ce.Unavailable, true
-	}
-	if ok {
+	// A refused launch's capacity errors count too.
+	if ice := cloudprovider.UnavailableIn(err); ice != nil {
 		for _, o := range ice.Offerings {
-			reason := ice.Reasons[o]
-			if reason == "" {
-				reason = "InsufficientCapacity"
-			}
-			d.insufficient.WithLabelValues(d.provider, o.InstanceType, o.Zone, o.CapacityType, reason).Inc()
+			d.insufficient.WithLabelValues(d.provider, o.InstanceType, o.Zone, o.CapacityType, ice.Reason(o)).Inc()
 		}
 	}
 	if err == nil && nc != nil {

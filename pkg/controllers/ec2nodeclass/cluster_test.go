@@ -60,7 +60,7 @@ func TestClusterDiscoveryConditions(t *testing.T) {
 			g := gomega.NewWithT(t)
 			opts := roleOptions(e)
 			opts.Cluster = e.discovery(tc.cluster)
-			c := New(env.Client, e.ec2, e.iam, clocktesting.NewFakeClock(start), events.NewFakeRecorder(10), opts)
+			c := mustNew(t, env.Client, e.ec2, e.iam, clocktesting.NewFakeClock(start), events.NewFakeRecorder(10), opts)
 			var mods []func(*awsv1.EC2NodeClass)
 			if tc.mod != nil {
 				mods = append(mods, tc.mod)

@@ -2,6 +2,7 @@ package ec2nodeclass
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -70,8 +71,12 @@ type Controller struct {
 // asked on every reconcile, iamAPI for the instance profile of a class
 // with spec.role (nil: such a class is not Ready); clk is now for
 // Resolve and condition transitions; recorder says on the class why it
-// turned not Ready.
-func New(c client.Client, api EC2, iamAPI IAM, clk clock.Clock, recorder events.EventRecorder, opts Options) *Controller {
+// turned not Ready. It fails when any of them but iamAPI, or
+// opts.Cluster, is missing.
+func New(c client.Client, api EC2, iamAPI IAM, clk clock.Clock, recorder events.EventRecorder, opts Options) (*Controller, error) {
+	if c == nil || api == nil || clk == nil || recorder == nil || opts.Cluster == nil {
+		return nil, errors.New("ec2nodeclass controller needs a client, an EC2 client, a clock, an event recorder and the cluster")
+	}
 	refresh := opts.RefreshPeriod
 	if refresh <= 0 {
 		refresh = DefaultRefreshPeriod
@@ -82,7 +87,7 @@ func New(c client.Client, api EC2, iamAPI IAM, clk clock.Clock, recorder events.
 	}
 	return &Controller{client: c, ec2: api, iam: iamAPI, clock: clk, recorder: recorder,
 		kubernetesVersion: opts.KubernetesVersion, refresh: refresh, notReady: notReady,
-		clusterName: opts.ClusterName, region: opts.Region, cluster: opts.Cluster}
+		clusterName: opts.ClusterName, region: opts.Region, cluster: opts.Cluster}, nil
 }
 
 // Register adds the controller to mgr. Status-only updates (its own

@@ -22,6 +22,28 @@ import (
 	"github.com/capstan-dev/capstan/pkg/test"
 )
 
+// mustNew is New, failing the test on an error.
+func mustNew(t *testing.T, c client.Client, api EC2, iamAPI IAM, clk *clocktesting.FakeClock, recorder events.EventRecorder, opts Options) *Controller {
+	t.Helper()
+	ctrl, err := New(c, api, iamAPI, clk, recorder, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctrl
+}
+
+// New refuses options without the cluster, which every reconcile reads,
+// rather than panic on the first one.
+func TestNewNeedsTheCluster(t *testing.T) {
+	clk := clocktesting.NewFakeClock(start)
+	if _, err := New(env.Client, account(), nil, clk, events.NewFakeRecorder(1), Options{}); err == nil {
+		t.Error("New without Options.Cluster succeeded, want an error")
+	}
+	if _, err := New(env.Client, account(), nil, clk, events.NewFakeRecorder(1), Options{Cluster: flagsOnly}); err != nil {
+		t.Errorf("New with the cluster: %v", err)
+	}
+}
+
 // account is what the controller tests' EC2 holds: a subnet and a
 // security group tagged for the cluster, and amazon's AL2023 images for
 // Kubernetes 1.30 on both architectures.
@@ -85,7 +107,7 @@ func TestEC2NodeClassWithManager(t *testing.T) {
 	ctx := context.Background()
 	clk := clocktesting.NewFakeClock(start)
 	startManager(t, func(mgr manager.Manager) error {
-		return New(mgr.GetClient(), account(), nil, clk, mgr.GetEventRecorder("test"), Options{KubernetesVersion: "v1.30.4", Cluster: flagsOnly}).Register(mgr)
+		return mustNew(t, mgr.GetClient(), account(), nil, clk, mgr.GetEventRecorder("test"), Options{KubernetesVersion: "v1.30.4", Cluster: flagsOnly}).Register(mgr)
 	})
 	nc := ec2NodeClass()
 	create(t, nc)
@@ -125,7 +147,7 @@ func TestReconcileMissingSubnet(t *testing.T) {
 	clk := clocktesting.NewFakeClock(start)
 	api := account()
 	recorder := events.NewFakeRecorder(10)
-	c := New(env.Client, api, nil, clk, recorder, Options{KubernetesVersion: "1.30", Cluster: flagsOnly})
+	c := mustNew(t, env.Client, api, nil, clk, recorder, Options{KubernetesVersion: "1.30", Cluster: flagsOnly})
 	nc := ec2NodeClass(func(nc *awsv1.EC2NodeClass) {
 		nc.Spec.SubnetSelectorTerms = []awsv1.SubnetSelectorTerm{{Tags: map[string]string{"team": "ml"}}}
 	})

@@ -11,13 +11,17 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	awsv1 "github.com/capstan-dev/capstan/api/aws/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider/aws"
+	"github.com/capstan-dev/capstan/pkg/disruption"
 )
 
 // CapacityBlockExpiringPeriod is how long before its end a capacity
-// block is reported expiring rather than active, the reference's margin:
-// EC2 starts reclaiming a block's instances before the block ends, so
-// launching into it that late buys little.
-const CapacityBlockExpiringPeriod = 40 * time.Minute
+// block is reported expiring rather than active (40 minutes, the
+// reference's margin): EC2 reclaims a block's instances from
+// CapacityBlockReclaimLead before its end and Capstan drains them
+// CapacityBlockDrainLead before that, so the block takes no launch once
+// its nodes are being drained.
+const CapacityBlockExpiringPeriod = aws.CapacityBlockReclaimLead + disruption.CapacityBlockDrainLead
 
 // resolveCapacityReservations lists, sorted by id, the reservations EC2
 // returned for the terms that are active and have not ended at now. The

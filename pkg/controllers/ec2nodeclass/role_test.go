@@ -96,7 +96,7 @@ func TestRoleWithManager(t *testing.T) {
 	ctx := context.Background()
 	e := startEndpoint(t)
 	startManager(t, func(mgr manager.Manager) error {
-		return New(mgr.GetClient(), e.ec2, e.iam, clocktesting.NewFakeClock(start), mgr.GetEventRecorder("test"), roleOptions(e)).Register(mgr)
+		return mustNew(t, mgr.GetClient(), e.ec2, e.iam, clocktesting.NewFakeClock(start), mgr.GetEventRecorder("test"), roleOptions(e)).Register(mgr)
 	})
 	nc := roleClass("KarpenterNodeRole-test")
 	nc.Spec.Tags = map[string]string{"team": "ml"}
@@ -181,7 +181,7 @@ func TestReconcileRoleAndInstanceProfile(t *testing.T) {
 	g := test.NewGomega(t)
 	ctx := context.Background()
 	e := startEndpoint(t)
-	c := New(env.Client, e.ec2, e.iam, clocktesting.NewFakeClock(start), events.NewFakeRecorder(10), roleOptions(e))
+	c := mustNew(t, env.Client, e.ec2, e.iam, clocktesting.NewFakeClock(start), events.NewFakeRecorder(10), roleOptions(e))
 
 	plain := ec2NodeClass()
 	create(t, plain)
@@ -228,7 +228,7 @@ func TestReconcileRoleAndInstanceProfile(t *testing.T) {
 	g.Expect(e.server.InstanceProfiles()).To(gomega.BeEmpty())
 
 	// No IAM client.
-	noIAM := New(env.Client, e.ec2, nil, clocktesting.NewFakeClock(start), events.NewFakeRecorder(10), roleOptions(e))
+	noIAM := mustNew(t, env.Client, e.ec2, nil, clocktesting.NewFakeClock(start), events.NewFakeRecorder(10), roleOptions(e))
 	other := roleClass("capstan-node-role")
 	create(t, other)
 	req = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(other)}

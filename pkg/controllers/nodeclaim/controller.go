@@ -99,7 +99,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	case lifecycle.Launch:
 		return c.launch(ctx, nc)
 	case lifecycle.LaunchTimeout:
-		return reconcile.Result{}, c.launchTimedOut(ctx, nc)
+		return c.launchFailed(ctx, nc, lifecycle.OnLaunchTimeout(nc, c.timeouts.Launch))
 	case lifecycle.Register:
 		return reconcile.Result{}, c.register(ctx, nc, node)
 	case lifecycle.Initialize:
@@ -119,35 +119,16 @@ func (c *Controller) attemptsOf(name string) lifecycle.LaunchAttempts {
 	return c.attempts[name]
 }
 
-func (c *Controller) failed(name string) lifecycle.LaunchAttempts {
+func (c *Controller) setAttempts(name string, a lifecycle.LaunchAttempts) {
 	c.attemptsMu.Lock()
 	defer c.attemptsMu.Unlock()
-	a := c.attempts[name].Failed(c.clock.Now())
 	c.attempts[name] = a
-	return a
 }
 
 func (c *Controller) forget(name string) {
 	c.attemptsMu.Lock()
 	defer c.attemptsMu.Unlock()
 	delete(c.attempts, name)
-}
-
-// launchTimedOut deletes a NodeClaim that did not launch in time, so the
-// provisioner plans its pods again (without it as capacity on its way).
-func (c *Controller) launchTimedOut(ctx context.Context, nc *v1.NodeClaim) error {
-	reason := "no launch attempt finished"
-	if cond := meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypeLaunched); cond != nil {
-		reason = "the last launch failed with " + cond.Reason
-	}
-	log.FromContext(ctx).Info("deleting nodeclaim not launched within the launch timeout", "timeout", c.timeouts.Launch, "reason", reason)
-	c.recorder.Eventf(nc, nil, corev1.EventTypeWarning, "LaunchTimeout", "Delete", "not launched within %s; %s", c.timeouts.Launch, reason)
-	if err := client.IgnoreNotFound(c.client.Delete(ctx, nc)); err != nil {
-		return fmt.Errorf("deleting nodeclaim %s after the launch timeout, %w", nc.Name, err)
-	}
-	c.forget(nc.Name)
-	c.provisioner.LaunchFailed(nc.Name)
-	return nil
 }
 
 // launch creates the instance. A failed launch goes as
@@ -166,7 +147,7 @@ func (c *Controller) launch(ctx context.Context, nc *v1.NodeClaim) (reconcile.Re
 	}
 	created, err := c.cloud.Create(ctx, nc)
 	if err != nil {
-		return c.launchFailed(ctx, nc, err)
+		return c.launchFailed(ctx, nc, lifecycle.OnLaunchError(err, c.attemptsOf(nc.Name), c.clock.Now()))
 	}
 	c.forget(nc.Name)
 	if c.afterCreate != nil {
@@ -200,33 +181,36 @@ func (c *Controller) launch(ctx context.Context, nc *v1.NodeClaim) (reconcile.Re
 	return reconcile.Result{}, nil
 }
 
-func (c *Controller) launchFailed(ctx context.Context, nc *v1.NodeClaim, err error) (reconcile.Result, error) {
+// launchFailed applies what the lifecycle decided after a failed or
+// timed-out launch: the marks, the events, then the NodeClaim deleted
+// (its pods planned again at once) or kept with Launched=False until its
+// next attempt.
+func (c *Controller) launchFailed(ctx context.Context, nc *v1.NodeClaim, failure lifecycle.LaunchFailure) (reconcile.Result, error) {
 	marked := 0
 	if c.unavailable != nil {
-		marked = c.unavailable.MarkFromError(err)
+		marked = c.unavailable.Mark(failure.Unavailable)
 	}
-	failure := lifecycle.OnLaunchError(err)
 	for _, e := range failure.Events {
 		c.recorder.Eventf(nc, nil, e.Type, e.Reason, "Launch", "%s", e.Message)
 	}
-	if failure.Replan {
-		log.FromContext(ctx).Info("insufficient capacity; offerings marked unavailable", "marks", marked, "error", err.Error())
+	if failure.Delete {
+		log.FromContext(ctx).Info("deleting nodeclaim not launched; its pods are planned again", "reason", failure.Reason, "message", failure.Message, "marks", marked)
 		if err := client.IgnoreNotFound(c.client.Delete(ctx, nc)); err != nil {
-			return reconcile.Result{}, fmt.Errorf("deleting nodeclaim %s after insufficient capacity, %w", nc.Name, err)
+			return reconcile.Result{}, fmt.Errorf("deleting nodeclaim %s after %s, %w", nc.Name, failure.Reason, err)
 		}
 		c.forget(nc.Name)
 		c.provisioner.LaunchFailed(nc.Name)
 		return reconcile.Result{}, nil
 	}
-	attempts := c.failed(nc.Name)
-	log.FromContext(ctx).Error(err, "launch failed; retrying", "reason", failure.Reason, "failures", attempts.Failures, "marks", marked)
+	c.setAttempts(nc.Name, failure.Attempts)
+	log.FromContext(ctx).Error(nil, "launch failed; retrying", "reason", failure.Reason, "message", failure.Message, "failures", failure.Attempts.Failures, "marks", marked)
 	status := client.MergeFrom(nc.DeepCopy())
 	c.setCondition(nc, v1.ConditionTypeLaunched, metav1.ConditionFalse, failure.Reason, failure.Message)
 	c.setReady(nc)
 	if err := c.client.Status().Patch(ctx, nc, status); err != nil {
 		return reconcile.Result{}, fmt.Errorf("recording failed launch of nodeclaim %s, %w", nc.Name, err)
 	}
-	_, wait := lifecycle.Next(nc, nil, c.clock.Now(), c.timeouts, attempts)
+	_, wait := lifecycle.Next(nc, nil, c.clock.Now(), c.timeouts, failure.Attempts)
 	return reconcile.Result{RequeueAfter: wait}, nil
 }
 

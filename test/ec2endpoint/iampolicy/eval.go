@@ -77,16 +77,32 @@ func contextKeys(req Request, r Resource) map[string][]string {
 	for k, v := range req.Context {
 		ctx[strings.ToLower(k)] = v
 	}
-	for k, v := range r.Tags {
-		ctx["aws:resourcetag/"+strings.ToLower(k)] = []string{v}
-	}
+	addTags(ctx, "aws:resourcetag/", r.Tags)
 	if r.RequestTags != nil {
-		for k, v := range r.RequestTags {
-			ctx["aws:requesttag/"+strings.ToLower(k)] = []string{v}
-		}
+		addTags(ctx, "aws:requesttag/", r.RequestTags)
 		ctx["aws:tagkeys"] = slices.Sorted(maps.Keys(r.RequestTags))
 	}
 	return ctx
+}
+
+// addTags adds each tag as the condition key prefix+key. The tag key in a
+// condition key is case-insensitive: aws:RequestTag/TagKey1 matches a tag
+// named TagKey1 or tagkey1, "but not both" (IAM's global condition keys,
+// aws:RequestTag/tag-key and aws:ResourceTag/tag-key:
+// https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_condition-keys.html).
+// So tags whose keys differ only in case match no condition key: the key
+// is absent, as for a tag not there (tag keys themselves are
+// case-sensitive in EC2, so a resource may carry both).
+func addTags(ctx map[string][]string, prefix string, tags map[string]string) {
+	spellings := map[string]int{}
+	for k := range tags {
+		spellings[strings.ToLower(k)]++
+	}
+	for k, v := range tags {
+		if lower := strings.ToLower(k); spellings[lower] == 1 {
+			ctx[prefix+lower] = []string{v}
+		}
+	}
 }
 
 func (s Statement) applies(action, arn string, ctx map[string][]string) bool {

@@ -17,6 +17,9 @@ import (
 //	[res]    https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_elements_resource.html
 //	[cond]   https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_elements_condition.html
 //	[tags]   https://docs.aws.amazon.com/IAM/latest/UserGuide/access_tags.html
+//	[keys]   https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_condition-keys.html
+//	         (aws:RequestTag/tag-key, aws:ResourceTag/tag-key: "Tag key names are
+//	         case-insensitive ... matches ... either TagKey1 or tagkey1, but not both")
 
 const instanceARN = "arn:aws:ec2:us-west-2:111122223333:instance/i-0123"
 
@@ -87,6 +90,26 @@ func TestEvaluate(t *testing.T) {
 		name:   "[cond] condition key names are case-insensitive",
 		policy: `{"Statement":{"Effect":"Allow","Action":"ec2:RunInstances","Resource":"*","Condition":{"StringEquals":{"AWS:REQUESTTAG/Team":"a"}}}}`,
 		req:    Request{Action: "ec2:RunInstances", Resources: []Resource{{ARN: instanceARN, RequestTags: map[string]string{"team": "a"}}}},
+		want:   Decision{Allowed: true},
+	}, {
+		name:   "[keys] a request tag key matches in any case",
+		policy: `{"Statement":{"Effect":"Allow","Action":"ec2:RunInstances","Resource":"*","Condition":{"StringEquals":{"aws:RequestTag/TagKey1":"a"}}}}`,
+		req:    Request{Action: "ec2:RunInstances", Resources: []Resource{{ARN: instanceARN, RequestTags: map[string]string{"tagkey1": "a"}}}},
+		want:   Decision{Allowed: true},
+	}, {
+		name:   "[keys] request tags differing only in case match neither: TagKey1 or tagkey1, but not both",
+		policy: `{"Statement":{"Effect":"Allow","Action":"ec2:RunInstances","Resource":"*","Condition":{"StringEquals":{"aws:RequestTag/TagKey1":"a"}}}}`,
+		req:    Request{Action: "ec2:RunInstances", Resources: []Resource{{ARN: instanceARN, RequestTags: map[string]string{"TagKey1": "a", "tagkey1": "a"}}}},
+		want:   Decision{Resource: instanceARN},
+	}, {
+		name:   "[keys] resource tags differing only in case match neither, so a Null check finds the key absent",
+		policy: `{"Statement":{"Effect":"Allow","Action":"ec2:TerminateInstances","Resource":"*","Condition":{"Null":{"aws:ResourceTag/TagKey1":"false"}}}}`,
+		req:    Request{Action: "ec2:TerminateInstances", Resources: []Resource{{ARN: instanceARN, Tags: map[string]string{"TagKey1": "a", "tagkey1": "b"}}}},
+		want:   Decision{Resource: instanceARN},
+	}, {
+		name:   "[keys] aws:TagKeys still lists both keys as the request spells them",
+		policy: `{"Statement":{"Effect":"Allow","Action":"ec2:RunInstances","Resource":"*","Condition":{"ForAllValues:StringEquals":{"aws:TagKeys":["TagKey1","tagkey1"]}}}}`,
+		req:    Request{Action: "ec2:RunInstances", Resources: []Resource{{ARN: instanceARN, RequestTags: map[string]string{"TagKey1": "a", "tagkey1": "a"}}}},
 		want:   Decision{Allowed: true},
 	}, {
 		name:   "[cond] values of one key are ORed",
