@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -98,15 +99,7 @@ func (c *profileChecker) checkLaunchFaults(path *field.Path) {
 				c.add(field.Invalid(p.Child("nodeClass"), f.NodeClass, msg))
 			}
 		}
-		from := time.Duration(0)
-		if f.From != nil {
-			if from = f.From.Duration; from < 0 {
-				c.add(field.Invalid(p.Child("from"), from.String(), "must not be negative"))
-			}
-		}
-		if f.Until != nil && f.Until.Duration <= from {
-			c.add(field.Invalid(p.Child("until"), f.Until.Duration.String(), fmt.Sprintf("must be later than from (%s)", from)))
-		}
+		c.window(p.Child("from"), p.Child("until"), f.From, f.Until, "from")
 		if f.Count != nil {
 			c.count(p.Child("count"), f.Count, 1)
 		}
@@ -202,15 +195,7 @@ func (c *profileChecker) checkReservations(path *field.Path) {
 			}
 		}
 		// Offsets count from the cloud's start, which no startTime means.
-		from := time.Duration(0)
-		if r.StartTime != nil {
-			if from = r.StartTime.Duration; from < 0 {
-				c.add(field.Invalid(p.Child("startTime"), from.String(), "must not be negative"))
-			}
-		}
-		if r.EndTime != nil && r.EndTime.Duration <= from {
-			c.add(field.Invalid(p.Child("endTime"), r.EndTime.Duration.String(), fmt.Sprintf("must be later than the start (%s)", from)))
-		}
+		c.window(p.Child("startTime"), p.Child("endTime"), r.StartTime, r.EndTime, "the start")
 		if r.CapacityBlock && r.EndTime == nil {
 			c.add(field.Required(p.Child("endTime"), "a capacity block ends: its instances are reclaimed at its end time"))
 		}
@@ -350,6 +335,21 @@ func (c *profileChecker) zone(path *field.Path, zone string, allowAll bool) {
 func (c *profileChecker) capacityType(path *field.Path, ct string) {
 	if valid := []string{v1.CapacityTypeSpot, v1.CapacityTypeOnDemand}; !slices.Contains(valid, ct) {
 		c.add(field.NotSupported(path, ct, valid))
+	}
+}
+
+// window checks a span of offsets from the cloud's start: start (unset,
+// the start itself) not negative, end (unset, open) after start, which
+// the message names as startName.
+func (c *profileChecker) window(startPath, endPath *field.Path, start, end *metav1.Duration, startName string) {
+	from := time.Duration(0)
+	if start != nil {
+		if from = start.Duration; from < 0 {
+			c.add(field.Invalid(startPath, from.String(), "must not be negative"))
+		}
+	}
+	if end != nil && end.Duration <= from {
+		c.add(field.Invalid(endPath, end.Duration.String(), fmt.Sprintf("must be later than %s (%s)", startName, from)))
 	}
 }
 
