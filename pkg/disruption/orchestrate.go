@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
-	"github.com/capstan-dev/capstan/pkg/provisioning/plan"
+	"github.com/capstan-dev/capstan/pkg/provisioning"
 )
 
 // Phase is where a command is in its orchestration.
@@ -144,7 +144,7 @@ func (opts Options) Step(o Orchestration, obs Observation, now time.Time) (StepR
 			if np == nil {
 				return StepResult{Next: o, Done: true, Abandoned: fmt.Sprintf("nodepool %s of the replacement cannot launch now", r.NodePool)}, nil
 			}
-			nc := plan.NewNodeClaim(np, r, opts.Name(r.NodePool))
+			nc := provisioning.NewNodeClaim(np, r, opts.Name(r.NodePool))
 			launch.NodeClaims = append(launch.NodeClaims, nc)
 			next.Replacements = append(next.Replacements, nc.Name)
 		}

@@ -13,7 +13,6 @@ import (
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/provisioning"
-	"github.com/capstan-dev/capstan/pkg/provisioning/plan"
 	"github.com/capstan-dev/capstan/pkg/scheduling"
 )
 
@@ -138,7 +137,7 @@ func FallbackFrom(nc *v1.NodeClaim, np *v1.NodePool, its []*cloudprovider.Instan
 		return nil
 	}
 	allowed := scheduling.NewNodeSelectorRequirementsWithMinValues(np.Spec.Template.Spec.Requirements...).Get(v1.CapacityTypeLabelKey)
-	planned := plan.FallbackFrom(nc.Annotations[plan.FallbackAnnotationKey])
+	planned := provisioning.FallbackFrom(nc.Annotations[provisioning.FallbackAnnotationKey])
 	var from []string
 	for _, ct := range []string{v1.CapacityTypeReserved, v1.CapacityTypeSpot} {
 		if !allowed.Has(ct) || (!slices.Contains(planned, ct) && !requires(nc, ct)) {

@@ -14,7 +14,7 @@ import (
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
-	"github.com/capstan-dev/capstan/pkg/provisioning/plan"
+	"github.com/capstan-dev/capstan/pkg/provisioning"
 	"github.com/capstan-dev/capstan/pkg/test"
 )
 
@@ -33,7 +33,7 @@ func returnBlocked(node, msg string) Verdict {
 // annotation).
 func (c *cluster) fallback(node string, it *cloudprovider.InstanceType) {
 	c.launched(node, it, v1.CapacityTypeOnDemand, "")
-	c.claim(node).Annotations = map[string]string{plan.FallbackAnnotationKey: "spot/" + it.Name + "/zone-a InsufficientInstanceCapacity"}
+	c.claim(node).Annotations = map[string]string{provisioning.FallbackAnnotationKey: "spot/" + it.Name + "/zone-a InsufficientInstanceCapacity"}
 }
 
 // annotate sets annotations on node's NodeClaim.
@@ -147,7 +147,7 @@ func TestReturnPolicyOf(t *testing.T) {
 
 func TestFallbackFrom(t *testing.T) {
 	od, spot, reserved := v1.CapacityTypeOnDemand, v1.CapacityTypeSpot, v1.CapacityTypeReserved
-	annotated := map[string]string{plan.FallbackAnnotationKey: "spot/m5.4/zone-a InsufficientInstanceCapacity"}
+	annotated := map[string]string{provisioning.FallbackAnnotationKey: "spot/m5.4/zone-a InsufficientInstanceCapacity"}
 	capacityTypes := func(op corev1.NodeSelectorOperator, cts ...string) []v1.NodeSelectorRequirementWithMinValues {
 		return []v1.NodeSelectorRequirementWithMinValues{{Key: v1.CapacityTypeLabelKey, Operator: op, Values: cts}}
 	}
@@ -175,7 +175,7 @@ func TestFallbackFrom(t *testing.T) {
 		{"on-demand whose requirements name on-demand only", od, nil, capacityTypes(corev1.NodeSelectorOpIn, od), capacityTypes(corev1.NodeSelectorOpIn, spot, od), nil, nil},
 		{"on-demand whose requirements exclude spot", od, nil, capacityTypes(corev1.NodeSelectorOpNotIn, spot), nil, nil, nil},
 		{"on-demand with neither a capacity-type requirement nor the annotation", od, nil, nil, capacityTypes(corev1.NodeSelectorOpIn, spot, od), nil, nil},
-		{"on-demand with an empty annotation", od, map[string]string{plan.FallbackAnnotationKey: ""}, nil, nil, nil, nil},
+		{"on-demand with an empty annotation", od, map[string]string{provisioning.FallbackAnnotationKey: ""}, nil, nil, nil, nil},
 		{"a spot node", spot, annotated, capacityTypes(corev1.NodeSelectorOpIn, spot, od), nil, nil, nil},
 		{"a reserved node", reserved, annotated, capacityTypes(corev1.NodeSelectorOpIn, reserved, spot, od), nil, reservedHere, nil},
 		{"no capacity-type label", "", annotated, nil, nil, nil, nil},
@@ -189,7 +189,7 @@ func TestFallbackFrom(t *testing.T) {
 		{"from a reservation and from spot, in launch order", od, annotated, capacityTypes(corev1.NodeSelectorOpIn, reserved, spot, od),
 			capacityTypes(corev1.NodeSelectorOpIn, reserved, spot, od), reservedHere, []string{reserved, spot}},
 		{"planned as a fallback from a full reservation: requirements narrowed to on-demand", od,
-			map[string]string{plan.FallbackAnnotationKey: "preferred capacity unavailable: reserved/m5.4/zone-a/cr-1 full"}, capacityTypes(corev1.NodeSelectorOpIn, od),
+			map[string]string{provisioning.FallbackAnnotationKey: "preferred capacity unavailable: reserved/m5.4/zone-a/cr-1 full"}, capacityTypes(corev1.NodeSelectorOpIn, od),
 			capacityTypes(corev1.NodeSelectorOpIn, reserved, spot, od), reservedHere, []string{reserved}},
 		{"requirements that did not allow a reservation", od, nil, capacityTypes(corev1.NodeSelectorOpIn, od), nil, reservedHere, nil},
 		{"no reservation for its type in its zone: an on-demand node, not a fallback", od, nil, capacityTypes(corev1.NodeSelectorOpIn, reserved, od),
@@ -730,7 +730,7 @@ func TestEngineFailedDriftSetsNoBackoff(t *testing.T) {
 	busyDrifted(c)
 	// a fell back too: Drift comes first all the same.
 	c.claim("a").Labels[v1.CapacityTypeLabelKey] = v1.CapacityTypeOnDemand
-	c.annotate("a", plan.FallbackAnnotationKey, "spot unavailable")
+	c.annotate("a", provisioning.FallbackAnnotationKey, "spot unavailable")
 	c.snapshot(m5...)
 	e := &Engine{Options: options(), EventInterval: DefaultEventInterval}
 	tick, err := e.Tick(c.in, nil, t0)

@@ -12,7 +12,7 @@ import (
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/disruption"
-	"github.com/capstan-dev/capstan/pkg/provisioning/plan"
+	"github.com/capstan-dev/capstan/pkg/provisioning"
 )
 
 // NodeInput is what explaining a node reads.
@@ -46,8 +46,8 @@ func ForNode(in NodeInput) Node {
 		Node: nc.Status.NodeName, NodeClaim: nc.Name, NodePool: nc.Labels[v1.NodePoolLabelKey],
 		InstanceType: nc.Labels[v1.LabelInstanceType], CapacityType: nc.Labels[v1.CapacityTypeLabelKey],
 		Zone: nc.Labels[v1.LabelZone], ReservationID: nc.Labels[v1.LabelCapacityReservationID],
-		Preferred: nc.Annotations[plan.PreferredAnnotationKey], Fallback: nc.Annotations[plan.FallbackAnnotationKey],
-		Flavor: nc.Annotations[plan.FlavorAnnotationKey], Conditions: []Condition{},
+		Preferred: nc.Annotations[provisioning.PreferredAnnotationKey], Fallback: nc.Annotations[provisioning.FallbackAnnotationKey],
+		Flavor: nc.Annotations[provisioning.FlavorAnnotationKey], Conditions: []Condition{},
 	}
 	for _, c := range nc.Status.Conditions {
 		out.Conditions = append(out.Conditions, Condition{Type: c.Type, Status: string(c.Status), Reason: c.Reason, Message: c.Message, Since: c.LastTransitionTime.Time})
@@ -126,8 +126,8 @@ func termStatus(in NodeInput, np *v1.NodePool, out Node) string {
 	}
 	f := later[0]
 	from := fmt.Sprintf("pod %s/%s runs on term %d of %d of its required node affinity", f.Pod.Namespace, f.Pod.Name, f.Rank+1, f.Of)
-	if in.NodeClaim.Annotations[plan.FlavorAnnotationKey] != "" {
-		from += " (flavor " + in.NodeClaim.Annotations[plan.FlavorAnnotationKey] + ")"
+	if in.NodeClaim.Annotations[provisioning.FlavorAnnotationKey] != "" {
+		from += " (flavor " + in.NodeClaim.Annotations[provisioning.FlavorAnnotationKey] + ")"
 	}
 	method := (disruption.ReturnToPreferredTerm{}).Name()
 	policy, err := disruption.ReturnPolicyOf(np)

@@ -18,7 +18,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/disruption"
 	"github.com/capstan-dev/capstan/pkg/explain"
-	"github.com/capstan-dev/capstan/pkg/provisioning/plan"
+	"github.com/capstan-dev/capstan/pkg/provisioning"
 	"github.com/capstan-dev/capstan/pkg/state"
 	"github.com/capstan-dev/capstan/pkg/test"
 )
@@ -28,7 +28,7 @@ func TestExplainNode(t *testing.T) {
 	nc := &v1.NodeClaim{}
 	nc.Name = "web-abcde"
 	nc.Labels = map[string]string{v1.NodePoolLabelKey: "web", v1.LabelInstanceType: "c4.xlarge", v1.CapacityTypeLabelKey: "on-demand", v1.LabelZone: "z1"}
-	nc.Annotations = map[string]string{plan.PreferredAnnotationKey: "c4.xlarge/spot", plan.FallbackAnnotationKey: "preferred capacity unavailable: spot/c4.xlarge/z1 InsufficientInstanceCapacity"}
+	nc.Annotations = map[string]string{provisioning.PreferredAnnotationKey: "c4.xlarge/spot", provisioning.FallbackAnnotationKey: "preferred capacity unavailable: spot/c4.xlarge/z1 InsufficientInstanceCapacity"}
 	for _, tc := range []struct {
 		conds []string
 		want  string
@@ -469,7 +469,7 @@ func TestExplainNodeReturn(t *testing.T) {
 	nc := &v1.NodeClaim{}
 	nc.Name = "web-abcde"
 	nc.Labels = map[string]string{v1.NodePoolLabelKey: "web", v1.CapacityTypeLabelKey: v1.CapacityTypeOnDemand}
-	nc.Annotations = map[string]string{plan.FallbackAnnotationKey: "preferred capacity unavailable: spot/c4.xlarge/z1 InsufficientInstanceCapacity"}
+	nc.Annotations = map[string]string{provisioning.FallbackAnnotationKey: "preferred capacity unavailable: spot/c4.xlarge/z1 InsufficientInstanceCapacity"}
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		name        string
@@ -540,7 +540,7 @@ func TestExplainNodeReturnTerm(t *testing.T) {
 	nc := test.NodeClaim(func(nc *v1.NodeClaim) {
 		nc.Name = "gpu-abcde"
 		nc.Labels = map[string]string{v1.NodePoolLabelKey: "gpu", v1.CapacityTypeLabelKey: v1.CapacityTypeOnDemand}
-		nc.Annotations = map[string]string{plan.FlavorAnnotationKey: "a10g (2 of 2)"}
+		nc.Annotations = map[string]string{provisioning.FlavorAnnotationKey: "a10g (2 of 2)"}
 		nc.Status.NodeName, nc.Status.ProviderID = "node-1", "sim://node-1"
 		nc.Status.Conditions = []metav1.Condition{{Type: v1.ConditionTypeInitialized, Status: metav1.ConditionTrue}}
 	})

@@ -12,7 +12,7 @@ import (
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/provisioning"
-	"github.com/capstan-dev/capstan/pkg/provisioning/plan"
+	"github.com/capstan-dev/capstan/pkg/scaleup"
 	"github.com/capstan-dev/capstan/pkg/scheduling"
 	"github.com/capstan-dev/capstan/pkg/state"
 )
@@ -24,7 +24,7 @@ type PodInput struct {
 	// controller to ask) it has no instance types.
 	Snapshot       state.Snapshot
 	SchedulerNames []string
-	Plan           plan.Options
+	Plan           scaleup.Options
 	// Offline: instance types, offerings and the unavailable-offerings
 	// cache are not known; only what the API holds is.
 	Offline bool
@@ -40,7 +40,7 @@ const maxMarks = 10
 
 // ForPod says whether Capstan considers the pod, what each NodePool
 // would do for it and why, and what the next provisioning will do. The
-// answers come from the provisioner's own decision (plan.Decide) run on
+// answers come from the provisioner's own decision (scaleup.Decide) run on
 // the pod alone, once with every NodePool and once per NodePool, so they
 // are what the controller would do, not a second opinion.
 func ForPod(ctx context.Context, in PodInput) Pod {
@@ -53,7 +53,7 @@ func ForPod(ctx context.Context, in PodInput) Pod {
 			"offerings marked unavailable after insufficient capacity: that cache lives only in the controller",
 		}
 	} else if p.Spec.NodeName == "" {
-		out.Next = next(plan.Decide(ctx, withPod(in.Snapshot, p, nil), in.Plan, claimName))
+		out.Next = next(scaleup.Decide(ctx, withPod(in.Snapshot, p, nil), in.Plan, claimName))
 	}
 	for _, np := range in.Snapshot.Input.NodePools {
 		out.NodePools = append(out.NodePools, verdict(ctx, in, np))
@@ -107,7 +107,7 @@ func withPod(s state.Snapshot, p *corev1.Pod, pools []*v1.NodePool) state.Snapsh
 }
 
 // next renders the decision for the pod with every NodePool.
-func next(d plan.Decision) string {
+func next(d scaleup.Decision) string {
 	for _, f := range d.FlavorFailures {
 		return fmt.Sprintf("nothing: %s: %v", f.Reason, f.Err)
 	}
@@ -131,7 +131,7 @@ func verdict(ctx context.Context, in PodInput, np *v1.NodePool) PoolVerdict {
 		}
 		return v
 	}
-	d := plan.Decide(ctx, withPod(in.Snapshot, in.Pod, []*v1.NodePool{np}), in.Plan, claimName)
+	d := scaleup.Decide(ctx, withPod(in.Snapshot, in.Pod, []*v1.NodePool{np}), in.Plan, claimName)
 	switch {
 	case len(d.FlavorFailures) > 0:
 		v.Reason, v.Message = d.FlavorFailures[0].Reason, d.FlavorFailures[0].Err.Error()

@@ -14,7 +14,7 @@ import (
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/explain"
-	"github.com/capstan-dev/capstan/pkg/provisioning/plan"
+	"github.com/capstan-dev/capstan/pkg/scaleup"
 	"github.com/capstan-dev/capstan/pkg/state"
 	"github.com/capstan-dev/capstan/pkg/test"
 )
@@ -54,7 +54,7 @@ func TestExplainPod(t *testing.T) {
 	unavailable := cloudprovider.NewUnavailableOfferings(clk, time.Minute)
 	unavailable.MarkUnavailable(cloudprovider.OfferingKey{CapacityType: v1.CapacityTypeSpot, InstanceType: "m.xlarge", Zone: "zone-a"}, "InsufficientInstanceCapacity")
 	got := explain.ForPod(context.Background(), explain.PodInput{
-		Pod: p, Snapshot: snapshot, SchedulerNames: []string{corev1.DefaultSchedulerName}, Plan: plan.Options{Unavailable: unavailable},
+		Pod: p, Snapshot: snapshot, SchedulerNames: []string{corev1.DefaultSchedulerName}, Plan: scaleup.Options{Unavailable: unavailable},
 	})
 	if !got.Considered || !strings.Contains(got.Consideration, "Unschedulable") {
 		t.Errorf("consideration %v %q", got.Considered, got.Consideration)

@@ -10,7 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/capstan-dev/capstan/pkg/provisioning"
-	"github.com/capstan-dev/capstan/pkg/provisioning/plan"
+	"github.com/capstan-dev/capstan/pkg/scaleup"
 	"github.com/capstan-dev/capstan/pkg/scheduling"
 	"github.com/capstan-dev/capstan/pkg/state"
 )
@@ -166,7 +166,7 @@ func (b *batch) trigger(now time.Time, immediate bool) {
 func (b *batch) recheckAt(at time.Time) { b.recheck = at }
 
 // due reports whether a solve runs now, and if so closes the batch.
-func (b *batch) due(w plan.Window, now time.Time) bool {
+func (b *batch) due(w scaleup.Window, now time.Time) bool {
 	if b.first.IsZero() && !b.recheck.IsZero() && !now.Before(b.recheck) {
 		b.first, b.last = now.Add(-w.Idle), now.Add(-w.Idle)
 	}
@@ -179,7 +179,7 @@ func (b *batch) due(w plan.Window, now time.Time) bool {
 }
 
 // next is when the open batch closes, or the re-check is due.
-func (b *batch) next(w plan.Window, now time.Time) (time.Time, bool) {
+func (b *batch) next(w scaleup.Window, now time.Time) (time.Time, bool) {
 	if !b.first.IsZero() {
 		_, wait := w.Decide(b.first, b.last, now)
 		return now.Add(wait), true

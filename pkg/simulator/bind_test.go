@@ -6,11 +6,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/capstan-dev/capstan/pkg/provisioning/plan"
+	"github.com/capstan-dev/capstan/pkg/scaleup"
 )
 
 func TestBatchWindows(t *testing.T) {
-	w := plan.Window{Idle: time.Second, Max: 10 * time.Second}
+	w := scaleup.Window{Idle: time.Second, Max: 10 * time.Second}
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	var b batch
 	if b.due(w, t0) {

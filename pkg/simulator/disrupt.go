@@ -16,7 +16,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/disruption"
 	"github.com/capstan-dev/capstan/pkg/lifecycle"
-	"github.com/capstan-dev/capstan/pkg/provisioning/plan"
+	"github.com/capstan-dev/capstan/pkg/scaleup"
 	"github.com/capstan-dev/capstan/pkg/state"
 )
 
@@ -138,7 +138,7 @@ func (s *Simulator) disrupt(ctx context.Context) (bool, error) {
 			return false, err
 		}
 		in = disruption.NewInput(objs, snapshot)
-		in.Pods = plan.PinFlavors(ctx, in.Pods, s.world.model)
+		in.Pods = scaleup.PinFlavors(ctx, in.Pods, s.world.model)
 		in.Unavailable = s.unavailable.History()
 	}
 	version := s.world.version

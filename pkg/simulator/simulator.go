@@ -17,7 +17,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/interruption"
 	"github.com/capstan-dev/capstan/pkg/lifecycle"
 	"github.com/capstan-dev/capstan/pkg/manifests"
-	"github.com/capstan-dev/capstan/pkg/provisioning/plan"
+	"github.com/capstan-dev/capstan/pkg/scaleup"
 )
 
 // Options configure a run. Zero values take the controller's defaults.
@@ -27,7 +27,7 @@ type Options struct {
 	// Window, UnavailableTTL, RegistrationTTL, LaunchTimeout,
 	// MaxInstanceTypes and SchedulerNames mean what the controller's flags
 	// of the same names do.
-	Window           plan.Window
+	Window           scaleup.Window
 	UnavailableTTL   time.Duration
 	RegistrationTTL  time.Duration
 	LaunchTimeout    time.Duration
@@ -40,7 +40,7 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{
 		Duration: 2 * time.Hour, Seed: 1,
-		Window:         plan.Window{Idle: time.Second, Max: 10 * time.Second},
+		Window:         scaleup.Window{Idle: time.Second, Max: 10 * time.Second},
 		UnavailableTTL: cloudprovider.DefaultUnavailableOfferingsTTL, RegistrationTTL: lifecycle.DefaultRegistrationTTL,
 		LaunchTimeout:    lifecycle.DefaultLaunchTimeout,
 		MaxInstanceTypes: 60, SchedulerNames: []string{"default-scheduler"},
@@ -75,7 +75,7 @@ type Simulator struct {
 	boundAt, boundNodes int
 	// nominations is the provisioner's guard against launching again for
 	// a pod whose planned node registered without fitting it.
-	nominations plan.Nominations
+	nominations scaleup.Nominations
 	disrupter   *disrupter
 	// drainWakes are when draining nodes' plans change by themselves
 	// (a pod's deletion before the terminationGracePeriod comes due).

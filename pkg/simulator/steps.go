@@ -13,7 +13,7 @@ import (
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/lifecycle"
-	"github.com/capstan-dev/capstan/pkg/provisioning/plan"
+	"github.com/capstan-dev/capstan/pkg/scaleup"
 	"github.com/capstan-dev/capstan/pkg/state"
 )
 
@@ -191,7 +191,7 @@ func (s *Simulator) provision(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	d := plan.Decide(ctx, snapshot, plan.Options{
+	d := scaleup.Decide(ctx, snapshot, scaleup.Options{
 		MaxInstanceTypes: s.opts.MaxInstanceTypes, Unavailable: s.unavailable, Models: s.world.model, Nominations: &s.nominations,
 	}, s.claimName)
 	for _, f := range d.FlavorFailures {

@@ -24,7 +24,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/controllers/provisioner"
 	"github.com/capstan-dev/capstan/pkg/disruption"
 	"github.com/capstan-dev/capstan/pkg/explain"
-	"github.com/capstan-dev/capstan/pkg/provisioning/plan"
+	"github.com/capstan-dev/capstan/pkg/scaleup"
 	"github.com/capstan-dev/capstan/pkg/state"
 )
 
@@ -222,7 +222,7 @@ func computeOffline(ctx context.Context, opts ExplainOptions, path string, into 
 		}
 		snapshot := state.Build(objs, nil, opts.SchedulerNames)
 		dis := disruption.NewInput(objs, snapshot)
-		dis.Pods = plan.PinFlavors(ctx, dis.Pods, provisioner.APIModelLookup(c))
+		dis.Pods = scaleup.PinFlavors(ctx, dis.Pods, provisioner.APIModelLookup(c))
 		*out, err = explain.ForNodePool(explain.NodePoolInput{NodePool: np, Nodes: snapshot.Input.Nodes, NodeClaims: objs.NodeClaims, Disruption: &dis, Now: time.Now()})
 		return err
 	case *explain.Node:
@@ -235,7 +235,7 @@ func computeOffline(ctx context.Context, opts ExplainOptions, path string, into 
 			return err
 		}
 		dis := disruption.NewInput(objs, state.Build(objs, nil, opts.SchedulerNames))
-		dis.Pods = plan.PinFlavors(ctx, dis.Pods, provisioner.APIModelLookup(c))
+		dis.Pods = scaleup.PinFlavors(ctx, dis.Pods, provisioner.APIModelLookup(c))
 		*out = explain.ForNode(explain.NodeInput{NodeClaim: nc, Disruption: &dis, Offline: true, Now: time.Now()})
 	}
 	return nil

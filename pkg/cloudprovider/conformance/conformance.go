@@ -15,7 +15,6 @@ import (
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/provisioning"
-	"github.com/capstan-dev/capstan/pkg/provisioning/plan"
 	"github.com/capstan-dev/capstan/pkg/scheduling"
 )
 
@@ -145,7 +144,7 @@ func launchesAsPlanned(t *testing.T, env Env, capacityTypes []string) {
 	}
 	its := instanceTypesOf(t, env, np)
 	claim := solveOne(t, np, its)
-	got, err := env.Provider.Create(context.Background(), plan.NewNodeClaim(np, claim, "conformance-plan"))
+	got, err := env.Provider.Create(context.Background(), provisioning.NewNodeClaim(np, claim, "conformance-plan"))
 	if err != nil {
 		t.Fatalf("Create: %v", err)
 	}
@@ -208,7 +207,7 @@ func spotSoldOut(t *testing.T, env Env) {
 	np.Spec.Template.Spec.Requirements = append(np.Spec.Template.Spec.Requirements,
 		v1.NodeSelectorRequirementWithMinValues{Key: v1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{v1.CapacityTypeSpot, v1.CapacityTypeOnDemand}})
 	claim := solveOne(t, np, instanceTypesOf(t, env, np))
-	got, err := env.Provider.Create(context.Background(), plan.NewNodeClaim(np, claim, "conformance-spot-sold-out"))
+	got, err := env.Provider.Create(context.Background(), provisioning.NewNodeClaim(np, claim, "conformance-spot-sold-out"))
 	if ice, ok := errors.AsType[*cloudprovider.InsufficientCapacityError](err); ok {
 		for _, k := range ice.Offerings {
 			if k.CapacityType != v1.CapacityTypeSpot {
@@ -234,7 +233,7 @@ func lifecycle(t *testing.T, env Env) {
 	ctx := context.Background()
 	p := env.Provider
 	its := instanceTypesOf(t, env, env.NodePool)
-	nc := plan.NewNodeClaim(env.NodePool, solveOne(t, env.NodePool, its), "conformance-lifecycle")
+	nc := provisioning.NewNodeClaim(env.NodePool, solveOne(t, env.NodePool, its), "conformance-lifecycle")
 	first, err := p.Create(ctx, nc)
 	if err != nil {
 		t.Fatalf("Create: %v", err)
@@ -291,7 +290,7 @@ func insufficientCapacity(t *testing.T, env Env) {
 	np.Spec.Template.Spec.Requirements = append(np.Spec.Template.Spec.Requirements,
 		v1.NodeSelectorRequirementWithMinValues{Key: v1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{v1.CapacityTypeSpot, v1.CapacityTypeOnDemand}})
 	claim := solveOne(t, np, instanceTypesOf(t, env, np))
-	_, err := env.Provider.Create(context.Background(), plan.NewNodeClaim(np, claim, "conformance-ice"))
+	_, err := env.Provider.Create(context.Background(), provisioning.NewNodeClaim(np, claim, "conformance-ice"))
 	ice, ok := errors.AsType[*cloudprovider.InsufficientCapacityError](err)
 	if !ok {
 		t.Fatalf("Create with no capacity: %v, want an InsufficientCapacityError", err)

@@ -28,7 +28,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/clusterstate"
 	"github.com/capstan-dev/capstan/pkg/disruption"
-	"github.com/capstan-dev/capstan/pkg/provisioning/plan"
+	"github.com/capstan-dev/capstan/pkg/scaleup"
 )
 
 // Options tune the controller.
@@ -47,8 +47,8 @@ type Options struct {
 	// returns to it.
 	Unavailable *cloudprovider.UnavailableOfferings
 	// Models finds llmaz OpenModels, so running model-serving pods keep
-	// to their flavors (plan.PinFlavors); nil when there are none.
-	Models plan.ModelLookup
+	// to their flavors (scaleup.PinFlavors); nil when there are none.
+	Models scaleup.ModelLookup
 }
 
 // replacingPoll is how often a command waiting on its replacements looks
@@ -90,7 +90,7 @@ func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		return reconcile.Result{}, fmt.Errorf("snapshotting the cluster, %w", err)
 	}
 	in := disruption.NewInput(objs, snapshot)
-	in.Pods = plan.PinFlavors(ctx, in.Pods, c.opts.Models)
+	in.Pods = scaleup.PinFlavors(ctx, in.Pods, c.opts.Models)
 	if c.opts.Unavailable != nil {
 		in.Unavailable = c.opts.Unavailable.History()
 		// The first reconcile comes once this process leads: of before

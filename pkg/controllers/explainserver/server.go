@@ -18,7 +18,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/clusterstate"
 	"github.com/capstan-dev/capstan/pkg/disruption"
 	"github.com/capstan-dev/capstan/pkg/explain"
-	"github.com/capstan-dev/capstan/pkg/provisioning/plan"
+	"github.com/capstan-dev/capstan/pkg/scaleup"
 	"github.com/capstan-dev/capstan/pkg/state"
 )
 
@@ -48,7 +48,7 @@ type Server struct {
 // it would.
 type Options struct {
 	// Plan are the provisioner's options.
-	Plan plan.Options
+	Plan scaleup.Options
 	// SchedulerNames are the schedulers Capstan serves.
 	SchedulerNames []string
 	// Drift and SpotToSpot are the disruption controller's feature gates.
@@ -154,7 +154,7 @@ func (s *Server) nodePool(r *http.Request) (any, error) {
 	}
 	its, _ := s.cluster.KnownInstanceTypes(np.Name)
 	dis := disruption.NewInput(objs, snapshot)
-	dis.Pods = plan.PinFlavors(ctx, dis.Pods, s.opts.Plan.Models)
+	dis.Pods = scaleup.PinFlavors(ctx, dis.Pods, s.opts.Plan.Models)
 	return explain.ForNodePool(explain.NodePoolInput{NodePool: np, Nodes: snapshot.Input.Nodes, NodeClaims: claims.Items, InstanceTypes: its,
 		Disruption: &dis, Now: s.clock.Now()})
 }
@@ -172,7 +172,7 @@ func (s *Server) node(r *http.Request) (any, error) {
 		return nil, err
 	}
 	dis := disruption.NewInput(objs, snapshot)
-	dis.Pods = plan.PinFlavors(ctx, dis.Pods, s.opts.Plan.Models)
+	dis.Pods = scaleup.PinFlavors(ctx, dis.Pods, s.opts.Plan.Models)
 	if s.opts.Plan.Unavailable != nil {
 		dis.Unavailable = s.opts.Plan.Unavailable.History()
 	}

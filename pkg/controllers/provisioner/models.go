@@ -10,13 +10,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-dev/capstan/pkg/flavors"
-	"github.com/capstan-dev/capstan/pkg/provisioning/plan"
+	"github.com/capstan-dev/capstan/pkg/scaleup"
 )
 
 // APIModelLookup reads OpenModels through the client when the llmaz CRD is
 // installed; without it, model-serving pods are provisioned for as plain
 // pods.
-func APIModelLookup(c client.Client) plan.ModelLookup {
+func APIModelLookup(c client.Client) scaleup.ModelLookup {
 	return func(ctx context.Context, name string) (*flavors.OpenModel, bool, error) {
 		if _, err := c.RESTMapper().RESTMapping(flavors.OpenModelGVK.GroupKind(), flavors.OpenModelGVK.Version); err != nil {
 			if meta.IsNoMatchError(err) {

@@ -25,16 +25,16 @@ import (
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/clusterstate"
 	"github.com/capstan-dev/capstan/pkg/provisioning"
-	"github.com/capstan-dev/capstan/pkg/provisioning/plan"
+	"github.com/capstan-dev/capstan/pkg/scaleup"
 	"github.com/capstan-dev/capstan/pkg/state"
 )
 
 // Options tune the provisioner.
 type Options struct {
-	Window         plan.Window
+	Window         scaleup.Window
 	SchedulerNames []string
 	// Plan tunes each provisioning decision.
-	Plan plan.Options
+	Plan scaleup.Options
 }
 
 // singleton is the one request the provisioner reconciles: it always
@@ -70,7 +70,7 @@ type Provisioner struct {
 	trigger chan event.GenericEvent
 	// nominations guards against launching again and again for a pod
 	// whose planned node registered without fitting it.
-	nominations plan.Nominations
+	nominations scaleup.Nominations
 }
 
 // forgetFailedAfter bounds how long a failed NodeClaim is remembered; by
@@ -221,7 +221,7 @@ func (p *Provisioner) provision(ctx context.Context) (waiting bool, err error) {
 	start := p.clock.Now()
 	opts := p.opts.Plan
 	opts.Nominations = &p.nominations
-	d := plan.Decide(ctx, snapshot, opts, func(np string) string { return np + "-" + rand.String(5) })
+	d := scaleup.Decide(ctx, snapshot, opts, func(np string) string { return np + "-" + rand.String(5) })
 	for _, f := range d.FlavorFailures {
 		p.recorder.Eventf(f.Pod, nil, corev1.EventTypeWarning, f.Reason, "Provision", "%s", f.Err.Error())
 	}

@@ -1,4 +1,4 @@
-package plan
+package provisioning
 
 import (
 	"fmt"
@@ -12,7 +12,6 @@ import (
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
-	"github.com/capstan-dev/capstan/pkg/provisioning"
 	"github.com/capstan-dev/capstan/pkg/scheduling"
 	"github.com/capstan-dev/capstan/pkg/test"
 )
@@ -24,11 +23,11 @@ func TestFlavorOf(t *testing.T) {
 			{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: v1.LabelInstanceGPUName, Operator: corev1.NodeSelectorOpIn, Values: []string{"a10g"}}}},
 		}}}}
 	})
-	c := &provisioning.NodeClaim{Requirements: scheduling.NewRequirements(scheduling.NewRequirement(v1.LabelInstanceGPUName, corev1.NodeSelectorOpIn, "a10g"))}
-	if got := flavorOf(c, pod, []string{"a100", "a10g"}); got != "a10g (2 of 2)" {
+	c := &NodeClaim{Requirements: scheduling.NewRequirements(scheduling.NewRequirement(v1.LabelInstanceGPUName, corev1.NodeSelectorOpIn, "a10g"))}
+	if got := FlavorOf(c, pod, []string{"a100", "a10g"}); got != "a10g (2 of 2)" {
 		t.Errorf("flavorOf = %q", got)
 	}
-	if got := flavorOf(c, test.Pod("default"), nil); got != "" {
+	if got := FlavorOf(c, test.Pod("default"), nil); got != "" {
 		t.Errorf("a pod without flavors: %q", got)
 	}
 }
@@ -38,21 +37,21 @@ func TestFallbackReason(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Now())
 	u := cloudprovider.NewUnavailableOfferings(clk, 0)
 	np := test.NodePool()
-	c := &provisioning.NodeClaim{InstanceTypes: []*cloudprovider.InstanceType{it}, CapacityType: v1.CapacityTypeSpot,
+	c := &NodeClaim{InstanceTypes: []*cloudprovider.InstanceType{it}, CapacityType: v1.CapacityTypeSpot,
 		Requirements: scheduling.NewRequirements(scheduling.NewRequirement(v1.CapacityTypeLabelKey, corev1.NodeSelectorOpNotIn, v1.CapacityTypeReserved))}
-	if got := fallbackReason(np, c, u); got != "" {
+	if got := FallbackReason(np, c, u); got != "" {
 		t.Errorf("spot still available, yet %q", got)
 	}
 	u.MarkUnavailable(cloudprovider.OfferingKey{CapacityType: v1.CapacityTypeSpot, InstanceType: "c4.xlarge", Zone: "zone-a"}, "InsufficientInstanceCapacity")
 	u.MarkUnavailable(cloudprovider.OfferingKey{CapacityType: v1.CapacityTypeSpot, InstanceType: "c4.xlarge", Zone: "zone-b"}, "InsufficientInstanceCapacity")
 	c.InstanceTypes, c.CapacityType = u.Apply(c.InstanceTypes), v1.CapacityTypeOnDemand
-	if got := fallbackReason(np, c, u); !strings.Contains(got, "spot/c4.xlarge/zone-a InsufficientInstanceCapacity") {
+	if got := FallbackReason(np, c, u); !strings.Contains(got, "spot/c4.xlarge/zone-a InsufficientInstanceCapacity") {
 		t.Errorf("fallback %q", got)
 	}
 	onlyOnDemand := test.NodePool(func(np *v1.NodePool) {
 		np.Spec.Template.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{{Key: v1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{v1.CapacityTypeOnDemand}}}
 	})
-	if got := fallbackReason(onlyOnDemand, c, u); got != "" {
+	if got := FallbackReason(onlyOnDemand, c, u); got != "" {
 		t.Errorf("a NodePool that never wanted spot fell back? %q", got)
 	}
 }
@@ -104,8 +103,8 @@ func TestFallbackReasonReserved(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := &provisioning.NodeClaim{InstanceTypes: tc.its, CapacityType: v1.CapacityTypeOnDemand, Requirements: inZoneA}
-			got := fallbackReason(tc.np, c, u)
+			c := &NodeClaim{InstanceTypes: tc.its, CapacityType: v1.CapacityTypeOnDemand, Requirements: inZoneA}
+			got := FallbackReason(tc.np, c, u)
 			if got != tc.want {
 				t.Errorf("fallback\n%q, want\n%q", got, tc.want)
 			}

@@ -1,4 +1,4 @@
-package plan
+package provisioning
 
 import (
 	"testing"
@@ -10,7 +10,6 @@ import (
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
-	"github.com/capstan-dev/capstan/pkg/provisioning"
 	"github.com/capstan-dev/capstan/pkg/scheduling"
 	"github.com/capstan-dev/capstan/pkg/test"
 )
@@ -22,7 +21,7 @@ func TestNewNodeClaim(t *testing.T) {
 		np.Spec.Template.Spec.Taints = []corev1.Taint{{Key: "gpu", Effect: corev1.TaintEffectNoSchedule}}
 		np.Spec.Template.Spec.ExpireAfter = v1.MustParseNillableDuration("24h")
 	})
-	plan := &provisioning.NodeClaim{
+	plan := &NodeClaim{
 		NodePool: "default",
 		Requirements: scheduling.NewRequirements(
 			scheduling.NewRequirement(v1.LabelInstanceType, corev1.NodeSelectorOpIn, "g5.xlarge", "g6.xlarge"),

@@ -1,4 +1,4 @@
-package plan
+package provisioning
 
 import (
 	"fmt"
@@ -9,7 +9,6 @@ import (
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
-	"github.com/capstan-dev/capstan/pkg/provisioning"
 	"github.com/capstan-dev/capstan/pkg/scheduling"
 )
 
@@ -24,10 +23,10 @@ const (
 	FallbackAnnotationKey = "capstan.dev/fallback"
 )
 
-// flavorOf names the flavor a planned claim serves: the first of the
+// FlavorOf names the flavor a planned claim serves: the first of the
 // pod's ordered terms the claim's requirements satisfy. names are the
 // flavors of the pod's terms, in order.
-func flavorOf(c *provisioning.NodeClaim, pod *corev1.Pod, names []string) string {
+func FlavorOf(c *NodeClaim, pod *corev1.Pod, names []string) string {
 	aff := pod.Spec.Affinity
 	if len(names) == 0 || aff == nil || aff.NodeAffinity == nil || aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
 		return ""
@@ -44,12 +43,12 @@ func flavorOf(c *provisioning.NodeClaim, pod *corev1.Pod, names []string) string
 	return ""
 }
 
-// fallbackReason explains a claim the solver planned as on-demand though
+// FallbackReason explains a claim the solver planned as on-demand though
 // its NodePool allows capacity the cloud launches first: which
 // reservations of its instance types (in its zones) are full or marked
 // unavailable, and which spot offerings are marked unavailable, and why.
 // Each capacity type lists at most 5, so FallbackFrom finds both.
-func fallbackReason(np *v1.NodePool, c *provisioning.NodeClaim, unavailable *cloudprovider.UnavailableOfferings) string {
+func FallbackReason(np *v1.NodePool, c *NodeClaim, unavailable *cloudprovider.UnavailableOfferings) string {
 	allowed := scheduling.NewNodeSelectorRequirementsWithMinValues(np.Spec.Template.Spec.Requirements...).Get(v1.CapacityTypeLabelKey)
 	if c.CapacityType != v1.CapacityTypeOnDemand || len(c.InstanceTypes) == 0 {
 		return ""

@@ -1,4 +1,4 @@
-package plan
+package scaleup
 
 import (
 	"context"
@@ -70,15 +70,15 @@ func Decide(ctx context.Context, snapshot state.Snapshot, opts Options, name fun
 	d.Result.Unplaced = append(d.Result.Unplaced, mismatched...)
 	for _, c := range d.Result.NewNodeClaims {
 		np := snapshot.NodePools[c.NodePool]
-		nc := NewNodeClaim(np, c, name(np.Name))
+		nc := provisioning.NewNodeClaim(np, c, name(np.Name))
 		for _, pod := range c.Pods {
-			if f := flavorOf(c, pod, flavorNames[pod]); f != "" {
-				nc.Annotations[FlavorAnnotationKey] = f
+			if f := provisioning.FlavorOf(c, pod, flavorNames[pod]); f != "" {
+				nc.Annotations[provisioning.FlavorAnnotationKey] = f
 				break
 			}
 		}
-		if reason := fallbackReason(np, c, opts.Unavailable); reason != "" {
-			nc.Annotations[FallbackAnnotationKey] = reason
+		if reason := provisioning.FallbackReason(np, c, opts.Unavailable); reason != "" {
+			nc.Annotations[provisioning.FallbackAnnotationKey] = reason
 		}
 		d.NodeClaims = append(d.NodeClaims, nc)
 	}

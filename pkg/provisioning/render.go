@@ -1,4 +1,4 @@
-package plan
+package provisioning
 
 import (
 	"maps"
@@ -8,7 +8,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
-	"github.com/capstan-dev/capstan/pkg/provisioning"
 )
 
 // PreferredAnnotationKey records on a NodeClaim what the solver preferred
@@ -21,7 +20,7 @@ const PreferredAnnotationKey = "capstan.dev/preferred"
 // NodeClass, expiry, grace period), the solver's requirements and
 // resources, the NodePool hash (decision 13) and an owner reference, so
 // deleting the NodePool deletes its NodeClaims.
-func NewNodeClaim(np *v1.NodePool, c *provisioning.NodeClaim, name string) *v1.NodeClaim {
+func NewNodeClaim(np *v1.NodePool, c *NodeClaim, name string) *v1.NodeClaim {
 	tmpl := np.Spec.Template
 	nc := &v1.NodeClaim{}
 	nc.Name = name

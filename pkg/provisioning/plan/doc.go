@@ -1,7 +1,0 @@
-// Package plan is the provisioner's decision as a pure step: the batch
-// window, llmaz flavors resolved into ordered node-selector terms, the
-// solve, and the NodeClaims rendered from it with the annotations that
-// explain them. The provisioner controller applies a Decision to the API
-// server; `capstan simulate` to its in-memory world; `capstan explain`
-// asks it what the next provisioning would do.
-package plan
