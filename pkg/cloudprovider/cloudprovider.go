@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
@@ -82,11 +81,6 @@ type CloudProvider interface {
 	// NodePool drift (hash, requirements) is Capstan's, not the provider's.
 	IsDrifted(ctx context.Context, nodeClaim *v1.NodeClaim) (DriftReason, error)
 
-	// RepairPolicies lists the node conditions that mark a node unhealthy
-	// and how long each is tolerated before the node is replaced. Nil means
-	// the provider opts out of node repair.
-	RepairPolicies() []RepairPolicy
-
 	// Name is the provider's short name ("sim", "aws"); it labels metrics.
 	Name() string
 
@@ -99,15 +93,6 @@ type CloudProvider interface {
 // DriftReason says why an instance drifted from its NodeClass; "" means
 // not drifted. It becomes the reason of the NodeClaim's Drifted condition.
 type DriftReason string
-
-// RepairPolicy says a node whose condition ConditionType has had status
-// ConditionStatus for longer than TolerationDuration is unhealthy and is
-// replaced.
-type RepairPolicy struct {
-	ConditionType      corev1.NodeConditionType
-	ConditionStatus    corev1.ConditionStatus
-	TolerationDuration time.Duration
-}
 
 // InterruptionSource is an optional interface a CloudProvider may also
 // implement: the cloud's notices that instances are about to be taken away

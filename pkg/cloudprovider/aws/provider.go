@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -110,15 +109,6 @@ func (p *Provider) Name() string { return Name }
 // GetSupportedNodeClasses implements CloudProvider.
 func (p *Provider) GetSupportedNodeClasses() []schema.GroupVersionKind {
 	return []schema.GroupVersionKind{awsv1.SchemeGroupVersion.WithKind(NodeClassKind)}
-}
-
-// RepairPolicies implements CloudProvider: a node NotReady or unknown for
-// 30 minutes is replaced, as the reference does.
-func (p *Provider) RepairPolicies() []cloudprovider.RepairPolicy {
-	return []cloudprovider.RepairPolicy{
-		{ConditionType: corev1.NodeReady, ConditionStatus: corev1.ConditionFalse, TolerationDuration: 30 * time.Minute},
-		{ConditionType: corev1.NodeReady, ConditionStatus: corev1.ConditionUnknown, TolerationDuration: 30 * time.Minute},
-	}
 }
 
 // nodeClass is the ready EC2NodeClass ref names, or a

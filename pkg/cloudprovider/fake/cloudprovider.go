@@ -35,8 +35,6 @@ type CloudProvider struct {
 	NextDeleteErr error
 	// Drifted is what IsDrifted returns for every NodeClaim.
 	Drifted cloudprovider.DriftReason
-	// Repair is what RepairPolicies returns.
-	Repair []cloudprovider.RepairPolicy
 	// NodeClasses is what GetSupportedNodeClasses returns; nil means
 	// SimNodeClass, the kind pkg/test's builders reference.
 	NodeClasses []schema.GroupVersionKind
@@ -80,7 +78,7 @@ func (c *CloudProvider) Reset() {
 	defer c.mu.Unlock()
 	c.InstanceTypes = nil
 	c.NextCreateErr, c.NextDeleteErr = nil, nil
-	c.Drifted, c.Repair, c.NodeClasses, c.Notices = "", nil, nil, nil
+	c.Drifted, c.NodeClasses, c.Notices = "", nil, nil
 	c.CreateCalls, c.DeleteCalls, c.GetCalls = nil, nil, nil
 	c.GetInstanceTypesCalls, c.IsDriftedCalls = nil, nil
 	c.ListCalls, c.InterruptionsCalls = 0, 0
@@ -252,13 +250,6 @@ func (c *CloudProvider) IsDrifted(_ context.Context, nodeClaim *v1.NodeClaim) (c
 	defer c.mu.Unlock()
 	c.IsDriftedCalls = append(c.IsDriftedCalls, nodeClaim)
 	return c.Drifted, nil
-}
-
-// RepairPolicies returns Repair.
-func (c *CloudProvider) RepairPolicies() []cloudprovider.RepairPolicy {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return slices.Clone(c.Repair)
 }
 
 // Name returns "fake".

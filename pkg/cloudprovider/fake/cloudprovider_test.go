@@ -272,8 +272,4 @@ func TestStaticMethods(t *testing.T) {
 	if gvks := cp.GetSupportedNodeClasses(); len(gvks) != 1 || gvks[0].Kind != "SimNodeClass" {
 		t.Errorf("GetSupportedNodeClasses() = %v", gvks)
 	}
-	cp.Repair = []cloudprovider.RepairPolicy{{ConditionType: corev1.NodeReady, ConditionStatus: corev1.ConditionFalse}}
-	if diff := cmp.Diff(cp.Repair, cp.RepairPolicies()); diff != "" {
-		t.Errorf("RepairPolicies() (-want +got):\n%s", diff)
-	}
 }

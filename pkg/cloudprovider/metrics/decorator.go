@@ -62,7 +62,7 @@ func ErrorType(err error) string {
 // insufficient-capacity error names
 // (capstan_cloudprovider_insufficient_capacity_total{provider,
 // instance_type, zone, capacity_type, reason}).
-// Name, RepairPolicies and GetSupportedNodeClasses are passed through
+// Name and GetSupportedNodeClasses are passed through
 // unmeasured: they return static configuration. Results and errors pass
 // through unchanged.
 //
@@ -205,8 +205,6 @@ func (d *decorator) IsDrifted(ctx context.Context, nodeClaim *v1.NodeClaim) (clo
 	d.observe("IsDrifted", start, err)
 	return reason, err
 }
-
-func (d *decorator) RepairPolicies() []cloudprovider.RepairPolicy { return d.cp.RepairPolicies() }
 
 func (d *decorator) Name() string { return d.cp.Name() }
 

@@ -172,7 +172,6 @@ func TestDecoratorPassesResultsThrough(t *testing.T) {
 	ctx := context.Background()
 	inner := fake.New(instanceTypes()...)
 	inner.Drifted = "ImageDrift"
-	inner.Repair = []cloudprovider.RepairPolicy{{ConditionType: corev1.NodeReady, ConditionStatus: corev1.ConditionUnknown, TolerationDuration: time.Minute}}
 	inner.Notices = []cloudprovider.InterruptionNotice{{Kind: cloudprovider.SpotInterruption, ProviderID: "p"}}
 	cp := Decorate(inner, prometheus.NewRegistry())
 
@@ -193,9 +192,6 @@ func TestDecoratorPassesResultsThrough(t *testing.T) {
 	}
 	if reason, err := cp.IsDrifted(ctx, nc); err != nil || reason != "ImageDrift" {
 		t.Errorf("IsDrifted() = %q, %v", reason, err)
-	}
-	if diff := cmp.Diff(inner.Repair, cp.RepairPolicies()); diff != "" {
-		t.Errorf("RepairPolicies() (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(inner.GetSupportedNodeClasses(), cp.GetSupportedNodeClasses()); diff != "" {
 		t.Errorf("GetSupportedNodeClasses() (-want +got):\n%s", diff)

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 
@@ -242,15 +241,6 @@ func (c *Cloud) Name() string { return Name }
 // GetSupportedNodeClasses implements CloudProvider.
 func (c *Cloud) GetSupportedNodeClasses() []schema.GroupVersionKind {
 	return []schema.GroupVersionKind{simv1alpha1.SchemeGroupVersion.WithKind(simv1alpha1.SimNodeClassKind)}
-}
-
-// RepairPolicies implements CloudProvider: a node NotReady or unknown for
-// 30 minutes is replaced.
-func (c *Cloud) RepairPolicies() []cloudprovider.RepairPolicy {
-	return []cloudprovider.RepairPolicy{
-		{ConditionType: corev1.NodeReady, ConditionStatus: corev1.ConditionFalse, TolerationDuration: 30 * time.Minute},
-		{ConditionType: corev1.NodeReady, ConditionStatus: corev1.ConditionUnknown, TolerationDuration: 30 * time.Minute},
-	}
 }
 
 // Snapshot returns a copy of the inventory, for tests and `simulate`.
