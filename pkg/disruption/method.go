@@ -101,6 +101,10 @@ type Gates struct {
 	SpotToSpotConsolidation bool
 }
 
+// DefaultGates are the reference's: Drift on (beta), spot-to-spot
+// consolidation off (alpha).
+func DefaultGates() Gates { return Gates{Drift: true} }
+
 // Methods are the voluntary methods in seed 004's order: drift (with its
 // gate) and expected interruptions, then consolidation: empty nodes,
 // several nodes at once, one node; last, returns to preferred capacity

@@ -100,10 +100,12 @@ type Options struct {
 	Name func(nodePool string) string
 }
 
-// Default orchestration timings (the reference validates after 15 s).
+// Default orchestration timings (the reference validates after 15 s and
+// polls every 10 s while no command is in flight).
 const (
 	DefaultValidationDelay    = 15 * time.Second
 	DefaultReplacementTimeout = 20 * time.Minute
+	DefaultPollInterval       = 10 * time.Second
 )
 
 // StepResult is what a step decided.

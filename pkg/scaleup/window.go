@@ -8,6 +8,13 @@ type Window struct {
 	Idle, Max time.Duration
 }
 
+// The default window, the reference's batch idle and max durations; the
+// controller's flags and simulate both start from it.
+const (
+	DefaultBatchIdle = time.Second
+	DefaultBatchMax  = 10 * time.Second
+)
+
 // Decide says whether the batch that started at first, with its latest
 // event at last, is due at now; if not, how long to wait. A zero first
 // means there is no batch.

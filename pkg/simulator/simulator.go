@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
@@ -17,6 +18,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/interruption"
 	"github.com/capstan-dev/capstan/pkg/lifecycle"
 	"github.com/capstan-dev/capstan/pkg/manifests"
+	"github.com/capstan-dev/capstan/pkg/provisioning"
 	"github.com/capstan-dev/capstan/pkg/scaleup"
 )
 
@@ -40,13 +42,14 @@ type Options struct {
 func DefaultOptions() Options {
 	return Options{
 		Duration: 2 * time.Hour, Seed: 1,
-		Window:         scaleup.Window{Idle: time.Second, Max: 10 * time.Second},
+		Window:         scaleup.Window{Idle: scaleup.DefaultBatchIdle, Max: scaleup.DefaultBatchMax},
 		UnavailableTTL: cloudprovider.DefaultUnavailableOfferingsTTL, RegistrationTTL: lifecycle.DefaultRegistrationTTL,
 		LaunchTimeout:    lifecycle.DefaultLaunchTimeout,
-		MaxInstanceTypes: 60, SchedulerNames: []string{"default-scheduler"},
+		MaxInstanceTypes: provisioning.DefaultMaxInstanceTypes, SchedulerNames: []string{corev1.DefaultSchedulerName},
 		Disruption: DisruptionOptions{
-			Gates: disruption.Gates{Drift: true}, PollInterval: 10 * time.Second,
+			Gates: disruption.DefaultGates(), PollInterval: disruption.DefaultPollInterval,
 			ValidationDelay: disruption.DefaultValidationDelay, ReplacementTimeout: disruption.DefaultReplacementTimeout,
+			PreemptibleMargin: interruption.DefaultPreemptibleMargin,
 		},
 	}
 }

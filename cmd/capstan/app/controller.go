@@ -33,6 +33,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/controllers/provisioner"
 	"github.com/capstan-dev/capstan/pkg/controllers/termination"
 	"github.com/capstan-dev/capstan/pkg/lifecycle"
+	"github.com/capstan-dev/capstan/pkg/provisioning"
 	"github.com/capstan-dev/capstan/pkg/scaleup"
 )
 
@@ -86,13 +87,13 @@ func newControllerCommand() *cobra.Command {
 	for _, p := range providers() {
 		p.bindFlags(f, &opts)
 	}
-	f.DurationVar(&opts.BatchIdle, "batch-idle-duration", time.Second, "close a batch of pending pods after this long without a new one")
-	f.DurationVar(&opts.BatchMax, "batch-max-duration", 10*time.Second, "close a batch of pending pods at most this long after it opened")
+	f.DurationVar(&opts.BatchIdle, "batch-idle-duration", scaleup.DefaultBatchIdle, "close a batch of pending pods after this long without a new one")
+	f.DurationVar(&opts.BatchMax, "batch-max-duration", scaleup.DefaultBatchMax, "close a batch of pending pods at most this long after it opened")
 	f.DurationVar(&opts.UnavailableTTL, "unavailable-offerings-ttl", cloudprovider.DefaultUnavailableOfferingsTTL, "how long an offering that ran out of capacity is not tried")
 	f.DurationVar(&opts.RegistrationTTL, "registration-ttl", lifecycle.DefaultRegistrationTTL, "delete a NodeClaim whose node has not registered this long after launch")
 	f.DurationVar(&opts.LaunchTimeout, "launch-timeout", lifecycle.DefaultLaunchTimeout, "delete a NodeClaim not launched this long after its first failed launch, so its pods are planned again")
 	f.StringSliceVar(&opts.SchedulerNames, "scheduler-names", []string{corev1.DefaultSchedulerName}, "provision for pending pods of these schedulers")
-	f.IntVar(&opts.MaxInstanceTypes, "max-instance-types", 60, "instance-type options per NodeClaim")
+	f.IntVar(&opts.MaxInstanceTypes, "max-instance-types", provisioning.DefaultMaxInstanceTypes, "instance-type options per NodeClaim")
 	f.DurationVar(&opts.GCInterval, "gc-interval", time.Minute, "how often leaked instances and orphaned NodeClaims are collected")
 	f.DurationVar(&opts.GCGrace, "gc-grace", time.Minute, "how old an instance without a NodeClaim must be to count as leaked")
 	opts.testHooks.bindFlags(cmd)

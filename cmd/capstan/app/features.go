@@ -39,13 +39,13 @@ type DisruptionFlags struct {
 func newDisruptionFlags(f *pflag.FlagSet) *DisruptionFlags {
 	d := &DisruptionFlags{Features: featuregate.NewFeatureGate()}
 	if err := d.Features.Add(map[featuregate.Feature]featuregate.FeatureSpec{
-		FeatureDrift:                   {Default: true, PreRelease: featuregate.Beta},
-		FeatureSpotToSpotConsolidation: {Default: false, PreRelease: featuregate.Alpha},
+		FeatureDrift:                   {Default: disruption.DefaultGates().Drift, PreRelease: featuregate.Beta},
+		FeatureSpotToSpotConsolidation: {Default: disruption.DefaultGates().SpotToSpotConsolidation, PreRelease: featuregate.Alpha},
 	}); err != nil {
 		d.declared = fmt.Errorf("declaring feature gates, %w", err)
 	}
 	d.Features.AddFlag(f)
-	f.DurationVar(&d.PollInterval, "disruption-poll-interval", 10*time.Second, "how often disruption is evaluated while no command is in flight")
+	f.DurationVar(&d.PollInterval, "disruption-poll-interval", disruption.DefaultPollInterval, "how often disruption is evaluated while no command is in flight")
 	f.DurationVar(&d.ValidationDelay, "disruption-validation-delay", disruption.DefaultValidationDelay, "how long a disruption decision waits before it is checked again against fresh state and carried out")
 	f.DurationVar(&d.ReplacementTimeout, "disruption-replacement-timeout", disruption.DefaultReplacementTimeout, "abandon a disruption (un-tainting its nodes) when its replacements have not initialized by then")
 	f.DurationVar(&d.PreemptibleMargin, "preemptible-replacement-margin", interruption.DefaultPreemptibleMargin, "replace preemptible (GCP-style spot) nodes this long before their 24-hour limit, within the Drifted budget")

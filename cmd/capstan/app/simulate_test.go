@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
+
 	"github.com/capstan-dev/capstan/pkg/simulator"
 )
 
@@ -52,5 +54,26 @@ func TestSimulateListsSkippedKindsEscaped(t *testing.T) {
 	want := "skipped 2 document(s) of kinds simulate does not model: " + path + ", document 1 (ConfigMap settings), " + path + `, document 2 ("Evil\x1b[2J" x)` + "\n"
 	if !strings.HasPrefix(out, want) {
 		t.Errorf("output starts %q, want %q", out, want)
+	}
+}
+
+// simulate runs the controller's steps with the controller's defaults: a
+// flag both commands take starts from the same value (each default is
+// defined once, in the package that owns it).
+func TestSimulateSharesTheControllersDefaults(t *testing.T) {
+	controller, simulate := newControllerCommand().Flags(), newSimulateCommand().Flags()
+	shared := 0
+	simulate.VisitAll(func(f *pflag.Flag) {
+		c := controller.Lookup(f.Name)
+		if c == nil {
+			return // simulate's own
+		}
+		shared++
+		if f.DefValue != c.DefValue {
+			t.Errorf("--%s defaults to %q in simulate, %q in controller", f.Name, f.DefValue, c.DefValue)
+		}
+	})
+	if shared < 10 {
+		t.Errorf("simulate shares %d flags with controller, want the batch windows, TTLs, instance types and disruption flags", shared)
 	}
 }
