@@ -35,7 +35,7 @@ generate: tools ## Regenerate CRDs, deepcopy and RBAC.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
 	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd
 	go run ./hack/crdpatch config/crd
-	$(CONTROLLER_GEN) rbac:roleName=capstan paths=./cmd/... output:rbac:artifacts:config=config/rbac
+	$(CONTROLLER_GEN) rbac:roleName=capstan paths="./cmd/...;./pkg/providers/..." output:rbac:artifacts:config=config/rbac
 	$(CONTROLLER_GEN) rbac:roleName=capstan-sim-kubelet paths=./pkg/cloudprovider/sim/... output:rbac:stdout > config/rbac/sim-kubelet.yaml
 	go run ./hack/chartgen
 	go mod tidy

@@ -1,5 +1,6 @@
 // Package api gathers Capstan's API groups: NewScheme registers them with
-// the Kubernetes types, for the controller, tests and tools alike.
+// the Kubernetes types, for tests and tools alike; the controller starts
+// from NewCoreScheme and adds only its cloud provider's kinds.
 package api
 
 import (
@@ -13,10 +14,21 @@ import (
 	v1 "github.com/capstan-dev/capstan/api/v1"
 )
 
-// NewScheme returns a scheme with the Kubernetes types and Capstan's API.
+// NewCoreScheme returns a scheme with the Kubernetes types and
+// karpenter.sh/v1, without any provider's NodeClass kinds.
+func NewCoreScheme() (*runtime.Scheme, error) {
+	return newScheme(clientgoscheme.AddToScheme, v1.AddToScheme)
+}
+
+// NewScheme returns a scheme with the Kubernetes types and Capstan's API,
+// every provider's kinds included.
 func NewScheme() (*runtime.Scheme, error) {
+	return newScheme(clientgoscheme.AddToScheme, v1.AddToScheme, simv1alpha1.AddToScheme, awsv1.AddToScheme)
+}
+
+func newScheme(adds ...func(*runtime.Scheme) error) (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1.AddToScheme, simv1alpha1.AddToScheme, awsv1.AddToScheme} {
+	for _, add := range adds {
 		if err := add(s); err != nil {
 			return nil, fmt.Errorf("building scheme, %w", err)
 		}

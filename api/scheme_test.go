@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	awsv1 "github.com/capstan-dev/capstan/api/aws/v1"
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
@@ -25,5 +26,22 @@ func TestNewSchemeKnowsEveryKind(t *testing.T) {
 	}
 	if !s.Recognizes(awsv1.SchemeGroupVersion.WithKind("EC2NodeClass")) {
 		t.Errorf("scheme misses EC2NodeClass")
+	}
+}
+
+// The core scheme knows Capstan's own kinds and no provider's: the
+// controller adds only its cloud's NodeClasses.
+func TestNewCoreSchemeKnowsNoProviderKind(t *testing.T) {
+	s, err := NewCoreScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Recognizes(v1.SchemeGroupVersion.WithKind("NodePool")) || !s.Recognizes(corev1.SchemeGroupVersion.WithKind("Pod")) {
+		t.Errorf("core scheme misses NodePool or core types")
+	}
+	for _, gvk := range []schema.GroupVersionKind{simv1alpha1.SchemeGroupVersion.WithKind("SimNodeClass"), awsv1.SchemeGroupVersion.WithKind("EC2NodeClass")} {
+		if s.Recognizes(gvk) {
+			t.Errorf("core scheme knows %s, a provider's kind", gvk)
+		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	goflag "flag"
 	"fmt"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -33,6 +32,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/controllers/provisioner"
 	"github.com/capstan-dev/capstan/pkg/controllers/termination"
 	"github.com/capstan-dev/capstan/pkg/lifecycle"
+	"github.com/capstan-dev/capstan/pkg/providers"
 	"github.com/capstan-dev/capstan/pkg/provisioning"
 	"github.com/capstan-dev/capstan/pkg/scaleup"
 )
@@ -40,9 +40,10 @@ import (
 // Options are everything `capstan controller` is configured with; parsed
 // once from flags and passed down explicitly.
 type Options struct {
-	CloudProvider    string
-	Sim              SimOptions
-	AWS              AWSOptions
+	CloudProvider string
+	// Providers are the clouds to choose from, each holding its own
+	// flags (providerList).
+	Providers        providers.List
 	BatchIdle        time.Duration
 	BatchMax         time.Duration
 	UnavailableTTL   time.Duration
@@ -68,7 +69,7 @@ type Options struct {
 }
 
 func newControllerCommand() *cobra.Command {
-	opts := Options{}
+	opts := &Options{Providers: providerList()}
 	cmd := &cobra.Command{
 		Use:   "controller",
 		Short: "Run the autoscaler against the cluster in KUBECONFIG (or in-cluster)",
@@ -79,57 +80,63 @@ func newControllerCommand() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return runController(ctx, opts)
+			return runController(ctx, *opts)
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&opts.CloudProvider, "cloud-provider", providers()[0].name, providerUsage())
-	for _, p := range providers() {
-		p.bindFlags(f, &opts)
-	}
-	f.DurationVar(&opts.BatchIdle, "batch-idle-duration", scaleup.DefaultBatchIdle, "close a batch of pending pods after this long without a new one")
-	f.DurationVar(&opts.BatchMax, "batch-max-duration", scaleup.DefaultBatchMax, "close a batch of pending pods at most this long after it opened")
-	f.DurationVar(&opts.UnavailableTTL, "unavailable-offerings-ttl", cloudprovider.DefaultUnavailableOfferingsTTL, "how long an offering that ran out of capacity is not tried")
-	f.DurationVar(&opts.RegistrationTTL, "registration-ttl", lifecycle.DefaultRegistrationTTL, "delete a NodeClaim whose node has not registered this long after launch")
-	f.DurationVar(&opts.LaunchTimeout, "launch-timeout", lifecycle.DefaultLaunchTimeout, "delete a NodeClaim not launched this long after its first failed launch, so its pods are planned again")
-	f.StringSliceVar(&opts.SchedulerNames, "scheduler-names", []string{corev1.DefaultSchedulerName}, "provision for pending pods of these schedulers")
-	f.IntVar(&opts.MaxInstanceTypes, "max-instance-types", provisioning.DefaultMaxInstanceTypes, "instance-type options per NodeClaim")
-	f.DurationVar(&opts.GCInterval, "gc-interval", time.Minute, "how often leaked instances and orphaned NodeClaims are collected")
-	f.DurationVar(&opts.GCGrace, "gc-grace", time.Minute, "how old an instance without a NodeClaim must be to count as leaked")
-	opts.testHooks.bindFlags(cmd)
-	opts.Disruption = newDisruptionFlags(f)
-	f.StringVar(&opts.MetricsAddr, "metrics-bind-address", "127.0.0.1:8080", "address of Prometheus metrics and the /explain/ endpoints `capstan explain` asks; localhost only by default (0 disables both)")
-	f.BoolVar(&opts.MetricsSecure, "metrics-secure", false, "serve metrics and /explain/ over HTTPS, requiring a bearer token the API server accepts and RBAC for what is asked (production; see docs/security.md)")
-	f.StringVar(&opts.MetricsCertDir, "metrics-cert-dir", "", "directory with tls.crt and tls.key for --metrics-secure (default: a self-signed certificate)")
-	f.StringVar(&opts.HealthAddr, "health-probe-bind-address", ":8081", "health and readiness probe address")
-	f.BoolVar(&opts.LeaderElect, "leader-elect", true, "elect a leader with a Lease so only one replica acts")
-	f.StringVar(&opts.LeaderNamespace, "leader-election-namespace", "kube-system", "namespace of the leader-election Lease")
-	logFlags := goflag.NewFlagSet("log", goflag.ContinueOnError)
-	opts.Zap.BindFlags(logFlags)
-	f.AddGoFlagSet(logFlags)
+	opts.bindFlags(cmd)
 	return cmd
+}
+
+// bindFlags adds the controller's flags to cmd, every provider's
+// included, parsed into o.
+func (o *Options) bindFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&o.CloudProvider, "cloud-provider", o.Providers[0].Name(), o.Providers.Usage())
+	for _, p := range o.Providers {
+		p.BindFlags(f)
+	}
+	f.DurationVar(&o.BatchIdle, "batch-idle-duration", scaleup.DefaultBatchIdle, "close a batch of pending pods after this long without a new one")
+	f.DurationVar(&o.BatchMax, "batch-max-duration", scaleup.DefaultBatchMax, "close a batch of pending pods at most this long after it opened")
+	f.DurationVar(&o.UnavailableTTL, "unavailable-offerings-ttl", cloudprovider.DefaultUnavailableOfferingsTTL, "how long an offering that ran out of capacity is not tried")
+	f.DurationVar(&o.RegistrationTTL, "registration-ttl", lifecycle.DefaultRegistrationTTL, "delete a NodeClaim whose node has not registered this long after launch")
+	f.DurationVar(&o.LaunchTimeout, "launch-timeout", lifecycle.DefaultLaunchTimeout, "delete a NodeClaim not launched this long after its first failed launch, so its pods are planned again")
+	f.StringSliceVar(&o.SchedulerNames, "scheduler-names", []string{corev1.DefaultSchedulerName}, "provision for pending pods of these schedulers")
+	f.IntVar(&o.MaxInstanceTypes, "max-instance-types", provisioning.DefaultMaxInstanceTypes, "instance-type options per NodeClaim")
+	f.DurationVar(&o.GCInterval, "gc-interval", time.Minute, "how often leaked instances and orphaned NodeClaims are collected")
+	f.DurationVar(&o.GCGrace, "gc-grace", time.Minute, "how old an instance without a NodeClaim must be to count as leaked")
+	o.testHooks.bindFlags(cmd)
+	o.Disruption = newDisruptionFlags(f)
+	f.StringVar(&o.MetricsAddr, "metrics-bind-address", "127.0.0.1:8080", "address of Prometheus metrics and the /explain/ endpoints `capstan explain` asks; localhost only by default (0 disables both)")
+	f.BoolVar(&o.MetricsSecure, "metrics-secure", false, "serve metrics and /explain/ over HTTPS, requiring a bearer token the API server accepts and RBAC for what is asked (production; see docs/security.md)")
+	f.StringVar(&o.MetricsCertDir, "metrics-cert-dir", "", "directory with tls.crt and tls.key for --metrics-secure (default: a self-signed certificate)")
+	f.StringVar(&o.HealthAddr, "health-probe-bind-address", ":8081", "health and readiness probe address")
+	f.BoolVar(&o.LeaderElect, "leader-elect", true, "elect a leader with a Lease so only one replica acts")
+	f.StringVar(&o.LeaderNamespace, "leader-election-namespace", "kube-system", "namespace of the leader-election Lease")
+	logFlags := goflag.NewFlagSet("log", goflag.ContinueOnError)
+	o.Zap.BindFlags(logFlags)
+	f.AddGoFlagSet(logFlags)
 }
 
 func runController(ctx context.Context, opts Options) error {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts.Zap)))
-	chosen, err := providerNamed(opts.CloudProvider)
+	chosen, err := opts.Providers.Named(opts.CloudProvider)
 	if err != nil {
 		return err
 	}
-	scheme, err := api.NewScheme()
+	scheme, err := api.NewCoreScheme()
 	if err != nil {
 		return err
+	}
+	if err := chosen.AddToScheme(scheme); err != nil {
+		return fmt.Errorf("adding %s's kinds to the scheme, %w", chosen.Name(), err)
 	}
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return fmt.Errorf("loading kubeconfig, %w", err)
 	}
-	// The explain endpoints share the metrics server; their handler is
-	// built once the cloud and the snapshot exist.
-	explainMux := http.NewServeMux()
 	mgr, err := ctrl.NewManager(cfg, manager.Options{
 		Scheme:                  scheme,
-		Metrics:                 metricsOptions(opts, explainMux),
+		Metrics:                 metricsOptions(opts),
 		HealthProbeBindAddress:  opts.HealthAddr,
 		LeaderElection:          opts.LeaderElect,
 		LeaderElectionID:        "capstan-controller",
@@ -143,11 +150,11 @@ func runController(ctx context.Context, opts Options) error {
 	}
 	clk := clock.RealClock{}
 	unavailable := cloudprovider.NewUnavailableOfferings(clk, opts.UnavailableTTL)
-	started, err := chosen.start(ctx, opts, providerEnv{mgr: mgr, clock: clk, unavailable: unavailable, metrics: ctrlmetrics.Registry})
+	started, err := chosen.Start(ctx, providers.Env{Manager: mgr, Clock: clk, Unavailable: unavailable, Metrics: ctrlmetrics.Registry})
 	if err != nil {
 		return err
 	}
-	metrics, err := registerMetrics(ctrlmetrics.Registry, mgr.GetClient(), started.cloud)
+	metrics, err := registerMetrics(ctrlmetrics.Registry, mgr.GetClient(), started.Cloud)
 	if err != nil {
 		return err
 	}
@@ -157,12 +164,12 @@ func runController(ctx context.Context, opts Options) error {
 		Window: scaleup.Window{Idle: opts.BatchIdle, Max: opts.BatchMax}, SchedulerNames: opts.SchedulerNames,
 		Plan: scaleup.Options{MaxInstanceTypes: opts.MaxInstanceTypes, Models: provisioner.APIModelLookup(mgr.GetClient()), Unavailable: unavailable},
 	})
-	explainMux.Handle(explainserver.Path, explainserver.New(mgr.GetClient(), cluster, explainserver.Options{
+	explain := explainserver.New(explainserver.Deps{Reader: mgr.GetClient(), Cluster: cluster, Clock: clk}, explainserver.Options{
 		Plan: scaleup.Options{
 			MaxInstanceTypes: opts.MaxInstanceTypes, Models: provisioner.APIModelLookup(mgr.GetClient()), Unavailable: unavailable,
 		},
 		SchedulerNames: opts.SchedulerNames, Drift: opts.Disruption.Drift(), SpotToSpot: opts.Disruption.Gates().SpotToSpotConsolidation,
-	}, clk).Handler())
+	})
 	disrupt := disruptionctrl.New(mgr.GetClient(), mgr.GetAPIReader(), cluster, mgr.GetEventRecorder("capstan"), clk, metrics.disruption, disruptionctrl.Options{
 		PollInterval: opts.Disruption.PollInterval, ValidationDelay: opts.Disruption.ValidationDelay,
 		ReplacementTimeout: opts.Disruption.ReplacementTimeout, Gates: opts.Disruption.Gates(), Unavailable: unavailable,
@@ -184,9 +191,11 @@ func runController(ctx context.Context, opts Options) error {
 		claims.Register(mgr),
 		nodeclaim.NewPodEvents(mgr.GetClient(), clk).Register(ctx, mgr),
 		termination.New(mgr.GetClient(), cp, mgr.GetEventRecorder("capstan"), clk, metrics.slack).Register(ctx, mgr),
-		nodepool.New(mgr.GetClient(), clk, mgr.GetEventRecorder("capstan"), cp.GetSupportedNodeClasses()).Register(mgr),
+		nodepool.New(nodepool.Deps{Client: mgr.GetClient(), Clock: clk, Recorder: mgr.GetEventRecorder("capstan")},
+			nodepool.Options{NodeClasses: cp.GetSupportedNodeClasses()}).Register(ctx, mgr),
 		garbagecollection.New(mgr.GetClient(), cp, mgr.GetEventRecorder("capstan"), clk, garbagecollection.Options{Interval: opts.GCInterval, Grace: opts.GCGrace}).Register(mgr),
-		started.register(mgr),
+		started.Register(ctx, mgr),
+		explain.Register(ctx, mgr),
 		disrupt.Register(mgr),
 		disruptionctrl.NewConditions(mgr.GetClient(), cp, mgr.GetEventRecorder("capstan"), clk, opts.Disruption.Drift()).Register(mgr),
 		disruptionctrl.NewExpiration(mgr.GetClient(), mgr.GetEventRecorder("capstan"), clk, metrics.disruption).Register(mgr),
@@ -211,11 +220,12 @@ func registerCapacityBlocks(mgr manager.Manager, cp cloudprovider.CloudProvider,
 	return disruptionctrl.NewCapacityBlocks(mgr.GetClient(), src, mgr.GetEventRecorder("capstan"), clk, metrics).Register(mgr)
 }
 
-// metricsOptions serve metrics and explain: over HTTPS behind the API
-// server's authentication and authorization with --metrics-secure, else
-// plain HTTP for development (bound to localhost by default).
-func metricsOptions(opts Options, explain http.Handler) metricsserver.Options {
-	o := metricsserver.Options{BindAddress: opts.MetricsAddr, ExtraHandlers: map[string]http.Handler{explainserver.Path: explain}}
+// metricsOptions serve metrics and explain (explainserver.Register mounts
+// it on the same server): over HTTPS behind the API server's
+// authentication and authorization with --metrics-secure, else plain
+// HTTP for development (bound to localhost by default).
+func metricsOptions(opts Options) metricsserver.Options {
+	o := metricsserver.Options{BindAddress: opts.MetricsAddr}
 	if opts.MetricsSecure {
 		o.SecureServing, o.CertDir, o.FilterProvider = true, opts.MetricsCertDir, apiauth.FilterProvider
 	}

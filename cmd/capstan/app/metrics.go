@@ -34,7 +34,7 @@ func registerMetrics(reg prometheus.Registerer, c client.Reader, cloud cloudprov
 	if m.provisioner, err = provisioner.NewMetrics(reg); err != nil {
 		return m, fmt.Errorf("registering metrics, %w", err)
 	}
-	if err := reg.Register(clustermetrics.New(c, m.cloud)); err != nil {
+	if err := reg.Register(clustermetrics.New(clustermetrics.Deps{Reader: c, Cloud: m.cloud})); err != nil {
 		return m, fmt.Errorf("registering cluster metrics, %w", err)
 	}
 	if m.disruption, err = disruptionctrl.NewMetrics(reg); err != nil {

@@ -2,7 +2,8 @@ package app
 
 // The permissions `capstan controller` needs; `make generate` turns these
 // markers into config/rbac/role.yaml (the ClusterRole capstan and the Role
-// capstan in kube-system). The simulated cloud's kubelet needs more: see
+// capstan in kube-system), together with each provider's own markers
+// (pkg/providers/*/rbac.go). The simulated cloud's kubelet needs more: see
 // pkg/cloudprovider/sim/rbac.go. config/rbac's test holds every rule to an
 // allowlist with the reason for it; keep both in step.
 //
@@ -25,17 +26,8 @@ package app
 // +kubebuilder:rbac:groups=karpenter.sh,resources=nodeclaims,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=karpenter.sh,resources=nodepools,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=karpenter.sh,resources=nodepools/status;nodeclaims/status,verbs=patch
-// +kubebuilder:rbac:groups=sim.capstan.dev,resources=simnodeclasses,verbs=get;list;watch
-// +kubebuilder:rbac:groups=sim.capstan.dev,resources=simnodeclasses/status,verbs=patch
-// +kubebuilder:rbac:groups=karpenter.k8s.aws,resources=ec2nodeclasses,verbs=get;list;watch;patch
-// +kubebuilder:rbac:groups=karpenter.k8s.aws,resources=ec2nodeclasses/status,verbs=patch
 // +kubebuilder:rbac:groups=llmaz.io,resources=openmodels,verbs=get;list;watch
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch
-//
-// The AWS provider gives nodes the kube-dns Service's address as their
-// cluster DNS, as the reference does: that one Service, read by name.
-//
-// +kubebuilder:rbac:groups="",resources=services,resourceNames=kube-dns,verbs=get
 //
 // With --metrics-secure, each request to metrics and explain is checked by
 // the API server: its bearer token by a TokenReview, what it asks by a

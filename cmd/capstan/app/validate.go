@@ -18,10 +18,10 @@ const MaxInstanceTypesLimit = 100
 // starts; each error names its flag.
 func (o Options) Validate() error {
 	var errs []error
-	if p, err := providerNamed(o.CloudProvider); err != nil {
+	if p, err := o.Providers.Named(o.CloudProvider); err != nil {
 		errs = append(errs, err)
-	} else if p.validate != nil {
-		errs = append(errs, p.validate(o))
+	} else {
+		errs = append(errs, p.Validate())
 	}
 	errs = append(errs,
 		validateWindow(o.BatchIdle, o.BatchMax),

@@ -1,44 +1,23 @@
 package app
 
 import (
-	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/capstan-dev/capstan/pkg/simulator"
 )
 
-// defaultControllerOptions are the controller's flags as parsed with
-// none given.
-func defaultControllerOptions(t *testing.T) Options {
+// controllerOptions are the controller's flags as parsed from args,
+// every provider's included.
+func controllerOptions(t *testing.T, args ...string) Options {
 	t.Helper()
-	f := newControllerCommand().Flags()
-	if err := f.Parse(nil); err != nil {
-		t.Fatal(err)
-	}
-	var opts Options
-	var errs []error
-	str := func(name string) string { v, err := f.GetString(name); errs = append(errs, err); return v }
-	dur := func(name string) time.Duration { v, err := f.GetDuration(name); errs = append(errs, err); return v }
-	opts.CloudProvider = str("cloud-provider")
-	opts.BatchIdle, opts.BatchMax = dur("batch-idle-duration"), dur("batch-max-duration")
-	opts.UnavailableTTL, opts.RegistrationTTL = dur("unavailable-offerings-ttl"), dur("registration-ttl")
-	opts.LaunchTimeout = dur("launch-timeout")
-	opts.GCInterval, opts.GCGrace = dur("gc-interval"), dur("gc-grace")
-	opts.MetricsAddr, opts.HealthAddr = str("metrics-bind-address"), str("health-probe-bind-address")
-	opts.LeaderNamespace = str("leader-election-namespace")
-	var err error
-	opts.SchedulerNames, err = f.GetStringSlice("scheduler-names")
-	errs = append(errs, err)
-	opts.MaxInstanceTypes, err = f.GetInt("max-instance-types")
-	errs = append(errs, err)
-	opts.LeaderElect, err = f.GetBool("leader-elect")
-	errs = append(errs, err)
-	opts.AWS.RefreshInterval = dur("aws-refresh-interval")
-	opts.AWS.VMMemoryOverheadPercent, err = f.GetFloat64("vm-memory-overhead-percent")
-	errs = append(errs, err)
-	if err := errors.Join(errs...); err != nil {
+	cmd := &cobra.Command{}
+	opts := Options{Providers: providerList()}
+	opts.bindFlags(cmd)
+	if err := cmd.Flags().Parse(args); err != nil {
 		t.Fatal(err)
 	}
 	return opts
@@ -47,6 +26,9 @@ func defaultControllerOptions(t *testing.T) Options {
 func TestControllerOptionsValidate(t *testing.T) {
 	for _, tc := range []struct {
 		name string
+		// args are flags parsed before mod runs (a provider's flags are
+		// its own, set through them).
+		args []string
 		mod  func(*Options)
 		want []string // substrings of the error; none means valid
 	}{
@@ -57,11 +39,13 @@ func TestControllerOptionsValidate(t *testing.T) {
 		{name: "equal windows", mod: func(o *Options) { o.BatchIdle, o.BatchMax = time.Second, time.Second }},
 		{name: "no leader election, no namespace", mod: func(o *Options) { o.LeaderElect, o.LeaderNamespace = false, "" }},
 		{name: "unknown cloud", mod: func(o *Options) { o.CloudProvider = "gcp" }, want: []string{"--cloud-provider"}},
-		{name: "aws with a cluster name", mod: func(o *Options) { o.CloudProvider, o.AWS.ClusterName = "aws", "prod" }},
+		{name: "aws with a cluster name", args: []string{"--cloud-provider=aws", "--cluster-name=prod"}, mod: func(*Options) {}},
 		{name: "aws without a cluster name", mod: func(o *Options) { o.CloudProvider = "aws" }, want: []string{"--cluster-name is required"}},
-		{name: "aws with a memory overhead of 100%", mod: func(o *Options) { o.CloudProvider, o.AWS.ClusterName, o.AWS.VMMemoryOverheadPercent = "aws", "prod", 1 },
+		{name: "aws with a memory overhead of 100%", args: []string{"--cloud-provider=aws", "--cluster-name=prod", "--vm-memory-overhead-percent=1"}, mod: func(*Options) {},
 			want: []string{"--vm-memory-overhead-percent 1 is not in [0, 1)"}},
-		{name: "sim ignores the aws flags", mod: func(o *Options) { o.AWS.VMMemoryOverheadPercent = 7 }},
+		{name: "aws with no refresh", args: []string{"--cloud-provider=aws", "--cluster-name=prod", "--aws-refresh-interval=0s"}, mod: func(*Options) {},
+			want: []string{"--aws-refresh-interval must be positive"}},
+		{name: "sim ignores the aws flags", args: []string{"--vm-memory-overhead-percent=7"}, mod: func(*Options) {}},
 		{name: "zero registration ttl", mod: func(o *Options) { o.RegistrationTTL = 0 }, want: []string{"--registration-ttl must be positive"}},
 		{name: "zero launch timeout", mod: func(o *Options) { o.LaunchTimeout = 0 }, want: []string{"--launch-timeout must be positive"}},
 		{name: "negative gc interval", mod: func(o *Options) { o.GCInterval = -time.Second }, want: []string{"--gc-interval must be positive, got -1s"}},
@@ -84,7 +68,7 @@ func TestControllerOptionsValidate(t *testing.T) {
 			want: []string{"--gc-interval", "--gc-grace", "--max-instance-types"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			opts := defaultControllerOptions(t)
+			opts := controllerOptions(t, tc.args...)
 			tc.mod(&opts)
 			checkValidate(t, opts.Validate(), tc.want)
 		})

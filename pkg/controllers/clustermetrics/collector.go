@@ -47,10 +47,20 @@ type Collector struct {
 	costByType *prometheus.Desc
 }
 
-// New builds a collector; register it on a prometheus.Registerer.
-func New(c client.Reader, cloud cloudprovider.CloudProvider) *Collector {
+// Deps are what the collector reads on every scrape.
+type Deps struct {
+	// Reader lists NodeClaims, Nodes and NodePools.
+	Reader client.Reader
+	// Cloud prices what launched.
+	Cloud cloudprovider.CloudProvider
+}
+
+// New builds a collector; it has no options. Register it on a
+// prometheus.Registerer (the metrics registry, not the manager: it
+// computes on scrape and runs nothing).
+func New(deps Deps) *Collector {
 	return &Collector{
-		client: c, cloud: cloud,
+		client: deps.Reader, cloud: deps.Cloud,
 		nodeClaims: prometheus.NewDesc("capstan_nodeclaims", "NodeClaims by NodePool and phase.", []string{"nodepool", "phase"}, nil),
 		nodes:      prometheus.NewDesc("capstan_nodes", "Nodes Capstan manages, by NodePool and capacity type.", []string{"nodepool", "capacity_type"}, nil),
 		cost:       prometheus.NewDesc("capstan_nodepool_cost_per_hour", "What a NodePool's launched NodeClaims cost per hour.", []string{"nodepool"}, nil),

@@ -75,7 +75,7 @@ func TestCollectorCost(t *testing.T) {
 	claim("spot-1", v1.CapacityTypeSpot, false)
 	claim("spot-gone", v1.CapacityTypeSpot, true)
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(New(env.Client, fake.New(it)))
+	reg.MustRegister(New(Deps{Reader: env.Client, Cloud: fake.New(it)}))
 	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)

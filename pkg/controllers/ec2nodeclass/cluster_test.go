@@ -58,9 +58,9 @@ func TestClusterDiscoveryConditions(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			g := gomega.NewWithT(t)
-			opts := roleOptions(e)
-			opts.Cluster = e.discovery(tc.cluster)
-			c := mustNew(t, env.Client, e.ec2, e.iam, clocktesting.NewFakeClock(start), events.NewFakeRecorder(10), opts)
+			deps := roleDeps(e, e.iam, events.NewFakeRecorder(10))
+			deps.Cluster = e.discovery(tc.cluster)
+			c := mustNew(t, deps, roleOptions())
 			var mods []func(*awsv1.EC2NodeClass)
 			if tc.mod != nil {
 				mods = append(mods, tc.mod)

@@ -29,6 +29,25 @@ import (
 // Name is the controller's name in logs and metrics.
 const Name = "ec2nodeclass"
 
+// Deps are what the controller works with.
+type Deps struct {
+	// Client reads EC2NodeClasses and NodeClaims and patches the classes'
+	// status and finalizers.
+	Client client.Client
+	// EC2 is asked on every reconcile.
+	EC2 EC2
+	// IAM makes the instance profile of a class with spec.role; nil: such
+	// a class is not Ready.
+	IAM IAM
+	// Clock is now for Resolve and condition transitions.
+	Clock clock.Clock
+	// Recorder says on the class why it turned not Ready.
+	Recorder events.EventRecorder
+	// Cluster is what nodes join; a class whose AMI family needs what it
+	// cannot tell is not valid (ReasonClusterResolutionFailed).
+	Cluster awsprovider.Cluster
+}
+
 // Options configure the controller.
 type Options struct {
 	// KubernetesVersion is the cluster's Kubernetes version, such as 1.30
@@ -46,9 +65,6 @@ type Options struct {
 	// spec.role (InstanceProfileName) and tag them.
 	ClusterName string
 	Region      string
-	// Cluster is what nodes join; a class whose AMI family needs what it
-	// cannot tell is not valid (ReasonClusterResolutionFailed).
-	Cluster awsprovider.Cluster
 }
 
 // Controller keeps EC2NodeClass status in step with EC2.
@@ -66,15 +82,10 @@ type Controller struct {
 	cluster           awsprovider.Cluster
 }
 
-// New returns the EC2NodeClass status controller. c reads EC2NodeClasses
-// and NodeClaims and patches the classes' status and finalizers; api is
-// asked on every reconcile, iamAPI for the instance profile of a class
-// with spec.role (nil: such a class is not Ready); clk is now for
-// Resolve and condition transitions; recorder says on the class why it
-// turned not Ready. It fails when any of them but iamAPI, or
-// opts.Cluster, is missing.
-func New(c client.Client, api EC2, iamAPI IAM, clk clock.Clock, recorder events.EventRecorder, opts Options) (*Controller, error) {
-	if c == nil || api == nil || clk == nil || recorder == nil || opts.Cluster == nil {
+// New returns the EC2NodeClass status controller. It fails when any of
+// deps but IAM is missing.
+func New(deps Deps, opts Options) (*Controller, error) {
+	if deps.Client == nil || deps.EC2 == nil || deps.Clock == nil || deps.Recorder == nil || deps.Cluster == nil {
 		return nil, errors.New("ec2nodeclass controller needs a client, an EC2 client, a clock, an event recorder and the cluster")
 	}
 	refresh := opts.RefreshPeriod
@@ -85,16 +96,16 @@ func New(c client.Client, api EC2, iamAPI IAM, clk clock.Clock, recorder events.
 	if notReady <= 0 {
 		notReady = DefaultNotReadyRefreshPeriod
 	}
-	return &Controller{client: c, ec2: api, iam: iamAPI, clock: clk, recorder: recorder,
+	return &Controller{client: deps.Client, ec2: deps.EC2, iam: deps.IAM, clock: deps.Clock, recorder: deps.Recorder,
 		kubernetesVersion: opts.KubernetesVersion, refresh: refresh, notReady: notReady,
-		clusterName: opts.ClusterName, region: opts.Region, cluster: opts.Cluster}, nil
+		clusterName: opts.ClusterName, region: opts.Region, cluster: deps.Cluster}, nil
 }
 
 // Register adds the controller to mgr. Status-only updates (its own
 // patches) are ignored, but not a deletion; the requeue after each
 // reconcile covers changes in EC2. A deleted NodeClaim wakes its class,
 // which may be waiting for it to go.
-func (c *Controller) Register(mgr manager.Manager) error {
+func (c *Controller) Register(_ context.Context, mgr manager.Manager) error {
 	deleting := predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 		return e.ObjectNew.GetDeletionTimestamp() != nil && e.ObjectOld.GetDeletionTimestamp() == nil
 	}}

@@ -23,23 +23,23 @@ import (
 )
 
 // mustNew is New, failing the test on an error.
-func mustNew(t *testing.T, c client.Client, api EC2, iamAPI IAM, clk *clocktesting.FakeClock, recorder events.EventRecorder, opts Options) *Controller {
+func mustNew(t *testing.T, deps Deps, opts Options) *Controller {
 	t.Helper()
-	ctrl, err := New(c, api, iamAPI, clk, recorder, opts)
+	ctrl, err := New(deps, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return ctrl
 }
 
-// New refuses options without the cluster, which every reconcile reads,
+// New refuses deps without the cluster, which every reconcile reads,
 // rather than panic on the first one.
 func TestNewNeedsTheCluster(t *testing.T) {
 	clk := clocktesting.NewFakeClock(start)
-	if _, err := New(env.Client, account(), nil, clk, events.NewFakeRecorder(1), Options{}); err == nil {
-		t.Error("New without Options.Cluster succeeded, want an error")
+	if _, err := New(Deps{Client: env.Client, EC2: account(), Clock: clk, Recorder: events.NewFakeRecorder(1)}, Options{}); err == nil {
+		t.Error("New without Deps.Cluster succeeded, want an error")
 	}
-	if _, err := New(env.Client, account(), nil, clk, events.NewFakeRecorder(1), Options{Cluster: flagsOnly}); err != nil {
+	if _, err := New(Deps{Client: env.Client, EC2: account(), Clock: clk, Recorder: events.NewFakeRecorder(1), Cluster: flagsOnly}, Options{}); err != nil {
 		t.Errorf("New with the cluster: %v", err)
 	}
 }
@@ -107,7 +107,8 @@ func TestEC2NodeClassWithManager(t *testing.T) {
 	ctx := context.Background()
 	clk := clocktesting.NewFakeClock(start)
 	startManager(t, func(mgr manager.Manager) error {
-		return mustNew(t, mgr.GetClient(), account(), nil, clk, mgr.GetEventRecorder("test"), Options{KubernetesVersion: "v1.30.4", Cluster: flagsOnly}).Register(mgr)
+		return mustNew(t, Deps{Client: mgr.GetClient(), EC2: account(), Clock: clk, Recorder: mgr.GetEventRecorder("test"), Cluster: flagsOnly},
+			Options{KubernetesVersion: "v1.30.4"}).Register(t.Context(), mgr)
 	})
 	nc := ec2NodeClass()
 	create(t, nc)
@@ -147,7 +148,7 @@ func TestReconcileMissingSubnet(t *testing.T) {
 	clk := clocktesting.NewFakeClock(start)
 	api := account()
 	recorder := events.NewFakeRecorder(10)
-	c := mustNew(t, env.Client, api, nil, clk, recorder, Options{KubernetesVersion: "1.30", Cluster: flagsOnly})
+	c := mustNew(t, Deps{Client: env.Client, EC2: api, Clock: clk, Recorder: recorder, Cluster: flagsOnly}, Options{KubernetesVersion: "1.30"})
 	nc := ec2NodeClass(func(nc *awsv1.EC2NodeClass) {
 		nc.Spec.SubnetSelectorTerms = []awsv1.SubnetSelectorTerm{{Tags: map[string]string{"team": "ml"}}}
 	})

@@ -71,9 +71,15 @@ func roleClass(role string) *awsv1.EC2NodeClass {
 	return ec2NodeClass(func(nc *awsv1.EC2NodeClass) { nc.Spec.InstanceProfile, nc.Spec.Role = nil, role })
 }
 
-// roleOptions are the controller's options with e's cluster.
-func roleOptions(e endpoint) Options {
-	return Options{KubernetesVersion: ec2endpoint.DefaultKubernetesVersion, ClusterName: "test", Region: "us-west-2", Cluster: e.discovery("test")}
+// roleDeps are the controller's deps on e, its cluster the one named
+// test, with iamAPI as IAM.
+func roleDeps(e endpoint, iamAPI IAM, recorder events.EventRecorder) Deps {
+	return Deps{Client: env.Client, EC2: e.ec2, IAM: iamAPI, Clock: clocktesting.NewFakeClock(start), Recorder: recorder, Cluster: e.discovery("test")}
+}
+
+// roleOptions are the controller's options for e's cluster.
+func roleOptions() Options {
+	return Options{KubernetesVersion: ec2endpoint.DefaultKubernetesVersion, ClusterName: "test", Region: "us-west-2"}
 }
 
 // profiles are the endpoint's instance profiles by name.
@@ -96,7 +102,9 @@ func TestRoleWithManager(t *testing.T) {
 	ctx := context.Background()
 	e := startEndpoint(t)
 	startManager(t, func(mgr manager.Manager) error {
-		return mustNew(t, mgr.GetClient(), e.ec2, e.iam, clocktesting.NewFakeClock(start), mgr.GetEventRecorder("test"), roleOptions(e)).Register(mgr)
+		deps := roleDeps(e, e.iam, mgr.GetEventRecorder("test"))
+		deps.Client = mgr.GetClient()
+		return mustNew(t, deps, roleOptions()).Register(t.Context(), mgr)
 	})
 	nc := roleClass("KarpenterNodeRole-test")
 	nc.Spec.Tags = map[string]string{"team": "ml"}
@@ -181,7 +189,7 @@ func TestReconcileRoleAndInstanceProfile(t *testing.T) {
 	g := test.NewGomega(t)
 	ctx := context.Background()
 	e := startEndpoint(t)
-	c := mustNew(t, env.Client, e.ec2, e.iam, clocktesting.NewFakeClock(start), events.NewFakeRecorder(10), roleOptions(e))
+	c := mustNew(t, roleDeps(e, e.iam, events.NewFakeRecorder(10)), roleOptions())
 
 	plain := ec2NodeClass()
 	create(t, plain)
@@ -228,7 +236,7 @@ func TestReconcileRoleAndInstanceProfile(t *testing.T) {
 	g.Expect(e.server.InstanceProfiles()).To(gomega.BeEmpty())
 
 	// No IAM client.
-	noIAM := mustNew(t, env.Client, e.ec2, nil, clocktesting.NewFakeClock(start), events.NewFakeRecorder(10), roleOptions(e))
+	noIAM := mustNew(t, roleDeps(e, nil, events.NewFakeRecorder(10)), roleOptions())
 	other := roleClass("capstan-node-role")
 	create(t, other)
 	req = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(other)}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/clusterstate"
@@ -63,11 +64,31 @@ const (
 	SnapshotTTL = 5 * time.Second
 )
 
+// Deps are what the server reads.
+type Deps struct {
+	// Reader is the controller's cache.
+	Reader client.Reader
+	// Cluster takes the snapshots explained.
+	Cluster *clusterstate.Cluster
+	// Clock ages snapshots.
+	Clock clock.PassiveClock
+}
+
 // New builds the server over the controller's cache and snapshots.
-func New(c client.Reader, cluster *clusterstate.Cluster, opts Options, clk clock.PassiveClock) *Server {
+func New(deps Deps, opts Options) *Server {
 	// The server answers what-ifs; it must not record nominations.
 	opts.Plan.Nominations = nil
-	return &Server{client: c, cluster: cluster, opts: opts, clock: clk, slots: make(chan struct{}, MaxConcurrent)}
+	return &Server{client: deps.Reader, cluster: deps.Cluster, opts: opts, clock: deps.Clock, slots: make(chan struct{}, MaxConcurrent)}
+}
+
+// Register mounts the server at Path on mgr's metrics server, behind its
+// filter (apiauth with --metrics-secure); with metrics disabled, explain
+// is too.
+func (s *Server) Register(_ context.Context, mgr manager.Manager) error {
+	if err := mgr.AddMetricsServerExtraHandler(Path, s.Handler()); err != nil {
+		return fmt.Errorf("mounting explain at %s, %w", Path, err)
+	}
+	return nil
 }
 
 // Handler routes the explain requests.

@@ -74,7 +74,7 @@ func TestServer(t *testing.T) {
 
 	clk := clocktesting.NewFakeClock(time.Now())
 	cluster := &clusterstate.Cluster{Client: c, Cloud: cloud, SchedulerNames: []string{corev1.DefaultSchedulerName}}
-	srv := httptest.NewServer(explainserver.New(c, cluster, explainserver.Options{SchedulerNames: cluster.SchedulerNames}, clk).Handler())
+	srv := httptest.NewServer(explainserver.New(explainserver.Deps{Reader: c, Cluster: cluster, Clock: clk}, explainserver.Options{SchedulerNames: cluster.SchedulerNames}).Handler())
 	defer srv.Close()
 	// Explain only reads: it answers from the instance types the
 	// provisioner's last snapshot got from the cloud.
@@ -126,7 +126,7 @@ func TestServerOnlyReads(t *testing.T) {
 	g.Expect(c.Create(ctx, pod)).To(gomega.Succeed())
 
 	cluster := &clusterstate.Cluster{Client: c, Cloud: cloud, SchedulerNames: []string{corev1.DefaultSchedulerName}}
-	srv := httptest.NewServer(explainserver.New(c, cluster, explainserver.Options{SchedulerNames: cluster.SchedulerNames}, clocktesting.NewFakeClock(time.Now())).Handler())
+	srv := httptest.NewServer(explainserver.New(explainserver.Deps{Reader: c, Cluster: cluster, Clock: clocktesting.NewFakeClock(time.Now())}, explainserver.Options{SchedulerNames: cluster.SchedulerNames}).Handler())
 	defer srv.Close()
 	var p explain.Pod
 	g.Expect(get(g, srv, explainserver.Path+"pod/"+ns+"/"+pod.Name, &p)).To(gomega.Equal(http.StatusOK))
@@ -177,8 +177,7 @@ func TestServerExplainsDisruption(t *testing.T) {
 
 	cluster := &clusterstate.Cluster{Client: c, Cloud: cloud, SchedulerNames: []string{corev1.DefaultSchedulerName}}
 	explainNode := func(drift bool) explain.Node {
-		srv := httptest.NewServer(explainserver.New(c, cluster, explainserver.Options{SchedulerNames: cluster.SchedulerNames, Drift: drift},
-			clocktesting.NewFakeClock(time.Now())).Handler())
+		srv := httptest.NewServer(explainserver.New(explainserver.Deps{Reader: c, Cluster: cluster, Clock: clocktesting.NewFakeClock(time.Now())}, explainserver.Options{SchedulerNames: cluster.SchedulerNames, Drift: drift}).Handler())
 		defer srv.Close()
 		var answer explain.Node
 		g.Expect(get(g, srv, explainserver.Path+"node/"+node.Name, &answer)).To(gomega.Equal(http.StatusOK))
@@ -207,7 +206,7 @@ func TestServerExplainsDisruption(t *testing.T) {
 	g.Expect(got.DisruptionBlockedBy).To(gomega.Equal("node is nominated for a pending pod"))
 
 	// The default budget, 10% of one node, allows one disruption per reason.
-	srv := httptest.NewServer(explainserver.New(c, cluster, explainserver.Options{Drift: true}, clocktesting.NewFakeClock(time.Now())).Handler())
+	srv := httptest.NewServer(explainserver.New(explainserver.Deps{Reader: c, Cluster: cluster, Clock: clocktesting.NewFakeClock(time.Now())}, explainserver.Options{Drift: true}).Handler())
 	defer srv.Close()
 	var pool explain.NodePool
 	g.Expect(get(g, srv, explainserver.Path+"nodepool/"+np.Name, &pool)).To(gomega.Equal(http.StatusOK))

@@ -37,19 +37,34 @@ type Controller struct {
 	supported []schema.GroupVersionKind
 }
 
-// New returns the NodePool controller. c reads and patches NodePools and
-// reads NodeClaims and the NodeClasses of the supported kinds (the cloud
-// provider's GetSupportedNodeClasses; the manager's cached client in the
-// binary, whose scheme must know them); clk stamps condition transitions;
-// recorder says on the NodePool why nothing is launched from it.
-func New(c client.Client, clk clock.Clock, recorder events.EventRecorder, supported []schema.GroupVersionKind) *Controller {
-	return &Controller{client: c, clock: clk, recorder: recorder, supported: supported}
+// Deps are what the controller works with.
+type Deps struct {
+	// Client reads and patches NodePools and reads NodeClaims and the
+	// NodeClasses of the supported kinds (the manager's cached client in
+	// the binary, whose scheme must know them).
+	Client client.Client
+	// Clock stamps condition transitions.
+	Clock clock.Clock
+	// Recorder says on the NodePool why nothing is launched from it.
+	Recorder events.EventRecorder
+}
+
+// Options configure the controller.
+type Options struct {
+	// NodeClasses are the kinds a nodeClassRef may name: the cloud
+	// provider's GetSupportedNodeClasses.
+	NodeClasses []schema.GroupVersionKind
+}
+
+// New returns the NodePool controller.
+func New(deps Deps, opts Options) *Controller {
+	return &Controller{client: deps.Client, clock: deps.Clock, recorder: deps.Recorder, supported: opts.NodeClasses}
 }
 
 // Register adds the controller to mgr. It reconciles a NodePool when it
 // changes, when one of its NodeClaims (by the karpenter.sh/nodepool label)
 // does, and when the NodeClass it references does.
-func (c *Controller) Register(mgr manager.Manager) error {
+func (c *Controller) Register(_ context.Context, mgr manager.Manager) error {
 	b := builder.ControllerManagedBy(mgr).
 		Named(Name).
 		For(&v1.NodePool{}).

@@ -55,7 +55,7 @@ func TestNodePoolWithManager(t *testing.T) {
 	ctx := context.Background()
 	clk := clocktesting.NewFakeClock(start)
 	startManager(t, func(mgr manager.Manager) error {
-		return New(mgr.GetClient(), clk, mgr.GetEventRecorder("test"), simKinds).Register(mgr)
+		return New(Deps{Client: mgr.GetClient(), Clock: clk, Recorder: mgr.GetEventRecorder("test")}, Options{NodeClasses: simKinds}).Register(t.Context(), mgr)
 	})
 
 	className := test.RandomName("simnodeclass")
@@ -152,7 +152,7 @@ func TestInvalidBudgets(t *testing.T) {
 			ctx := context.Background()
 			np := test.NodePool(tc.mod)
 			create(t, np)
-			c := New(env.Client, clocktesting.NewFakeClock(start), events.NewFakeRecorder(10), simKinds)
+			c := New(Deps{Client: env.Client, Clock: clocktesting.NewFakeClock(start), Recorder: events.NewFakeRecorder(10)}, Options{NodeClasses: simKinds})
 			_, err := c.Reconcile(ctx, reconcile.Request{NamespacedName: types.NamespacedName{Name: np.Name}})
 			g.Expect(err).NotTo(gomega.HaveOccurred())
 			got := &v1.NodePool{}
@@ -171,7 +171,7 @@ func TestReconcileIsIdempotent(t *testing.T) {
 	g := test.NewGomega(t)
 	ctx := context.Background()
 	clk := clocktesting.NewFakeClock(start)
-	c := New(env.Client, clk, events.NewFakeRecorder(10), simKinds)
+	c := New(Deps{Client: env.Client, Clock: clk, Recorder: events.NewFakeRecorder(10)}, Options{NodeClasses: simKinds})
 	np := test.NodePool(func(np *v1.NodePool) { np.Spec.Weight = ptr.To[int32](5) })
 	create(t, np)
 	req := reconcile.Request{NamespacedName: types.NamespacedName{Name: np.Name}}
@@ -214,7 +214,7 @@ func TestNodeClassProblemsAreReported(t *testing.T) {
 			np := test.NodePool(func(np *v1.NodePool) { np.Spec.Template.Spec.NodeClassRef = &tc.ref })
 			create(t, np)
 			recorder := events.NewFakeRecorder(10)
-			c := New(env.Client, clocktesting.NewFakeClock(start), recorder, simKinds)
+			c := New(Deps{Client: env.Client, Clock: clocktesting.NewFakeClock(start), Recorder: recorder}, Options{NodeClasses: simKinds})
 			req := reconcile.Request{NamespacedName: types.NamespacedName{Name: np.Name}}
 			for range 2 {
 				_, err := c.Reconcile(ctx, req)

@@ -32,6 +32,16 @@ type Reservations interface {
 	Reservations() []sim.Reservation
 }
 
+// Deps are what the controller works with.
+type Deps struct {
+	// Client reads SimNodeClasses and patches their status.
+	Client client.Client
+	// Reservations are read on every reconcile.
+	Reservations Reservations
+	// Clock is now for the resolver and condition transitions.
+	Clock clock.Clock
+}
+
 // Options configure the controller.
 type Options struct {
 	// RefreshPeriod is the longest a status goes without being resolved
@@ -48,21 +58,19 @@ type Controller struct {
 	refresh      time.Duration
 }
 
-// New returns the SimNodeClass controller. c reads SimNodeClasses and
-// patches their status; reservations are read on every reconcile; clk is
-// now for the resolver and condition transitions.
-func New(c client.Client, reservations Reservations, clk clock.Clock, opts Options) *Controller {
+// New returns the SimNodeClass controller.
+func New(deps Deps, opts Options) *Controller {
 	refresh := opts.RefreshPeriod
 	if refresh <= 0 {
 		refresh = DefaultRefreshPeriod
 	}
-	return &Controller{client: c, reservations: reservations, clock: clk, refresh: refresh}
+	return &Controller{client: deps.Client, reservations: deps.Reservations, clock: deps.Clock, refresh: refresh}
 }
 
 // Register adds the controller to mgr. Status-only updates (its own
 // patches) are ignored; the requeue after each reconcile covers changes
 // in the cloud.
-func (c *Controller) Register(mgr manager.Manager) error {
+func (c *Controller) Register(_ context.Context, mgr manager.Manager) error {
 	err := builder.ControllerManagedBy(mgr).
 		Named(Name).
 		For(&simv1alpha1.SimNodeClass{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).

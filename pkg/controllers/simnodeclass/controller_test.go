@@ -67,7 +67,7 @@ func TestSimNodeClassWithManager(t *testing.T) {
 	ctx := context.Background()
 	clk := clocktesting.NewFakeClock(start)
 	startManager(t, func(mgr manager.Manager) error {
-		return New(mgr.GetClient(), &cloud{reservations: reservations()}, clk, Options{}).Register(mgr)
+		return New(Deps{Client: mgr.GetClient(), Reservations: &cloud{reservations: reservations()}, Clock: clk}, Options{}).Register(t.Context(), mgr)
 	})
 	nc := test.SimNodeClass(withTerms(terms()...))
 	create(t, nc)
@@ -104,7 +104,7 @@ func TestReconcileFollowsReservations(t *testing.T) {
 	ctx := context.Background()
 	clk := clocktesting.NewFakeClock(start)
 	cl := &cloud{reservations: reservations()}
-	c := New(env.Client, cl, clk, Options{RefreshPeriod: time.Hour})
+	c := New(Deps{Client: env.Client, Reservations: cl, Clock: clk}, Options{RefreshPeriod: time.Hour})
 	nc := test.SimNodeClass(withTerms(terms()...))
 	create(t, nc)
 	req := reconcile.Request{NamespacedName: types.NamespacedName{Name: nc.Name}}
@@ -150,7 +150,7 @@ func TestReconcileFollowsReservations(t *testing.T) {
 	g.Expect(got.ResourceVersion).To(gomega.Equal(before))
 
 	// The default refresh period, and a deleted SimNodeClass is no error.
-	res, err := New(env.Client, &cloud{}, clk, Options{}).Reconcile(ctx, req)
+	res, err := New(Deps{Client: env.Client, Reservations: &cloud{}, Clock: clk}, Options{}).Reconcile(ctx, req)
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	g.Expect(res.RequeueAfter).To(gomega.Equal(DefaultRefreshPeriod))
 	g.Expect(env.Client.Delete(ctx, nc)).To(gomega.Succeed())

@@ -29,9 +29,17 @@ type Reregistration struct {
 	cloud  Reregisterer
 }
 
-// NewReregistration builds the runnable; reader reads past the cache.
-func NewReregistration(reader client.Reader, cloud Reregisterer) *Reregistration {
-	return &Reregistration{reader: reader, cloud: cloud}
+// ReregistrationDeps are what the runnable works with.
+type ReregistrationDeps struct {
+	// Reader lists NodeClaims past the cache (the manager's API reader).
+	Reader client.Reader
+	// Cloud registers a NodeClaim's Node again.
+	Cloud Reregisterer
+}
+
+// NewReregistration builds the runnable; it has no options.
+func NewReregistration(deps ReregistrationDeps) *Reregistration {
+	return &Reregistration{reader: deps.Reader, cloud: deps.Cloud}
 }
 
 // Start implements manager.Runnable.
@@ -56,6 +64,6 @@ func (r *Reregistration) Start(ctx context.Context) error {
 }
 
 // Register adds the runnable to the manager (it runs on the leader).
-func (r *Reregistration) Register(mgr manager.Manager) error {
+func (r *Reregistration) Register(_ context.Context, mgr manager.Manager) error {
 	return mgr.Add(r)
 }

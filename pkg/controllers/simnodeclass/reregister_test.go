@@ -55,7 +55,7 @@ func TestReregistration(t *testing.T) {
 	g.Expect(c.Delete(ctx, deleting)).To(gomega.Succeed())
 
 	r := &recorder{}
-	g.Expect(NewReregistration(c, r).Start(ctx)).To(gomega.Succeed())
+	g.Expect(NewReregistration(ReregistrationDeps{Reader: c, Cloud: r}).Start(ctx)).To(gomega.Succeed())
 	g.Expect(slices.Contains(r.names, unregistered.Name)).To(gomega.BeTrue(), "asked about %v", r.names)
 	for _, nc := range []*v1.NodeClaim{registered, unlaunched, deleting} {
 		g.Expect(r.names).NotTo(gomega.ContainElement(nc.Name), "only launched, unregistered NodeClaims not being deleted")

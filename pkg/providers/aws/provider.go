@@ -1,0 +1,152 @@
+package aws
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	awsv1 "github.com/capstan-dev/capstan/api/aws/v1"
+	awscloud "github.com/capstan-dev/capstan/pkg/cloudprovider/aws"
+	"github.com/capstan-dev/capstan/pkg/controllers/ec2nodeclass"
+	"github.com/capstan-dev/capstan/pkg/providers"
+)
+
+// Options are the AWS provider's flags.
+type Options struct {
+	Region, Endpoint, PricingEndpoint string
+	InterruptionQueue, SQSEndpoint    string
+	IAMEndpoint, EKSEndpoint          string
+	ClusterName                       string
+	ClusterEndpoint                   string
+	ClusterCABundle                   string
+	ServiceCIDR                       string
+	VMMemoryOverheadPercent           float64
+	RefreshInterval                   time.Duration
+}
+
+// Provider is Amazon EC2.
+type Provider struct {
+	opts Options
+}
+
+var _ providers.Provider = (*Provider)(nil)
+
+// New returns the provider, its options unbound.
+func New() *Provider { return &Provider{} }
+
+// Name implements providers.Provider.
+func (*Provider) Name() string { return awscloud.Name }
+
+// Usage implements providers.Provider.
+func (*Provider) Usage() string { return "Amazon EC2, with EC2NodeClass" }
+
+// BindFlags implements providers.Provider.
+func (p *Provider) BindFlags(f *pflag.FlagSet) {
+	o := &p.opts
+	f.StringVar(&o.Region, "aws-region", "", "AWS region (default: the SDK's, e.g. AWS_REGION)")
+	f.StringVar(&o.Endpoint, "aws-endpoint", "", "EC2 endpoint URL instead of the region's (a local EC2 endpoint in tests)")
+	f.StringVar(&o.PricingEndpoint, "aws-pricing-endpoint", "", "Price List API endpoint URL instead of us-east-1's")
+	f.StringVar(&o.InterruptionQueue, "interruption-queue", "", "SQS queue EventBridge sends the cluster's EC2 instance events to (spot interruptions, rebalance, scheduled changes, state changes); none: interruptions are not read")
+	f.StringVar(&o.SQSEndpoint, "aws-sqs-endpoint", "", "SQS endpoint URL instead of the region's")
+	f.StringVar(&o.IAMEndpoint, "aws-iam-endpoint", "", "IAM endpoint URL instead of the partition's (instance profiles for an EC2NodeClass's role)")
+	f.StringVar(&o.EKSEndpoint, "aws-eks-endpoint", "", "EKS endpoint URL instead of the region's (eks:DescribeCluster, what nodes join)")
+	f.StringVar(&o.ClusterName, "cluster-name", "", "cluster name: tags every instance, and nodes join it")
+	f.StringVar(&o.ClusterEndpoint, "cluster-endpoint", "", "API server URL nodes join (default: the EKS cluster's, from eks:DescribeCluster)")
+	f.StringVar(&o.ClusterCABundle, "cluster-ca-bundle", "", "base64 PEM CA bundle of the API server, for nodes (default: the EKS cluster's, from eks:DescribeCluster)")
+	f.StringVar(&o.ServiceCIDR, "service-cidr", "", "the cluster's service CIDR, for nodes (default: the EKS cluster's, from eks:DescribeCluster)")
+	f.Float64Var(&o.VMMemoryOverheadPercent, "vm-memory-overhead-percent", 0.075, "share of an instance's memory the hypervisor keeps")
+	f.DurationVar(&o.RefreshInterval, "aws-refresh-interval", 5*time.Minute, "how often instance types, prices and capacity reservations are reloaded")
+}
+
+// Validate implements providers.Provider.
+func (p *Provider) Validate() error {
+	o := p.opts
+	var errs []error
+	if o.ClusterName == "" {
+		errs = append(errs, errors.New("--cluster-name is required with --cloud-provider=aws"))
+	}
+	if o.VMMemoryOverheadPercent < 0 || o.VMMemoryOverheadPercent >= 1 {
+		errs = append(errs, fmt.Errorf("--vm-memory-overhead-percent %g is not in [0, 1)", o.VMMemoryOverheadPercent))
+	}
+	if o.RefreshInterval <= 0 {
+		errs = append(errs, fmt.Errorf("--aws-refresh-interval must be positive, got %s", o.RefreshInterval))
+	}
+	return errors.Join(errs...)
+}
+
+// AddToScheme implements providers.Provider.
+func (*Provider) AddToScheme(s *runtime.Scheme) error { return awsv1.AddToScheme(s) }
+
+// Start implements providers.Provider: it loads the SDK's configuration
+// (credentials, region) and builds the EC2, pricing, SQS, IAM and EKS
+// clients, every call measured on env.Metrics.
+func (p *Provider) Start(ctx context.Context, env providers.Env) (providers.Started, error) {
+	o := p.opts
+	var load []func(*config.LoadOptions) error
+	if o.Region != "" {
+		load = append(load, config.WithRegion(o.Region))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, load...)
+	if err != nil {
+		return providers.Started{}, fmt.Errorf("loading aws configuration, %w", err)
+	}
+	if cfg.Region == "" {
+		return providers.Started{}, errors.New("no aws region: set --aws-region or AWS_REGION")
+	}
+	c, err := newClients(cfg, o, env.Metrics)
+	if err != nil {
+		return providers.Started{}, err
+	}
+	mgr := env.Manager
+	cluster := &awscloud.ClusterDiscovery{
+		EKS: c.eks, Name: o.ClusterName, Services: mgr.GetAPIReader(), Clock: env.Clock,
+		Overrides: awscloud.Bootstrap{Endpoint: o.ClusterEndpoint, CABundle: o.ClusterCABundle, ServiceCIDR: o.ServiceCIDR},
+	}
+	cloud, err := awscloud.New(c.ec2, awscloud.Options{
+		Region: cfg.Region, ClusterName: o.ClusterName, Clock: env.Clock, Unavailable: env.Unavailable, Pricing: c.pricing,
+		SQS: c.sqs, InterruptionQueue: o.InterruptionQueue,
+		NodeClasses:             awscloud.ClientNodeClasses{Client: mgr.GetClient()},
+		VMMemoryOverheadPercent: o.VMMemoryOverheadPercent,
+		Cluster:                 cluster,
+	})
+	if err != nil {
+		return providers.Started{}, err
+	}
+	version, err := kubernetesVersion(mgr)
+	if err != nil {
+		return providers.Started{}, err
+	}
+	return providers.Started{Cloud: cloud, Register: func(ctx context.Context, mgr manager.Manager) error {
+		if err := mgr.Add(awscloud.Refresher{Provider: cloud, Interval: o.RefreshInterval}); err != nil {
+			return fmt.Errorf("adding the aws catalog refresher, %w", err)
+		}
+		nodeClasses, err := ec2nodeclass.New(ec2nodeclass.Deps{
+			Client: mgr.GetClient(), EC2: c.ec2, IAM: c.iam, Clock: env.Clock, Recorder: mgr.GetEventRecorder("capstan"), Cluster: cluster,
+		}, ec2nodeclass.Options{KubernetesVersion: version, ClusterName: o.ClusterName, Region: cfg.Region})
+		if err != nil {
+			return err
+		}
+		return nodeClasses.Register(ctx, mgr)
+	}}, nil
+}
+
+// kubernetesVersion is the API server's version, which EKS AMI aliases
+// are resolved for.
+func kubernetesVersion(mgr manager.Manager) (string, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
+	if err != nil {
+		return "", fmt.Errorf("building a discovery client, %w", err)
+	}
+	v, err := dc.ServerVersion()
+	if err != nil {
+		return "", fmt.Errorf("reading the API server's version, %w", err)
+	}
+	return v.GitVersion, nil
+}
