@@ -1,0 +1,163 @@
+package aws
+
+import (
+	"context"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	awsv1 "github.com/capstan-dev/capstan/api/aws/v1"
+	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	awscloud "github.com/capstan-dev/capstan/pkg/cloudprovider/aws"
+	"github.com/capstan-dev/capstan/pkg/providers"
+	"github.com/capstan-dev/capstan/pkg/test"
+	"github.com/capstan-dev/capstan/test/ec2endpoint"
+)
+
+func parsed(t *testing.T, args ...string) *Provider {
+	t.Helper()
+	p := New()
+	f := pflag.NewFlagSet("controller", pflag.ContinueOnError)
+	p.BindFlags(f)
+	if err := f.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestFlagDefaults(t *testing.T) {
+	want := Options{VMMemoryOverheadPercent: 0.075, RefreshInterval: 5 * time.Minute}
+	if diff := cmp.Diff(want, parsed(t).opts); diff != "" {
+		t.Errorf("defaults (-want +got):\n%s", diff)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string // substrings of the error; none means valid
+	}{
+		{name: "a cluster name", args: []string{"--cluster-name=prod"}},
+		{name: "no cluster name", want: []string{"--cluster-name is required with --cloud-provider=aws"}},
+		{name: "no overhead", args: []string{"--cluster-name=prod", "--vm-memory-overhead-percent=0"}},
+		{name: "negative overhead", args: []string{"--cluster-name=prod", "--vm-memory-overhead-percent=-0.1"}, want: []string{"--vm-memory-overhead-percent -0.1 is not in [0, 1)"}},
+		{name: "no refresh", args: []string{"--cluster-name=prod", "--aws-refresh-interval=0s"}, want: []string{"--aws-refresh-interval must be positive, got 0s"}},
+		{name: "every error", args: []string{"--vm-memory-overhead-percent=1", "--aws-refresh-interval=-1s"},
+			want: []string{"--cluster-name", "--vm-memory-overhead-percent", "--aws-refresh-interval"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := parsed(t, tc.args...).Validate()
+			if len(tc.want) == 0 {
+				if err != nil {
+					t.Fatalf("Validate() = %v, want nil", err)
+				}
+				return
+			}
+			for _, w := range tc.want {
+				if err == nil || !strings.Contains(err.Error(), w) {
+					t.Errorf("Validate() = %v, want it to contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestAddToScheme(t *testing.T) {
+	s := runtime.NewScheme()
+	if err := New().AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	if !s.Recognizes(awsv1.SchemeGroupVersion.WithKind(awscloud.NodeClassKind)) {
+		t.Error("the scheme does not know EC2NodeClass")
+	}
+}
+
+// isolate keeps the SDK from reading the machine's AWS configuration.
+func isolate(t *testing.T) {
+	for k, v := range map[string]string{
+		"AWS_ACCESS_KEY_ID": "AKIDTEST", "AWS_SECRET_ACCESS_KEY": "secret", "AWS_EC2_METADATA_DISABLED": "true",
+		"AWS_CONFIG_FILE": "/dev/null", "AWS_SHARED_CREDENTIALS_FILE": "/dev/null", "AWS_REGION": "", "AWS_DEFAULT_REGION": "",
+	} {
+		t.Setenv(k, v)
+	}
+}
+
+func startEnv(mgr manager.Manager) providers.Env {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	return providers.Env{Manager: mgr, Clock: clk, Unavailable: cloudprovider.NewUnavailableOfferings(clk, time.Minute), Metrics: prometheus.NewRegistry()}
+}
+
+func TestStartNeedsARegion(t *testing.T) {
+	isolate(t)
+	p := parsed(t, "--cluster-name=test")
+	if _, err := p.Start(context.Background(), startEnv(nil)); err == nil || !strings.Contains(err.Error(), "no aws region") {
+		t.Errorf("Start() = %v, want a no aws region error", err)
+	}
+}
+
+// Started on a manager against a local EC2 endpoint, the provider's cloud
+// is AWS and its controllers run: an EC2NodeClass is resolved to Ready.
+func TestStartRegistersTheNodeClassController(t *testing.T) {
+	isolate(t)
+	g := test.NewGomega(t)
+	ctx := context.Background()
+	s, err := ec2endpoint.New(ec2endpoint.Options{ClusterName: "test", Profile: &simv1alpha1.CloudProfile{Spec: simv1alpha1.CloudProfileSpec{
+		Region: "us-west-2", Zones: []string{"us-west-2a", "us-west-2b"}, Style: simv1alpha1.CloudStyleAWS,
+	}}, ClusterEndpoint: "https://test.eks.test", ClusterCABundle: "Q0E="})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	hs := httptest.NewServer(s)
+	t.Cleanup(hs.Close)
+	p := parsed(t, "--aws-region=us-west-2", "--cluster-name=test", "--aws-endpoint="+hs.URL, "--aws-pricing-endpoint="+hs.URL,
+		"--aws-sqs-endpoint="+hs.URL, "--aws-iam-endpoint="+hs.URL, "--aws-eks-endpoint="+hs.URL)
+
+	var started providers.Started
+	test.StartManager(t, env, func(mgr manager.Manager) error {
+		if started, err = p.Start(ctx, startEnv(mgr)); err != nil {
+			return err
+		}
+		return started.Register(ctx, mgr)
+	})
+	if started.Cloud.Name() != "aws" {
+		t.Errorf("the cloud is %q, want aws", started.Cloud.Name())
+	}
+	want := []schema.GroupVersionKind{awsv1.SchemeGroupVersion.WithKind(awscloud.NodeClassKind)}
+	if diff := cmp.Diff(want, started.Cloud.GetSupportedNodeClasses()); diff != "" {
+		t.Errorf("GetSupportedNodeClasses() (-want +got):\n%s", diff)
+	}
+
+	nc := &awsv1.EC2NodeClass{}
+	nc.Name = test.RandomName("ec2nodeclass")
+	nc.Spec = awsv1.EC2NodeClassSpec{
+		SubnetSelectorTerms:        []awsv1.SubnetSelectorTerm{{Tags: map[string]string{"karpenter.sh/discovery": "test"}}},
+		SecurityGroupSelectorTerms: []awsv1.SecurityGroupSelectorTerm{{Tags: map[string]string{"karpenter.sh/discovery": "test"}}},
+		AMISelectorTerms:           []awsv1.AMISelectorTerm{{Alias: "al2023@latest"}},
+		Role:                       "KarpenterNodeRole-test",
+	}
+	g.Expect(env.Client.Create(ctx, nc)).To(gomega.Succeed())
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), nc) })
+	g.Eventually(func(g gomega.Gomega) {
+		got := &awsv1.EC2NodeClass{}
+		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(nc), got)).To(gomega.Succeed())
+		ready := meta.FindStatusCondition(got.Status.Conditions, awsv1.ConditionTypeReady)
+		g.Expect(ready).NotTo(gomega.BeNil())
+		g.Expect(ready.Message).To(gomega.BeEmpty())
+		g.Expect(string(ready.Status)).To(gomega.Equal("True"))
+	}).Should(gomega.Succeed())
+}
