@@ -31,43 +31,26 @@ func newClients(cfg aws.Config, o Options, reg prometheus.Registerer) (clients, 
 	if err != nil {
 		return clients{}, err
 	}
-	httpClient := awscloud.NewHTTPClient()
+	// Every client copies these from cfg.
+	cfg.HTTPClient = awscloud.NewHTTPClient()
+	cfg.APIOptions = append(cfg.APIOptions, apiMetrics.Middleware)
 	return clients{
-		ec2: ec2.NewFromConfig(cfg, func(eo *ec2.Options) {
-			eo.HTTPClient = httpClient
-			eo.APIOptions = append(eo.APIOptions, apiMetrics.Middleware)
-			if o.Endpoint != "" {
-				eo.BaseEndpoint = &o.Endpoint
-			}
-		}),
+		ec2: ec2.NewFromConfig(cfg, func(eo *ec2.Options) { at(o.Endpoint, &eo.BaseEndpoint) }),
 		// The Price List API answers in us-east-1 for every region.
 		pricing: pricing.NewFromConfig(cfg, func(po *pricing.Options) {
-			po.Region, po.HTTPClient = "us-east-1", httpClient
-			po.APIOptions = append(po.APIOptions, apiMetrics.Middleware)
-			if o.PricingEndpoint != "" {
-				po.BaseEndpoint = &o.PricingEndpoint
-			}
+			po.Region = "us-east-1"
+			at(o.PricingEndpoint, &po.BaseEndpoint)
 		}),
-		sqs: sqs.NewFromConfig(cfg, func(so *sqs.Options) {
-			so.HTTPClient = httpClient
-			so.APIOptions = append(so.APIOptions, apiMetrics.Middleware)
-			if o.SQSEndpoint != "" {
-				so.BaseEndpoint = &o.SQSEndpoint
-			}
-		}),
-		iam: iam.NewFromConfig(cfg, func(io *iam.Options) {
-			io.HTTPClient = httpClient
-			io.APIOptions = append(io.APIOptions, apiMetrics.Middleware)
-			if o.IAMEndpoint != "" {
-				io.BaseEndpoint = &o.IAMEndpoint
-			}
-		}),
-		eks: eks.NewFromConfig(cfg, func(eo *eks.Options) {
-			eo.HTTPClient = httpClient
-			eo.APIOptions = append(eo.APIOptions, apiMetrics.Middleware)
-			if o.EKSEndpoint != "" {
-				eo.BaseEndpoint = &o.EKSEndpoint
-			}
-		}),
+		sqs: sqs.NewFromConfig(cfg, func(so *sqs.Options) { at(o.SQSEndpoint, &so.BaseEndpoint) }),
+		iam: iam.NewFromConfig(cfg, func(io *iam.Options) { at(o.IAMEndpoint, &io.BaseEndpoint) }),
+		eks: eks.NewFromConfig(cfg, func(eo *eks.Options) { at(o.EKSEndpoint, &eo.BaseEndpoint) }),
 	}, nil
+}
+
+// at points a client's base endpoint at url when a flag gave one; else
+// the SDK resolves it (the region's, or AWS_ENDPOINT_URL_*).
+func at(url string, base **string) {
+	if url != "" {
+		*base = &url
+	}
 }

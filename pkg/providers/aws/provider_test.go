@@ -9,20 +9,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/onsi/gomega"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	awsv1 "github.com/capstan-dev/capstan/api/aws/v1"
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
-	"github.com/capstan-dev/capstan/pkg/cloudprovider"
-	awscloud "github.com/capstan-dev/capstan/pkg/cloudprovider/aws"
-	"github.com/capstan-dev/capstan/pkg/providers"
 	"github.com/capstan-dev/capstan/pkg/test"
 	"github.com/capstan-dev/capstan/test/ec2endpoint"
 )
@@ -30,11 +21,7 @@ import (
 func parsed(t *testing.T, args ...string) *Provider {
 	t.Helper()
 	p := New()
-	f := pflag.NewFlagSet("controller", pflag.ContinueOnError)
-	p.BindFlags(f)
-	if err := f.Parse(args); err != nil {
-		t.Fatal(err)
-	}
+	test.ParseProviderFlags(t, p, args...)
 	return p
 }
 
@@ -76,15 +63,8 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-func TestAddToScheme(t *testing.T) {
-	s := runtime.NewScheme()
-	if err := New().AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	if !s.Recognizes(awsv1.SchemeGroupVersion.WithKind(awscloud.NodeClassKind)) {
-		t.Error("the scheme does not know EC2NodeClass")
-	}
-}
+// start is the fake clock's now.
+var start = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // isolate keeps the SDK from reading the machine's AWS configuration.
 func isolate(t *testing.T) {
@@ -96,15 +76,10 @@ func isolate(t *testing.T) {
 	}
 }
 
-func startEnv(mgr manager.Manager) providers.Env {
-	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	return providers.Env{Manager: mgr, Clock: clk, Unavailable: cloudprovider.NewUnavailableOfferings(clk, time.Minute), Metrics: prometheus.NewRegistry()}
-}
-
 func TestStartNeedsARegion(t *testing.T) {
 	isolate(t)
 	p := parsed(t, "--cluster-name=test")
-	if _, err := p.Start(context.Background(), startEnv(nil)); err == nil || !strings.Contains(err.Error(), "no aws region") {
+	if _, err := p.Start(context.Background(), test.ProviderEnv(nil, start)); err == nil || !strings.Contains(err.Error(), "no aws region") {
 		t.Errorf("Start() = %v, want a no aws region error", err)
 	}
 }
@@ -127,20 +102,7 @@ func TestStartRegistersTheNodeClassController(t *testing.T) {
 	p := parsed(t, "--aws-region=us-west-2", "--cluster-name=test", "--aws-endpoint="+hs.URL, "--aws-pricing-endpoint="+hs.URL,
 		"--aws-sqs-endpoint="+hs.URL, "--aws-iam-endpoint="+hs.URL, "--aws-eks-endpoint="+hs.URL)
 
-	var started providers.Started
-	test.StartManager(t, env, func(mgr manager.Manager) error {
-		if started, err = p.Start(ctx, startEnv(mgr)); err != nil {
-			return err
-		}
-		return started.Register(ctx, mgr)
-	})
-	if started.Cloud.Name() != "aws" {
-		t.Errorf("the cloud is %q, want aws", started.Cloud.Name())
-	}
-	want := []schema.GroupVersionKind{awsv1.SchemeGroupVersion.WithKind(awscloud.NodeClassKind)}
-	if diff := cmp.Diff(want, started.Cloud.GetSupportedNodeClasses()); diff != "" {
-		t.Errorf("GetSupportedNodeClasses() (-want +got):\n%s", diff)
-	}
+	test.StartProvider(t, env, p, start)
 
 	nc := &awsv1.EC2NodeClass{}
 	nc.Name = test.RandomName("ec2nodeclass")

@@ -9,29 +9,18 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/onsi/gomega"
-	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
-	"github.com/capstan-dev/capstan/pkg/cloudprovider"
-	"github.com/capstan-dev/capstan/pkg/providers"
 	"github.com/capstan-dev/capstan/pkg/test"
 )
 
 func parsed(t *testing.T, args ...string) *Provider {
 	t.Helper()
 	p := New()
-	f := pflag.NewFlagSet("controller", pflag.ContinueOnError)
-	p.BindFlags(f)
-	if err := f.Parse(args); err != nil {
-		t.Fatal(err)
-	}
+	test.ParseProviderFlags(t, p, args...)
 	return p
 }
 
@@ -53,26 +42,13 @@ func TestFlags(t *testing.T) {
 	}
 }
 
-func TestAddToScheme(t *testing.T) {
-	s := runtime.NewScheme()
-	if err := New().AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	if !s.Recognizes(simv1alpha1.SchemeGroupVersion.WithKind(simv1alpha1.SimNodeClassKind)) {
-		t.Error("the scheme does not know SimNodeClass")
-	}
-}
-
-func startEnv(t *testing.T, mgr manager.Manager) providers.Env {
-	t.Helper()
-	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	return providers.Env{Manager: mgr, Clock: clk, Unavailable: cloudprovider.NewUnavailableOfferings(clk, time.Minute)}
-}
+// start is the fake clock's now.
+var start = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func TestStartFailsOnAMissingProfile(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "missing.yaml")
 	p := parsed(t, "--cloud-profile="+missing, "--sim-state="+filepath.Join(t.TempDir(), "state.json"))
-	if _, err := p.Start(context.Background(), startEnv(t, nil)); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
+	if _, err := p.Start(context.Background(), test.ProviderEnv(nil, start)); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
 		t.Errorf("Start() = %v, want an error naming the profile", err)
 	}
 }
@@ -83,21 +59,7 @@ func TestStartRegistersTheNodeClassController(t *testing.T) {
 	g := test.NewGomega(t)
 	ctx := context.Background()
 	p := parsed(t, "--sim-state="+filepath.Join(t.TempDir(), "state.json"))
-	var started providers.Started
-	test.StartManager(t, env, func(mgr manager.Manager) error {
-		var err error
-		if started, err = p.Start(ctx, startEnv(t, mgr)); err != nil {
-			return err
-		}
-		return started.Register(ctx, mgr)
-	})
-	if started.Cloud.Name() != "sim" {
-		t.Errorf("the cloud is %q, want sim", started.Cloud.Name())
-	}
-	want := []schema.GroupVersionKind{simv1alpha1.SchemeGroupVersion.WithKind(simv1alpha1.SimNodeClassKind)}
-	if diff := cmp.Diff(want, started.Cloud.GetSupportedNodeClasses()); diff != "" {
-		t.Errorf("GetSupportedNodeClasses() (-want +got):\n%s", diff)
-	}
+	test.StartProvider(t, env, p, start)
 
 	nc := test.SimNodeClass()
 	g.Expect(env.Client.Create(ctx, nc)).To(gomega.Succeed())
