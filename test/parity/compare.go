@@ -1,0 +1,115 @@
+package parity
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
+)
+
+// Known is a difference between a cluster's outcome and simulate's that
+// a scenario allows, with why; docs/simulate.md lists each.
+type Known struct {
+	// Why says what makes the two differ.
+	Why string
+	// normalise takes the difference out of an outcome.
+	normalise func(Outcome) Outcome
+}
+
+// IgnoreZones compares nodes without their zones: where what picks a
+// zone in the cluster depends on timing (which pods a batch held, which
+// zone a pod spread to first).
+func IgnoreZones(why string) Known {
+	return Known{Why: why, normalise: Outcome.withoutZones}
+}
+
+// IgnoreDeletions compares the nodes left and the pods running only: where
+// the path there is not simulate input (the scenario chose which pods a
+// scale-down removed).
+func IgnoreDeletions(why string) Known {
+	return Known{Why: why, normalise: func(o Outcome) Outcome { o.Deletions = nil; return o }}
+}
+
+// Diff is how simulated differs from cluster once known differences are
+// taken out of both, "" when they agree.
+func Diff(cluster, simulated Outcome, known ...Known) string {
+	for _, k := range known {
+		cluster, simulated = k.normalise(cluster), k.normalise(simulated)
+	}
+	return cmp.Diff(cluster, simulated)
+}
+
+// Check fails t when simulated differs from cluster but for known
+// differences, naming both outcomes; it logs both either way (the
+// "PARITY" lines), and the known differences that applied.
+func Check(t testing.TB, cluster, simulated Outcome, known ...Known) {
+	t.Helper()
+	if d := Diff(cluster, simulated, known...); d != "" {
+		t.Errorf("PARITY %s: simulate differs from the cluster (-cluster +simulate):\n%s\ncluster:  %s\nsimulate: %s", t.Name(), d, cluster, simulated)
+		return
+	}
+	note := ""
+	if Diff(cluster, simulated) != "" {
+		for _, k := range known {
+			note += "; allowed: " + k.Why
+		}
+	}
+	t.Logf("PARITY %s: agree%s\ncluster:  %s\nsimulate: %s", t.Name(), note, cluster, simulated)
+}
+
+// Scenario is an end-to-end scenario's parity check: its script, the
+// controller's flags and its NodePool.
+type Scenario struct {
+	Script *Script
+	// ControllerArgs are the flags the suite runs the controller with.
+	ControllerArgs []string
+	NodePool       string
+}
+
+// ForCluster starts a scenario's script on a cluster whose simulated
+// cloud keeps its state in statePath: offsets count from the cloud's
+// start, as the profile's events do.
+func ForCluster(t testing.TB, statePath string, controllerArgs []string, nodePool string) *Scenario {
+	t.Helper()
+	state, err := sim.LoadState(statePath)
+	if err != nil {
+		t.Fatalf("parity: reading the simulated cloud's start, %v", err)
+	}
+	s, err := NewScript(state.Start, clock.RealClock{})
+	if err != nil {
+		t.Fatalf("parity: %v", err)
+	}
+	return &Scenario{Script: s, ControllerArgs: controllerArgs, NodePool: nodePool}
+}
+
+// Check runs simulate on the scenario up to now and compares its outcome
+// with the cluster's (Check).
+func (s *Scenario) Check(t testing.TB, cluster Outcome, known ...Known) {
+	t.Helper()
+	result, err := Simulate(context.Background(), s.Script, s.ControllerArgs, s.Script.Elapsed(), t.TempDir())
+	if err != nil {
+		t.Errorf("PARITY %s: %v", t.Name(), err)
+		return
+	}
+	Check(t, cluster, FromResult(result, s.NodePool), known...)
+}
+
+// Apply records objs as created or changed now (Script.Apply).
+func (s *Scenario) Apply(t testing.TB, objs ...client.Object) {
+	t.Helper()
+	if err := s.Script.Apply(objs...); err != nil {
+		t.Fatalf("parity: %v", err)
+	}
+}
+
+// Delete records obj as deleted now (Script.Delete).
+func (s *Scenario) Delete(t testing.TB, obj client.Object) {
+	t.Helper()
+	if err := s.Script.Delete(obj); err != nil {
+		t.Fatalf("parity: %v", err)
+	}
+}
