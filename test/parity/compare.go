@@ -62,35 +62,39 @@ func Check(t testing.TB, cluster, simulated Outcome, known ...Known) {
 }
 
 // Scenario is an end-to-end scenario's parity check: its script, the
-// controller's flags and its NodePool.
+// controller's flags, its NodePool and where the simulated cloud keeps
+// its state.
 type Scenario struct {
 	Script *Script
 	// ControllerArgs are the flags the suite runs the controller with.
 	ControllerArgs []string
 	NodePool       string
+	// StatePath is the simulated cloud's state file, which says when it
+	// started: simulate's 0, from which the profile's events are timed.
+	StatePath string
 }
 
 // ForCluster starts a scenario's script on a cluster whose simulated
-// cloud keeps its state in statePath: offsets count from the cloud's
-// start, as the profile's events do.
+// cloud keeps its state in statePath.
 func ForCluster(t testing.TB, statePath string, controllerArgs []string, nodePool string) *Scenario {
 	t.Helper()
-	state, err := sim.LoadState(statePath)
-	if err != nil {
-		t.Fatalf("parity: reading the simulated cloud's start, %v", err)
-	}
-	s, err := NewScript(state.Start, clock.RealClock{})
+	s, err := NewScript(clock.RealClock{})
 	if err != nil {
 		t.Fatalf("parity: %v", err)
 	}
-	return &Scenario{Script: s, ControllerArgs: controllerArgs, NodePool: nodePool}
+	return &Scenario{Script: s, ControllerArgs: controllerArgs, NodePool: nodePool, StatePath: statePath}
 }
 
-// Check runs simulate on the scenario up to now and compares its outcome
-// with the cluster's (Check).
+// Check runs simulate on the scenario from the cloud's start to now and
+// compares its outcome with the cluster's (Check).
 func (s *Scenario) Check(t testing.TB, cluster Outcome, known ...Known) {
 	t.Helper()
-	result, err := Simulate(context.Background(), s.Script, s.ControllerArgs, s.Script.Elapsed(), t.TempDir())
+	state, err := sim.LoadState(s.StatePath)
+	if err != nil {
+		t.Errorf("PARITY %s: reading the simulated cloud's start, %v", t.Name(), err)
+		return
+	}
+	result, err := Simulate(context.Background(), s.Script, state.Start, s.ControllerArgs, s.Script.Elapsed(state.Start), t.TempDir())
 	if err != nil {
 		t.Errorf("PARITY %s: %v", t.Name(), err)
 		return

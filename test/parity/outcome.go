@@ -10,6 +10,7 @@ import (
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/simulator"
+	"github.com/capstan-dev/capstan/test/invariants"
 )
 
 // ReasonDeleted is a deletion without a disruption reason (a NodeClaim or
@@ -90,6 +91,21 @@ func FromClaims(claims []*v1.NodeClaim, gone map[string]bool, running int) Outco
 		out.Deletions = append(out.Deletions, shape+": "+reason)
 	}
 	return out.sorted()
+}
+
+// FromChecker is the cluster's outcome from what an invariants checker
+// watching the scenario saw of its NodePool's NodeClaims, and running.
+func FromChecker(c *invariants.Checker, running int) Outcome {
+	var claims []*v1.NodeClaim
+	seen, gone := map[string]bool{}, map[string]bool{}
+	for _, e := range c.History() {
+		if !seen[e.Name] {
+			seen[e.Name] = true
+			claims = append(claims, c.Last(e.Name))
+		}
+		gone[e.Name] = gone[e.Name] || e.Kind == invariants.Gone
+	}
+	return FromClaims(claims, gone, running)
 }
 
 func (o Outcome) sorted() Outcome {

@@ -52,7 +52,7 @@ func objects(replicas int32) (client.Object, *v1.NodePool, *appsv1.Deployment) {
 // reads them.
 func TestScriptTimesVersions(t *testing.T) {
 	clk := clocktesting.NewFakeClock(origin)
-	s, err := NewScript(origin, clk)
+	s, err := NewScript(clk)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestScriptTimesVersions(t *testing.T) {
 	if err := s.Delete(np); err != nil {
 		t.Fatal(err)
 	}
-	data, err := s.YAML()
+	data, err := s.YAML(origin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestScriptTimesVersions(t *testing.T) {
 // scale-down whose emptied node consolidation deletes.
 func TestSimulateScaleDown(t *testing.T) {
 	clk := clocktesting.NewFakeClock(origin)
-	s, err := NewScript(origin, clk)
+	s, err := NewScript(clk)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestSimulateScaleDown(t *testing.T) {
 	}
 	clk.Step(2 * time.Minute)
 	args := []string{"--gc-interval=5s", "--batch-idle-duration=500ms", "--disruption-poll-interval=1s", "--disruption-validation-delay=2s"}
-	result, err := Simulate(context.Background(), s, args, s.Elapsed(), t.TempDir())
+	result, err := Simulate(context.Background(), s, origin, args, s.Elapsed(origin), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestSimulateScaleDown(t *testing.T) {
 	if diff := cmp.Diff(want, FromResult(result, np.Name)); diff != "" {
 		t.Errorf("outcome (-want +got):\n%s", diff)
 	}
-	if _, err := Simulate(context.Background(), s, []string{"--batch-idle-duration=soon"}, time.Minute, t.TempDir()); err == nil || !strings.Contains(err.Error(), "batch-idle-duration") {
+	if _, err := Simulate(context.Background(), s, origin, []string{"--batch-idle-duration=soon"}, time.Minute, t.TempDir()); err == nil || !strings.Contains(err.Error(), "batch-idle-duration") {
 		t.Errorf("a bad shared flag: %v, want simulate's error naming it", err)
 	}
 }

@@ -2,6 +2,7 @@ package parity
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -18,11 +19,10 @@ import (
 )
 
 // Script is a scenario as simulate input: every version of every object
-// it created or changed, applied at the offset from origin (the
-// simulated cloud's start, simulate's 0) the cluster got it at. It is
-// safe for concurrent use.
+// it created or changed, and when, to be applied at its offset from an
+// origin (the simulated cloud's start, simulate's 0) as the cluster got
+// it. It is safe for concurrent use.
 type Script struct {
-	origin time.Time
 	clock  clock.PassiveClock
 	scheme *runtime.Scheme
 
@@ -30,52 +30,43 @@ type Script struct {
 	docs []*document
 }
 
-// document is one version of an object.
+// document is one version of an object: applied at at, deleted at
+// deleted unless that is zero.
 type document struct {
-	key string
-	at  time.Duration
-	obj map[string]any
+	key         string
+	at, deleted time.Time
+	obj         map[string]any
 }
 
-// NewScript starts a script whose offsets count from origin on clk.
-func NewScript(origin time.Time, clk clock.PassiveClock) (*Script, error) {
+// NewScript starts a script on clk.
+func NewScript(clk clock.PassiveClock) (*Script, error) {
 	scheme, err := api.NewScheme()
 	if err != nil {
 		return nil, fmt.Errorf("building the scheme, %w", err)
 	}
-	return &Script{origin: origin, clock: clk, scheme: scheme}, nil
-}
-
-// Elapsed is the offset now.
-func (s *Script) Elapsed() time.Duration {
-	return s.clock.Since(s.origin).Truncate(time.Millisecond)
+	return &Script{clock: clk, scheme: scheme}, nil
 }
 
 // Apply records objs as the cluster has them now: created, or a new
 // version replacing the last.
 func (s *Script) Apply(objs ...client.Object) error {
-	at := s.Elapsed()
+	now := s.clock.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, o := range objs {
-		doc, err := s.document(o, at)
+		doc, err := s.document(o, now)
 		if err != nil {
 			return err
-		}
-		// Two versions at one instant: the later is what the cluster has.
-		if last := s.last(doc.key); last != nil && last.at == at {
-			*last = *doc
-			continue
 		}
 		s.docs = append(s.docs, doc)
 	}
 	return nil
 }
 
-// Delete records obj's deletion now: its last version's delete-at.
+// Delete records obj's deletion now.
 func (s *Script) Delete(obj client.Object) error {
-	at := s.Elapsed()
-	probe, err := s.document(obj, at)
+	now := s.clock.Now()
+	probe, err := s.document(obj, now)
 	if err != nil {
 		return err
 	}
@@ -85,9 +76,7 @@ func (s *Script) Delete(obj client.Object) error {
 	if last == nil {
 		return fmt.Errorf("deleting %s, never applied", probe.key)
 	}
-	// simulate deletes an object after it applied it.
-	at = max(at, last.at+time.Millisecond)
-	annotate(last.obj, manifests.DeleteAtAnnotation, at)
+	last.deleted = now
 	return nil
 }
 
@@ -104,7 +93,7 @@ func (s *Script) last(key string) *document {
 // document is obj as a manifest: its kind, name, namespace, labels,
 // annotations and spec (everything but status and what the API server
 // filled in), applied at at.
-func (s *Script) document(obj client.Object, at time.Duration) (*document, error) {
+func (s *Script) document(obj client.Object, at time.Time) (*document, error) {
 	gvk, err := apiutil.GVKForObject(obj, s.scheme)
 	if err != nil {
 		return nil, fmt.Errorf("finding the kind of %s, %w", obj.GetName(), err)
@@ -128,11 +117,7 @@ func (s *Script) document(obj client.Object, at time.Duration) (*document, error
 	}
 	content["metadata"] = meta
 	content["apiVersion"], content["kind"] = gvk.GroupVersion().String(), gvk.Kind
-	doc := &document{key: strings.Join([]string{gvk.Group, gvk.Kind, obj.GetNamespace(), obj.GetName()}, "/"), at: at, obj: content}
-	if at > 0 {
-		annotate(content, manifests.ApplyAtAnnotation, at)
-	}
-	return doc, nil
+	return &document{key: strings.Join([]string{gvk.Group, gvk.Kind, obj.GetNamespace(), obj.GetName()}, "/"), at: at, obj: content}, nil
 }
 
 func stringMap(m map[string]string) map[string]any {
@@ -154,14 +139,36 @@ func annotate(obj map[string]any, key string, at time.Duration) {
 	annotations[key] = at.String()
 }
 
-// YAML is the script as one multi-document manifest, in the order
-// recorded.
-func (s *Script) YAML() ([]byte, error) {
+// Elapsed is the offset from origin now.
+func (s *Script) Elapsed(origin time.Time) time.Duration { return offset(origin, s.clock.Now()) }
+
+// offset is at from origin as simulate times it: whole milliseconds,
+// nothing before the start.
+func offset(origin, at time.Time) time.Duration {
+	return max(0, at.Sub(origin).Truncate(time.Millisecond))
+}
+
+// YAML is the script as one multi-document manifest timed from origin, in
+// the order recorded. Of versions applied at one offset, the last is what
+// the cluster had.
+func (s *Script) YAML(origin time.Time) ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var docs []string
-	for _, d := range s.docs {
-		b, err := yaml.Marshal(d.obj)
+	for i, d := range s.docs {
+		at := offset(origin, d.at)
+		if slices.ContainsFunc(s.docs[i+1:], func(e *document) bool { return e.key == d.key && offset(origin, e.at) == at }) {
+			continue
+		}
+		obj := runtime.DeepCopyJSON(d.obj)
+		if at > 0 {
+			annotate(obj, manifests.ApplyAtAnnotation, at)
+		}
+		if !d.deleted.IsZero() {
+			// simulate deletes an object after it applied it.
+			annotate(obj, manifests.DeleteAtAnnotation, max(offset(origin, d.deleted), at+time.Millisecond))
+		}
+		b, err := yaml.Marshal(obj)
 		if err != nil {
 			return nil, fmt.Errorf("writing %s, %w", d.key, err)
 		}

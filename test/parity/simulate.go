@@ -15,13 +15,13 @@ import (
 )
 
 // Simulate runs `capstan simulate -o json` in process on the script's
-// manifests for duration, with the flags of controllerArgs (the
+// manifests, timed from origin, for duration, with the flags of controllerArgs (the
 // scenario's controller's) that simulate also has — its cloud profile,
 // batch windows, unavailable-offerings TTL, disruption timings and
 // feature gates — so both run with the same settings. dir receives the
 // manifests (a test's TempDir), for a failure to point at.
-func Simulate(ctx context.Context, s *Script, controllerArgs []string, duration time.Duration, dir string) (*simulator.Result, error) {
-	data, err := s.YAML()
+func Simulate(ctx context.Context, s *Script, origin time.Time, controllerArgs []string, duration time.Duration, dir string) (*simulator.Result, error) {
+	data, err := s.YAML(origin)
 	if err != nil {
 		return nil, err
 	}

@@ -103,6 +103,7 @@ func TestConsolidationAfterScaleDown(t *testing.T) {
 	if got := s.guard.Peak(); got > budget {
 		t.Errorf("%d nodeclaims were deleting at once; the budget allows %d", got, budget)
 	}
+	s.checkParity()
 }
 
 // An on-demand node moves into a reservation slot that frees up. The
@@ -166,6 +167,7 @@ func TestConsolidationMovesIntoFreedReservation(t *testing.T) {
 	if d > pendingBound {
 		t.Errorf("pod %s was Pending for %s; a pre-spun replacement should take it within %s", pod, d, pendingBound)
 	}
+	s.checkParity()
 }
 
 // keepSpread makes the pods that survive a scale-down to n one per node
