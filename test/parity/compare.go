@@ -2,7 +2,11 @@ package parity
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/utils/clock"
@@ -18,6 +22,16 @@ type Known struct {
 	Why string
 	// normalise takes the difference out of an outcome.
 	normalise func(Outcome) Outcome
+	// settle is how much longer simulate runs than the cluster did, for
+	// simulate to get where the cluster got sooner.
+	settle time.Duration
+}
+
+// Settle runs simulate for d longer than the cluster ran: where the
+// cluster acted sooner than simulate's clock must (a watch event woke a
+// controller before its periodic requeue, which simulate waits for).
+func Settle(d time.Duration, why string) Known {
+	return Known{Why: why, settle: d}
 }
 
 // IgnoreZones compares nodes without their zones: where what picks a
@@ -38,7 +52,9 @@ func IgnoreDeletions(why string) Known {
 // taken out of both, "" when they agree.
 func Diff(cluster, simulated Outcome, known ...Known) string {
 	for _, k := range known {
-		cluster, simulated = k.normalise(cluster), k.normalise(simulated)
+		if k.normalise != nil {
+			cluster, simulated = k.normalise(cluster), k.normalise(simulated)
+		}
 	}
 	return cmp.Diff(cluster, simulated)
 }
@@ -53,8 +69,9 @@ func Check(t testing.TB, cluster, simulated Outcome, known ...Known) {
 		return
 	}
 	note := ""
-	if Diff(cluster, simulated) != "" {
-		for _, k := range known {
+	differ := Diff(cluster, simulated) != ""
+	for _, k := range known {
+		if k.settle > 0 || differ {
 			note += "; allowed: " + k.Why
 		}
 	}
@@ -85,8 +102,11 @@ func ForCluster(t testing.TB, statePath string, controllerArgs []string, nodePoo
 	return &Scenario{Script: s, ControllerArgs: controllerArgs, NodePool: nodePool, StatePath: statePath}
 }
 
-// Check runs simulate on the scenario from the cloud's start to now and
-// compares its outcome with the cluster's (Check).
+// Check runs simulate on the scenario from the cloud's start to now (and
+// for as long again as a Settle among known says) and compares its
+// outcome with the cluster's (Check). On a difference it keeps the
+// manifests and simulate's result in a directory it names, to run again
+// with `capstan simulate`.
 func (s *Scenario) Check(t testing.TB, cluster Outcome, known ...Known) {
 	t.Helper()
 	state, err := sim.LoadState(s.StatePath)
@@ -94,12 +114,30 @@ func (s *Scenario) Check(t testing.TB, cluster Outcome, known ...Known) {
 		t.Errorf("PARITY %s: reading the simulated cloud's start, %v", t.Name(), err)
 		return
 	}
-	result, err := Simulate(context.Background(), s.Script, state.Start, s.ControllerArgs, s.Script.Elapsed(state.Start), t.TempDir())
+	dir, err := os.MkdirTemp("", "capstan-parity-")
 	if err != nil {
 		t.Errorf("PARITY %s: %v", t.Name(), err)
 		return
 	}
-	Check(t, cluster, FromResult(result, s.NodePool), known...)
+	duration := s.Script.Elapsed(state.Start)
+	for _, k := range known {
+		duration += k.settle
+	}
+	result, err := Simulate(context.Background(), s.Script, state.Start, s.ControllerArgs, duration, dir)
+	if err != nil {
+		t.Errorf("PARITY %s: %v (manifests in %s)", t.Name(), err, dir)
+		return
+	}
+	simulated := FromResult(result, s.NodePool)
+	if Diff(cluster, simulated, known...) != "" {
+		if data, err := json.MarshalIndent(result, "", "  "); err == nil {
+			_ = os.WriteFile(filepath.Join(dir, "result.json"), data, 0o600)
+		}
+		t.Logf("PARITY %s: simulate ran for %s; its manifests and result are in %s", t.Name(), duration, dir)
+	} else {
+		_ = os.RemoveAll(dir)
+	}
+	Check(t, cluster, simulated, known...)
 }
 
 // Apply records objs as created or changed now (Script.Apply).

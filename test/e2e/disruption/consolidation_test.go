@@ -28,6 +28,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
 	"github.com/capstan-dev/capstan/pkg/simulator"
 	"github.com/capstan-dev/capstan/pkg/test"
+	"github.com/capstan-dev/capstan/test/parity"
 )
 
 // consolidationQuality is how much dearer than a fresh solve of the
@@ -103,7 +104,7 @@ func TestConsolidationAfterScaleDown(t *testing.T) {
 	if got := s.guard.Peak(); got > budget {
 		t.Errorf("%d nodeclaims were deleting at once; the budget allows %d", got, budget)
 	}
-	s.checkParity()
+	s.checkParity(parity.ScaleDownChoice)
 }
 
 // An on-demand node moves into a reservation slot that frees up. The
@@ -167,7 +168,7 @@ func TestConsolidationMovesIntoFreedReservation(t *testing.T) {
 	if d > pendingBound {
 		t.Errorf("pod %s was Pending for %s; a pre-spun replacement should take it within %s", pod, d, pendingBound)
 	}
-	s.checkParity()
+	s.checkParity(parity.ScaleDownChoice)
 }
 
 // keepSpread makes the pods that survive a scale-down to n one per node

@@ -21,6 +21,7 @@ import (
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/drain"
 	"github.com/capstan-dev/capstan/test/invariants"
+	"github.com/capstan-dev/capstan/test/parity"
 )
 
 // Forceful scenarios: the cloud's events in testdata/cloud-profile.yaml
@@ -170,7 +171,7 @@ func TestReservationEndRelabelsOnDemand(t *testing.T) {
 			t.Errorf("nodeclaim %s drifted; the NodePool allows on-demand", e.Name)
 		}
 	}
-	s.checkParity()
+	s.checkParity(parity.ReservationEndSeen)
 }
 
 // On a NodePool that allows reserved and spot but not on-demand, the
@@ -203,7 +204,7 @@ func TestReservationEndDriftsWithoutOnDemand(t *testing.T) {
 	for _, v := range invariants.PreSpun(history, old) {
 		t.Error(v)
 	}
-	s.checkParity()
+	s.checkParity(parity.ReservationEndSeen)
 }
 
 // scrape reads the controller's metrics.
@@ -259,5 +260,5 @@ func TestFallbackReturnsToSpot(t *testing.T) {
 		}
 	}
 	s.expectEvent(old, "DisruptionLaunching", "ReturnToPreferred (Underutilized)")
-	s.checkParity()
+	s.checkParity(parity.QuietReplan)
 }
