@@ -9,10 +9,13 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
+	"github.com/capstan-dev/capstan/test/invariants"
 )
 
 // Known is a difference between a cluster's outcome and simulate's that
@@ -102,12 +105,19 @@ func ForCluster(t testing.TB, statePath string, controllerArgs []string, nodePoo
 	return &Scenario{Script: s, ControllerArgs: controllerArgs, NodePool: nodePool, StatePath: statePath}
 }
 
+// settleTimeout bounds how long Check waits for the cluster to reach
+// simulate's outcome: pods starting on nodes that registered, a drain
+// finishing, kept short of a launch's worth of slack.
+const settleTimeout = 30 * time.Second
+
 // Check runs simulate on the scenario from the cloud's start to now (and
 // for as long again as a Settle among known says) and compares its
-// outcome with the cluster's (Check). On a difference it keeps the
-// manifests and simulate's result in a directory it names, to run again
-// with `capstan simulate`.
-func (s *Scenario) Check(t testing.TB, cluster Outcome, known ...Known) {
+// outcome with the cluster's, observe (Check), waiting up to
+// settleTimeout for the cluster to get there: a scenario may end before
+// its last pods run. On a difference it keeps the manifests and
+// simulate's result in a directory it names, to run again with `capstan
+// simulate`.
+func (s *Scenario) Check(t testing.TB, observe func() Outcome, known ...Known) {
 	t.Helper()
 	state, err := sim.LoadState(s.StatePath)
 	if err != nil {
@@ -129,6 +139,11 @@ func (s *Scenario) Check(t testing.TB, cluster Outcome, known ...Known) {
 		return
 	}
 	simulated := FromResult(result, s.NodePool)
+	cluster := observe()
+	for deadline := time.Now().Add(settleTimeout); Diff(cluster, simulated, known...) != "" && time.Now().Before(deadline); {
+		time.Sleep(time.Second)
+		cluster = observe()
+	}
 	if Diff(cluster, simulated, known...) != "" {
 		if data, err := json.MarshalIndent(result, "", "  "); err == nil {
 			_ = os.WriteFile(filepath.Join(dir, "result.json"), data, 0o600)
@@ -154,4 +169,14 @@ func (s *Scenario) Delete(t testing.TB, obj client.Object) {
 	if err := s.Script.Delete(obj); err != nil {
 		t.Fatalf("parity: %v", err)
 	}
+}
+
+// Observe watches a scenario's namespace and NodePool with an invariants
+// checker that holds them to nothing, for FromChecker: suites without a
+// guard of their own. Call it before the scenario creates its pods.
+func Observe(t testing.TB, cfg *rest.Config, scheme *runtime.Scheme, namespace, nodePool string) *invariants.Checker {
+	t.Helper()
+	c := invariants.New(invariants.Options{IgnorePDBStatus: true})
+	c.Watch(t, cfg, scheme, namespace, nodePool)
+	return c
 }

@@ -262,7 +262,7 @@ func statePath() string { return filepath.Join(cluster.Root, "sim-state.json") }
 // (docs/simulate.md lists them).
 func (s *scenario) checkParity(known ...parity.Known) {
 	s.t.Helper()
-	s.parity.Check(s.t, parity.FromChecker(s.guard, len(s.running())), known...)
+	s.parity.Check(s.t, func() parity.Outcome { return parity.FromChecker(s.guard, len(s.running())) }, known...)
 }
 
 // event is the first event with reason whose message contains text about

@@ -213,7 +213,7 @@ func (s *scenario) requireTypes(types ...string) {
 // (docs/simulate.md lists them).
 func (s *scenario) checkParity(known ...parity.Known) {
 	s.t.Helper()
-	s.parity.Check(s.t, parity.FromChecker(s.guard, len(s.running())), known...)
+	s.parity.Check(s.t, func() parity.Outcome { return parity.FromChecker(s.guard, len(s.running())) }, known...)
 }
 
 // leakFree waits (up to garbage collection's period and then some) until
