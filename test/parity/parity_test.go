@@ -48,18 +48,26 @@ func objects(replicas int32) (client.Object, *v1.NodePool, *appsv1.Deployment) {
 	return snc, np, deploy
 }
 
-// A script holds each version at its offset and its deletion, as simulate
-// reads them.
-func TestScriptTimesVersions(t *testing.T) {
+// started is a script on a fake clock at origin that has applied
+// objects(replicas).
+func started(t *testing.T, replicas int32) (*clocktesting.FakeClock, *Script, *v1.NodePool, *appsv1.Deployment) {
+	t.Helper()
 	clk := clocktesting.NewFakeClock(origin)
 	s, err := NewScript(clk)
 	if err != nil {
 		t.Fatal(err)
 	}
-	snc, np, deploy := objects(2)
+	snc, np, deploy := objects(replicas)
 	if err := s.Apply(snc, np, deploy); err != nil {
 		t.Fatal(err)
 	}
+	return clk, s, np, deploy
+}
+
+// A script holds each version at its offset and its deletion, as simulate
+// reads them.
+func TestScriptTimesVersions(t *testing.T) {
+	clk, s, np, deploy := started(t, 2)
 	clk.Step(90 * time.Second)
 	deploy.Spec.Replicas = ptr.To[int32](3)
 	if err := s.Apply(deploy); err != nil {
@@ -101,15 +109,7 @@ func TestScriptTimesVersions(t *testing.T) {
 // (dropping the others), and FromResult reduces its outcome: here a
 // scale-down whose emptied node consolidation deletes.
 func TestSimulateScaleDown(t *testing.T) {
-	clk := clocktesting.NewFakeClock(origin)
-	s, err := NewScript(clk)
-	if err != nil {
-		t.Fatal(err)
-	}
-	snc, np, deploy := objects(3)
-	if err := s.Apply(snc, np, deploy); err != nil {
-		t.Fatal(err)
-	}
+	clk, s, np, deploy := started(t, 3)
 	clk.Step(time.Minute)
 	deploy.Spec.Replicas = ptr.To[int32](2)
 	if err := s.Apply(deploy); err != nil {
