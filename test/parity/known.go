@@ -38,3 +38,10 @@ var (
 // gone, not its deletion's reason, across an API server restart. simulate
 // has no crash. The nodes left and the pods running still agree.
 var CrashRollback = IgnoreDeletions("the controller or API server was restarted mid-command, which may roll the command back; simulate has no crash")
+
+// ScaleDownPacking: ScaleDownChoice, on a scenario whose pods share nodes,
+// where the pods left decide how consolidation repacks them: the cluster
+// itself ends with two m5.large or one m5.xlarge, at the same cost, run
+// to run. TestConsolidationAfterScaleDown compares that cost with
+// simulate's fresh solve itself; parity compares the pods running.
+var ScaleDownPacking = IgnoreNodes("the scenario picks the pods a scale-down removes, and those left decide how consolidation repacks them (the same cost, other nodes); the test compares the cost with simulate's itself")

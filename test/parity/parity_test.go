@@ -192,6 +192,8 @@ func TestDiff(t *testing.T) {
 		{name: "reasons, zones ignored", simulated: reasons, known: []Known{IgnoreZones("")}},
 		{name: "reasons, deletions ignored", simulated: reasons, known: []Known{IgnoreDeletions("")}, agree: true},
 		{name: "running", simulated: Outcome{Nodes: cluster.Nodes, Deletions: cluster.Deletions}, known: []Known{IgnoreZones(""), IgnoreDeletions("")}},
+		{name: "nodes ignored", simulated: Outcome{Running: 1}, known: []Known{IgnoreNodes("")}, agree: true},
+		{name: "running, nodes ignored", simulated: Outcome{}, known: []Known{IgnoreNodes("")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if d := Diff(cluster, tc.simulated, tc.known...); (d == "") != tc.agree {

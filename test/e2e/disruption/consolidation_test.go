@@ -98,7 +98,7 @@ func TestConsolidationAfterScaleDown(t *testing.T) {
 	if got := s.guard.Peak(); got > budget {
 		t.Errorf("%d nodeclaims were deleting at once; the budget allows %d", got, budget)
 	}
-	s.checkParity(parity.ScaleDownChoice)
+	s.checkParity(parity.ScaleDownPacking)
 }
 
 // An on-demand node moves into a reservation slot that frees up. The
