@@ -116,11 +116,13 @@ func NodeClaimNames(claims []v1.NodeClaim) map[string]bool {
 }
 
 // SetInstanceTypes replaces the NodePool's requirements with one on its
-// instance types: narrowing them drifts the nodes of other types.
-func SetInstanceTypes(g gomega.Gomega, c client.Client, np *v1.NodePool, types ...string) {
+// instance types (narrowing them drifts the nodes of other types) and
+// returns it as patched.
+func SetInstanceTypes(g gomega.Gomega, c client.Client, np *v1.NodePool, types ...string) *v1.NodePool {
 	got := &v1.NodePool{}
 	g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(np), got)).To(gomega.Succeed())
 	patch := client.MergeFrom(got.DeepCopy())
 	got.Spec.Template.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{{Key: v1.LabelInstanceType, Operator: corev1.NodeSelectorOpIn, Values: types}}
 	g.Expect(c.Patch(context.Background(), got, patch)).To(gomega.Succeed())
+	return got
 }

@@ -77,3 +77,51 @@ func TestSimulateSharesTheControllersDefaults(t *testing.T) {
 		t.Errorf("simulate shares %d flags with controller, want the batch windows, TTLs, instance types and disruption flags", shared)
 	}
 }
+
+// --scheduler-names is the controller's: pods of another scheduler get
+// nodes only when it is named.
+func TestSimulateServesTheNamedSchedulers(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.yaml")
+	data := `apiVersion: sim.capstan.dev/v1alpha1
+kind: SimNodeClass
+metadata: {name: default}
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: default}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: sim.capstan.dev, kind: SimNodeClass, name: default}
+      requirements: []
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: served, namespace: default}
+spec:
+  schedulerName: llmaz-scheduler
+  containers: [{name: app, image: app, resources: {requests: {cpu: "1"}}}]
+`
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args  []string
+		nodes int
+	}{
+		{nodes: 0},
+		{args: []string{"--scheduler-names=default-scheduler,llmaz-scheduler"}, nodes: 1},
+	} {
+		out, err := run(t, append([]string{"simulate", "-f", path, "--duration", "1m", "-o", "json"}, tc.args...)...)
+		if err != nil {
+			t.Fatalf("simulate %v: %v\n%s", tc.args, err, out)
+		}
+		var r simulator.Result
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Nodes) != tc.nodes {
+			t.Errorf("simulate %v launched %d nodes, want %d", tc.args, len(r.Nodes), tc.nodes)
+		}
+	}
+}

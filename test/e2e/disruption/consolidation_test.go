@@ -4,10 +4,7 @@ package disruption
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,19 +12,17 @@ import (
 	"time"
 
 	"github.com/onsi/gomega"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
-	"github.com/capstan-dev/capstan/pkg/simulator"
-	"github.com/capstan-dev/capstan/pkg/test"
+	"github.com/capstan-dev/capstan/test/parity"
 )
 
 // consolidationQuality is how much dearer than a fresh solve of the
@@ -103,6 +98,7 @@ func TestConsolidationAfterScaleDown(t *testing.T) {
 	if got := s.guard.Peak(); got > budget {
 		t.Errorf("%d nodeclaims were deleting at once; the budget allows %d", got, budget)
 	}
+	s.checkParity(parity.ScaleDownPacking)
 }
 
 // An on-demand node moves into a reservation slot that frees up. The
@@ -166,6 +162,7 @@ func TestConsolidationMovesIntoFreedReservation(t *testing.T) {
 	if d > pendingBound {
 		t.Errorf("pod %s was Pending for %s; a pre-spun replacement should take it within %s", pod, d, pendingBound)
 	}
+	s.checkParity(parity.ScaleDownChoice)
 }
 
 // keepSpread makes the pods that survive a scale-down to n one per node
@@ -228,31 +225,15 @@ func hourlyCost(claims []v1.NodeClaim) (float64, error) {
 // cloud profile and timings.
 func freshSolveCost(t *testing.T, s *scenario, replicas int32) float64 {
 	t.Helper()
-	class := &simv1alpha1.SimNodeClass{TypeMeta: metav1.TypeMeta{APIVersion: simv1alpha1.SchemeGroupVersion.String(), Kind: "SimNodeClass"},
-		ObjectMeta: metav1.ObjectMeta{Name: s.np.Spec.Template.Spec.NodeClassRef.Name}}
-	pool := &v1.NodePool{TypeMeta: metav1.TypeMeta{APIVersion: v1.SchemeGroupVersion.String(), Kind: "NodePool"},
-		ObjectMeta: metav1.ObjectMeta{Name: s.np.Name}, Spec: *s.np.Spec.DeepCopy()}
-	deploy := &appsv1.Deployment{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
-		ObjectMeta: metav1.ObjectMeta{Name: s.deploy.Name, Namespace: s.deploy.Namespace}, Spec: *s.deploy.Spec.DeepCopy()}
-	deploy.Spec.Replicas = ptr.To(replicas)
-	var docs []string
-	for _, o := range []any{class, pool, deploy} {
-		b, err := yaml.Marshal(o)
-		s.g.Expect(err).NotTo(gomega.HaveOccurred())
-		docs = append(docs, string(b))
-	}
-	dir := t.TempDir()
-	s.g.Expect(os.WriteFile(filepath.Join(dir, "manifests.yaml"), []byte(strings.Join(docs, "---\n")), 0o600)).To(gomega.Succeed())
-	root, err := test.ModuleRoot()
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	script, err := parity.NewScript(clk)
 	s.g.Expect(err).NotTo(gomega.HaveOccurred())
-	out, err := exec.CommandContext(context.Background(), filepath.Join(root, "bin", "capstan"), "simulate", "-o", "json", "--duration", "10m",
-		"--cloud-profile", filepath.Join(root, "test/e2e/disruption/testdata/cloud-profile.yaml"),
-		"--batch-idle-duration=500ms", "--batch-max-duration=2s",
-		"--disruption-poll-interval="+pollInterval.String(), "--disruption-validation-delay="+validationDelay.String(),
-		"-f", dir).Output()
-	s.g.Expect(err).NotTo(gomega.HaveOccurred(), "capstan simulate: %s", out)
-	var result simulator.Result
-	s.g.Expect(json.Unmarshal(out, &result)).To(gomega.Succeed())
+	class := &simv1alpha1.SimNodeClass{ObjectMeta: metav1.ObjectMeta{Name: s.np.Spec.Template.Spec.NodeClassRef.Name}}
+	deploy := s.deploy.DeepCopy()
+	deploy.Spec.Replicas = ptr.To(replicas)
+	s.g.Expect(script.Apply(class, s.np, deploy)).To(gomega.Succeed())
+	result, err := parity.Simulate(context.Background(), script, clk.Now(), controllerArgs(), 10*time.Minute, t.TempDir())
+	s.g.Expect(err).NotTo(gomega.HaveOccurred())
 	cost, nodes := 0.0, []string{}
 	for _, n := range result.Nodes {
 		if n.DeletedAt == "" {

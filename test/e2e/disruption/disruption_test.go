@@ -29,6 +29,7 @@ import (
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/test"
 	"github.com/capstan-dev/capstan/test/invariants"
+	"github.com/capstan-dev/capstan/test/parity"
 )
 
 // pendingBound is how long a pod displaced by a disruption may stay
@@ -86,6 +87,8 @@ type scenario struct {
 	// maxUnavailable is the PDB's, when it has one: scale moves the
 	// guard's bound with the replicas.
 	maxUnavailable *int32
+	// parity is the scenario as simulate input, for checkParity.
+	parity *parity.Scenario
 }
 
 // start creates the scenario, waits for every replica to run on a node
@@ -147,11 +150,13 @@ func start(t *testing.T, s setup) *scenario {
 	if pdb != nil {
 		objs = append(objs, pdb)
 	}
+	script := parity.ForCluster(t, statePath(), controllerArgs(), np.Name)
 	for _, o := range objs {
 		g.Expect(c.Create(ctx, o)).To(gomega.Succeed())
+		script.Apply(t, o)
 	}
 	t.Cleanup(func() { _ = c.Delete(ctx, np); _ = c.Delete(ctx, snc) })
-	sc := &scenario{t: t, g: g, ns: ns, np: np, deploy: deploy, labels: labels, pdb: pdb, maxUnavailable: s.maxUnavailable}
+	sc := &scenario{t: t, g: g, ns: ns, np: np, deploy: deploy, labels: labels, pdb: pdb, maxUnavailable: s.maxUnavailable, parity: script}
 	g.Eventually(func(g gomega.Gomega) {
 		g.Expect(sc.running()).To(gomega.HaveLen(int(s.replicas)))
 		if !s.shared {
@@ -179,7 +184,7 @@ func start(t *testing.T, s setup) *scenario {
 		budgets[r] = budget
 	}
 	sc.guard = invariants.New(invariants.Options{Budgets: budgets, Reservations: reservationSlots(t, snc), PendingBound: s.pending,
-		SimState: filepath.Join(cluster.Root, "sim-state.json"), GCPeriod: gcPeriod})
+		SimState: statePath(), GCPeriod: gcPeriod})
 	switch {
 	case s.minAvailable != nil:
 		sc.guard.RequirePDB(ns+"/"+pdb.Name, labels, int(*s.minAvailable))
@@ -241,11 +246,23 @@ func (s *scenario) scale(replicas int32) {
 	patch := client.MergeFrom(s.deploy.DeepCopy())
 	s.deploy.Spec.Replicas = ptr.To(replicas)
 	s.g.Expect(cluster.Client.Patch(context.Background(), s.deploy, patch)).To(gomega.Succeed())
+	s.parity.Apply(s.t, s.deploy)
 }
 
 // requireTypes sets the NodePool's instance-type requirement.
 func (s *scenario) requireTypes(types ...string) {
-	test.SetInstanceTypes(s.g, cluster.Client, s.np, types...)
+	s.parity.Apply(s.t, test.SetInstanceTypes(s.g, cluster.Client, s.np, types...))
+}
+
+// statePath is the simulated cloud's state file.
+func statePath() string { return filepath.Join(cluster.Root, "sim-state.json") }
+
+// checkParity runs the scenario so far through `capstan simulate` and
+// compares its outcome with the cluster's, but for known differences
+// (docs/simulate.md lists them).
+func (s *scenario) checkParity(known ...parity.Known) {
+	s.t.Helper()
+	s.parity.Check(s.t, func() parity.Outcome { return parity.FromChecker(s.guard, len(s.running())) }, known...)
 }
 
 // event is the first event with reason whose message contains text about
@@ -321,6 +338,7 @@ func TestEmptyNodesGoWithinTheBudget(t *testing.T) {
 			t.Errorf("nodeclaim %s went without a DisruptionTerminating event from Emptiness", name)
 		}
 	}
+	s.checkParity()
 }
 
 // A budget of 0 keeps an empty node, and says so.
@@ -332,6 +350,7 @@ func TestZeroBudgetKeepsEmptyNodes(t *testing.T) {
 	s.g.Eventually(func() []corev1.Pod { return s.running() }).Should(gomega.BeEmpty())
 	s.expectEvent(s.names(), "Unconsolidatable", "disruption budget of 0 for Empty")
 	s.untouched(claims)
+	s.checkParity()
 }
 
 // Narrowing the NodePool's instance types drifts its nodes: each is
@@ -379,6 +398,7 @@ func TestDriftReplacesNodesPreSpun(t *testing.T) {
 	if got := s.guard.Peak(); got > 1 {
 		t.Errorf("%d nodeclaims were deleting at once", got)
 	}
+	s.checkParity()
 }
 
 // Widening the requirement so the nodes still match is not drift:
@@ -399,6 +419,7 @@ func TestWideningIsNotDrift(t *testing.T) {
 			t.Errorf("nodeclaim %s was marked Drifted after a widening", e.Name)
 		}
 	}
+	s.checkParity()
 }
 
 // A do-not-disrupt pod keeps its drifted node, and the verdict names it.
@@ -416,6 +437,7 @@ func TestDoNotDisruptPodKeepsDriftedNode(t *testing.T) {
 	}).Should(gomega.Succeed())
 	s.expectEvent(s.names(), "DisruptionBlocked", "pod "+s.ns+"/"+pod.Name+" has do-not-disrupt")
 	s.untouched(claims)
+	s.checkParity()
 }
 
 // A PDB allowing no eviction keeps the drifted nodes of its pods, and the
@@ -433,4 +455,5 @@ func TestPDBKeepsDriftedNodes(t *testing.T) {
 	}).Should(gomega.Succeed())
 	s.expectEvent(s.names(), "DisruptionBlocked", "pdb "+s.ns+"/"+s.pdb.Name+" prevents pod evictions")
 	s.untouched(claims)
+	s.checkParity()
 }

@@ -21,6 +21,7 @@ import (
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/drain"
 	"github.com/capstan-dev/capstan/test/invariants"
+	"github.com/capstan-dev/capstan/test/parity"
 )
 
 // Forceful scenarios: the cloud's events in testdata/cloud-profile.yaml
@@ -112,6 +113,7 @@ func TestSpotInterruptionReplacedBeforeTheDeadline(t *testing.T) {
 		nodes[s.guard.Last(name).Status.NodeName] = true
 	}
 	s.expectEvent(nodes, "SpotInterruption", "draining it now and launching replacements")
+	s.checkParity()
 }
 
 // An expired node is deleted (reason Expired) and replaced, its pods
@@ -139,6 +141,7 @@ func TestExpiredNodeReplaced(t *testing.T) {
 		g.Expect(pods[0].Spec.NodeName).NotTo(gomega.Equal(first.Status.NodeName))
 	}).WithTimeout(30 * time.Second).Should(gomega.Succeed())
 	s.expectEvent(map[string]bool{first.Name: true}, "DisruptionTerminating", "expired")
+	s.checkParity()
 }
 
 // A reservation that ends turns its node on-demand (labels on the
@@ -168,6 +171,7 @@ func TestReservationEndRelabelsOnDemand(t *testing.T) {
 			t.Errorf("nodeclaim %s drifted; the NodePool allows on-demand", e.Name)
 		}
 	}
+	s.checkParity(parity.ReservationEndSeen)
 }
 
 // On a NodePool that allows reserved and spot but not on-demand, the
@@ -200,6 +204,7 @@ func TestReservationEndDriftsWithoutOnDemand(t *testing.T) {
 	for _, v := range invariants.PreSpun(history, old) {
 		t.Error(v)
 	}
+	s.checkParity(parity.ReservationEndSeen)
 }
 
 // scrape reads the controller's metrics.
@@ -255,4 +260,5 @@ func TestFallbackReturnsToSpot(t *testing.T) {
 		}
 	}
 	s.expectEvent(old, "DisruptionLaunching", "ReturnToPreferred (Underutilized)")
+	s.checkParity(parity.QuietReplan)
 }

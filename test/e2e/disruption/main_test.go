@@ -58,13 +58,19 @@ func TestMain(m *testing.M) {
 		_ = flag.Set("test.parallel", strconv.Itoa(scenarios))
 	}
 	log.SetLogger(klog.NewKlogr()) // the invariant checker's watching clients log through it
+	os.Exit(test.MainWithCapstan(m, test.CapstanOptions{Args: func(*test.Cluster) []string { return controllerArgs() }},
+		func(c *test.Cluster, metrics string) { cluster, metricsURL = c, metrics }))
+}
+
+// controllerArgs start capstan: quick batches, the Drift gate on, the
+// compressed disruption timings and garbage collection every 30 s. The
+// parity checks run simulate with the same.
+func controllerArgs() []string {
 	profile, _ := filepath.Abs("testdata/cloud-profile.yaml")
-	os.Exit(test.MainWithCapstan(m, test.CapstanOptions{Args: func(*test.Cluster) []string {
-		return []string{"--cloud-profile=" + profile, "--batch-idle-duration=500ms", "--batch-max-duration=2s",
-			"--feature-gates=Drift=true",
-			"--disruption-poll-interval=" + pollInterval.String(),
-			"--disruption-validation-delay=" + validationDelay.String(),
-			"--disruption-replacement-timeout=60s", "--unavailable-offerings-ttl=" + unavailableTTL.String(),
-			"--gc-interval=" + gcInterval.String(), "--gc-grace=" + gcGrace.String()}
-	}}, func(c *test.Cluster, metrics string) { cluster, metricsURL = c, metrics }))
+	return []string{"--cloud-profile=" + profile, "--batch-idle-duration=500ms", "--batch-max-duration=2s",
+		"--feature-gates=Drift=true",
+		"--disruption-poll-interval=" + pollInterval.String(),
+		"--disruption-validation-delay=" + validationDelay.String(),
+		"--disruption-replacement-timeout=60s", "--unavailable-offerings-ttl=" + unavailableTTL.String(),
+		"--gc-interval=" + gcInterval.String(), "--gc-grace=" + gcGrace.String()}
 }

@@ -4,6 +4,7 @@ package fallback
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/test"
+	"github.com/capstan-dev/capstan/test/parity"
 )
 
 // fallsBack creates a NodePool pinned to one instance type with spot and
@@ -39,20 +41,25 @@ func fallsBack(t *testing.T, instanceType, wantCode string, nodeClass func(*simv
 			{Key: v1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{v1.CapacityTypeSpot, v1.CapacityTypeOnDemand}},
 		}
 	})
+	script := parity.ForCluster(t, filepath.Join(cluster.Root, "sim-state.json"), controllerArgs(), np.Name)
 	for _, o := range []client.Object{snc, np} {
 		g.Expect(c.Create(ctx, o)).To(gomega.Succeed())
+		script.Apply(t, o)
 	}
 	t.Cleanup(func() { _ = c.Delete(ctx, np); _ = c.Delete(ctx, snc) })
+	seen := parity.Observe(t, cluster.Config, cluster.Scheme, ns, np.Name)
 	labels := map[string]string{"app": "fallback"}
 	pod := test.Pod(ns, func(p *corev1.Pod) {
 		p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")}
 		p.Spec.Tolerations = []corev1.Toleration{{Key: "scenario", Operator: corev1.TolerationOpEqual, Value: ns, Effect: corev1.TaintEffectNoSchedule}}
 	})
-	g.Expect(c.Create(ctx, &appsv1.Deployment{
+	deploy := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: "fallback", Namespace: ns},
 		Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: pod.Spec}},
-	})).To(gomega.Succeed())
+	}
+	g.Expect(c.Create(ctx, deploy)).To(gomega.Succeed())
+	script.Apply(t, deploy)
 
 	var failedAt time.Time
 	var failure string
@@ -81,6 +88,7 @@ func fallsBack(t *testing.T, instanceType, wantCode string, nodeClass func(*simv
 		}
 		g.Expect(nc.Status.NodeName).NotTo(gomega.BeEmpty())
 	}).WithTimeout(30 * time.Second).Should(gomega.Succeed())
+	script.Check(t, func() parity.Outcome { return parity.FromChecker(seen, len(test.RunningPods(c, ns))) })
 }
 
 func TestSpotShortageFallsBackImmediately(t *testing.T) {

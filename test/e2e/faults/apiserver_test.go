@@ -15,6 +15,7 @@ import (
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/test/invariants"
+	"github.com/capstan-dev/capstan/test/parity"
 )
 
 // kube-apiserver restarted mid-consolidation: three on-demand m4.xlarge
@@ -41,6 +42,7 @@ func TestAPIServerRestartDuringConsolidation(t *testing.T) {
 	scale := client.MergeFrom(d.DeepCopy())
 	d.Spec.Replicas = ptr.To[int32](after)
 	s.g.Expect(cluster.Client.Patch(ctx, d, scale)).To(gomega.Succeed())
+	s.parity.Apply(t, d)
 	// Unlike requireTypes, keep the capacity-type requirement: a spot
 	// replacement would be another consolidation than the one under test.
 	np := &v1.NodePool{}
@@ -52,6 +54,7 @@ func TestAPIServerRestartDuringConsolidation(t *testing.T) {
 		}
 	}
 	s.g.Expect(cluster.Client.Patch(ctx, np, widen)).To(gomega.Succeed())
+	s.parity.Apply(t, np)
 
 	// A replacement command in flight: its NodeClaim not yet initialized,
 	// the node it replaces tainted.
@@ -113,4 +116,5 @@ func TestAPIServerRestartDuringConsolidation(t *testing.T) {
 	}
 	s.summary(fmt.Sprintf("; gone %d; kube-apiserver down %s; capstan restarted %d times; interrupted command %s",
 		gone, down.Round(100*time.Millisecond), restarts, outcome))
+	s.checkParity(parity.CrashRollback)
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/test/parity"
 )
 
 // Capstan killed mid-command: drift (the NodePool narrowed to another
@@ -55,4 +56,5 @@ func TestKilledMidDisruption(t *testing.T) {
 	}
 	s.leakFree()
 	s.summary("; leaderless " + down.Round(time.Second).String() + "; interrupted command " + outcome)
+	s.checkParity(parity.CrashRollback)
 }

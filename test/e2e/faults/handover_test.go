@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/test/parity"
 )
 
 // Leader handover: a standby controller runs beside the leader (leader
@@ -67,4 +68,5 @@ func TestLeaderHandover(t *testing.T) {
 	}
 	s.leakFree()
 	s.summary("; leaderless " + down.Round(time.Second).String())
+	s.checkParity(parity.CrashRollback)
 }

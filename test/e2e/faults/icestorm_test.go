@@ -89,6 +89,7 @@ func TestICEStormFallsBackToOnDemand(t *testing.T) {
 	s.leakFree()
 	s.history()
 	s.summary(fmt.Sprintf("; steady nodes launched %s; launches failed for insufficient capacity %d; nodeclaims launched %d", before, failed, launched))
+	s.checkParity()
 }
 
 // scale sets the replicas of the scenario's Deployment name.
@@ -98,6 +99,7 @@ func (s *scenario) scale(name string, replicas int32) {
 	patch := client.MergeFrom(d.DeepCopy())
 	d.Spec.Replicas = ptr.To(replicas)
 	s.g.Expect(cluster.Client.Patch(context.Background(), d, patch)).To(gomega.Succeed())
+	s.parity.Apply(s.t, d)
 }
 
 // launchFailures are the events of the NodePool's NodeClaims whose launch

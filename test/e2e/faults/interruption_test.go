@@ -52,6 +52,7 @@ func TestInterruptionStormReplacedBeforeTheDeadline(t *testing.T) {
 		d.Spec.Template.Spec.NodeSelector[v1.LabelZone] = zone
 		d.Spec.Replicas = ptr.To[int32](1)
 		s.g.Expect(cluster.Client.Patch(ctx, d, patch)).To(gomega.Succeed())
+		s.parity.Apply(t, d)
 		s.guard.SetMinAvailable(s.ns+"/"+s.pdb.Name, large)
 		s.g.Eventually(func(g gomega.Gomega) {
 			p := s.xlarge(g)
@@ -105,6 +106,7 @@ func TestInterruptionStormReplacedBeforeTheDeadline(t *testing.T) {
 	s.history()
 	s.summary(fmt.Sprintf("; replacement %s (%s) initialized %s before the deadline",
 		replacement.Name, replacement.Labels[v1.CapacityTypeLabelKey], deadline.Sub(initialized)))
+	s.checkParity()
 }
 
 // xlarge is the scenario's Running r6i.xlarge pod.

@@ -29,6 +29,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
 	"github.com/capstan-dev/capstan/pkg/test"
 	"github.com/capstan-dev/capstan/test/invariants"
+	"github.com/capstan-dev/capstan/test/parity"
 )
 
 // voluntary are the disruption reasons a budget limits.
@@ -76,6 +77,8 @@ type scenario struct {
 	pods map[string]bool
 	// initial are its NodeClaims when it started.
 	initial map[string]bool
+	// parity is the scenario as simulate input, for checkParity.
+	parity *parity.Scenario
 }
 
 // appLabel is the label of every pod of a scenario: the anti-affinity's
@@ -136,8 +139,10 @@ func start(t *testing.T, s setup) *scenario {
 	if sc.pdb != nil {
 		objs = append(objs, sc.pdb)
 	}
+	sc.parity = parity.ForCluster(t, statePath(), controllerArgs(), np.Name)
 	for _, o := range objs {
 		g.Expect(c.Create(ctx, o)).To(gomega.Succeed())
+		sc.parity.Apply(t, o)
 	}
 	t.Cleanup(func() { _ = c.Delete(ctx, np); _ = c.Delete(ctx, snc) })
 	g.Eventually(func(g gomega.Gomega) {
@@ -200,7 +205,15 @@ func disrupted(n *corev1.Node) bool {
 
 // requireTypes sets the NodePool's instance-type requirement.
 func (s *scenario) requireTypes(types ...string) {
-	test.SetInstanceTypes(s.g, cluster.Client, s.np, types...)
+	s.parity.Apply(s.t, test.SetInstanceTypes(s.g, cluster.Client, s.np, types...))
+}
+
+// checkParity runs the scenario so far through `capstan simulate` and
+// compares its outcome with the cluster's, but for known differences
+// (docs/simulate.md lists them).
+func (s *scenario) checkParity(known ...parity.Known) {
+	s.t.Helper()
+	s.parity.Check(s.t, func() parity.Outcome { return parity.FromChecker(s.guard, len(s.running())) }, known...)
 }
 
 // leakFree waits (up to garbage collection's period and then some) until

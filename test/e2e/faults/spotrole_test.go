@@ -56,6 +56,7 @@ func TestSpotServiceLinkedRoleFallsBackToOnDemand(t *testing.T) {
 		}
 		g.Expect(spot).To(gomega.BeNumerically(">=", 1))
 	}).WithTimeout(unavailableTTL()+time.Minute).Should(gomega.Succeed(), s.dump)
+	s.checkParity()
 }
 
 // eventsOf are the events of reason on the NodePool's NodeClaims.

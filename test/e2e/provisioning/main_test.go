@@ -16,9 +16,15 @@ var cluster *test.Cluster
 var metricsURL string
 
 func TestMain(m *testing.M) {
+	os.Exit(test.MainWithCapstan(m, test.CapstanOptions{Args: func(*test.Cluster) []string { return controllerArgs() }},
+		func(c *test.Cluster, metrics string) { cluster, metricsURL = c, metrics }))
+}
+
+// controllerArgs start capstan: the suite's cloud, quick batches, and
+// the second scheduler's pods provisioned for too. The parity checks run
+// simulate with the same.
+func controllerArgs() []string {
 	profile, _ := filepath.Abs("testdata/cloud-profile.yaml")
-	os.Exit(test.MainWithCapstan(m, test.CapstanOptions{Args: func(*test.Cluster) []string {
-		return []string{"--cloud-profile=" + profile, "--batch-idle-duration=500ms", "--batch-max-duration=2s",
-			"--scheduler-names=default-scheduler," + test.SecondSchedulerName}
-	}}, func(c *test.Cluster, metrics string) { cluster, metricsURL = c, metrics }))
+	return []string{"--cloud-profile=" + profile, "--batch-idle-duration=500ms", "--batch-max-duration=2s",
+		"--scheduler-names=default-scheduler," + test.SecondSchedulerName}
 }

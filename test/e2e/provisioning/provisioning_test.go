@@ -6,6 +6,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -20,12 +21,23 @@ import (
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/test"
+	"github.com/capstan-dev/capstan/test/invariants"
+	"github.com/capstan-dev/capstan/test/parity"
 )
+
+// scene is a scenario's world: its namespace, its NodePool, the scenario
+// as simulate input and what was seen of its NodeClaims.
+type scene struct {
+	ns     string
+	np     *v1.NodePool
+	parity *parity.Scenario
+	seen   *invariants.Checker
+}
 
 // scenario creates a SimNodeClass and a NodePool whose nodes carry a taint
 // only this scenario's pods tolerate, so scenarios sharing the cluster keep
 // to their own nodes.
-func scenario(t *testing.T, mods ...func(*v1.NodePool)) (string, *v1.NodePool) {
+func scenario(t *testing.T, mods ...func(*v1.NodePool)) *scene {
 	t.Helper()
 	ctx := context.Background()
 	c := cluster.Client
@@ -38,16 +50,33 @@ func scenario(t *testing.T, mods ...func(*v1.NodePool)) (string, *v1.NodePool) {
 	for _, m := range mods {
 		m(np)
 	}
-	for _, o := range []client.Object{snc, np} {
-		if err := c.Create(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s := &scene{ns: ns, np: np, parity: parity.ForCluster(t, filepath.Join(cluster.Root, "sim-state.json"), controllerArgs(), np.Name)}
+	s.create(t, snc, np)
 	t.Cleanup(func() {
 		_ = c.Delete(ctx, np)
 		_ = c.Delete(ctx, snc)
 	})
-	return ns, np
+	s.seen = parity.Observe(t, cluster.Config, cluster.Scheme, ns, np.Name)
+	return s
+}
+
+// create creates objs in the cluster and records them for simulate.
+func (s *scene) create(t *testing.T, objs ...client.Object) {
+	t.Helper()
+	for _, o := range objs {
+		if err := cluster.Client.Create(context.Background(), o); err != nil {
+			t.Fatal(err)
+		}
+		s.parity.Apply(t, o)
+	}
+}
+
+// checkParity runs the scenario so far through `capstan simulate` and
+// compares its outcome with the cluster's, but for known differences
+// (docs/simulate.md lists them).
+func (s *scene) checkParity(t *testing.T, known ...parity.Known) {
+	t.Helper()
+	s.parity.Check(t, func() parity.Outcome { return parity.FromChecker(s.seen, len(test.RunningPods(cluster.Client, s.ns))) }, known...)
 }
 
 func deployment(ns string, replicas int32, cpu, mem string) *appsv1.Deployment {
@@ -76,10 +105,9 @@ func nodeClaimsOf(g gomega.Gomega, np *v1.NodePool) []v1.NodeClaim {
 func TestPendingPodsGetNodes(t *testing.T) {
 	ctx := context.Background()
 	g := test.NewGomega(t)
-	ns, np := scenario(t)
-	for _, d := range []*appsv1.Deployment{deployment(ns, 20, "500m", "512Mi"), deployment(ns, 10, "1500m", "2Gi"), deployment(ns, 5, "100m", "4Gi")} {
-		g.Expect(cluster.Client.Create(ctx, d)).To(gomega.Succeed())
-	}
+	sc := scenario(t)
+	ns, np := sc.ns, sc.np
+	sc.create(t, deployment(ns, 20, "500m", "512Mi"), deployment(ns, 10, "1500m", "2Gi"), deployment(ns, 5, "100m", "4Gi"))
 	g.Eventually(func(g gomega.Gomega) {
 		pods := &corev1.PodList{}
 		g.Expect(cluster.Client.List(ctx, pods, client.InNamespace(ns))).To(gomega.Succeed())
@@ -116,13 +144,15 @@ func TestPendingPodsGetNodes(t *testing.T) {
 		g.Expect(nodes.Value()).To(gomega.Equal(int64(len(claims))))
 		g.Expect(meta.IsStatusConditionTrue(np.Status.Conditions, v1.ConditionTypeReady)).To(gomega.BeTrue())
 	}).Should(gomega.Succeed())
+	sc.checkParity(t)
 }
 
 // The controller's metrics describe the NodeClaims and what they cost.
 func TestMetrics(t *testing.T) {
 	g := test.NewGomega(t)
-	ns, np := scenario(t)
-	g.Expect(cluster.Client.Create(context.Background(), deployment(ns, 1, "1", "1Gi"))).To(gomega.Succeed())
+	sc := scenario(t)
+	np := sc.np
+	sc.create(t, deployment(sc.ns, 1, "1", "1Gi"))
 	g.Eventually(func(g gomega.Gomega) {
 		claims := nodeClaimsOf(g, np)
 		g.Expect(claims).To(gomega.HaveLen(1))
@@ -138,6 +168,7 @@ func TestMetrics(t *testing.T) {
 			g.Expect(string(body)).To(gomega.ContainSubstring(m))
 		}
 	}).Should(gomega.Succeed())
+	sc.checkParity(t)
 }
 
 // A pod for a second scheduler (an llmaz-style custom scheduler, decision
@@ -146,10 +177,11 @@ func TestMetrics(t *testing.T) {
 func TestSecondSchedulerPodsGetNodes(t *testing.T) {
 	ctx := context.Background()
 	g := test.NewGomega(t)
-	ns, _ := scenario(t)
+	sc := scenario(t)
+	ns := sc.ns
 	d := deployment(ns, 2, "1", "1Gi")
 	d.Spec.Template.Spec.SchedulerName = test.SecondSchedulerName
-	g.Expect(cluster.Client.Create(ctx, d)).To(gomega.Succeed())
+	sc.create(t, d)
 	g.Eventually(func(g gomega.Gomega) {
 		pods := &corev1.PodList{}
 		g.Expect(cluster.Client.List(ctx, pods, client.InNamespace(ns))).To(gomega.Succeed())
@@ -158,6 +190,7 @@ func TestSecondSchedulerPodsGetNodes(t *testing.T) {
 			g.Expect(p.Status.Phase).To(gomega.Equal(corev1.PodRunning))
 		}
 	}).WithTimeout(60 * time.Second).Should(gomega.Succeed())
+	sc.checkParity(t)
 }
 
 // Seed 003: spot for c4.xlarge is out everywhere; the NodeClaim that tried
@@ -165,13 +198,14 @@ func TestSecondSchedulerPodsGetNodes(t *testing.T) {
 func TestSpotShortageFallsBackToOnDemand(t *testing.T) {
 	ctx := context.Background()
 	g := test.NewGomega(t)
-	ns, np := scenario(t, func(np *v1.NodePool) {
+	sc := scenario(t, func(np *v1.NodePool) {
 		np.Spec.Template.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{
 			{Key: v1.LabelInstanceType, Operator: corev1.NodeSelectorOpIn, Values: []string{"c4.xlarge"}},
 			{Key: v1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{v1.CapacityTypeSpot, v1.CapacityTypeOnDemand}},
 		}
 	})
-	g.Expect(cluster.Client.Create(ctx, deployment(ns, 1, "1", "1Gi"))).To(gomega.Succeed())
+	np := sc.np
+	sc.create(t, deployment(sc.ns, 1, "1", "1Gi"))
 	g.Eventually(func(g gomega.Gomega) {
 		claims := nodeClaimsOf(g, np)
 		g.Expect(claims).To(gomega.HaveLen(1))
@@ -186,19 +220,21 @@ func TestSpotShortageFallsBackToOnDemand(t *testing.T) {
 		found = found || e.Reason == "InsufficientCapacity"
 	}
 	g.Expect(found).To(gomega.BeTrue(), "no InsufficientCapacity event names the failed offerings")
+	sc.checkParity(t)
 }
 
 // NodePool limits stop provisioning; the pods left over say why.
 func TestLimitsStopProvisioning(t *testing.T) {
 	ctx := context.Background()
 	g := test.NewGomega(t)
-	ns, np := scenario(t, func(np *v1.NodePool) {
+	sc := scenario(t, func(np *v1.NodePool) {
 		np.Spec.Limits = v1.Limits{corev1.ResourceCPU: resource.MustParse("4")}
 		np.Spec.Template.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{
 			{Key: v1.LabelInstanceType, Operator: corev1.NodeSelectorOpIn, Values: []string{"c5.xlarge"}},
 		}
 	})
-	g.Expect(cluster.Client.Create(ctx, deployment(ns, 6, "1500m", "1Gi"))).To(gomega.Succeed())
+	ns, np := sc.ns, sc.np
+	sc.create(t, deployment(ns, 6, "1500m", "1Gi"))
 	g.Eventually(func(g gomega.Gomega) {
 		events := &corev1.EventList{}
 		g.Expect(cluster.Client.List(ctx, events, client.InNamespace(ns))).To(gomega.Succeed())
@@ -211,4 +247,5 @@ func TestLimitsStopProvisioning(t *testing.T) {
 	g.Consistently(func(g gomega.Gomega) {
 		g.Expect(len(nodeClaimsOf(g, np))).To(gomega.BeNumerically("<=", 1))
 	}).WithTimeout(3 * time.Second).Should(gomega.Succeed())
+	sc.checkParity(t)
 }

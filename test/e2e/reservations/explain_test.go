@@ -161,7 +161,7 @@ func TestExplainReservationExhausted(t *testing.T) {
 func TestExplainUnknownFlavor(t *testing.T) {
 	g := test.NewGomega(t)
 	ns, np := gpuPool(t, "g5g.xlarge", "g4dn.xlarge")
-	model := openModel(t)
+	model := openModel(t, np)
 	p := gpuPod(ns, serving(model, "h100"))
 	g.Expect(cluster.Client.Create(context.Background(), p)).To(gomega.Succeed())
 	answer := explainedBy(g, p, np.Name, flavors.ReasonUnknownInferenceFlavor)

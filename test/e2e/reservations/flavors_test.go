@@ -21,8 +21,9 @@ func gpuPool(t *testing.T, sizes ...string) (string, *v1.NodePool) {
 	return scenario(t, nil, in(v1.LabelInstanceType, sizes...))
 }
 
-// openModel creates an OpenModel with flavors t4g then t4.
-func openModel(t *testing.T) string {
+// openModel creates an OpenModel with flavors t4g then t4 for np's
+// scenario.
+func openModel(t *testing.T, np *v1.NodePool) string {
 	name := test.RandomName("model")
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "llmaz.io/v1alpha1", "kind": "OpenModel", "metadata": map[string]any{"name": name},
@@ -31,9 +32,7 @@ func openModel(t *testing.T) string {
 			map[string]any{"name": "t4", "requests": map[string]any{"nvidia.com/gpu": "1"}, "nodeSelector": map[string]any{v1.LabelInstanceGPUName: "t4"}},
 		}}},
 	}}
-	if err := cluster.Client.Create(context.Background(), u); err != nil {
-		t.Fatal(err)
-	}
+	create(t, np, u)
 	t.Cleanup(func() { _ = cluster.Client.Delete(context.Background(), u) })
 	return name
 }
@@ -70,36 +69,38 @@ func gpuOf(g gomega.Gomega, np *v1.NodePool) []string {
 func TestFlavorsPreferredFirst(t *testing.T) {
 	g := test.NewGomega(t)
 	ns, np := gpuPool(t, "g5g.xlarge", "g4dn.xlarge")
-	model := openModel(t)
-	pod := gpuPod(ns, serving(model, "t4g,t4"))
-	g.Expect(cluster.Client.Create(context.Background(), pod)).To(gomega.Succeed())
+	model := openModel(t, np)
+	create(t, np, gpuPod(ns, serving(model, "t4g,t4")))
 	g.Eventually(func(g gomega.Gomega) {
 		g.Expect(gpuOf(g, np)).To(gomega.Equal([]string{"t4g"}))
 		g.Expect(claimsOf(g, np)[0].Annotations["capstan.dev/flavor"]).To(gomega.Equal("t4g (1 of 2)"))
 	}).WithTimeout(60 * time.Second).Should(gomega.Succeed())
+	checkParity(t, np)
 }
 
 // No t4g capacity at all → the launch fails, and the next flavor, t4, runs.
 func TestFlavorsFallBackWhenPreferredIsOut(t *testing.T) {
 	g := test.NewGomega(t)
 	ns, np := gpuPool(t, "g5g.2xlarge", "g4dn.xlarge")
-	model := openModel(t)
-	g.Expect(cluster.Client.Create(context.Background(), gpuPod(ns, serving(model, "t4g,t4")))).To(gomega.Succeed())
+	model := openModel(t, np)
+	create(t, np, gpuPod(ns, serving(model, "t4g,t4")))
 	g.Eventually(func(g gomega.Gomega) {
 		g.Expect(gpuOf(g, np)).To(gomega.Equal([]string{"t4"}))
 	}).WithTimeout(60 * time.Second).Should(gomega.Succeed())
+	checkParity(t, np)
 }
 
 // An unknown flavor is reported on the pod, and nothing launches.
 func TestUnknownFlavor(t *testing.T) {
 	g := test.NewGomega(t)
 	ns, np := gpuPool(t, "g5g.xlarge", "g4dn.xlarge")
-	model := openModel(t)
-	g.Expect(cluster.Client.Create(context.Background(), gpuPod(ns, serving(model, "h100")))).To(gomega.Succeed())
+	model := openModel(t, np)
+	create(t, np, gpuPod(ns, serving(model, "h100")))
 	g.Eventually(func(g gomega.Gomega) {
 		g.Expect(podEvents(g, ns)).To(gomega.HaveKey(flavors.ReasonUnknownInferenceFlavor))
 	}).WithTimeout(60 * time.Second).Should(gomega.Succeed())
 	g.Expect(claimsOf(g, np)).To(gomega.BeEmpty())
+	checkParity(t, np)
 }
 
 // Without llmaz: two ordered required terms; the first, a10g, is pricier
@@ -114,10 +115,11 @@ func TestOrderedTermsWithoutLlmaz(t *testing.T) {
 		p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
 			NodeSelectorTerms: []corev1.NodeSelectorTerm{term("a10g"), term("t4")}}}}
 	})
-	g.Expect(cluster.Client.Create(context.Background(), pod)).To(gomega.Succeed())
+	create(t, np, pod)
 	g.Eventually(func(g gomega.Gomega) {
 		g.Expect(gpuOf(g, np)).To(gomega.Equal([]string{"a10g"}))
 	}).WithTimeout(60 * time.Second).Should(gomega.Succeed())
+	checkParity(t, np)
 }
 
 // A GPU NodePool tainted nvidia.com/gpu launches nothing for pods that do
@@ -127,9 +129,10 @@ func TestTaintedGPUNodePool(t *testing.T) {
 	ns, np := scenarioWith(t, nil, func(np *v1.NodePool) {
 		np.Spec.Template.Spec.Taints = append(np.Spec.Template.Spec.Taints, corev1.Taint{Key: "nvidia.com/gpu", Effect: corev1.TaintEffectNoSchedule})
 	}, in(v1.LabelInstanceType, "g4dn.xlarge"))
-	g.Expect(cluster.Client.Create(context.Background(), gpuPod(ns))).To(gomega.Succeed())
+	create(t, np, gpuPod(ns))
 	g.Eventually(func(g gomega.Gomega) {
 		g.Expect(podEvents(g, ns)).To(gomega.HaveKey("TaintNotTolerated"))
 	}).WithTimeout(60 * time.Second).Should(gomega.Succeed())
 	g.Expect(claimsOf(g, np)).To(gomega.BeEmpty())
+	checkParity(t, np)
 }

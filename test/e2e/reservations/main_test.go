@@ -22,7 +22,6 @@ var controller string
 // TestMain installs a minimal OpenModel CRD before the controller starts,
 // as llmaz would.
 func TestMain(m *testing.M) {
-	profile, _ := filepath.Abs("testdata/cloud-profile.yaml")
 	os.Exit(test.MainWithCapstan(m, test.CapstanOptions{
 		Setup: func(c *test.Cluster) error {
 			crd, err := test.ReadManifests("test/e2e/reservations/testdata/openmodel-crd.yaml")
@@ -31,10 +30,15 @@ func TestMain(m *testing.M) {
 			}
 			return c.Client.Create(context.Background(), crd[0].Object)
 		},
-		Args: func(*test.Cluster) []string {
-			return []string{"--cloud-profile=" + profile, "--batch-idle-duration=500ms", "--batch-max-duration=2s"}
-		},
+		Args: func(*test.Cluster) []string { return controllerArgs() },
 	}, func(c *test.Cluster, metrics string) {
 		cluster, controller = c, strings.TrimSuffix(metrics, "/metrics")
 	}))
+}
+
+// controllerArgs start capstan with the suite's cloud and quick batches.
+// The parity checks run simulate with the same.
+func controllerArgs() []string {
+	profile, _ := filepath.Abs("testdata/cloud-profile.yaml")
+	return []string{"--cloud-profile=" + profile, "--batch-idle-duration=500ms", "--batch-max-duration=2s"}
 }

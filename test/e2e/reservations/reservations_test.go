@@ -6,6 +6,7 @@ import (
 	"context"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +22,8 @@ import (
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
 	"github.com/capstan-dev/capstan/pkg/test"
+	"github.com/capstan-dev/capstan/test/invariants"
+	"github.com/capstan-dev/capstan/test/parity"
 )
 
 // scenario creates a SimNodeClass selecting terms and a NodePool with
@@ -46,13 +49,45 @@ func scenarioWith(t *testing.T, terms []simv1alpha1.CapacityReservationSelectorT
 	if edit != nil {
 		edit(np)
 	}
-	for _, o := range []client.Object{snc, np} {
-		if err := c.Create(ctx, o); err != nil {
+	sc := &scene{ns: ns, parity: parity.ForCluster(t, filepath.Join(cluster.Root, "sim-state.json"), controllerArgs(), np.Name)}
+	scenes.Store(np.Name, sc)
+	create(t, np, snc, np)
+	t.Cleanup(func() { _ = c.Delete(ctx, np); _ = c.Delete(ctx, snc) })
+	sc.seen = parity.Observe(t, cluster.Config, cluster.Scheme, ns, np.Name)
+	return ns, np
+}
+
+// scene is what the parity check keeps of a scenario: its namespace, the
+// scenario as simulate input and what was seen of its NodeClaims.
+type scene struct {
+	ns     string
+	parity *parity.Scenario
+	seen   *invariants.Checker
+}
+
+// scenes are the scenarios' scenes by NodePool name.
+var scenes sync.Map
+
+// create creates objs for np's scenario, in the cluster and for simulate.
+func create(t *testing.T, np *v1.NodePool, objs ...client.Object) {
+	t.Helper()
+	sc, _ := scenes.Load(np.Name)
+	for _, o := range objs {
+		if err := cluster.Client.Create(context.Background(), o); err != nil {
 			t.Fatal(err)
 		}
+		sc.(*scene).parity.Apply(t, o)
 	}
-	t.Cleanup(func() { _ = c.Delete(ctx, np); _ = c.Delete(ctx, snc) })
-	return ns, np
+}
+
+// checkParity runs np's scenario so far through `capstan simulate` and
+// compares its outcome with the cluster's, but for known differences
+// (docs/simulate.md lists them).
+func checkParity(t *testing.T, np *v1.NodePool, known ...parity.Known) {
+	t.Helper()
+	v, _ := scenes.Load(np.Name)
+	sc := v.(*scene)
+	sc.parity.Check(t, func() parity.Outcome { return parity.FromChecker(sc.seen, running(test.NewGomega(t), sc.ns)) }, known...)
 }
 
 func in(key string, values ...string) v1.NodeSelectorRequirementWithMinValues {
@@ -136,7 +171,7 @@ func TestReservationThenOnDemand(t *testing.T) {
 		}
 		return n
 	})
-	g.Expect(cluster.Client.Create(context.Background(), spreadOut(ns, 4))).To(gomega.Succeed())
+	create(t, np, spreadOut(ns, 4))
 	g.Eventually(func(g gomega.Gomega) {
 		claims := claimsOf(g, np)
 		g.Expect(launchedBy(claims)).To(gomega.Equal(map[string]int{"reserved/cr-targeted": 2, "on-demand/": 2}))
@@ -149,6 +184,7 @@ func TestReservationThenOnDemand(t *testing.T) {
 	if got := most.Load(); got > 2 {
 		t.Errorf("%d reserved instances at one moment; the reservation has 2 slots", got)
 	}
+	checkParity(t, np)
 }
 
 // Reserved only: pods beyond the slot wait with ReservationExhausted.
@@ -156,7 +192,7 @@ func TestReservedOnlyWaits(t *testing.T) {
 	g := test.NewGomega(t)
 	ns, np := scenario(t, []simv1alpha1.CapacityReservationSelectorTerm{{ID: "cr-solo"}},
 		in(v1.CapacityTypeLabelKey, v1.CapacityTypeReserved), in(v1.LabelInstanceType, "c5.large"))
-	g.Expect(cluster.Client.Create(context.Background(), spreadOut(ns, 3))).To(gomega.Succeed())
+	create(t, np, spreadOut(ns, 3))
 	g.Eventually(func(g gomega.Gomega) {
 		g.Expect(launchedBy(claimsOf(g, np))).To(gomega.Equal(map[string]int{"reserved/cr-solo": 1}))
 		g.Expect(podEvents(g, ns)).To(gomega.HaveKey("ReservationExhausted"))
@@ -164,6 +200,7 @@ func TestReservedOnlyWaits(t *testing.T) {
 	g.Consistently(func(g gomega.Gomega) {
 		g.Expect(claimsOf(g, np)).To(gomega.HaveLen(1))
 	}).WithTimeout(3 * time.Second).Should(gomega.Succeed())
+	checkParity(t, np)
 }
 
 // requirements: [] tries reserved, then spot, then on-demand: one node
@@ -171,10 +208,11 @@ func TestReservedOnlyWaits(t *testing.T) {
 func TestEveryCapacityTypeInOrder(t *testing.T) {
 	g := test.NewGomega(t)
 	ns, np := scenario(t, []simv1alpha1.CapacityReservationSelectorTerm{{ID: "cr-any"}}, in(v1.LabelInstanceType, "m5.2xlarge"))
-	g.Expect(cluster.Client.Create(context.Background(), spreadOut(ns, 3))).To(gomega.Succeed())
+	create(t, np, spreadOut(ns, 3))
 	g.Eventually(func(g gomega.Gomega) {
 		g.Expect(launchedBy(claimsOf(g, np))).To(gomega.Equal(map[string]int{"reserved/cr-any": 1, "spot/": 1, "on-demand/": 1}))
 	}).WithTimeout(90 * time.Second).Should(gomega.Succeed())
+	checkParity(t, np)
 }
 
 // An open reservation no selector term names is never used, even for the
@@ -183,13 +221,14 @@ func TestUnselectedOpenReservationIsNeverUsed(t *testing.T) {
 	g := test.NewGomega(t)
 	ns, np := scenario(t, []simv1alpha1.CapacityReservationSelectorTerm{{Tags: map[string]string{"team": "nobody"}}},
 		in(v1.LabelInstanceType, "m5.large"), in(v1.LabelZone, "us-west-2c"), in(v1.CapacityTypeLabelKey, v1.CapacityTypeReserved, v1.CapacityTypeOnDemand))
-	g.Expect(cluster.Client.Create(context.Background(), spreadOut(ns, 2))).To(gomega.Succeed())
+	create(t, np, spreadOut(ns, 2))
 	g.Eventually(func(g gomega.Gomega) {
 		g.Expect(launchedBy(claimsOf(g, np))).To(gomega.Equal(map[string]int{"on-demand/": 2}))
 	}).WithTimeout(90 * time.Second).Should(gomega.Succeed())
 	if n := reservedInstances("cr-open"); n != 0 {
 		t.Errorf("%d instances in the unselected open reservation", n)
 	}
+	checkParity(t, np)
 }
 
 // Issue 11: another account takes two of cr-external's three slots 15s
@@ -207,7 +246,7 @@ func TestReservationConsumedExternally(t *testing.T) {
 		in(v1.CapacityTypeLabelKey, v1.CapacityTypeReserved, v1.CapacityTypeOnDemand), in(v1.LabelInstanceType, "m5.large"))
 	most := test.Peak(t, func(context.Context) int { return reservedInstances("cr-external") })
 	deploy := spreadOut(ns, 1)
-	g.Expect(cluster.Client.Create(ctx, deploy)).To(gomega.Succeed())
+	create(t, np, deploy)
 	g.Eventually(func(g gomega.Gomega) {
 		g.Expect(launchedBy(claimsOf(g, np))).To(gomega.Equal(map[string]int{"reserved/cr-external": 1}))
 		g.Expect(running(g, ns)).To(gomega.Equal(1))
@@ -220,6 +259,8 @@ func TestReservationConsumedExternally(t *testing.T) {
 	patch := client.MergeFrom(deploy.DeepCopy())
 	deploy.Spec.Replicas = ptr.To[int32](3)
 	g.Expect(cluster.Client.Patch(ctx, deploy, patch)).To(gomega.Succeed())
+	v, _ := scenes.Load(np.Name)
+	v.(*scene).parity.Apply(t, deploy)
 
 	g.Eventually(func(g gomega.Gomega) {
 		g.Expect(launchedBy(claimsOf(g, np))).To(gomega.Equal(map[string]int{"reserved/cr-external": 1, "on-demand/": 2}))
@@ -234,6 +275,7 @@ func TestReservationConsumedExternally(t *testing.T) {
 	if got := most.Load(); got > 1 {
 		t.Errorf("%d instances in cr-external at one moment; another account left it 1 slot", got)
 	}
+	checkParity(t, np)
 }
 
 // externalUseAt is when the cloud profile has another account consume

@@ -24,13 +24,17 @@ import (
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
 	"github.com/capstan-dev/capstan/pkg/test"
+	"github.com/capstan-dev/capstan/test/invariants"
+	"github.com/capstan-dev/capstan/test/parity"
 )
 
 const replicas = 4
 
 // workload is a scenario: a NodePool whose nodes only this test's pods
-// tolerate, a 4-replica deployment and a PDB allowing one disruption.
-func workload(t *testing.T, mods ...func(*v1.NodePool)) (string, *v1.NodePool) {
+// tolerate, a 4-replica deployment and a PDB allowing one disruption. It
+// returns the scenario's namespace, NodePool and its parity check, which
+// has seen the objects created.
+func workload(t *testing.T, mods ...func(*v1.NodePool)) (string, *v1.NodePool, *scene) {
 	t.Helper()
 	ctx := context.Background()
 	g := test.NewGomega(t)
@@ -45,6 +49,7 @@ func workload(t *testing.T, mods ...func(*v1.NodePool)) (string, *v1.NodePool) {
 			m(np)
 		}
 	})
+	sc := &scene{ns: ns, parity: parity.ForCluster(t, filepath.Join(cluster.Root, "sim-state.json"), controllerArgs(), np.Name)}
 	labels := map[string]string{"app": "guarded"}
 	pod := test.Pod(ns, func(p *corev1.Pod) {
 		p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("512Mi")}
@@ -59,12 +64,29 @@ func workload(t *testing.T, mods ...func(*v1.NodePool)) (string, *v1.NodePool) {
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: pod.Spec}}},
 	} {
 		g.Expect(c.Create(ctx, o)).To(gomega.Succeed())
+		sc.parity.Apply(t, o)
 	}
 	t.Cleanup(func() { _ = c.Delete(ctx, np); _ = c.Delete(ctx, snc) })
+	sc.seen = parity.Observe(t, cluster.Config, cluster.Scheme, ns, np.Name)
 	g.Eventually(func(g gomega.Gomega) {
 		g.Expect(running(ns)).To(gomega.Equal(replicas))
 	}).WithTimeout(60 * time.Second).Should(gomega.Succeed())
-	return ns, np
+	return ns, np, sc
+}
+
+// scene is a scenario's parity check: the scenario as simulate input and
+// what was seen of its NodeClaims.
+type scene struct {
+	ns     string
+	parity *parity.Scenario
+	seen   *invariants.Checker
+}
+
+// checkParity runs the scenario so far through `capstan simulate` and
+// compares its outcome with the cluster's (docs/simulate.md).
+func (s *scene) checkParity(t *testing.T, known ...parity.Known) {
+	t.Helper()
+	s.parity.Check(t, func() parity.Outcome { return parity.FromChecker(s.seen, running(s.ns)) }, known...)
 }
 
 // running counts the namespace's Running pods that are not terminating.
@@ -125,7 +147,7 @@ func instanceRunning(providerID string) bool {
 func drainsAway(t *testing.T, deleteNode bool) {
 	ctx := context.Background()
 	g := test.NewGomega(t)
-	ns, np := workload(t)
+	ns, np, _ := workload(t)
 	victim := claimsOf(np)[0]
 	fewest := guardBudget(t, ns)
 	node := &corev1.Node{}
@@ -155,16 +177,18 @@ func TestDeletingANodeDrainsIt(t *testing.T) { drainsAway(t, true) }
 func TestDeletingANodePoolTerminatesItsNodes(t *testing.T) {
 	ctx := context.Background()
 	g := test.NewGomega(t)
-	_, np := workload(t, func(np *v1.NodePool) {
+	_, np, sc := workload(t, func(np *v1.NodePool) {
 		np.Spec.Template.Spec.TerminationGracePeriod = &metav1.Duration{Duration: 15 * time.Second}
 	})
 	claims := claimsOf(np)
 	g.Expect(cluster.Client.Delete(ctx, np)).To(gomega.Succeed())
+	sc.parity.Delete(t, np)
 	g.Eventually(func() int { return len(claimsOf(np)) }).WithTimeout(90 * time.Second).Should(gomega.Equal(0))
 	for _, nc := range claims {
 		g.Expect(instanceRunning(nc.Status.ProviderID)).To(gomega.BeFalse())
 		g.Expect(errors.IsNotFound(cluster.Client.Get(ctx, client.ObjectKey{Name: nc.Status.NodeName}, &corev1.Node{}))).To(gomega.BeTrue())
 	}
+	sc.checkParity(t)
 }
 
 // The controller dies right after the cloud launched an instance, before
@@ -176,7 +200,7 @@ func TestCrashBetweenLaunchAndRecordLeaksNothing(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_, np := workload(t)
+		_, np, _ := workload(t)
 		g.Expect(claimsOf(np)).To(gomega.HaveLen(1), "one NodeClaim for four small pods, not a duplicate")
 	}()
 	g.Eventually(func() bool {
