@@ -24,6 +24,7 @@ import (
 	awsprovider "github.com/capstan-dev/capstan/pkg/cloudprovider/aws"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/catalog"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim/simapi"
 	"github.com/capstan-dev/capstan/pkg/controllers/ec2nodeclass"
 	"github.com/capstan-dev/capstan/pkg/controllers/simnodeclass"
 )
@@ -115,8 +116,8 @@ func startSim(_ context.Context, opts Options, env providerEnv) (startedProvider
 	mgr := env.mgr
 	cloud, err := sim.New(sim.Options{
 		Profile: profile, Catalog: types, Clock: env.clock, StatePath: opts.Sim.State,
-		NodeClasses: sim.ClientNodeClasses{Client: mgr.GetClient()},
-		Kubelet:     &sim.APIKubelet{Client: mgr.GetClient(), Clock: env.clock},
+		NodeClasses: simapi.NodeClasses{Client: mgr.GetClient()},
+		Kubelet:     &simapi.Kubelet{Client: mgr.GetClient(), Clock: env.clock},
 		Unavailable: env.unavailable,
 	})
 	if err != nil {
