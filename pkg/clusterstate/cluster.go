@@ -46,8 +46,9 @@ type Cluster struct {
 	unusable map[string]string
 }
 
-// Snapshot lists the objects and builds the snapshot with the cloud's
-// instance types (state.BuildWithCloud), remembering them for ReadOnlySnapshot.
+// Snapshot lists the objects, asks the cloud for each NodePool's instance
+// types and builds the snapshot with them (state.BuildWith), remembering
+// them for ReadOnlySnapshot.
 func (c *Cluster) Snapshot(ctx context.Context) (state.Snapshot, error) {
 	_, s, err := c.SnapshotWithObjects(ctx)
 	return s, err
@@ -60,7 +61,7 @@ func (c *Cluster) SnapshotWithObjects(ctx context.Context) (state.Objects, state
 	if err != nil {
 		return state.Objects{}, state.Snapshot{}, err
 	}
-	its, unusable, err := state.InstanceTypes(ctx, objs.NodePools, c.Cloud)
+	its, unusable, err := cloudprovider.InstanceTypesByNodePool(ctx, c.Cloud, objs.NodePools)
 	if err != nil {
 		return state.Objects{}, state.Snapshot{}, err
 	}
