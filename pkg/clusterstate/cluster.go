@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
@@ -38,6 +39,9 @@ type Cluster struct {
 	Client         client.Reader
 	Cloud          cloudprovider.CloudProvider
 	SchedulerNames []string
+	// Mapper tells whether llmaz's OpenModel API is served (OpenModels);
+	// nil: it is not.
+	Mapper meta.RESTMapper
 
 	mu sync.Mutex
 	// known are the instance types (and why NodePools were unusable) the

@@ -137,7 +137,7 @@ func (s *Simulator) disrupt(ctx context.Context) (bool, error) {
 			return false, err
 		}
 		in = disruption.NewInput(objs, snapshot)
-		in.Pods = scaleup.PinFlavors(ctx, in.Pods, s.world.model)
+		in.Pods = scaleup.PinFlavors(in.Pods, s.world.openModels(in.Pods))
 		in.Unavailable = s.unavailable.History()
 	}
 	version := s.world.version

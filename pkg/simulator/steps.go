@@ -191,8 +191,8 @@ func (s *Simulator) provision(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	d := scaleup.Decide(ctx, snapshot, scaleup.Options{
-		MaxInstanceTypes: s.opts.MaxInstanceTypes, Unavailable: s.unavailable, Models: s.world.model, Nominations: &s.nominations,
+	d := scaleup.Decide(snapshot, scaleup.Options{
+		MaxInstanceTypes: s.opts.MaxInstanceTypes, Unavailable: s.unavailable, Models: s.world.openModels(snapshot.Input.Pods), Nominations: &s.nominations,
 	}, s.claimName)
 	for _, f := range d.FlavorFailures {
 		s.rec.pending(now, podKey(f.Pod), f.Reason, f.Err.Error())

@@ -135,7 +135,9 @@ func (s *Server) pod(r *http.Request) (any, error) {
 	// Solving modifies nothing in the snapshot, but its pod list is the
 	// caller's to change: each request gets its own.
 	snapshot.Input.Pods = slices.Clone(snapshot.Input.Pods)
-	return explain.ForPod(ctx, explain.PodInput{Pod: p, Snapshot: snapshot, SchedulerNames: s.opts.SchedulerNames, Plan: s.opts.Plan}), nil
+	plan := s.opts.Plan
+	plan.Models = s.cluster.OpenModels(ctx, []*corev1.Pod{p})
+	return explain.ForPod(explain.PodInput{Pod: p, Snapshot: snapshot, SchedulerNames: s.opts.SchedulerNames, Plan: plan}), nil
 }
 
 func (s *Server) nodePool(r *http.Request) (any, error) {
@@ -154,7 +156,7 @@ func (s *Server) nodePool(r *http.Request) (any, error) {
 	}
 	its, _ := s.cluster.KnownInstanceTypes(np.Name)
 	dis := disruption.NewInput(objs, snapshot)
-	dis.Pods = scaleup.PinFlavors(ctx, dis.Pods, s.opts.Plan.Models)
+	dis.Pods = scaleup.PinFlavors(dis.Pods, s.cluster.OpenModels(ctx, dis.Pods))
 	return explain.ForNodePool(explain.NodePoolInput{NodePool: np, Nodes: snapshot.Input.Nodes, NodeClaims: claims.Items, InstanceTypes: its,
 		Disruption: &dis, Now: s.clock.Now()})
 }
@@ -172,7 +174,7 @@ func (s *Server) node(r *http.Request) (any, error) {
 		return nil, err
 	}
 	dis := disruption.NewInput(objs, snapshot)
-	dis.Pods = scaleup.PinFlavors(ctx, dis.Pods, s.opts.Plan.Models)
+	dis.Pods = scaleup.PinFlavors(dis.Pods, s.cluster.OpenModels(ctx, dis.Pods))
 	if s.opts.Plan.Unavailable != nil {
 		dis.Unavailable = s.opts.Plan.Unavailable.History()
 	}
