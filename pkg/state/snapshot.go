@@ -46,9 +46,6 @@ type Snapshot struct {
 func Build(objs Objects, instanceTypes map[string][]*cloudprovider.InstanceType, schedulerNames []string) Snapshot {
 	s := Snapshot{NodePools: map[string]*v1.NodePool{}}
 	in := &s.Input
-	// Disruption solves this snapshot once per candidate: they share
-	// the NodePools' and nodes' prepared data.
-	in.Prepared = provisioning.NewPrepared()
 	in.InstanceTypes = withBookedSlots(instanceTypes, objs.NodeClaims)
 	for i := range objs.NodePools {
 		np := &objs.NodePools[i]

@@ -18,6 +18,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/clusterstate"
 	"github.com/capstan-dev/capstan/pkg/disruption"
 	"github.com/capstan-dev/capstan/pkg/explain"
+	"github.com/capstan-dev/capstan/pkg/provisioning"
 	"github.com/capstan-dev/capstan/pkg/scaleup"
 	"github.com/capstan-dev/capstan/pkg/state"
 )
@@ -92,6 +93,9 @@ func (s *Server) snapshotNow(ctx context.Context) (state.Objects, state.Snapshot
 	if err != nil {
 		return state.Objects{}, state.Snapshot{}, err
 	}
+	// The requests within SnapshotTTL solve this snapshot many times;
+	// what they share is read-only, so they may at once.
+	snapshot.Input.Prepared = provisioning.Prepare(snapshot.Input)
 	s.objects, s.snapshot, s.takenAt = objs, snapshot, s.clock.Now()
 	return objs, snapshot, nil
 }
