@@ -13,7 +13,7 @@
 // serves until interrupted.
 // Without --cloud-profile it runs the embedded default profile, as
 // `capstan controller` does; with --kubeconfig, launched instances
-// register their Nodes on that cluster (sim.APIKubelet), so kwok runs
+// register their Nodes on that cluster (simapi.Kubelet), so kwok runs
 // their pods. With --iam-policy (a CloudFormation template of IAM
 // policies, as docs/iam ships; repeatable) it authorizes every request
 // not signed with access key AKIDADMIN under those policies, refusing as

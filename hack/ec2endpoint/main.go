@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim/simapi"
 	"github.com/capstan-dev/capstan/test/ec2endpoint"
 )
 
@@ -116,7 +117,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 
 // apiKubelet registers Nodes on the cluster of the kubeconfig, as the sim
 // provider does in e2e.
-func apiKubelet(kubeconfig string) (*sim.APIKubelet, error) {
+func apiKubelet(kubeconfig string) (*simapi.Kubelet, error) {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return nil, fmt.Errorf("loading kubeconfig %s, %w", kubeconfig, err)
@@ -129,5 +130,5 @@ func apiKubelet(kubeconfig string) (*sim.APIKubelet, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating a client for %s, %w", kubeconfig, err)
 	}
-	return &sim.APIKubelet{Client: c, Clock: clock.RealClock{}}, nil
+	return &simapi.Kubelet{Client: c, Clock: clock.RealClock{}}, nil
 }

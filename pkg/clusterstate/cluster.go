@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
@@ -38,6 +39,9 @@ type Cluster struct {
 	Client         client.Reader
 	Cloud          cloudprovider.CloudProvider
 	SchedulerNames []string
+	// Mapper tells whether llmaz's OpenModel API is served (OpenModels);
+	// nil: it is not.
+	Mapper meta.RESTMapper
 
 	mu sync.Mutex
 	// known are the instance types (and why NodePools were unusable) the
@@ -46,8 +50,9 @@ type Cluster struct {
 	unusable map[string]string
 }
 
-// Snapshot lists the objects and builds the snapshot with the cloud's
-// instance types (state.BuildWithCloud), remembering them for ReadOnlySnapshot.
+// Snapshot lists the objects, asks the cloud for each NodePool's instance
+// types and builds the snapshot with them (state.BuildWith), remembering
+// them for ReadOnlySnapshot.
 func (c *Cluster) Snapshot(ctx context.Context) (state.Snapshot, error) {
 	_, s, err := c.SnapshotWithObjects(ctx)
 	return s, err
@@ -60,7 +65,7 @@ func (c *Cluster) SnapshotWithObjects(ctx context.Context) (state.Objects, state
 	if err != nil {
 		return state.Objects{}, state.Snapshot{}, err
 	}
-	its, unusable, err := state.InstanceTypes(ctx, objs.NodePools, c.Cloud)
+	its, unusable, err := cloudprovider.InstanceTypesByNodePool(ctx, c.Cloud, objs.NodePools)
 	if err != nil {
 		return state.Objects{}, state.Snapshot{}, err
 	}

@@ -13,6 +13,7 @@ import (
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/provisioning"
 	"github.com/capstan-dev/capstan/pkg/state"
 )
 
@@ -33,8 +34,14 @@ type Input struct {
 	Unavailable cloudprovider.UnavailableHistory
 }
 
-// NewInput is the disruption view of a snapshot's objects.
+// NewInput is the disruption view of a snapshot's objects. Disruption
+// solves the snapshot once per candidate: unless the caller prepared it,
+// the input gets its own read-only provisioning.Prepared for those
+// solves to share.
 func NewInput(objs state.Objects, snapshot state.Snapshot) Input {
+	if snapshot.Input.Prepared == nil {
+		snapshot.Input.Prepared = provisioning.Prepare(snapshot.Input)
+	}
 	in := Input{Snapshot: snapshot}
 	for i := range objs.NodePools {
 		if objs.NodePools[i].DeletionTimestamp == nil {

@@ -1,7 +1,6 @@
 package explain
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -24,7 +23,9 @@ type PodInput struct {
 	// controller to ask) it has no instance types.
 	Snapshot       state.Snapshot
 	SchedulerNames []string
-	Plan           scaleup.Options
+	// Plan are the provisioner's options, with the OpenModels the pod
+	// serves (Plan.Models) gathered by the caller.
+	Plan scaleup.Options
 	// Offline: instance types, offerings and the unavailable-offerings
 	// cache are not known; only what the API holds is.
 	Offline bool
@@ -43,7 +44,7 @@ const maxMarks = 10
 // answers come from the provisioner's own decision (scaleup.Decide) run on
 // the pod alone, once with every NodePool and once per NodePool, so they
 // are what the controller would do, not a second opinion.
-func ForPod(ctx context.Context, in PodInput) Pod {
+func ForPod(in PodInput) Pod {
 	p := in.Pod
 	out := Pod{Pod: p.Namespace + "/" + p.Name, Node: p.Spec.NodeName, LastEvent: in.LastEvent, NodePools: []PoolVerdict{}}
 	out.Considered, out.Consideration = consideration(p, in.SchedulerNames)
@@ -53,10 +54,10 @@ func ForPod(ctx context.Context, in PodInput) Pod {
 			"offerings marked unavailable after insufficient capacity: that cache lives only in the controller",
 		}
 	} else if p.Spec.NodeName == "" {
-		out.Next = next(scaleup.Decide(ctx, withPod(in.Snapshot, p, nil), in.Plan, claimName))
+		out.Next = next(scaleup.Decide(withPod(in.Snapshot, p, nil), in.Plan, claimName))
 	}
 	for _, np := range in.Snapshot.Input.NodePools {
-		out.NodePools = append(out.NodePools, verdict(ctx, in, np))
+		out.NodePools = append(out.NodePools, verdict(in, np))
 	}
 	return out
 }
@@ -123,7 +124,7 @@ func next(d scaleup.Decision) string {
 	return "nothing"
 }
 
-func verdict(ctx context.Context, in PodInput, np *v1.NodePool) PoolVerdict {
+func verdict(in PodInput, np *v1.NodePool) PoolVerdict {
 	v := PoolVerdict{NodePool: np.Name, Limits: limits(np, in.Snapshot.Input.Nodes)}
 	if in.Offline {
 		if err := scheduling.Tolerates(in.Pod.Spec.Tolerations, np.Spec.Template.Spec.Taints); err != nil {
@@ -131,7 +132,7 @@ func verdict(ctx context.Context, in PodInput, np *v1.NodePool) PoolVerdict {
 		}
 		return v
 	}
-	d := scaleup.Decide(ctx, withPod(in.Snapshot, in.Pod, []*v1.NodePool{np}), in.Plan, claimName)
+	d := scaleup.Decide(withPod(in.Snapshot, in.Pod, []*v1.NodePool{np}), in.Plan, claimName)
 	switch {
 	case len(d.FlavorFailures) > 0:
 		v.Reason, v.Message = d.FlavorFailures[0].Reason, d.FlavorFailures[0].Err.Error()

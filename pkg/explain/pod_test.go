@@ -1,7 +1,6 @@
 package explain_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -53,7 +52,7 @@ func TestExplainPod(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	unavailable := cloudprovider.NewUnavailableOfferings(clk, time.Minute)
 	unavailable.MarkUnavailable(cloudprovider.OfferingKey{CapacityType: v1.CapacityTypeSpot, InstanceType: "m.xlarge", Zone: "zone-a"}, "InsufficientInstanceCapacity")
-	got := explain.ForPod(context.Background(), explain.PodInput{
+	got := explain.ForPod(explain.PodInput{
 		Pod: p, Snapshot: snapshot, SchedulerNames: []string{corev1.DefaultSchedulerName}, Plan: scaleup.Options{Unavailable: unavailable},
 	})
 	if !got.Considered || !strings.Contains(got.Consideration, "Unschedulable") {
@@ -84,7 +83,7 @@ func TestExplainPod(t *testing.T) {
 	}
 
 	// Offline: taints and limits only, and what is unknown said.
-	offline := explain.ForPod(context.Background(), explain.PodInput{Pod: p, Snapshot: snapshot, SchedulerNames: []string{corev1.DefaultSchedulerName}, Offline: true})
+	offline := explain.ForPod(explain.PodInput{Pod: p, Snapshot: snapshot, SchedulerNames: []string{corev1.DefaultSchedulerName}, Offline: true})
 	if offline.Next != "" || len(offline.Unknown) == 0 || offline.NodePools[0].Compatible || offline.NodePools[2].Reason != "TaintNotTolerated" {
 		t.Errorf("offline: %+v", offline)
 	}
@@ -104,7 +103,7 @@ func TestConsideration(t *testing.T) {
 	} {
 		cp := p.DeepCopy()
 		tc.edit(cp)
-		got := explain.ForPod(context.Background(), explain.PodInput{Pod: cp, Snapshot: snapshot, SchedulerNames: []string{corev1.DefaultSchedulerName}})
+		got := explain.ForPod(explain.PodInput{Pod: cp, Snapshot: snapshot, SchedulerNames: []string{corev1.DefaultSchedulerName}})
 		if got.Considered || !strings.Contains(got.Consideration, tc.want) {
 			t.Errorf("%s: %v %q, want not considered: %q", tc.name, got.Considered, got.Consideration, tc.want)
 		}

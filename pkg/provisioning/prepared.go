@@ -2,28 +2,38 @@ package provisioning
 
 import (
 	"slices"
-	"sync"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 )
 
 // Prepared is what solves over one snapshot share: each NodePool's and
-// each node's data, worked out by the first solve that needs it and
-// copied for the others. Disruption solves one snapshot once per
-// candidate, each time without a few of its nodes; with Prepared a solve
-// costs in proportion to what it places and counts, not to the cluster's
-// instance types and nodes. Only Inputs with the same NodePools,
-// InstanceTypes and DaemonSetPods may share one (any subset of the same
-// Nodes); state.Build gives each snapshot its own.
+// each node's data, worked out once by Prepare and never changed after
+// (a solve copies what it changes), so any number of solves may read one,
+// in turn or at once. Disruption solves one snapshot once per candidate,
+// each time without a few of its nodes; with Prepared a solve costs in
+// proportion to what it places and counts, not to the cluster's instance
+// types and nodes. Only Inputs with the same NodePools, InstanceTypes,
+// DaemonSetPods and Namespaces as the one prepared may use it (any subset
+// of the same Nodes, or other nodes, which are worked out in the solve).
+// The caller that prepares owns it: disruption.NewInput prepares each
+// input it builds.
 type Prepared struct {
-	mu    sync.Mutex
 	pools map[*v1.NodePool]*poolData
 	nodes map[*Node]*nodeData
 }
 
-// NewPrepared is an empty Prepared for one snapshot.
-func NewPrepared() *Prepared {
-	return &Prepared{pools: map[*v1.NodePool]*poolData{}, nodes: map[*Node]*nodeData{}}
+// Prepare works out in's NodePools' and nodes' data, for the solves over
+// in (and subsets of its nodes) to share.
+func Prepare(in Input) *Prepared {
+	daemons := daemonData(in)
+	p := &Prepared{pools: make(map[*v1.NodePool]*poolData, len(in.NodePools)), nodes: make(map[*Node]*nodeData, len(in.Nodes))}
+	for _, np := range in.NodePools {
+		p.pools[np] = newPoolData(np, in.InstanceTypes[np.Name], daemons)
+	}
+	for _, n := range in.Nodes {
+		p.nodes[n] = newNodeData(n, daemons)
+	}
+	return p
 }
 
 // pool is np's data for this solve: a copy, as a solve spends its
@@ -32,13 +42,10 @@ func (p *Prepared) pool(np *v1.NodePool, build func() *poolData) *poolData {
 	if p == nil {
 		return build()
 	}
-	p.mu.Lock()
 	d, ok := p.pools[np]
 	if !ok {
-		d = build()
-		p.pools[np] = d
+		return build()
 	}
-	p.mu.Unlock()
 	cp := *d
 	return &cp
 }
@@ -50,12 +57,9 @@ func (p *Prepared) node(n *Node, build func() *nodeData) (*nodeData, bool) {
 	if p == nil {
 		return build(), false
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	d, ok := p.nodes[n]
 	if !ok {
-		d = build()
-		p.nodes[n] = d
+		return build(), false
 	}
 	return d, true
 }

@@ -23,12 +23,13 @@ func TestPreparedSolvesAreIndependent(t *testing.T) {
 	node.Capacity = node.Allocatable
 	limited := zonePool()
 	limited.Spec.Limits = v1.Limits{corev1.ResourceCPU: resource.MustParse("10")}
-	prepared := provisioning.NewPrepared()
+	its := map[string][]*cloudprovider.InstanceType{"default": threeZones()}
+	prepared := provisioning.Prepare(provisioning.Input{Nodes: []*provisioning.Node{node}, NodePools: []*v1.NodePool{limited}, InstanceTypes: its})
 	for _, name := range []string{"first", "second", "third"} {
 		in := provisioning.Input{
 			Pods:  []*corev1.Pod{pod(name, "800m", "1Gi", hostPort), pod(name+"-big", "6", "1Gi")},
 			Nodes: []*provisioning.Node{node}, NodePools: []*v1.NodePool{limited},
-			InstanceTypes: map[string][]*cloudprovider.InstanceType{"default": threeZones()},
+			InstanceTypes: its,
 			Prepared:      prepared,
 		}
 		r := solveChecked(t, in)

@@ -88,20 +88,26 @@ func Solve(in Input) Result {
 	return s.result
 }
 
-func newSolver(in Input) *solver {
-	s := &solver{opts: in.Options, slots: map[string]int{}, fixedAt: map[string][]domainClaims{}, optionSets: map[uint64][][]*itData{}, wellKnown: scheduling.WellKnownLabels(), topo: newTopology()}
-	s.topo.hosts = len(in.Nodes)
-	if s.opts.MaxInstanceTypes <= 0 {
-		s.opts.MaxInstanceTypes = DefaultMaxInstanceTypes
-	}
-	// Daemonsets only add overhead; their own topology terms do not
-	// constrain pending pods, so they get a topology of their own.
+// daemonData are the daemonset pods a new node runs. Daemonsets only add
+// overhead; their own topology terms do not constrain pending pods, so
+// they get a topology of their own.
+func daemonData(in Input) []*podData {
 	daemons := make([]*podData, 0, len(in.DaemonSetPods))
 	for _, d := range in.DaemonSetPods {
 		if pd, err := newPodData(d, specOf(d), newTopology(), in.Namespaces, nil, false); err == nil {
 			daemons = append(daemons, pd)
 		}
 	}
+	return daemons
+}
+
+func newSolver(in Input) *solver {
+	s := &solver{opts: in.Options, slots: map[string]int{}, fixedAt: map[string][]domainClaims{}, optionSets: map[uint64][][]*itData{}, wellKnown: scheduling.WellKnownLabels(), topo: newTopology()}
+	s.topo.hosts = len(in.Nodes)
+	if s.opts.MaxInstanceTypes <= 0 {
+		s.opts.MaxInstanceTypes = DefaultMaxInstanceTypes
+	}
+	daemons := daemonData(in)
 	byName := map[string]*poolData{}
 	for _, np := range in.NodePools {
 		p := in.Prepared.pool(np, func() *poolData { return newPoolData(np, in.InstanceTypes[np.Name], daemons) })

@@ -49,8 +49,7 @@ type Options struct {
 	Workers int
 }
 
-// Input is everything a solve reads. Nothing in it is modified, but for
-// Prepared's memo.
+// Input is everything a solve reads. Nothing in it is modified.
 type Input struct {
 	// Pods to place.
 	Pods []*corev1.Pod
@@ -77,8 +76,9 @@ type Input struct {
 	// takes reports it rather than "no NodePool exists".
 	UnusableNodePools map[string]string
 	Options           Options
-	// Prepared, when set, is shared by the solves of one snapshot (see
-	// Prepared); nil prepares everything in each solve.
+	// Prepared, when set, is the read-only data the solves of one
+	// snapshot share (see Prepare); nil prepares everything in each
+	// solve.
 	Prepared *Prepared
 }
 

@@ -1,12 +1,11 @@
 package scaleup
 
 import (
-	"context"
-
 	corev1 "k8s.io/api/core/v1"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/flavors"
 	"github.com/capstan-dev/capstan/pkg/provisioning"
 	"github.com/capstan-dev/capstan/pkg/state"
 )
@@ -15,8 +14,10 @@ import (
 type Options struct {
 	// MaxInstanceTypes caps each NodeClaim's instance-type options.
 	MaxInstanceTypes int
-	// Models finds llmaz OpenModels; nil skips flavor resolution.
-	Models ModelLookup
+	// Models are the llmaz OpenModels the pods serve, gathered by the
+	// shell (flavors.GatherModels); the zero value, llmaz not installed,
+	// skips flavor resolution.
+	Models flavors.Models
 	// Unavailable explains fallbacks: which preferred offerings are out.
 	Unavailable *cloudprovider.UnavailableOfferings
 	// Nominations, when set, is remembered across decisions so a pod whose
@@ -48,13 +49,13 @@ type FlavorFailure struct {
 }
 
 // Decide resolves llmaz flavors, solves and renders the NodeClaims to
-// create, each named by name(nodePool). It only reads: the lookup is the
-// one input that may reach out (to the API server for OpenModels).
-func Decide(ctx context.Context, snapshot state.Snapshot, opts Options, name func(nodePool string) string) Decision {
+// create, each named by name(nodePool). It is pure: the OpenModels come
+// in opts, gathered before.
+func Decide(snapshot state.Snapshot, opts Options, name func(nodePool string) string) Decision {
 	var d Decision
 	var flavorNames map[*corev1.Pod][]string
-	if opts.Models != nil {
-		snapshot.Input.Pods, flavorNames, d.FlavorFailures = applyFlavors(ctx, snapshot.Input.Pods, opts.Models)
+	if opts.Models.Installed {
+		snapshot.Input.Pods, flavorNames, d.FlavorFailures = applyFlavors(snapshot.Input.Pods, opts.Models)
 	}
 	d.Pending = len(snapshot.Input.Pods)
 	var mismatched []provisioning.Unplaced

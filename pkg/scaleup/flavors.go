@@ -1,23 +1,17 @@
 package scaleup
 
 import (
-	"context"
-
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/capstan-dev/capstan/pkg/flavors"
 )
-
-// ModelLookup finds an OpenModel by name; ok is false when the llmaz API is
-// not installed.
-type ModelLookup func(ctx context.Context, name string) (model *flavors.OpenModel, ok bool, err error)
 
 // applyFlavors rewrites each llmaz model-serving pod's required node
 // affinity into its flavors' ordered terms (seed 001), so the solver tries
 // the preferred GPU first. Pods whose flavors can't be resolved are left
 // out and reported. The pods are the snapshot's own copies; the objects in
 // the API server are never changed.
-func applyFlavors(ctx context.Context, pods []*corev1.Pod, lookup ModelLookup) ([]*corev1.Pod, map[*corev1.Pod][]string, []FlavorFailure) {
+func applyFlavors(pods []*corev1.Pod, models flavors.Models) ([]*corev1.Pod, map[*corev1.Pod][]string, []FlavorFailure) {
 	var kept []*corev1.Pod
 	var failures []FlavorFailure
 	names := map[*corev1.Pod][]string{}
@@ -27,7 +21,7 @@ func applyFlavors(ctx context.Context, pods []*corev1.Pod, lookup ModelLookup) (
 			kept = append(kept, pod)
 			continue
 		}
-		model, installed, err := lookup(ctx, name)
+		model, installed, err := models.Lookup(name)
 		switch {
 		case !installed:
 			kept = append(kept, pod)
@@ -70,8 +64,8 @@ func setTerms(pod *corev1.Pod, terms []corev1.NodeSelectorTerm) {
 // as the provisioner solved it: so disruption moves it only within its
 // flavors, and knows when it runs on a later one. A pod whose flavors do
 // not resolve (now) is kept as it is: the provisioner reports those.
-func PinFlavors(ctx context.Context, pods []*corev1.Pod, lookup ModelLookup) []*corev1.Pod {
-	if lookup == nil {
+func PinFlavors(pods []*corev1.Pod, models flavors.Models) []*corev1.Pod {
+	if !models.Installed {
 		return pods
 	}
 	out := make([]*corev1.Pod, len(pods))
@@ -81,7 +75,7 @@ func PinFlavors(ctx context.Context, pods []*corev1.Pod, lookup ModelLookup) []*
 		if !ok {
 			continue
 		}
-		model, installed, err := lookup(ctx, name)
+		model, installed, err := models.Lookup(name)
 		if !installed || err != nil {
 			continue
 		}

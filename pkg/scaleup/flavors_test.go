@@ -1,7 +1,6 @@
 package scaleup
 
 import (
-	"context"
 	"errors"
 	"testing"
 
@@ -17,16 +16,11 @@ func TestApplyFlavors(t *testing.T) {
 		{Name: "a10g", NodeSelector: map[string]string{v1.LabelInstanceGPUName: "a10g"}},
 		{Name: "t4", NodeSelector: map[string]string{v1.LabelInstanceGPUName: "t4"}},
 	}}
-	lookup := func(installed bool) ModelLookup {
-		return func(_ context.Context, name string) (*flavors.OpenModel, bool, error) {
-			if !installed {
-				return nil, false, nil
-			}
-			if name != "llama" {
-				return nil, true, errors.New("not found")
-			}
-			return model, true, nil
+	lookup := func(installed bool) flavors.Models {
+		if !installed {
+			return flavors.Models{}
 		}
+		return flavors.Models{Installed: true, ByName: map[string]*flavors.OpenModel{"llama": model}, Errs: map[string]error{"gpt": errors.New("not found")}}
 	}
 	serving := func(name, model, annotation string) *corev1.Pod {
 		return test.Pod("default", func(p *corev1.Pod) {
@@ -39,7 +33,7 @@ func TestApplyFlavors(t *testing.T) {
 	}
 	plain := test.Pod("default")
 	pods := []*corev1.Pod{plain, serving("ordered", "llama", "t4,a10g"), serving("unknown", "llama", "h100"), serving("missing", "gpt", "")}
-	kept, names, failures := applyFlavors(context.Background(), pods, lookup(true))
+	kept, names, failures := applyFlavors(pods, lookup(true))
 	if len(kept) != 2 || kept[0] != plain || kept[1].Name != "ordered" {
 		t.Fatalf("kept %v", kept)
 	}
@@ -59,7 +53,7 @@ func TestApplyFlavors(t *testing.T) {
 	}
 
 	// Without the llmaz API every pod is provisioned for as it is.
-	kept, _, failures = applyFlavors(context.Background(), []*corev1.Pod{serving("x", "llama", "h100")}, lookup(false))
+	kept, _, failures = applyFlavors([]*corev1.Pod{serving("x", "llama", "h100")}, lookup(false))
 	if len(kept) != 1 || len(failures) != 0 || kept[0].Spec.Affinity != nil {
 		t.Errorf("no CRD: kept %v failures %v", kept, failures)
 	}
@@ -73,12 +67,7 @@ func TestPinFlavors(t *testing.T) {
 		{Name: "a10g", NodeSelector: map[string]string{v1.LabelInstanceGPUName: "a10g"}},
 		{Name: "t4", NodeSelector: map[string]string{v1.LabelInstanceGPUName: "t4"}},
 	}}
-	lookup := func(_ context.Context, name string) (*flavors.OpenModel, bool, error) {
-		if name != "llama" {
-			return nil, true, errors.New("not found")
-		}
-		return model, true, nil
-	}
+	lookup := flavors.Models{Installed: true, ByName: map[string]*flavors.OpenModel{"llama": model}, Errs: map[string]error{"gpt": errors.New("not found")}}
 	serving := func(name, model string) *corev1.Pod {
 		return test.Pod("default", func(p *corev1.Pod) {
 			p.Name, p.Spec.NodeName = name, "node-1"
@@ -86,7 +75,7 @@ func TestPinFlavors(t *testing.T) {
 		})
 	}
 	plain, llama, gpt := test.Pod("default"), serving("llama", "llama"), serving("gpt", "gpt")
-	got := PinFlavors(context.Background(), []*corev1.Pod{plain, llama, gpt}, lookup)
+	got := PinFlavors([]*corev1.Pod{plain, llama, gpt}, lookup)
 	if len(got) != 3 || got[0] != plain || got[2] != gpt {
 		t.Fatalf("pinned %v: the plain pod and the unresolved one must be kept as they are", got)
 	}
@@ -97,7 +86,7 @@ func TestPinFlavors(t *testing.T) {
 	if len(terms) != 2 || terms[0].MatchExpressions[0].Values[0] != "a10g" || terms[1].MatchExpressions[0].Values[0] != "t4" {
 		t.Errorf("terms %v, want a10g then t4", terms)
 	}
-	if out := PinFlavors(context.Background(), []*corev1.Pod{llama}, nil); out[0] != llama {
-		t.Errorf("without a lookup the pods are not touched")
+	if out := PinFlavors([]*corev1.Pod{llama}, flavors.Models{}); out[0] != llama {
+		t.Errorf("without llmaz the pods are not touched")
 	}
 }

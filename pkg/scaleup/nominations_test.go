@@ -1,7 +1,6 @@
 package scaleup
 
 import (
-	"context"
 	"fmt"
 	"testing"
 
@@ -50,7 +49,7 @@ func TestNominatedNodeMismatchStopsTheRunaway(t *testing.T) {
 			Pods: []*corev1.Pod{pod}, Nodes: nodes, NodePools: []*v1.NodePool{np},
 			InstanceTypes: map[string][]*cloudprovider.InstanceType{"default": its},
 		}}
-		d := Decide(context.Background(), snapshot, Options{Nominations: &noms}, func(string) string { return fmt.Sprintf("default-%d", round) })
+		d := Decide(snapshot, Options{Nominations: &noms}, func(string) string { return fmt.Sprintf("default-%d", round) })
 		launched += len(d.NodeClaims)
 		for _, nc := range d.NodeClaims {
 			// The broken registration: the node lacks team=ml.
@@ -69,7 +68,7 @@ func TestNominatedNodeMismatchStopsTheRunaway(t *testing.T) {
 	snapshot := state.Snapshot{NodePools: map[string]*v1.NodePool{"default": np}, Input: provisioning.Input{
 		Pods: []*corev1.Pod{pod}, Nodes: nodes, NodePools: []*v1.NodePool{np}, InstanceTypes: map[string][]*cloudprovider.InstanceType{"default": its},
 	}}
-	d := Decide(context.Background(), snapshot, Options{Nominations: &noms}, func(string) string { return "default-x" })
+	d := Decide(snapshot, Options{Nominations: &noms}, func(string) string { return "default-x" })
 	if len(d.NodeClaims) != 0 || len(d.Result.Nominations) != 1 || len(d.Result.Unplaced) != 0 {
 		t.Errorf("fitting node: %+v; want one nomination", d.Result)
 	}

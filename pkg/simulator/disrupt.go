@@ -17,7 +17,6 @@ import (
 	"github.com/capstan-dev/capstan/pkg/disruption"
 	"github.com/capstan-dev/capstan/pkg/lifecycle"
 	"github.com/capstan-dev/capstan/pkg/scaleup"
-	"github.com/capstan-dev/capstan/pkg/state"
 )
 
 // DisruptionOptions mean what the controller's disruption flags do.
@@ -133,12 +132,12 @@ func (s *Simulator) disrupt(ctx context.Context) (bool, error) {
 	var in disruption.Input
 	if o, ok := d.engine.Active(); !ok || o.Phase == disruption.PhaseValidating {
 		objs := s.world.objects()
-		snapshot, err := state.BuildWithCloud(ctx, objs, s.cloud, s.opts.SchedulerNames)
+		snapshot, err := s.snapshotOf(ctx, objs)
 		if err != nil {
 			return false, err
 		}
 		in = disruption.NewInput(objs, snapshot)
-		in.Pods = scaleup.PinFlavors(ctx, in.Pods, s.world.model)
+		in.Pods = scaleup.PinFlavors(in.Pods, s.world.openModels(in.Pods))
 		in.Unavailable = s.unavailable.History()
 	}
 	version := s.world.version

@@ -191,8 +191,8 @@ func (s *Simulator) provision(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	d := scaleup.Decide(ctx, snapshot, scaleup.Options{
-		MaxInstanceTypes: s.opts.MaxInstanceTypes, Unavailable: s.unavailable, Models: s.world.model, Nominations: &s.nominations,
+	d := scaleup.Decide(snapshot, scaleup.Options{
+		MaxInstanceTypes: s.opts.MaxInstanceTypes, Unavailable: s.unavailable, Models: s.world.openModels(snapshot.Input.Pods), Nominations: &s.nominations,
 	}, s.claimName)
 	for _, f := range d.FlavorFailures {
 		s.rec.pending(now, podKey(f.Pod), f.Reason, f.Err.Error())
@@ -212,7 +212,17 @@ func (s *Simulator) provision(ctx context.Context) (bool, error) {
 }
 
 func (s *Simulator) snapshot(ctx context.Context) (state.Snapshot, error) {
-	return state.BuildWithCloud(ctx, s.world.objects(), s.cloud, s.opts.SchedulerNames)
+	return s.snapshotOf(ctx, s.world.objects())
+}
+
+// snapshotOf builds the snapshot of objs with the instance types the
+// cloud offers each NodePool now, as the controller's cluster state does.
+func (s *Simulator) snapshotOf(ctx context.Context, objs state.Objects) (state.Snapshot, error) {
+	its, unusable, err := cloudprovider.InstanceTypesByNodePool(ctx, s.cloud, objs.NodePools)
+	if err != nil {
+		return state.Snapshot{}, err
+	}
+	return state.BuildWith(objs, its, unusable, s.opts.SchedulerNames), nil
 }
 
 // claimName names a NodeClaim as the controller does (pool-xxxxx), from

@@ -108,18 +108,20 @@ func (w *world) SimNodeClass(_ context.Context, name string) (*simv1alpha1.SimNo
 	return nc, nil
 }
 
-// model looks OpenModels up for flavor resolution; without any OpenModel
-// in the manifests llmaz counts as not installed, as in a cluster
-// without its CRD.
-func (w *world) model(_ context.Context, name string) (*flavors.OpenModel, bool, error) {
+// openModels are the OpenModels pods serve, for flavor resolution;
+// without any OpenModel in the manifests llmaz counts as not installed,
+// as in a cluster without its CRD.
+func (w *world) openModels(pods []*corev1.Pod) flavors.Models {
 	if !w.llmaz {
-		return nil, false, nil
+		return flavors.Models{}
 	}
-	m, ok := w.models[name]
-	if !ok {
-		return nil, true, fmt.Errorf("openmodel %s is not in the manifests", name)
-	}
-	return m, true, nil
+	return flavors.GatherModels(pods, func(name string) (*flavors.OpenModel, error) {
+		m, ok := w.models[name]
+		if !ok {
+			return nil, fmt.Errorf("openmodel %s is not in the manifests", name)
+		}
+		return m, nil
+	})
 }
 
 func podKey(p *corev1.Pod) string { return p.Namespace + "/" + p.Name }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/flavors"
@@ -33,15 +34,19 @@ func TestWorldListsPodsInCreationOrder(t *testing.T) {
 }
 
 func TestOpenModelsAreInstalledOnlyWhenTheManifestsHaveOne(t *testing.T) {
+	serving := func(model string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{flavors.ModelNameLabelKey: model}}}
+	}
+	pods := []*corev1.Pod{serving("qwen"), serving("llama")}
 	w := newWorld(&manifests.Set{})
-	if _, installed, _ := w.model(context.Background(), "llama"); installed {
+	if _, installed, _ := w.openModels(pods).Lookup("llama"); installed {
 		t.Error("llmaz counts as installed with no OpenModel in the manifests")
 	}
 	w = newWorld(&manifests.Set{OpenModels: []*flavors.OpenModel{{Name: "qwen"}}})
-	if m, installed, err := w.model(context.Background(), "qwen"); !installed || err != nil || m.Name != "qwen" {
+	if m, installed, err := w.openModels(pods).Lookup("qwen"); !installed || err != nil || m.Name != "qwen" {
 		t.Errorf("qwen: %v %v %v", m, installed, err)
 	}
-	if _, installed, err := w.model(context.Background(), "llama"); !installed || err == nil {
+	if _, installed, err := w.openModels(pods).Lookup("llama"); !installed || err == nil {
 		t.Error("a model missing from the manifests is not an error")
 	}
 	if _, err := w.SimNodeClass(context.Background(), "missing"); err == nil {

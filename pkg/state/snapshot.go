@@ -1,9 +1,6 @@
 package state
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"maps"
 	"slices"
 
@@ -49,9 +46,6 @@ type Snapshot struct {
 func Build(objs Objects, instanceTypes map[string][]*cloudprovider.InstanceType, schedulerNames []string) Snapshot {
 	s := Snapshot{NodePools: map[string]*v1.NodePool{}}
 	in := &s.Input
-	// Disruption solves this snapshot once per candidate: they share
-	// the NodePools' and nodes' prepared data.
-	in.Prepared = provisioning.NewPrepared()
 	in.InstanceTypes = withBookedSlots(instanceTypes, objs.NodeClaims)
 	for i := range objs.NodePools {
 		np := &objs.NodePools[i]
@@ -249,43 +243,10 @@ func InFlightNode(nc *v1.NodeClaim) *provisioning.Node {
 	}
 }
 
-// BuildWithCloud asks the cloud for each NodePool's instance types and
-// builds the snapshot (InstanceTypes, then Build).
-func BuildWithCloud(ctx context.Context, objs Objects, cloud cloudprovider.CloudProvider, schedulerNames []string) (Snapshot, error) {
-	its, unusable, err := InstanceTypes(ctx, objs.NodePools, cloud)
-	if err != nil {
-		return Snapshot{}, err
-	}
-	return BuildWith(objs, its, unusable, schedulerNames), nil
-}
-
-// InstanceTypes asks the cloud for each NodePool's instance types. A
-// NodePool whose NodeClass is of a kind the cloud does not serve, missing
-// or not ready is left out and recorded with why in unusable (its pods
-// report it); other errors fail.
-func InstanceTypes(ctx context.Context, nodePools []v1.NodePool, cloud cloudprovider.CloudProvider) (map[string][]*cloudprovider.InstanceType, map[string]string, error) {
-	its := map[string][]*cloudprovider.InstanceType{}
-	unusable := map[string]string{}
-	for _, np := range nodePools {
-		if err := cloudprovider.CheckNodeClassRef(cloud, np.Spec.Template.Spec.NodeClassRef); err != nil {
-			unusable[np.Name] = err.Error()
-			continue
-		}
-		types, err := cloud.GetInstanceTypes(ctx, &np)
-		if err != nil {
-			if cloudprovider.IsNodeClassNotReadyError(err) {
-				unusable[np.Name] = err.Error()
-				continue
-			}
-			return nil, nil, errors.Join(fmt.Errorf("getting instance types for nodepool %s", np.Name), err)
-		}
-		its[np.Name] = types
-	}
-	return its, unusable, nil
-}
-
 // BuildWith builds the snapshot of the NodePools that have instance
-// types (as InstanceTypes returns them), recording the unusable ones.
+// types, recording the unusable ones: both as the shell gathered them
+// from the cloud (cloudprovider.InstanceTypesByNodePool), so building
+// stays pure.
 func BuildWith(objs Objects, its map[string][]*cloudprovider.InstanceType, unusable map[string]string, schedulerNames []string) Snapshot {
 	usable := make([]v1.NodePool, 0, len(objs.NodePools))
 	for _, np := range objs.NodePools {

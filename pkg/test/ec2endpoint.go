@@ -96,7 +96,7 @@ func printedURL(log string) (string, bool) {
 // capstan-sim-kubelet (as capstanUser does, so whichever runs first makes
 // them), binds EC2EndpointUser to both and returns its kubeconfig. The
 // sim kubelet's own ClusterRole covers registering a Node; stopping one
-// (APIKubelet.Stop reads and patches it) relies on the controller's.
+// (simapi.Kubelet.Stop reads and patches it) relies on the controller's.
 func (c *Cluster) ec2EndpointUser() (string, error) {
 	ctx := context.Background()
 	roles, err := rbac.Load()

@@ -56,7 +56,7 @@ type Options struct {
 	// restart through it; launch templates live in memory only.
 	StatePath string
 	// Kubelet registers launched instances' Nodes; nil keeps them in
-	// memory. sim.APIKubelet makes them real Nodes kwok runs.
+	// memory. simapi.Kubelet makes them real Nodes kwok runs.
 	Kubelet sim.Kubelet
 	// ClusterName is the value of the karpenter.sh/discovery tag on the
 	// synthesized subnets, security groups and custom AMI.

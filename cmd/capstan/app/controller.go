@@ -159,21 +159,20 @@ func runController(ctx context.Context, opts Options) error {
 		return err
 	}
 	cp := metrics.cloud
-	cluster := &clusterstate.Cluster{Client: mgr.GetClient(), Cloud: cp, SchedulerNames: opts.SchedulerNames}
+	cluster := &clusterstate.Cluster{Client: mgr.GetClient(), Cloud: cp, SchedulerNames: opts.SchedulerNames, Mapper: mgr.GetRESTMapper()}
 	prov := provisioner.New(mgr.GetClient(), cluster, mgr.GetEventRecorder("capstan"), clk, metrics.provisioner, provisioner.Options{
 		Window: scaleup.Window{Idle: opts.BatchIdle, Max: opts.BatchMax}, SchedulerNames: opts.SchedulerNames,
-		Plan: scaleup.Options{MaxInstanceTypes: opts.MaxInstanceTypes, Models: provisioner.APIModelLookup(mgr.GetClient()), Unavailable: unavailable},
+		Plan: scaleup.Options{MaxInstanceTypes: opts.MaxInstanceTypes, Unavailable: unavailable},
 	})
 	explain := explainserver.New(explainserver.Deps{Reader: mgr.GetClient(), Cluster: cluster, Clock: clk}, explainserver.Options{
 		Plan: scaleup.Options{
-			MaxInstanceTypes: opts.MaxInstanceTypes, Models: provisioner.APIModelLookup(mgr.GetClient()), Unavailable: unavailable,
+			MaxInstanceTypes: opts.MaxInstanceTypes, Unavailable: unavailable,
 		},
 		SchedulerNames: opts.SchedulerNames, Drift: opts.Disruption.Drift(), SpotToSpot: opts.Disruption.Gates().SpotToSpotConsolidation,
 	})
 	disrupt := disruptionctrl.New(mgr.GetClient(), mgr.GetAPIReader(), cluster, mgr.GetEventRecorder("capstan"), clk, metrics.disruption, disruptionctrl.Options{
 		PollInterval: opts.Disruption.PollInterval, ValidationDelay: opts.Disruption.ValidationDelay,
 		ReplacementTimeout: opts.Disruption.ReplacementTimeout, Gates: opts.Disruption.Gates(), Unavailable: unavailable,
-		Models: provisioner.APIModelLookup(mgr.GetClient()),
 	})
 	src, ok := cloudprovider.AsInterruptionSource(cp)
 	if !ok {

@@ -21,7 +21,6 @@ import (
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/clusterstate"
 	"github.com/capstan-dev/capstan/pkg/controllers/explainserver"
-	"github.com/capstan-dev/capstan/pkg/controllers/provisioner"
 	"github.com/capstan-dev/capstan/pkg/disruption"
 	"github.com/capstan-dev/capstan/pkg/explain"
 	"github.com/capstan-dev/capstan/pkg/scaleup"
@@ -222,7 +221,7 @@ func computeOffline(ctx context.Context, opts ExplainOptions, path string, into 
 		}
 		snapshot := state.Build(objs, nil, opts.SchedulerNames)
 		dis := disruption.NewInput(objs, snapshot)
-		dis.Pods = scaleup.PinFlavors(ctx, dis.Pods, provisioner.APIModelLookup(c))
+		dis.Pods = scaleup.PinFlavors(dis.Pods, clusterstate.OpenModels(ctx, c, c.RESTMapper(), dis.Pods))
 		*out, err = explain.ForNodePool(explain.NodePoolInput{NodePool: np, Nodes: snapshot.Input.Nodes, NodeClaims: objs.NodeClaims, Disruption: &dis, Now: time.Now()})
 		return err
 	case *explain.Node:
@@ -235,7 +234,7 @@ func computeOffline(ctx context.Context, opts ExplainOptions, path string, into 
 			return err
 		}
 		dis := disruption.NewInput(objs, state.Build(objs, nil, opts.SchedulerNames))
-		dis.Pods = scaleup.PinFlavors(ctx, dis.Pods, provisioner.APIModelLookup(c))
+		dis.Pods = scaleup.PinFlavors(dis.Pods, clusterstate.OpenModels(ctx, c, c.RESTMapper(), dis.Pods))
 		*out = explain.ForNode(explain.NodeInput{NodeClaim: nc, Disruption: &dis, Offline: true, Now: time.Now()})
 	}
 	return nil
@@ -254,7 +253,7 @@ func offlinePod(ctx context.Context, c client.Client, opts ExplainOptions, names
 	if err != nil {
 		return err
 	}
-	*out = explain.ForPod(ctx, explain.PodInput{
+	*out = explain.ForPod(explain.PodInput{
 		Pod: p, Snapshot: state.Build(objs, nil, opts.SchedulerNames), SchedulerNames: opts.SchedulerNames, Offline: true, LastEvent: last,
 	})
 	return nil

@@ -8,8 +8,8 @@ import (
 
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
-	"github.com/capstan-dev/capstan/pkg/cloudprovider/conformance"
 	"github.com/capstan-dev/capstan/pkg/test"
+	"github.com/capstan-dev/capstan/pkg/test/conformance"
 )
 
 // The simulated cloud meets the CloudProvider contract.

@@ -405,7 +405,7 @@ func (c *Cloud) typeLocked(name string) *cloudprovider.InstanceType {
 
 // Reregister has the kubelet register, again, the Node of nodeClaim's
 // instance if it runs: a Node's registration is in flight in the process
-// that launched it (APIKubelet waits out the launch latency), so a
+// that launched it (simapi.Kubelet waits out the launch latency), so a
 // controller that died in that window would leave the instance running
 // with no Node for ever. A Node that exists is left as it is. The caller
 // passes launched NodeClaims whose Node has not registered.

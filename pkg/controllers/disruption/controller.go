@@ -46,9 +46,6 @@ type Options struct {
 	// long an offering has been available decides when a fallback node
 	// returns to it.
 	Unavailable *cloudprovider.UnavailableOfferings
-	// Models finds llmaz OpenModels, so running model-serving pods keep
-	// to their flavors (scaleup.PinFlavors); nil when there are none.
-	Models scaleup.ModelLookup
 }
 
 // replacingPoll is how often a command waiting on its replacements looks
@@ -90,7 +87,8 @@ func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 		return reconcile.Result{}, fmt.Errorf("snapshotting the cluster, %w", err)
 	}
 	in := disruption.NewInput(objs, snapshot)
-	in.Pods = scaleup.PinFlavors(ctx, in.Pods, c.opts.Models)
+	// Running model-serving pods keep to their flavors.
+	in.Pods = scaleup.PinFlavors(in.Pods, c.cluster.OpenModels(ctx, in.Pods))
 	if c.opts.Unavailable != nil {
 		in.Unavailable = c.opts.Unavailable.History()
 		// The first reconcile comes once this process leads: of before

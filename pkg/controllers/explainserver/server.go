@@ -19,6 +19,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/clusterstate"
 	"github.com/capstan-dev/capstan/pkg/disruption"
 	"github.com/capstan-dev/capstan/pkg/explain"
+	"github.com/capstan-dev/capstan/pkg/provisioning"
 	"github.com/capstan-dev/capstan/pkg/scaleup"
 	"github.com/capstan-dev/capstan/pkg/state"
 )
@@ -113,6 +114,9 @@ func (s *Server) snapshotNow(ctx context.Context) (state.Objects, state.Snapshot
 	if err != nil {
 		return state.Objects{}, state.Snapshot{}, err
 	}
+	// The requests within SnapshotTTL solve this snapshot many times;
+	// what they share is read-only, so they may at once.
+	snapshot.Input.Prepared = provisioning.Prepare(snapshot.Input)
 	s.objects, s.snapshot, s.takenAt = objs, snapshot, s.clock.Now()
 	return objs, snapshot, nil
 }
@@ -156,7 +160,9 @@ func (s *Server) pod(r *http.Request) (any, error) {
 	// Solving modifies nothing in the snapshot, but its pod list is the
 	// caller's to change: each request gets its own.
 	snapshot.Input.Pods = slices.Clone(snapshot.Input.Pods)
-	return explain.ForPod(ctx, explain.PodInput{Pod: p, Snapshot: snapshot, SchedulerNames: s.opts.SchedulerNames, Plan: s.opts.Plan}), nil
+	plan := s.opts.Plan
+	plan.Models = s.cluster.OpenModels(ctx, []*corev1.Pod{p})
+	return explain.ForPod(explain.PodInput{Pod: p, Snapshot: snapshot, SchedulerNames: s.opts.SchedulerNames, Plan: plan}), nil
 }
 
 func (s *Server) nodePool(r *http.Request) (any, error) {
@@ -175,7 +181,7 @@ func (s *Server) nodePool(r *http.Request) (any, error) {
 	}
 	its, _ := s.cluster.KnownInstanceTypes(np.Name)
 	dis := disruption.NewInput(objs, snapshot)
-	dis.Pods = scaleup.PinFlavors(ctx, dis.Pods, s.opts.Plan.Models)
+	dis.Pods = scaleup.PinFlavors(dis.Pods, s.cluster.OpenModels(ctx, dis.Pods))
 	return explain.ForNodePool(explain.NodePoolInput{NodePool: np, Nodes: snapshot.Input.Nodes, NodeClaims: claims.Items, InstanceTypes: its,
 		Disruption: &dis, Now: s.clock.Now()})
 }
@@ -193,7 +199,7 @@ func (s *Server) node(r *http.Request) (any, error) {
 		return nil, err
 	}
 	dis := disruption.NewInput(objs, snapshot)
-	dis.Pods = scaleup.PinFlavors(ctx, dis.Pods, s.opts.Plan.Models)
+	dis.Pods = scaleup.PinFlavors(dis.Pods, s.cluster.OpenModels(ctx, dis.Pods))
 	if s.opts.Plan.Unavailable != nil {
 		dis.Unavailable = s.opts.Plan.Unavailable.History()
 	}

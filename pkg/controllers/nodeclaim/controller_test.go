@@ -22,6 +22,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/catalog"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim/simapi"
 	"github.com/capstan-dev/capstan/pkg/lifecycle"
 	"github.com/capstan-dev/capstan/pkg/test"
 )
@@ -71,7 +72,7 @@ func start(t *testing.T, faults ...simv1alpha1.LaunchFault) *fixture {
 	types, err := catalog.Load()
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	f.unavailable = cloudprovider.NewUnavailableOfferings(f.clock, 0)
-	f.cloud, err = sim.New(sim.Options{Profile: profile, Catalog: types, Clock: f.clock, NodeClasses: sim.ClientNodeClasses{Client: env.Client}, Unavailable: f.unavailable})
+	f.cloud, err = sim.New(sim.Options{Profile: profile, Catalog: types, Clock: f.clock, NodeClasses: simapi.NodeClasses{Client: env.Client}, Unavailable: f.unavailable})
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	test.StartManager(t, env, func(mgr manager.Manager) error {
 		if err := IndexProviderID(ctx, mgr); err != nil {

@@ -221,7 +221,8 @@ func (p *Provisioner) provision(ctx context.Context) (waiting bool, err error) {
 	start := p.clock.Now()
 	opts := p.opts.Plan
 	opts.Nominations = &p.nominations
-	d := scaleup.Decide(ctx, snapshot, opts, func(np string) string { return np + "-" + rand.String(5) })
+	opts.Models = p.cluster.OpenModels(ctx, snapshot.Input.Pods)
+	d := scaleup.Decide(snapshot, opts, func(np string) string { return np + "-" + rand.String(5) })
 	for _, f := range d.FlavorFailures {
 		p.recorder.Eventf(f.Pod, nil, corev1.EventTypeWarning, f.Reason, "Provision", "%s", f.Err.Error())
 	}

@@ -19,6 +19,7 @@ import (
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/catalog"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim/simapi"
 	"github.com/capstan-dev/capstan/pkg/controllers/nodeclaim"
 	"github.com/capstan-dev/capstan/pkg/test"
 )
@@ -35,7 +36,7 @@ func TestVolumeAttachmentsBlockTermination(t *testing.T) {
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	types, err := catalog.Load()
 	g.Expect(err).NotTo(gomega.HaveOccurred())
-	cloud, err := sim.New(sim.Options{Profile: profile, Catalog: types, Clock: clock.RealClock{}, NodeClasses: sim.ClientNodeClasses{Client: c}})
+	cloud, err := sim.New(sim.Options{Profile: profile, Catalog: types, Clock: clock.RealClock{}, NodeClasses: simapi.NodeClasses{Client: c}})
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 
 	nc := test.NodeClaim(func(nc *v1.NodeClaim) {
@@ -181,7 +182,7 @@ func start(t *testing.T, slack prometheus.Observer) {
 	ctx := context.Background()
 	profile, _ := sim.DefaultProfile()
 	types, _ := catalog.Load()
-	cloud, err := sim.New(sim.Options{Profile: profile, Catalog: types, Clock: clock.RealClock{}, NodeClasses: sim.ClientNodeClasses{Client: env.Client}})
+	cloud, err := sim.New(sim.Options{Profile: profile, Catalog: types, Clock: clock.RealClock{}, NodeClasses: simapi.NodeClasses{Client: env.Client}})
 	if err != nil {
 		t.Fatal(err)
 	}

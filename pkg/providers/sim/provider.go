@@ -11,6 +11,7 @@ import (
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/catalog"
 	simcloud "github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim/simapi"
 	"github.com/capstan-dev/capstan/pkg/controllers/simnodeclass"
 	"github.com/capstan-dev/capstan/pkg/providers"
 )
@@ -67,8 +68,8 @@ func (p *Provider) Start(_ context.Context, env providers.Env) (providers.Starte
 	mgr := env.Manager
 	cloud, err := simcloud.New(simcloud.Options{
 		Profile: profile, Catalog: types, Clock: env.Clock, StatePath: p.opts.State,
-		NodeClasses: simcloud.ClientNodeClasses{Client: mgr.GetClient()},
-		Kubelet:     &simcloud.APIKubelet{Client: mgr.GetClient(), Clock: env.Clock},
+		NodeClasses: simapi.NodeClasses{Client: mgr.GetClient()},
+		Kubelet:     &simapi.Kubelet{Client: mgr.GetClient(), Clock: env.Clock},
 		Unavailable: env.Unavailable,
 	})
 	if err != nil {

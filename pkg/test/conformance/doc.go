@@ -9,5 +9,7 @@
 // name; Get, List and Delete agree and Delete is idempotent; the typed
 // errors (insufficient capacity naming the offerings tried, a NodeClass
 // that is missing or of a kind the provider does not serve); and the
-// interruption source.
+// interruption source. It lives under pkg/test, imported only by tests:
+// it asks the solver for its predictions, and the providers it checks sit
+// below the solver (AGENTS.md, "Layout and import direction").
 package conformance

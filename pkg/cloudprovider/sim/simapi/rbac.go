@@ -1,6 +1,6 @@
-package sim
+package simapi
 
-// The permissions APIKubelet needs beyond the controller's own role
+// The permissions Kubelet needs beyond the controller's own role
 // (cmd/capstan/app/rbac.go): it registers Nodes and reports their capacity,
 // as a real kubelet does under its own identity. `make generate` turns these
 // markers into config/rbac/sim-kubelet.yaml, the ClusterRole

@@ -1,4 +1,4 @@
-package sim_test
+package simapi_test
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/catalog"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim/simapi"
 	"github.com/capstan-dev/capstan/pkg/test"
 )
 
@@ -29,7 +30,7 @@ func TestAPIKubeletAgainstAPIServer(t *testing.T) {
 	g := test.NewGomega(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	k := &sim.APIKubelet{Client: env.Client, Clock: clock.RealClock{}}
+	k := &simapi.Kubelet{Client: env.Client, Clock: clock.RealClock{}}
 	node := &corev1.Node{}
 	node.Name = "sim-000000000001"
 	node.Labels = map[string]string{simv1alpha1.LabelKubelet: simv1alpha1.KubeletKwok, v1.CapacityTypeLabelKey: v1.CapacityTypeSpot}
@@ -116,7 +117,7 @@ func TestAPIKubeletRetriesRegistration(t *testing.T) {
 			return c.Create(ctx, obj, opts...)
 		},
 	})
-	k := &sim.APIKubelet{Client: flaky, Clock: clock.RealClock{}}
+	k := &simapi.Kubelet{Client: flaky, Clock: clock.RealClock{}}
 	node := func(name string) *corev1.Node {
 		n := &corev1.Node{}
 		n.Name = name
