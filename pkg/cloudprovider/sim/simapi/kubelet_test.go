@@ -2,6 +2,7 @@ package simapi_test
 
 import (
 	"context"
+	"fmt"
 	"path"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -22,6 +24,16 @@ import (
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim/simapi"
 	"github.com/capstan-dev/capstan/pkg/test"
 )
+
+// nodeClasses are SimNodeClasses by name, in memory.
+type nodeClasses map[string]*simv1alpha1.SimNodeClass
+
+func (n nodeClasses) SimNodeClass(_ context.Context, name string) (*simv1alpha1.SimNodeClass, error) {
+	if nc, ok := n[name]; ok {
+		return nc, nil
+	}
+	return nil, fmt.Errorf("simnodeclass %s not found", name)
+}
 
 // The API kubelet registers a launched instance's Node with the real API
 // server after the launch latency, and takes it from kwok when it stops.
@@ -67,10 +79,10 @@ func TestAPIKubeletAgainstAPIServer(t *testing.T) {
 	// the instance's labels, the zone ID among them. Its first instance
 	// takes the name the node above has.
 	g.Expect(env.Client.Delete(ctx, got)).To(gomega.Succeed())
-	p := profile(simv1alpha1.CloudStyleAWS, func(s *simv1alpha1.CloudProfileSpec) {
-		s.LaunchLatency.Duration = time.Millisecond
-		s.ZoneIDs = map[string]string{"us-west-2b": "usw2-az4"}
-	})
+	p := &simv1alpha1.CloudProfile{Spec: simv1alpha1.CloudProfileSpec{
+		Region: "us-west-2", Zones: []string{"us-west-2a", "us-west-2b"}, Style: simv1alpha1.CloudStyleAWS,
+		LaunchLatency: metav1.Duration{Duration: time.Millisecond}, ZoneIDs: map[string]string{"us-west-2b": "usw2-az4"},
+	}}
 	cat, err := catalog.Load()
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +92,13 @@ func TestAPIKubeletAgainstAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nc, err := cloud.Create(ctx, claim("nc", in(v1.LabelInstanceType, "c5.xlarge"), in(v1.LabelZoneID, "usw2-az4")))
+	nc, err := cloud.Create(ctx, test.NodeClaim(func(nc *v1.NodeClaim) {
+		nc.Name, nc.Labels = "nc", map[string]string{v1.NodePoolLabelKey: "default"}
+		nc.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{
+			{Key: v1.LabelInstanceType, Operator: corev1.NodeSelectorOpIn, Values: []string{"c5.xlarge"}},
+			{Key: v1.LabelZoneID, Operator: corev1.NodeSelectorOpIn, Values: []string{"usw2-az4"}},
+		}
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}
