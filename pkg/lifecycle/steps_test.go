@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -58,6 +59,11 @@ func TestStep(t *testing.T) {
 		{"launch, the finalizer first", claim(func(nc *v1.NodeClaim) { nc.Finalizers = nil }), nil, now, Launch, func(nc *v1.NodeClaim) []effects.Effect {
 			return []effects.Effect{effects.MergeMetadata{Object: effects.NodeClaimRef("nc"), Finalizers: []string{v1.TerminationFinalizer}}, effects.Launch{NodeClaim: nc}}
 		}},
+		{"a launch after failures comes back by the launch timeout", claim(func(nc *v1.NodeClaim) {
+			nc.Status.Conditions = []metav1.Condition{cond(v1.ConditionTypeLaunched, metav1.ConditionFalse, "UnauthorizedOperation", "", t0.Add(time.Second))}
+		}), nil, now, Launch, func(nc *v1.NodeClaim) []effects.Effect {
+			return []effects.Effect{effects.Launch{NodeClaim: nc}, effects.RequeueAt{At: t0.Add(5*time.Minute + time.Second)}}
+		}},
 		{"launch timeout deletes and re-plans", claim(), nil, t0.Add(5 * time.Minute), LaunchTimeout, func(*v1.NodeClaim) []effects.Effect {
 			msg := "not launched within 5m0s; no launch attempt finished"
 			return []effects.Effect{
@@ -94,7 +100,11 @@ func TestStep(t *testing.T) {
 		{"initialized: nothing", claim(launchedAt(v1.ConditionTypeLaunched, v1.ConditionTypeRegistered, v1.ConditionTypeInitialized)), readyNode(), now, Done, func(*v1.NodeClaim) []effects.Effect { return nil }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			action, got := Step(tc.nc, tc.node, tc.now, timeouts, LaunchAttempts{})
+			attempts := LaunchAttempts{}
+			if c := meta.FindStatusCondition(tc.nc.Status.Conditions, v1.ConditionTypeLaunched); c != nil && c.Status == metav1.ConditionFalse {
+				attempts = LaunchAttempts{Failures: 1, Last: c.LastTransitionTime.Time}
+			}
+			action, got := Step(tc.nc, tc.node, tc.now, timeouts, attempts)
 			if action != tc.action {
 				t.Errorf("action %v, want %v", action, tc.action)
 			}
