@@ -2,6 +2,7 @@ package effects
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -11,6 +12,7 @@ import (
 )
 
 func TestMutations(t *testing.T) {
+	at := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	nc := &v1.NodeClaim{}
 	nc.Labels = map[string]string{"a": "1"}
 	nc.Finalizers = []string{"x"}
@@ -18,10 +20,10 @@ func TestMutations(t *testing.T) {
 	RemoveFinalizerFrom(nc, "x")
 	SetStatusInto(nc, SetNodeClaimStatus{ProviderID: "sim://a/i-1", NodeName: "n1"})
 	SetStatusInto(nc, SetNodeClaimStatus{ImageID: "ami-1"})
-	if err := SetConditionInto(nc, metav1.Condition{Type: "A", Status: metav1.ConditionTrue}, false); err != nil {
+	if err := SetConditionInto(nc, metav1.Condition{Type: "A", Status: metav1.ConditionTrue, LastTransitionTime: at}, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := SetConditionInto(nc, metav1.Condition{Type: "B", Status: metav1.ConditionTrue}, false); err != nil {
+	if err := SetConditionInto(nc, metav1.Condition{Type: "B", Status: metav1.ConditionTrue, LastTransitionTime: at}, false); err != nil {
 		t.Fatal(err)
 	}
 	if err := SetConditionInto(nc, metav1.Condition{Type: "A"}, true); err != nil {
@@ -32,7 +34,7 @@ func TestMutations(t *testing.T) {
 	want.Annotations = map[string]string{"c": "3"}
 	want.Finalizers = []string{"y"}
 	want.Status.ProviderID, want.Status.NodeName, want.Status.ImageID = "sim://a/i-1", "n1", "ami-1"
-	want.Status.Conditions = []metav1.Condition{{Type: "B", Status: metav1.ConditionTrue}}
+	want.Status.Conditions = []metav1.Condition{{Type: "B", Status: metav1.ConditionTrue, LastTransitionTime: at}}
 	if diff := cmp.Diff(want, nc); diff != "" {
 		t.Errorf("nodeclaim (-want +got):\n%s", diff)
 	}
