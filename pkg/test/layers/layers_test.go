@@ -30,8 +30,9 @@ var layers = [][]string{
 	{"pkg/scaleup", "pkg/lifecycle", "pkg/interruption"},
 	{"pkg/explain", "pkg/clusterstate"},
 	{"pkg/simulator"},
-	// The applier the controllers hand effects to.
-	{"pkg/controllers/apply"},
+	// The applier the controllers hand effects to, and the field indexes
+	// they look objects up by.
+	{"pkg/controllers/apply", "pkg/controllers/index"},
 	// The shells: each controller is its own entry.
 	{"pkg/report", "pkg/controllers/clustermetrics", "pkg/controllers/disruption",
 		"pkg/controllers/ec2nodeclass", "pkg/controllers/explainserver", "pkg/controllers/garbagecollection",
@@ -49,14 +50,6 @@ var layers = [][]string{
 // testOnly are imported by tests alone; they may import anything below
 // cmd.
 var testOnly = []string{"pkg/test/..."}
-
-// pending are imports that break the order and are being removed:
-// termination reads the NodeClaim index nodeclaim registers, until the
-// shared indexes live in one package. An entry that no longer occurs
-// fails the test, so it is deleted once fixed.
-var pending = map[[2]string]bool{
-	{"pkg/controllers/termination", "pkg/controllers/nodeclaim"}: true,
-}
 
 // entry is where a package sits: its layer and its entry's pattern; -1
 // for test-only packages, and ok false for an undeclared one.
@@ -77,8 +70,7 @@ func entry(path string) (layer int, pattern string, ok bool) {
 }
 
 // violations are the imports of pkgs that break the order, as text.
-func violations(pkgs map[string]*pkg) (broken []string, seen map[[2]string]bool) {
-	seen = map[[2]string]bool{}
+func violations(pkgs map[string]*pkg) (broken []string) {
 	for _, p := range pkgs {
 		from, fromEntry, ok := entry(p.path)
 		if !ok {
@@ -90,8 +82,6 @@ func violations(pkgs map[string]*pkg) (broken []string, seen map[[2]string]bool)
 			switch {
 			case !ok:
 				broken = append(broken, fmt.Sprintf("%s imports %s, which is in no layer", p.path, imp))
-			case pending[[2]string{p.path, imp}]:
-				seen[[2]string{p.path, imp}] = true
 			case to == -1 && from != -1:
 				broken = append(broken, fmt.Sprintf("%s imports %s, which only tests may", p.path, imp))
 			case from == -1 || fromEntry == toEntry || to < from:
@@ -101,20 +91,15 @@ func violations(pkgs map[string]*pkg) (broken []string, seen map[[2]string]bool)
 		}
 	}
 	sort.Strings(broken)
-	return broken, seen
+	return broken
 }
 
 // No package imports one beside or above it.
 func TestImportsFollowTheLayers(t *testing.T) {
 	_, pkgs := listed(t)
-	broken, seen := violations(pkgs)
+	broken := violations(pkgs)
 	for _, b := range broken {
 		t.Error(b)
-	}
-	for edge := range pending {
-		if !seen[edge] {
-			t.Errorf("%s no longer imports %s: remove it from pending", edge[0], edge[1])
-		}
 	}
 }
 
@@ -129,7 +114,7 @@ func TestViolationsAreFound(t *testing.T) {
 		"pkg/provisioning/grow": {path: "pkg/provisioning/grow", imports: []string{"pkg/provisioning"}},
 		"pkg/newthing":          {path: "pkg/newthing"},
 	}
-	broken, _ := violations(pkgs)
+	broken := violations(pkgs)
 	want := []string{
 		"pkg/disruption (layer 7) imports pkg/scaleup (layer 8)",
 		"pkg/lifecycle imports pkg/test, which only tests may",
