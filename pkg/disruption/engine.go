@@ -82,10 +82,12 @@ func (e *Engine) Tick(in Input, replacements map[string]ReplacementStatus, now t
 		if res.Done {
 			cmd := res.Next.Command
 			t.Finished, t.Abandoned, e.active = &cmd, res.Abandoned, nil
-			if res.ReplacementFailed && (cmd.Method == (ReturnToPreferred{}).Name() || cmd.Method == (ReturnToPreferredTerm{}).Name()) {
-				t.Annotate = map[string]map[string]string{}
-				for _, c := range cmd.Candidates {
-					t.Annotate[c.NodeClaim.Name] = ReturnBackoff(c.NodeClaim, c.NodePool, now)
+			if m, ok := methodNamed(e.Options.Methods, cmd.Method); ok && res.ReplacementFailed {
+				if b, ok := m.(BackingOff); ok {
+					t.Annotate = map[string]map[string]string{}
+					for _, c := range cmd.Candidates {
+						t.Annotate[c.NodeClaim.Name] = b.Backoff(c, now)
+					}
 				}
 			}
 			return t, nil
@@ -118,17 +120,11 @@ func (e *Engine) Tick(in Input, replacements map[string]ReplacementStatus, now t
 	return t, nil
 }
 
-// consolidates reports a consolidation method: one that simulates every
-// candidate, worth skipping while the cluster is settled.
-// ReturnToPreferred is not: it simulates only fallback nodes, and waits
-// on time (the preferred offering's availability) as much as on the
-// cluster.
+// consolidates reports a Settling method, worth skipping while the
+// cluster is settled.
 func consolidates(m Method) bool {
-	switch m.(type) {
-	case MultiNodeConsolidation, SingleNodeConsolidation:
-		return true
-	}
-	return false
+	_, ok := m.(Settling)
+	return ok
 }
 
 // fresh are the verdicts not reported within the interval.

@@ -177,11 +177,10 @@ func (opts Options) Step(o Orchestration, obs Observation, now time.Time) (StepR
 // are now: every one must still be chosen, else the command is
 // abandoned, saying why. A command that passes gets fresh replacements.
 func (opts Options) validate(cmd Command, in Input, now time.Time) (Command, string) {
-	idx := slices.IndexFunc(opts.Methods, func(m Method) bool { return m.Name() == cmd.Method })
-	if idx < 0 {
+	m, ok := methodNamed(opts.Methods, cmd.Method)
+	if !ok {
 		return Command{}, fmt.Sprintf("method %s is no longer enabled", cmd.Method)
 	}
-	m := opts.Methods[idx]
 	names := cmd.Names()
 	var mine []Candidate
 	for _, c := range Candidates(in) {
