@@ -98,6 +98,14 @@ type Options struct {
 	ReplacementTimeout time.Duration
 	// Name names a replacement NodeClaim of a NodePool.
 	Name func(nodePool string) string
+	// HistoryFromFirstTick: the unavailable-offerings history the
+	// engine is given starts at its first tick. The controller's first
+	// tick comes once its process leads, and of before that its cache
+	// knows nothing (the previous leader's marks went with its process),
+	// so returns to preferred capacity wait their after from there.
+	// Simulate's cache has seen its world from the start: its history is
+	// complete.
+	HistoryFromFirstTick bool
 }
 
 // Default orchestration timings (the reference validates after 15 s).

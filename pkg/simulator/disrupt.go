@@ -56,9 +56,9 @@ type disrupter struct {
 }
 
 func newDisrupter(opts DisruptionOptions, name func(string) string) *disrupter {
-	return &disrupter{engine: &disruption.Engine{EventInterval: disruption.DefaultEventInterval, Options: disruption.Options{
+	return &disrupter{engine: disruption.NewEngine(disruption.Options{
 		Methods: disruption.Methods(opts.Gates), ValidationDelay: opts.ValidationDelay, ReplacementTimeout: opts.ReplacementTimeout, Name: name,
-	}}}
+	})}
 }
 
 // due reports whether the engine should tick at now.

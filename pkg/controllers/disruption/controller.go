@@ -68,16 +68,14 @@ type Controller struct {
 	opts     Options
 	engine   *disruption.Engine
 	trigger  chan event.GenericEvent
-	// leading is when this process first reconciled, as leader.
-	leading time.Time
 }
 
 // New builds the controller.
 func New(c client.Client, reader client.Reader, cluster *clusterstate.Cluster, recorder events.EventRecorder, clk clock.Clock, metrics *Metrics, opts Options) *Controller {
-	engine := &disruption.Engine{EventInterval: disruption.DefaultEventInterval, Options: disruption.Options{
+	engine := disruption.NewEngine(disruption.Options{
 		Methods: disruption.Methods(opts.Gates), ValidationDelay: opts.ValidationDelay, ReplacementTimeout: opts.ReplacementTimeout,
-		Name: func(np string) string { return np + "-" + rand.String(5) },
-	}}
+		Name: func(np string) string { return np + "-" + rand.String(5) }, HistoryFromFirstTick: true,
+	})
 	return &Controller{client: c, reader: reader, cluster: cluster, recorder: recorder, clock: clk, metrics: metrics, opts: opts,
 		engine: engine, trigger: make(chan event.GenericEvent, 1)}
 }
@@ -93,13 +91,6 @@ func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	in.Pods = scaleup.PinFlavors(ctx, in.Pods, c.opts.Models)
 	if c.opts.Unavailable != nil {
 		in.Unavailable = c.opts.Unavailable.History()
-		// The first reconcile comes once this process leads: of before
-		// it the cache knows nothing, as the previous leader's marks went
-		// with its process, so returns wait their after from here.
-		if c.leading.IsZero() {
-			c.leading = c.clock.Now()
-		}
-		in.Unavailable.Since = c.leading
 	}
 	replacements, err := c.observe(ctx, c.engine.Replacements())
 	if err != nil {
