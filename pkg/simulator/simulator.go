@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	clocktesting "k8s.io/utils/clock/testing"
@@ -86,7 +87,9 @@ type Simulator struct {
 	interruptWake time.Time
 	// attempts are the failed launches of NodeClaims not launched yet,
 	// as the lifecycle controller keeps them.
-	attempts map[string]lifecycle.LaunchAttempts
+	attempts *lifecycle.Attempts
+	// requeues are when steps asked to run again (effects.RequeueAt).
+	requeues []time.Time
 	// blockWake is when the next capacity block drain is due.
 	blockWake time.Time
 }
@@ -110,7 +113,7 @@ func New(set *manifests.Set, profile *simv1alpha1.CloudProfile, types []catalog.
 		opts: opts, start: origin, clock: clk, world: newWorld(set), kubelet: sim.NewMemoryKubelet(), profile: profile,
 		unavailable: cloudprovider.NewUnavailableOfferings(clk, opts.UnavailableTTL),
 		rng:         rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15)),
-		attempts:    map[string]lifecycle.LaunchAttempts{},
+		attempts:    lifecycle.NewAttempts(),
 	}
 	s.rec = newRecorder(origin)
 	s.disrupter = newDisrupter(opts.Disruption, s.claimName)
@@ -253,6 +256,10 @@ func (s *Simulator) nextWake() (time.Time, bool) {
 		consider(t)
 	}
 	for _, t := range s.lifecycleDeadlines() {
+		consider(t)
+	}
+	s.requeues = slices.DeleteFunc(s.requeues, func(t time.Time) bool { return !t.After(now) })
+	for _, t := range s.requeues {
 		consider(t)
 	}
 	for _, t := range append(s.disrupter.wake(s.world.version), s.drainWakes...) {

@@ -69,17 +69,18 @@ func (s *Simulator) terminate(ctx context.Context) (bool, error) {
 		if err := cloudprovider.IgnoreNodeClaimNotFound(s.cloud.Delete(ctx, nc)); err != nil {
 			return false, fmt.Errorf("terminating the instance of nodeclaim %s, %w", nc.Name, err)
 		}
-		s.removeClaim(nc, deletionReason(nc))
+		s.removeClaim(nc, s.deletionReason(nc))
 		changed = true
 	}
 	return changed, nil
 }
 
 // deletionReason names why a NodeClaim was deleted: the disruption
-// reason recorded on it (Empty, Drifted, …), else a plain deletion.
-func deletionReason(nc *v1.NodeClaim) string {
+// reason recorded on it (Empty, Drifted, …), else its instance's last
+// notice, else a plain deletion.
+func (s *Simulator) deletionReason(nc *v1.NodeClaim) string {
 	if c := meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypeDisruptionReason); c != nil {
 		return c.Reason
 	}
-	return "Deleted"
+	return s.rec.endReason(nc.Status.ProviderID, "Deleted")
 }
