@@ -33,11 +33,10 @@ const (
 
 // Disrupt marks a candidate as being disrupted: the karpenter.sh/disrupted
 // NoSchedule taint on its node, so nothing new lands there, and why on
-// its NodeClaim's DisruptionReason condition. The taint is put on here
-// and taken off in Undisrupt, nowhere else.
+// its NodeClaim's DisruptionReason condition (Undisrupt takes both off).
 func Disrupt(nodeClaim, node string, reason v1.DisruptionReason, message string, now time.Time) []effects.Effect {
 	return []effects.Effect{
-		effects.PatchNode{Name: node, AddTaints: []corev1.Taint{v1.DisruptedNoScheduleTaint()}},
+		effects.DisruptedTaint(node, true),
 		effects.SetCondition{Object: effects.NodeClaimRef(nodeClaim), Condition: metav1.Condition{Type: v1.ConditionTypeDisruptionReason,
 			Status: metav1.ConditionTrue, Reason: string(reason), Message: message, LastTransitionTime: metav1.NewTime(now)}},
 	}
@@ -47,7 +46,7 @@ func Disrupt(nodeClaim, node string, reason v1.DisruptionReason, message string,
 // NodeClaims (none when the node has none): a command abandoned, or one
 // lost to a restart (a stale taint), leaves the node as it was.
 func Undisrupt(node string, nodeClaims ...string) []effects.Effect {
-	out := []effects.Effect{effects.PatchNode{Name: node, RemoveTaints: []corev1.Taint{v1.DisruptedNoScheduleTaint()}}}
+	out := []effects.Effect{effects.DisruptedTaint(node, false)}
 	for _, nc := range nodeClaims {
 		out = append(out, effects.RemoveCondition{Object: effects.NodeClaimRef(nc), Type: v1.ConditionTypeDisruptionReason})
 	}
@@ -86,8 +85,10 @@ func tickEffects(in Input, t Tick, cmd Command, now time.Time) []effects.Effect 
 	}
 	if t.Finished != nil && t.Abandoned != "" {
 		for _, c := range cmd.Candidates {
-			out = append(out, effects.Event{Object: effects.NodeClaimRef(c.NodeClaim.Name), Type: corev1.EventTypeNormal,
-				Reason: EventDisruptionBlocked, Action: "Abandon", Message: fmt.Sprintf("%s abandoned: %s", cmd.Method, t.Abandoned)})
+			for _, obj := range []effects.Ref{effects.NodeClaimRef(c.NodeClaim.Name), effects.NodeRef(c.Node.Name)} {
+				out = append(out, effects.Event{Object: obj, Type: corev1.EventTypeNormal,
+					Reason: EventDisruptionBlocked, Action: "Abandon", Message: fmt.Sprintf("%s abandoned: %s", cmd.Method, t.Abandoned)})
+			}
 		}
 	}
 	return out
@@ -108,6 +109,12 @@ func actionEffects(cmd Command, a Action, now time.Time) []effects.Effect {
 		}
 	case ActionLaunch:
 		for _, nc := range a.NodeClaims {
+			// Created with the termination finalizer, as the provisioner's
+			// are: a replacement deleted at once is drained too.
+			nc = nc.DeepCopy()
+			if !slices.Contains(nc.Finalizers, v1.TerminationFinalizer) {
+				nc.Finalizers = append(nc.Finalizers, v1.TerminationFinalizer)
+			}
 			out = append(out, effects.CreateNodeClaim{NodeClaim: nc})
 			// Related to the replacement, so two replacements are two
 			// events, not one series.

@@ -70,6 +70,8 @@ func TestActionEffects(t *testing.T) {
 	cand := Candidate{NodeClaim: c.claim("a"), Node: c.nodeNamed("a")}
 	cmd := Command{Method: "Drift", Reason: v1.DisruptionReasonDrifted, Candidates: []Candidate{cand}}
 	repl := &v1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "default-x"}}
+	created := repl.DeepCopy()
+	created.Finalizers = []string{v1.TerminationFinalizer}
 	related := effects.NodeClaimRef("default-x")
 	launching := "Drift (Drifted): launching replacement nodeclaim default-x"
 	cases := []struct {
@@ -82,7 +84,7 @@ func TestActionEffects(t *testing.T) {
 			effects.RemoveCondition{Object: effects.NodeClaimRef("nc-a"), Type: v1.ConditionTypeDisruptionReason},
 		}},
 		{"launch", Action{Kind: ActionLaunch, NodeClaims: []*v1.NodeClaim{repl}}, []effects.Effect{
-			effects.CreateNodeClaim{NodeClaim: repl},
+			effects.CreateNodeClaim{NodeClaim: created},
 			effects.Event{Object: effects.NodeClaimRef("nc-a"), Related: &related, Type: corev1.EventTypeNormal, Reason: EventDisruptionLaunching, Action: "Drift", Message: launching},
 			effects.Event{Object: effects.NodeRef("a"), Related: &related, Type: corev1.EventTypeNormal, Reason: EventDisruptionLaunching, Action: "Drift", Message: launching},
 		}},
