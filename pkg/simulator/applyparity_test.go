@@ -386,4 +386,3 @@ func marked(u *cloudprovider.UnavailableOfferings) []cloudprovider.OfferingKey {
 	}
 	return out
 }
-
