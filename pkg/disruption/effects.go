@@ -85,10 +85,8 @@ func tickEffects(in Input, t Tick, cmd Command, now time.Time) []effects.Effect 
 	}
 	if t.Finished != nil && t.Abandoned != "" {
 		for _, c := range cmd.Candidates {
-			for _, obj := range []effects.Ref{effects.NodeClaimRef(c.NodeClaim.Name), effects.NodeRef(c.Node.Name)} {
-				out = append(out, effects.Event{Object: obj, Type: corev1.EventTypeNormal,
-					Reason: EventDisruptionBlocked, Action: "Abandon", Message: fmt.Sprintf("%s abandoned: %s", cmd.Method, t.Abandoned)})
-			}
+			out = append(out, effects.Event{Object: effects.NodeClaimRef(c.NodeClaim.Name), Type: corev1.EventTypeNormal,
+				Reason: EventDisruptionBlocked, Action: "Abandon", Message: fmt.Sprintf("%s abandoned: %s", cmd.Method, t.Abandoned)})
 		}
 	}
 	return out
