@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -41,7 +42,9 @@ func New(c client.Client, reader client.Reader, applier *apply.Applier, clk cloc
 func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	nc := &v1.NodeClaim{}
 	if err := c.client.Get(ctx, req.NamespacedName, nc); err != nil {
-		c.applier.Attempts().Forget(req.Name)
+		if apierrors.IsNotFound(err) {
+			c.applier.Attempts().Forget(req.Name)
+		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if nc.DeletionTimestamp != nil {
