@@ -59,7 +59,7 @@ func (c consolidation) eligible(m Method, env Env, out *Outcome) []Candidate {
 			continue
 		}
 		if !cand.Priced {
-			out.Verdicts = append(out.Verdicts, verdict(cand, m, EventUnconsolidatable, msgUnknownPrice))
+			out.Verdicts = append(out.Verdicts, verdict(cand, m, EventUnconsolidatable, VerdictUnpriced, msgUnknownPrice))
 			continue
 		}
 		cands = append(cands, cand)
@@ -314,7 +314,7 @@ func (m SingleNodeConsolidation) Compute(env Env) Outcome {
 		for i, j := range batch[:n] {
 			cand := cands[start+i]
 			if j.why != "" {
-				out.Verdicts = append(out.Verdicts, verdict(cand, m, EventUnconsolidatable, j.why))
+				out.Verdicts = append(out.Verdicts, verdict(cand, m, EventUnconsolidatable, VerdictUnconsolidatable, j.why))
 				continue
 			}
 			out.Command.Candidates, out.Command.Replacements = []Candidate{cand}, j.replacements
@@ -323,3 +323,10 @@ func (m SingleNodeConsolidation) Compute(env Env) Outcome {
 	}
 	return out
 }
+
+// Settles implements Settling: consolidation simulates every candidate,
+// so it finds nothing new until the cluster changes.
+func (MultiNodeConsolidation) Settles() {}
+
+// Settles implements Settling.
+func (SingleNodeConsolidation) Settles() {}

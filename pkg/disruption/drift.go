@@ -124,7 +124,7 @@ func replaceMarked(env Env, m Method, condition string) Outcome {
 		sim := env.Simulate([]Candidate{c})
 		if len(sim.Unplaced) > 0 {
 			u := sim.Unplaced[0]
-			out.Verdicts = append(out.Verdicts, verdict(c, m, EventDisruptionBlocked,
+			out.Verdicts = append(out.Verdicts, verdict(c, m, EventDisruptionBlocked, VerdictUnschedulable,
 				fmt.Sprintf("pod %s/%s would not schedule without the node: %s", u.Pod.Namespace, u.Pod.Name, u.Message)))
 			continue
 		}

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/capstan-dev/capstan/pkg/effects"
 )
 
 // DefaultEventInterval is how often the same verdict is reported for the
@@ -26,6 +28,14 @@ type Engine struct {
 	// found nothing; while the cluster still has that key, consolidation
 	// is not run again.
 	settled string
+	// started is the first tick (Options.HistoryFromFirstTick).
+	started time.Time
+}
+
+// NewEngine is the engine the controller and simulate run, verdicts
+// rate-limited by DefaultEventInterval.
+func NewEngine(opts Options) *Engine {
+	return &Engine{Options: opts, EventInterval: DefaultEventInterval}
 }
 
 // Tick is what one tick decided.
@@ -51,6 +61,10 @@ type Tick struct {
 	// WakeAt is when to tick again at the latest (zero: the caller's
 	// polling interval).
 	WakeAt time.Time
+	// Effects are the tick's changes for an applier, in order: stale
+	// taints off, verdicts reported, the actions, the annotations, the
+	// abandonment reported.
+	Effects []effects.Effect
 }
 
 // Active is the command in flight, if any.
@@ -72,6 +86,28 @@ func (e *Engine) Replacements() []string {
 
 // Tick moves the command in flight on, or plans a new one.
 func (e *Engine) Tick(in Input, replacements map[string]ReplacementStatus, now time.Time) (Tick, error) {
+	if e.started.IsZero() {
+		e.started = now
+	}
+	if e.Options.HistoryFromFirstTick && in.Unavailable.Since.Before(e.started) {
+		in.Unavailable.Since = e.started
+	}
+	t, err := e.tick(in, replacements, now)
+	if err != nil {
+		return t, err
+	}
+	var cmd Command
+	if e.active != nil {
+		cmd = e.active.Command
+	}
+	if t.Finished != nil {
+		cmd = *t.Finished
+	}
+	t.Effects = tickEffects(in, t, cmd, now)
+	return t, nil
+}
+
+func (e *Engine) tick(in Input, replacements map[string]ReplacementStatus, now time.Time) (Tick, error) {
 	if e.active != nil {
 		res, err := e.Options.Step(*e.active, Observation{Input: in, Replacements: replacements}, now)
 		if err != nil {
@@ -82,10 +118,12 @@ func (e *Engine) Tick(in Input, replacements map[string]ReplacementStatus, now t
 		if res.Done {
 			cmd := res.Next.Command
 			t.Finished, t.Abandoned, e.active = &cmd, res.Abandoned, nil
-			if res.ReplacementFailed && (cmd.Method == (ReturnToPreferred{}).Name() || cmd.Method == (ReturnToPreferredTerm{}).Name()) {
-				t.Annotate = map[string]map[string]string{}
-				for _, c := range cmd.Candidates {
-					t.Annotate[c.NodeClaim.Name] = ReturnBackoff(c.NodeClaim, c.NodePool, now)
+			if m, ok := methodNamed(e.Options.Methods, cmd.Method); ok && res.ReplacementFailed {
+				if b, ok := m.(BackingOff); ok {
+					t.Annotate = map[string]map[string]string{}
+					for _, c := range cmd.Candidates {
+						t.Annotate[c.NodeClaim.Name] = b.Backoff(c, now)
+					}
 				}
 			}
 			return t, nil
@@ -118,17 +156,11 @@ func (e *Engine) Tick(in Input, replacements map[string]ReplacementStatus, now t
 	return t, nil
 }
 
-// consolidates reports a consolidation method: one that simulates every
-// candidate, worth skipping while the cluster is settled.
-// ReturnToPreferred is not: it simulates only fallback nodes, and waits
-// on time (the preferred offering's availability) as much as on the
-// cluster.
+// consolidates reports a Settling method, worth skipping while the
+// cluster is settled.
 func consolidates(m Method) bool {
-	switch m.(type) {
-	case MultiNodeConsolidation, SingleNodeConsolidation:
-		return true
-	}
-	return false
+	_, ok := m.(Settling)
+	return ok
 }
 
 // fresh are the verdicts not reported within the interval.

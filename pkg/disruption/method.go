@@ -1,7 +1,6 @@
 package disruption
 
 import (
-	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,23 +27,6 @@ func (c Command) Names() []string {
 		out = append(out, cand.NodeClaim.Name)
 	}
 	return out
-}
-
-// Event reasons a Verdict is reported under: consolidation methods say a
-// node is Unconsolidatable, the others that its disruption is blocked.
-const (
-	EventUnconsolidatable  = "Unconsolidatable"
-	EventDisruptionBlocked = "DisruptionBlocked"
-)
-
-// Verdict is a node a method would disrupt but may not now, and why, in
-// the reference's words.
-type Verdict struct {
-	NodeClaim string
-	Node      string
-	Method    string
-	Event     string
-	Message   string
 }
 
 // Env is what a method decides over.
@@ -93,6 +75,38 @@ type Method interface {
 	Name() string
 	Reason() v1.DisruptionReason
 	Compute(env Env) Outcome
+}
+
+// A method may declare optional capabilities by implementing these
+// interfaces; the engine asks for them, never for a method by name, so a
+// new method touches only its own file and the list in Methods
+// (docs/disruption.md, "Adding a method").
+
+// Settling is a method whose result changes only when the cluster does
+// (it simulates every candidate): while the cluster is as it was when
+// the method last found nothing, the engine does not run it again.
+type Settling interface {
+	Method
+	Settles()
+}
+
+// BackingOff is a method whose failed commands back off: when a
+// replacement fails to launch or initialize, the candidate's NodeClaim
+// gets the annotations Backoff returns, so the method waits before
+// trying it again.
+type BackingOff interface {
+	Method
+	Backoff(c Candidate, now time.Time) map[string]string
+}
+
+// methodNamed is the method of the list named name, as commands carry it.
+func methodNamed(methods []Method, name string) (Method, bool) {
+	for _, m := range methods {
+		if m.Name() == name {
+			return m, true
+		}
+	}
+	return nil, false
 }
 
 // Gates are the feature gates that shape the method list.
@@ -187,37 +201,6 @@ func AllowedByPool(in Input, reason v1.DisruptionReason, now time.Time) map[stri
 		out[np.Name] = n
 	}
 	return out
-}
-
-// admit screens a candidate method m wants: one being deleted is not
-// counted; a blocked one, or one whose NodePool's budget allows nothing
-// now, is counted as eligible and gets its verdict (reported under
-// event) but is not admitted.
-func (out *Outcome) admit(c Candidate, m Method, event string, env Env) bool {
-	if c.Blocked == blockedDeleting {
-		return false
-	}
-	out.Eligible++
-	switch {
-	case c.Blocked != "":
-		if reportable(c) {
-			out.Verdicts = append(out.Verdicts, verdict(c, m, event, c.Blocked))
-		}
-		return false
-	case env.Allowed[c.NodePool.Name] == 0:
-		out.Verdicts = append(out.Verdicts, budgetVerdict(c, m, event))
-		return false
-	}
-	return true
-}
-
-// budgetVerdict is the verdict for a node its NodePool's budget holds.
-func budgetVerdict(c Candidate, m Method, event string) Verdict {
-	return verdict(c, m, event, fmt.Sprintf("disruption budget of 0 for %s", m.Reason()))
-}
-
-func verdict(c Candidate, m Method, event, msg string) Verdict {
-	return Verdict{NodeClaim: c.NodeClaim.Name, Node: c.Node.Name, Method: m.Name(), Event: event, Message: msg}
 }
 
 func ready(n *corev1.Node) bool {

@@ -98,6 +98,14 @@ type Options struct {
 	ReplacementTimeout time.Duration
 	// Name names a replacement NodeClaim of a NodePool.
 	Name func(nodePool string) string
+	// HistoryFromFirstTick: the unavailable-offerings history the
+	// engine is given starts at its first tick. The controller's first
+	// tick comes once its process leads, and of before that its cache
+	// knows nothing (the previous leader's marks went with its process),
+	// so returns to preferred capacity wait their after from there.
+	// Simulate's cache has seen its world from the start: its history is
+	// complete.
+	HistoryFromFirstTick bool
 }
 
 // Default orchestration timings (the reference validates after 15 s and
@@ -179,11 +187,10 @@ func (opts Options) Step(o Orchestration, obs Observation, now time.Time) (StepR
 // are now: every one must still be chosen, else the command is
 // abandoned, saying why. A command that passes gets fresh replacements.
 func (opts Options) validate(cmd Command, in Input, now time.Time) (Command, string) {
-	idx := slices.IndexFunc(opts.Methods, func(m Method) bool { return m.Name() == cmd.Method })
-	if idx < 0 {
+	m, ok := methodNamed(opts.Methods, cmd.Method)
+	if !ok {
 		return Command{}, fmt.Sprintf("method %s is no longer enabled", cmd.Method)
 	}
-	m := opts.Methods[idx]
 	names := cmd.Names()
 	var mine []Candidate
 	for _, c := range Candidates(in) {

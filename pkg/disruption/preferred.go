@@ -112,7 +112,7 @@ func returns(env Env, m Method, fellBack func(Candidate) bool, on func(ReturnPol
 		}
 		r, why, wake := replacement(env, c, policy, backoff[c.NodePool.Name])
 		if why != "" {
-			out.Verdicts = append(out.Verdicts, verdict(c, m, EventDisruptionBlocked, why))
+			out.Verdicts = append(out.Verdicts, verdict(c, m, EventDisruptionBlocked, VerdictReturnWaits, why))
 			out.wake(wake, env.Now)
 			continue
 		}
@@ -365,4 +365,10 @@ func ReturnBackoff(nc *v1.NodeClaim, np *v1.NodePool, now time.Time) map[string]
 		v1.ReturnAttemptsAnnotationKey:  strconv.Itoa(n),
 		v1.ReturnNotBeforeAnnotationKey: now.Add(wait).UTC().Format(time.RFC3339),
 	}
+}
+
+// Backoff implements BackingOff: a failed return waits longer each time
+// (ReturnBackoff).
+func (ReturnToPreferred) Backoff(c Candidate, now time.Time) map[string]string {
+	return ReturnBackoff(c.NodeClaim, c.NodePool, now)
 }

@@ -167,3 +167,8 @@ func narrow(r *provisioning.NodeClaim, reqs scheduling.Requirements) *provisioni
 	out.Requirements.Add(scheduling.NewRequirement(v1.LabelInstanceType, corev1.NodeSelectorOpIn, names...))
 	return &out
 }
+
+// Backoff implements BackingOff, as for ReturnToPreferred.
+func (ReturnToPreferredTerm) Backoff(c Candidate, now time.Time) map[string]string {
+	return ReturnBackoff(c.NodeClaim, c.NodePool, now)
+}

@@ -225,24 +225,28 @@ func explainDisruption(in NodeInput, out *Node) {
 		out.Disruption = sentence(what, next)
 		return
 	}
+	var first disruption.Verdict
 	for _, v := range d.Verdicts {
 		if v.NodeClaim == nc.Name {
+			if len(out.DisruptionVerdicts) == 0 {
+				first = v
+			}
 			out.DisruptionVerdicts = append(out.DisruptionVerdicts, DisruptionVerdict{Method: v.Method, Event: v.Event, Message: v.Message})
 		}
 	}
 	if len(out.DisruptionVerdicts) > 0 {
 		v := out.DisruptionVerdicts[0]
-		if in.Offline && v.Method == (disruption.Drift{}).Name() && out.DisruptionsAllowed[string(v1.DisruptionReasonDrifted)] > 0 {
-			// Not blocked, not held by the budget: the verdict is the
-			// scheduling simulation's, and without instance types no
-			// replacement fits anything, so it is not the controller's.
+		if in.Offline && first.Code == disruption.VerdictUnschedulable {
+			// The verdict is the scheduling simulation's, and without
+			// instance types no replacement fits anything, so it is not
+			// the controller's.
 			out.DisruptionVerdicts = nil
 			out.Unknown = append(out.Unknown, "where a drifted node's pods would go: replacements need the cloud's instance types (pass --controller-address)")
 			out.DisruptionStatus = DisruptionHeld
 			out.Disruption = sentence(what, "whether its pods fit elsewhere is known to the controller")
 			return
 		}
-		if in.Offline && v.Event == disruption.EventUnconsolidatable && v.Method != (disruption.Emptiness{}).Name() && !strings.HasPrefix(v.Message, "disruption budget") {
+		if in.Offline && first.Code.NeedsInstanceTypes() {
 			// Consolidation's verdicts weigh prices and placements, which
 			// only the controller's instance types tell.
 			out.DisruptionVerdicts = nil

@@ -11,6 +11,7 @@ import (
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/effects"
 )
 
 const (
@@ -57,6 +58,8 @@ type Decision struct {
 	// WakeAt is when a notice held back now needs action (a preemptible
 	// VM entering its margin or its notice); zero when none does.
 	WakeAt time.Time
+	// Effects are the actions' changes for an applier, in order.
+	Effects []effects.Effect
 }
 
 // Claim is a NodeClaim and its NodePool (nil when gone), as a Step
@@ -139,6 +142,7 @@ func (h *Handler) Step(notices []cloudprovider.InterruptionNotice, claims map[st
 		}
 		if a.Received || a.Event != "" || a.Interrupt || a.Expect || a.MarkUnavailable {
 			d.Actions = append(d.Actions, a)
+			d.Effects = append(d.Effects, actionEffects(a, claim.NodeClaim, now)...)
 		}
 	}
 	for _, k := range slices.Collect(maps.Keys(h.seen)) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,6 +26,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim/simapi"
 	apiapply "github.com/capstan-dev/capstan/pkg/controllers/apply"
+	"github.com/capstan-dev/capstan/pkg/disruption"
 	"github.com/capstan-dev/capstan/pkg/effects"
 	"github.com/capstan-dev/capstan/pkg/lifecycle"
 	"github.com/capstan-dev/capstan/pkg/manifests"
@@ -177,6 +179,19 @@ func TestAppliersAgree(t *testing.T) {
 				effects.Event{Object: effects.NodeRef(nodes[0].Name), Type: corev1.EventTypeNormal, Reason: "Patched", Action: "Patch", Message: "patched"},
 			}
 		}},
+		{name: "a candidate disrupted", claims: []*v1.NodeClaim{claim(launched("sim://parity/i-8", v1.ConditionTypeLaunched))},
+			nodes: []*corev1.Node{node("sim://parity/i-8")}, effects: func(claims []*v1.NodeClaim, nodes []*corev1.Node) []effects.Effect {
+				return disruption.Disrupt(claims[0].Name, nodes[0].Name, v1.DisruptionReasonDrifted, "Drift", parityStart)
+			}},
+		{name: "a stale taint and its reason removed", claims: []*v1.NodeClaim{claim(launched("sim://parity/i-9", v1.ConditionTypeLaunched, v1.ConditionTypeDisruptionReason))},
+			nodes: []*corev1.Node{node("sim://parity/i-9", func(n *corev1.Node) { n.Spec.Taints = []corev1.Taint{v1.DisruptedNoScheduleTaint()} })},
+			effects: func(claims []*v1.NodeClaim, nodes []*corev1.Node) []effects.Effect {
+				return disruption.Undisrupt(nodes[0].Name, claims[0].Name)
+			}},
+		{name: "a forceful deletion", claims: []*v1.NodeClaim{claim(launched("sim://parity/i-10", v1.ConditionTypeLaunched))},
+			effects: func(claims []*v1.NodeClaim, _ []*corev1.Node) []effects.Effect {
+				return disruption.Forceful(claims[0], v1.DisruptionReasonInterrupted, "interrupted (SpotInterruption)", parityStart.Add(2*time.Minute), parityStart)
+			}},
 		{name: "pods", pods: []*corev1.Pod{test.Pod("parity", func(p *corev1.Pod) { p.Name = "evicted" }), test.Pod("parity", func(p *corev1.Pod) { p.Name = "deleted" }), test.Pod("parity", func(p *corev1.Pod) { p.Name = "kept" })},
 			effects: func([]*v1.NodeClaim, []*corev1.Node) []effects.Effect {
 				return []effects.Effect{effects.EvictPod{Namespace: "parity", Name: "evicted"}, effects.DeletePod{Namespace: "parity", Name: "deleted", GracePeriodSeconds: ptr.To[int64](0)},
@@ -264,7 +279,7 @@ func applyToAPI(t *testing.T, c client.Client, tc parityCase, claims []*v1.NodeC
 	recorder := events.NewFakeRecorder(100)
 	attempts := lifecycle.NewAttempts()
 	a := apiapply.New(apiapply.Deps{Client: c, Recorder: recorder, Cloud: parityCloud(t, tc.faults, simapi.NodeClasses{Client: c}, clk, unavailable),
-		Unavailable: unavailable, Counters: apiapply.NewCounters(), Trigger: func(effects.TriggerSolve) {}, Attempts: attempts, Clock: clk})
+		Unavailable: unavailable, Counters: disruptionCounters(), Trigger: func(effects.TriggerSolve) {}, Attempts: attempts, Clock: clk})
 	requeue, err := a.Apply(ctx, effs)
 	if err != nil {
 		t.Fatal(err)
@@ -386,4 +401,12 @@ func marked(u *cloudprovider.UnavailableOfferings) []cloudprovider.OfferingKey {
 		}
 	}
 	return out
+}
+
+// disruptionCounters are the counters disruption's forceful deletions
+// add to.
+func disruptionCounters() *apiapply.Counters {
+	c := apiapply.NewCounters()
+	c.Add(disruption.MetricDisrupted, prometheus.NewCounterVec(prometheus.CounterOpts{Name: disruption.MetricDisrupted}, []string{"reason"}))
+	return c
 }

@@ -3,13 +3,9 @@ package simulator
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/budgets"
@@ -56,9 +52,9 @@ type disrupter struct {
 }
 
 func newDisrupter(opts DisruptionOptions, name func(string) string) *disrupter {
-	return &disrupter{engine: &disruption.Engine{EventInterval: disruption.DefaultEventInterval, Options: disruption.Options{
+	return &disrupter{engine: disruption.NewEngine(disruption.Options{
 		Methods: disruption.Methods(opts.Gates), ValidationDelay: opts.ValidationDelay, ReplacementTimeout: opts.ReplacementTimeout, Name: name,
-	}}}
+	})}
 }
 
 // due reports whether the engine should tick at now.
@@ -154,7 +150,8 @@ func (s *Simulator) disrupt(ctx context.Context) (bool, error) {
 	if tick.Planned != nil {
 		d.idle, d.version, d.revisit = !tick.Planned.Found, version, s.revisitAt(in, tick.Planned, now)
 	}
-	return s.applyTick(tick, now) || changed, nil
+	applied, err := s.applyTick(ctx, tick, now)
+	return applied || changed, err
 }
 
 // revisitAt is when an idle engine must plan again though nothing in the
@@ -215,8 +212,11 @@ func (s *Simulator) updateConditions(ctx context.Context, now time.Time) (bool, 
 			}
 			cloudReason = string(reason)
 		}
-		c, at := disruption.UpdateConditions(nc, np, cloudReason, s.opts.Disruption.Gates.Drift, now)
-		changed = changed || c
+		effs, at := disruption.Conditions(nc, np, cloudReason, s.opts.Disruption.Gates.Drift, now)
+		if err := s.applyEffects(ctx, effs); err != nil {
+			return false, err
+		}
+		changed = changed || len(effs) > 0
 		if !at.IsZero() && (s.disrupter.consolidatable.IsZero() || at.Before(s.disrupter.consolidatable)) {
 			s.disrupter.consolidatable = at
 		}
@@ -261,92 +261,19 @@ func (s *Simulator) replacements() map[string]disruption.ReplacementStatus {
 	return out
 }
 
-// applyTick applies a tick to the world, as the controller does through
-// the API server, and records it.
-func (s *Simulator) applyTick(tick disruption.Tick, now time.Time) bool {
-	changed := false
-	for _, n := range tick.Stale {
-		changed = s.setDisruptedTaint(n.Name, false) || changed
-	}
-	for _, v := range tick.Verdicts {
-		s.rec.event(now, v.Event, "node/"+v.Node, v.Message)
-	}
-	var cmd disruption.Command
-	if o, ok := s.disrupter.engine.Active(); ok {
-		cmd = o.Command
-	}
-	if tick.Finished != nil {
-		cmd = *tick.Finished
-	}
-	why := fmt.Sprintf("%s (%s)", cmd.Method, cmd.Reason)
+// applyTick applies a tick's effects to the world, as the controller
+// does through the API server, and records the command's progress in
+// the report.
+func (s *Simulator) applyTick(ctx context.Context, tick disruption.Tick, now time.Time) (bool, error) {
 	for _, a := range tick.Actions {
-		changed = true
 		for _, cand := range a.Candidates {
-			nc := s.world.claims[cand.NodeClaim.Name]
-			if nc == nil {
-				continue
-			}
 			switch a.Kind {
 			case disruption.ActionTaint:
-				s.setDisruptedTaint(cand.Node.Name, true)
-				meta.SetStatusCondition(&nc.Status.Conditions, metav1.Condition{Type: v1.ConditionTypeDisruptionReason, Status: metav1.ConditionTrue,
-					Reason: string(cmd.Reason), Message: cmd.Method, LastTransitionTime: metav1.NewTime(now)})
-				s.rec.disrupted(now, nc.Name)
+				s.rec.disrupted(now, cand.NodeClaim.Name)
 			case disruption.ActionUntaint:
-				s.setDisruptedTaint(cand.Node.Name, false)
-				meta.RemoveStatusCondition(&nc.Status.Conditions, v1.ConditionTypeDisruptionReason)
-				s.rec.undisrupted(nc.Name)
-			case disruption.ActionDelete:
-				s.rec.event(now, "DisruptionTerminating", "node/"+cand.Node.Name, why+": deleting the node")
-				s.deleteClaim(nc, now)
-			}
-		}
-		for _, nc := range a.NodeClaims {
-			nc.CreationTimestamp = metav1.NewTime(now)
-			nc.Finalizers = []string{v1.TerminationFinalizer}
-			s.world.claims[nc.Name] = nc
-			for _, cand := range cmd.Candidates {
-				s.rec.event(now, "DisruptionLaunching", "node/"+cand.Node.Name, fmt.Sprintf("%s: launching replacement nodeclaim %s", why, nc.Name))
+				s.rec.undisrupted(cand.NodeClaim.Name)
 			}
 		}
 	}
-	if tick.Finished != nil && tick.Abandoned != "" {
-		for _, cand := range cmd.Candidates {
-			s.rec.event(now, disruption.EventDisruptionBlocked, "node/"+cand.Node.Name, fmt.Sprintf("%s abandoned: %s", cmd.Method, tick.Abandoned))
-		}
-	}
-	for name, annotations := range tick.Annotate {
-		if nc := s.world.claims[name]; nc != nil {
-			if nc.Annotations == nil {
-				nc.Annotations = map[string]string{}
-			}
-			maps.Copy(nc.Annotations, annotations)
-			changed = true
-		}
-	}
-	if changed {
-		s.world.changed()
-	}
-	return changed
-}
-
-// setDisruptedTaint puts the karpenter.sh/disrupted:NoSchedule taint on
-// a node or takes it off; it reports a change.
-func (s *Simulator) setDisruptedTaint(name string, on bool) bool {
-	node := s.world.nodes[name]
-	if node == nil {
-		return false
-	}
-	taint := v1.DisruptedNoScheduleTaint()
-	has := slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.MatchTaint(&taint) })
-	switch {
-	case on && !has:
-		node.Spec.Taints = append(node.Spec.Taints, taint)
-	case !on && has:
-		node.Spec.Taints = slices.DeleteFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.MatchTaint(&taint) })
-	default:
-		return false
-	}
-	s.world.changed()
-	return true
+	return s.applyChanges(ctx, tick.Effects)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -51,6 +52,10 @@ type nodeRecord struct {
 	// changed (its reservation ended); zero priceSince means launched.
 	accrued    float64
 	priceSince time.Time
+	// registered is set once its Node registered, after the events
+	// recorded before it (events[:sinceEvent]).
+	registered bool
+	sinceEvent int
 }
 
 // cost is what the node cost from launch until end.
@@ -68,6 +73,28 @@ func newRecorder(start time.Time) *recorder {
 
 func (r *recorder) event(now time.Time, kind, object, message string) {
 	r.events = append(r.events, Event{At: offset(r.start, now), Kind: kind, Object: object, Message: message})
+}
+
+// reported are the events as the report shows them: it follows a node
+// by its Node once it has one, so an event on a registered NodeClaim is
+// shown on its Node, and the controller's habit of recording an event on
+// both (for `kubectl describe` of either) shows once.
+func (r *recorder) reported() []Event {
+	out := make([]Event, 0, len(r.events))
+	seen := map[Event]bool{}
+	for i, e := range r.events {
+		if claim, ok := strings.CutPrefix(e.Object, "nodeclaim/"); ok {
+			if rec := r.nodes[claim]; rec != nil && rec.registered && i >= rec.sinceEvent {
+				e.Object = "node/" + rec.Name
+			}
+		}
+		if seen[e] {
+			continue
+		}
+		seen[e] = true
+		out = append(out, e)
+	}
+	return out
 }
 
 // launched starts a node's record when its NodeClaim records an instance
@@ -109,6 +136,7 @@ func (r *recorder) priced(prices func() map[string]float64) {
 func (r *recorder) registered(claim, node string) {
 	if rec := r.nodes[claim]; rec != nil {
 		rec.Name = node
+		rec.registered, rec.sinceEvent = true, len(r.events)
 	}
 }
 

@@ -100,3 +100,29 @@ func TestRecordsAreInLaunchOrder(t *testing.T) {
 		t.Errorf("eviction at %v, %v", at, ok)
 	}
 }
+
+// The report follows a node by its Node once it registered: a NodeClaim's
+// later events show there, and an event the controller records on both
+// shows once; earlier ones stay on the NodeClaim.
+func TestRecorderReportsEventsOnTheNode(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	r := newRecorder(t0)
+	nc := &v1.NodeClaim{}
+	nc.Name = "default-abcde"
+	nc.Status.ProviderID = "sim://a/i-1"
+	r.launched(t0, nc, 0.5)
+	r.event(t0, "Launched", "nodeclaim/default-abcde", "launched")
+	r.registered("default-abcde", "sim-1")
+	at := t0.Add(time.Minute)
+	r.event(at, "DisruptionTerminating", "nodeclaim/default-abcde", "Emptiness (Empty): deleting the node")
+	r.event(at, "DisruptionTerminating", "node/sim-1", "Emptiness (Empty): deleting the node")
+	r.event(at, "DisruptionBlocked", "nodeclaim/default-abcde", "Drift abandoned: a candidate is gone")
+	want := []Event{
+		{At: "0s", Kind: "Launched", Object: "nodeclaim/default-abcde", Message: "launched"},
+		{At: "1m0s", Kind: "DisruptionTerminating", Object: "node/sim-1", Message: "Emptiness (Empty): deleting the node"},
+		{At: "1m0s", Kind: "DisruptionBlocked", Object: "node/sim-1", Message: "Drift abandoned: a candidate is gone"},
+	}
+	if diff := cmp.Diff(want, r.reported()); diff != "" {
+		t.Errorf("reported events (-want +got):\n%s", diff)
+	}
+}

@@ -98,7 +98,7 @@ func offset(start, at time.Time) string {
 // result assembles the report at the end of the run.
 func (s *Simulator) result() *Result {
 	now := s.clock.Now()
-	out := &Result{Nodes: []Node{}, Pods: []Pod{}, Events: s.rec.events, Samples: s.rec.samples}
+	out := &Result{Nodes: []Node{}, Pods: []Pod{}, Events: s.rec.reported(), Samples: s.rec.samples}
 	out.Summary.ByCapacityType = byCapacityType()
 	out.Summary.Duration = s.opts.Duration.String()
 	for _, rec := range s.rec.records() {

@@ -11,6 +11,7 @@ import (
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/drain"
+	"github.com/capstan-dev/capstan/pkg/effects"
 )
 
 // deleteClaim deletes a NodeClaim gracefully, as the API server does with
@@ -25,7 +26,7 @@ func (s *Simulator) deleteClaim(nc *v1.NodeClaim, now time.Time) {
 	nc.DeletionTimestamp = &at
 	if node := s.world.nodeOf(nc); node != nil {
 		node.DeletionTimestamp = &at
-		s.setDisruptedTaint(node.Name, true)
+		effects.PatchNodeInto(node, effects.DisruptedTaint(node.Name, true))
 		// The provisioner watches deleting nodes: their pods need places
 		// before they are evicted (state.Build counts them pending).
 		s.batch.trigger(now, false)

@@ -25,7 +25,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/clusterstate"
 	"github.com/capstan-dev/capstan/pkg/controllers/apiauth"
 	"github.com/capstan-dev/capstan/pkg/controllers/apply"
-	disruptionctrl "github.com/capstan-dev/capstan/pkg/controllers/disruption"
+	"github.com/capstan-dev/capstan/pkg/controllers/disrupter"
 	"github.com/capstan-dev/capstan/pkg/controllers/explainserver"
 	"github.com/capstan-dev/capstan/pkg/controllers/garbagecollection"
 	"github.com/capstan-dev/capstan/pkg/controllers/index"
@@ -173,7 +173,14 @@ func runController(ctx context.Context, opts Options) error {
 		},
 		SchedulerNames: opts.SchedulerNames, Drift: opts.Disruption.Drift(), SpotToSpot: opts.Disruption.Gates().SpotToSpotConsolidation,
 	})
-	disrupt := disruptionctrl.New(mgr.GetClient(), mgr.GetAPIReader(), cluster, mgr.GetEventRecorder("capstan"), clk, metrics.disruption, disruptionctrl.Options{
+	counters := apply.NewCounters()
+	metrics.disruption.Counters(counters)
+	applier := apply.New(apply.Deps{
+		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("capstan"), Cloud: cp, Unavailable: unavailable,
+		Counters: counters, Trigger: func(t effects.TriggerSolve) { prov.Trigger(t.Immediate) }, Clock: clk,
+		AfterCreate: opts.testHooks.afterCreate(),
+	})
+	disrupt := disrupter.New(mgr.GetAPIReader(), cluster, applier, clk, metrics.disruption, disrupter.Options{
 		PollInterval: opts.Disruption.PollInterval, ValidationDelay: opts.Disruption.ValidationDelay,
 		ReplacementTimeout: opts.Disruption.ReplacementTimeout, Gates: opts.Disruption.Gates(), Unavailable: unavailable,
 	})
@@ -181,13 +188,7 @@ func runController(ctx context.Context, opts Options) error {
 	if !ok {
 		return fmt.Errorf("cloud provider %s reports no interruptions", cp.Name())
 	}
-	interrupt := disruptionctrl.NewInterruption(mgr.GetClient(), src, unavailable, mgr.GetEventRecorder("capstan"), clk, metrics.disruption,
-		disruptionctrl.InterruptionOptions{PreemptibleMargin: opts.Disruption.PreemptibleMargin})
-	applier := apply.New(apply.Deps{
-		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("capstan"), Cloud: cp, Unavailable: unavailable,
-		Counters: apply.NewCounters(), Trigger: func(t effects.TriggerSolve) { prov.Trigger(t.Immediate) }, Clock: clk,
-		AfterCreate: opts.testHooks.afterCreate(),
-	})
+	interrupt := disrupter.NewInterruption(mgr.GetClient(), src, applier, clk, disrupter.InterruptionOptions{PreemptibleMargin: opts.Disruption.PreemptibleMargin})
 	claims := nodeclaim.New(mgr.GetClient(), mgr.GetAPIReader(), applier, clk, lifecycle.Timeouts{Launch: opts.LaunchTimeout, Registration: opts.RegistrationTTL})
 	if err := errors.Join(
 		prov.Register(mgr),
@@ -201,10 +202,10 @@ func runController(ctx context.Context, opts Options) error {
 		started.Register(ctx, mgr),
 		explain.Register(ctx, mgr),
 		disrupt.Register(mgr),
-		disruptionctrl.NewConditions(mgr.GetClient(), cp, mgr.GetEventRecorder("capstan"), clk, opts.Disruption.Drift()).Register(mgr),
-		disruptionctrl.NewExpiration(mgr.GetClient(), mgr.GetEventRecorder("capstan"), clk, metrics.disruption).Register(mgr),
+		disrupter.NewConditions(mgr.GetClient(), cp, applier, mgr.GetEventRecorder("capstan"), clk, opts.Disruption.Drift()).Register(mgr),
+		disrupter.NewExpiration(mgr.GetClient(), applier, clk).Register(mgr),
 		interrupt.Register(mgr),
-		registerCapacityBlocks(mgr, cp, clk, metrics.disruption),
+		registerCapacityBlocks(mgr, cp, applier, clk),
 	); err != nil {
 		return fmt.Errorf("registering controllers, %w", err)
 	}
@@ -216,12 +217,12 @@ func runController(ctx context.Context, opts Options) error {
 
 // registerCapacityBlocks adds the capacity-block controller when the
 // cloud has capacity blocks (the AWS provider and the simulated cloud do).
-func registerCapacityBlocks(mgr manager.Manager, cp cloudprovider.CloudProvider, clk clock.Clock, metrics *disruptionctrl.Metrics) error {
+func registerCapacityBlocks(mgr manager.Manager, cp cloudprovider.CloudProvider, applier *apply.Applier, clk clock.Clock) error {
 	src, ok := cloudprovider.AsCapacityBlockSource(cp)
 	if !ok {
 		return nil
 	}
-	return disruptionctrl.NewCapacityBlocks(mgr.GetClient(), src, mgr.GetEventRecorder("capstan"), clk, metrics).Register(mgr)
+	return disrupter.NewCapacityBlocks(mgr.GetClient(), src, applier, clk).Register(mgr)
 }
 
 // metricsOptions serve metrics and explain (explainserver.Register mounts

@@ -9,7 +9,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	cpmetrics "github.com/capstan-dev/capstan/pkg/cloudprovider/metrics"
 	"github.com/capstan-dev/capstan/pkg/controllers/clustermetrics"
-	disruptionctrl "github.com/capstan-dev/capstan/pkg/controllers/disruption"
+	"github.com/capstan-dev/capstan/pkg/controllers/disrupter"
 	"github.com/capstan-dev/capstan/pkg/controllers/provisioner"
 	"github.com/capstan-dev/capstan/pkg/controllers/termination"
 )
@@ -21,7 +21,7 @@ type controllerMetrics struct {
 	// cloud is the cloud provider instrumented with its call metrics.
 	cloud       cloudprovider.CloudProvider
 	provisioner *provisioner.Metrics
-	disruption  *disruptionctrl.Metrics
+	disruption  *disrupter.Metrics
 	// slack observes interrupted nodes' deadline slack.
 	slack prometheus.Observer
 }
@@ -37,7 +37,7 @@ func registerMetrics(reg prometheus.Registerer, c client.Reader, cloud cloudprov
 	if err := reg.Register(clustermetrics.New(clustermetrics.Deps{Reader: c, Cloud: m.cloud})); err != nil {
 		return m, fmt.Errorf("registering cluster metrics, %w", err)
 	}
-	if m.disruption, err = disruptionctrl.NewMetrics(reg); err != nil {
+	if m.disruption, err = disrupter.NewMetrics(reg); err != nil {
 		return m, fmt.Errorf("registering disruption metrics, %w", err)
 	}
 	if m.slack, err = termination.NewSlackMetric(reg); err != nil {

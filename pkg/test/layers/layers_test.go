@@ -34,7 +34,7 @@ var layers = [][]string{
 	// they look objects up by.
 	{"pkg/controllers/apply", "pkg/controllers/index"},
 	// The shells: each controller is its own entry.
-	{"pkg/report", "pkg/controllers/clustermetrics", "pkg/controllers/disruption",
+	{"pkg/report", "pkg/controllers/clustermetrics", "pkg/controllers/disrupter",
 		"pkg/controllers/ec2nodeclass", "pkg/controllers/explainserver", "pkg/controllers/garbagecollection",
 		"pkg/controllers/nodeclaim", "pkg/controllers/nodepool", "pkg/controllers/provisioner",
 		"pkg/controllers/simnodeclass", "pkg/controllers/termination"},

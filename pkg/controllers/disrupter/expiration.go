@@ -1,11 +1,10 @@
-package disruption
+package disrupter
 
 import (
 	"context"
 	"fmt"
 	"time"
 
-	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -14,23 +13,23 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/controllers/apply"
 	"github.com/capstan-dev/capstan/pkg/disruption"
 )
 
 // Expiration deletes NodeClaims that have lived for their expireAfter
-// (seed 004): forceful, so no budget or do-not-disrupt holds it; the
-// drain honours PDBs and do-not-disrupt pods until the NodeClaim's
-// terminationGracePeriod runs out.
+// (seed 004, disruption.Expire decides): forceful, so no budget or
+// do-not-disrupt holds it; the drain honours PDBs and do-not-disrupt pods
+// until the NodeClaim's terminationGracePeriod runs out.
 type Expiration struct {
-	client   client.Client
-	recorder events.EventRecorder
-	clock    clock.Clock
-	metrics  *Metrics
+	client  client.Client
+	applier *apply.Applier
+	clock   clock.Clock
 }
 
 // NewExpiration builds the expiration controller.
-func NewExpiration(c client.Client, recorder events.EventRecorder, clk clock.Clock, metrics *Metrics) *Expiration {
-	return &Expiration{client: c, recorder: recorder, clock: clk, metrics: metrics}
+func NewExpiration(c client.Client, applier *apply.Applier, clk clock.Clock) *Expiration {
+	return &Expiration{client: c, applier: applier, clock: clk}
 }
 
 // Reconcile deletes one NodeClaim once it has expired, and otherwise
@@ -40,17 +39,19 @@ func (e *Expiration) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := e.client.Get(ctx, req.NamespacedName, nc); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	at, ok := disruption.ExpiresAt(nc)
-	if !ok || nc.DeletionTimestamp != nil {
-		return reconcile.Result{}, nil
-	}
 	now := e.clock.Now()
-	if wait := at.Sub(now); wait > 0 {
-		return reconcile.Result{RequeueAfter: wait}, nil
+	effs, wake := disruption.Expire(nc, now)
+	if len(effs) == 0 {
+		if wake.IsZero() {
+			return reconcile.Result{}, nil
+		}
+		return reconcile.Result{RequeueAfter: max(wake.Sub(now), time.Nanosecond)}, nil
 	}
 	log.FromContext(ctx).Info("nodeclaim expired", "nodeclaim", nc.Name, "expireAfter", nc.Spec.ExpireAfter.String())
-	msg := fmt.Sprintf("expired: lived for its expireAfter (%s)", nc.Spec.ExpireAfter.String())
-	return reconcile.Result{}, deleteForcefully(ctx, e.client, e.recorder, e.metrics, nc, v1.DisruptionReasonExpired, msg, time.Time{}, now)
+	if _, err := e.applier.Apply(ctx, effs); err != nil {
+		return reconcile.Result{}, fmt.Errorf("expiring nodeclaim %s, %w", nc.Name, err)
+	}
+	return reconcile.Result{}, nil
 }
 
 // Register watches NodeClaims.

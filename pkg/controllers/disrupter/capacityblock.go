@@ -1,11 +1,10 @@
-package disruption
+package disrupter
 
 import (
 	"context"
 	"fmt"
 	"time"
 
-	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -14,6 +13,7 @@ import (
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/controllers/apply"
 	"github.com/capstan-dev/capstan/pkg/disruption"
 )
 
@@ -21,17 +21,16 @@ import (
 // reclaims them (disruption.CapacityBlockDrains decides; this applies):
 // each is deleted forcefully with the reclaim as its drain deadline.
 type CapacityBlocks struct {
-	client   client.Client
-	source   cloudprovider.CapacityBlockSource
-	recorder events.EventRecorder
-	clock    clock.Clock
-	metrics  *Metrics
-	trigger  chan event.GenericEvent
+	client  client.Client
+	source  cloudprovider.CapacityBlockSource
+	applier *apply.Applier
+	clock   clock.Clock
+	trigger chan event.GenericEvent
 }
 
 // NewCapacityBlocks builds the capacity-block controller over src.
-func NewCapacityBlocks(c client.Client, src cloudprovider.CapacityBlockSource, recorder events.EventRecorder, clk clock.Clock, metrics *Metrics) *CapacityBlocks {
-	return &CapacityBlocks{client: c, source: src, recorder: recorder, clock: clk, metrics: metrics, trigger: make(chan event.GenericEvent, 1)}
+func NewCapacityBlocks(c client.Client, src cloudprovider.CapacityBlockSource, applier *apply.Applier, clk clock.Clock) *CapacityBlocks {
+	return &CapacityBlocks{client: c, source: src, applier: applier, clock: clk, trigger: make(chan event.GenericEvent, 1)}
 }
 
 // Reconcile asks the cloud for its capacity blocks, decides and applies;
@@ -52,10 +51,8 @@ func (r *CapacityBlocks) Reconcile(ctx context.Context, _ reconcile.Request) (re
 	}
 	now := r.clock.Now()
 	drains, wake := disruption.CapacityBlockDrains(claims, blocks, now)
-	for _, d := range drains {
-		if err := deleteForcefully(ctx, r.client, r.recorder, r.metrics, d.NodeClaim, v1.DisruptionReasonInterrupted, d.Message, d.Deadline, now); err != nil {
-			return reconcile.Result{}, err
-		}
+	if _, err := r.applier.Apply(ctx, disruption.DrainBlocks(drains, now)); err != nil {
+		return reconcile.Result{}, fmt.Errorf("draining capacity blocks, %w", err)
 	}
 	wait := disruption.ReservationPoll
 	if !wake.IsZero() {

@@ -1,4 +1,4 @@
-package disruption
+package disrupter
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/controllers/apply"
 	"github.com/capstan-dev/capstan/pkg/disruption"
 	"github.com/capstan-dev/capstan/pkg/lifecycle"
 )
@@ -27,6 +28,7 @@ import (
 type Conditions struct {
 	client   client.Client
 	cloud    cloudprovider.CloudProvider
+	applier  *apply.Applier
 	recorder events.EventRecorder
 	clock    clock.Clock
 	drift    bool
@@ -34,8 +36,8 @@ type Conditions struct {
 
 // NewConditions builds the conditions controller; drift is the Drift
 // feature gate.
-func NewConditions(c client.Client, cloud cloudprovider.CloudProvider, recorder events.EventRecorder, clk clock.Clock, drift bool) *Conditions {
-	return &Conditions{client: c, cloud: cloud, recorder: recorder, clock: clk, drift: drift}
+func NewConditions(c client.Client, cloud cloudprovider.CloudProvider, applier *apply.Applier, recorder events.EventRecorder, clk clock.Clock, drift bool) *Conditions {
+	return &Conditions{client: c, cloud: cloud, applier: applier, recorder: recorder, clock: clk, drift: drift}
 }
 
 // Reconcile judges one NodeClaim against its NodePool and the cloud.
@@ -64,13 +66,10 @@ func (c *Conditions) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 		cloudReason = reason
 	}
-	patch := client.MergeFromWithOptions(nc.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	now := c.clock.Now()
-	changed, at := disruption.UpdateConditions(nc, np, string(cloudReason), c.drift, now)
-	if changed {
-		if err := c.client.Status().Patch(ctx, nc, patch); err != nil {
-			return reconcile.Result{}, client.IgnoreNotFound(fmt.Errorf("updating the disruption conditions of nodeclaim %s, %w", nc.Name, err))
-		}
+	effs, at := disruption.Conditions(nc, np, string(cloudReason), c.drift, now)
+	if _, err := c.applier.Apply(ctx, effs); err != nil {
+		return reconcile.Result{}, fmt.Errorf("updating the disruption conditions of nodeclaim %s, %w", nc.Name, err)
 	}
 	wait := disruption.CloudDriftPoll
 	if nc.Labels[v1.CapacityTypeLabelKey] == v1.CapacityTypeReserved {

@@ -1,4 +1,4 @@
-package disruption
+package disrupter
 
 import (
 	"context"
@@ -38,7 +38,7 @@ func TestCapacityBlocks(t *testing.T) {
 	inBlock, _ := h.node(np, "4", reserved("cr-block"))
 	inDefault, _ := h.node(np, "4", reserved("cr-default"))
 	reclaim := h.clk.Now().Add(time.Hour).Truncate(time.Second)
-	r := NewCapacityBlocks(h.c, blocks{{ID: "cr-block", Reclaim: reclaim}}, h.rec, h.clk, h.metrics)
+	r := NewCapacityBlocks(h.c, blocks{{ID: "cr-block", Reclaim: reclaim}}, h.newApplier(nil), h.clk)
 
 	res, err := r.Reconcile(h.ctx, reconcile.Request{})
 	g.Expect(err).NotTo(gomega.HaveOccurred())

@@ -1,7 +1,11 @@
-package disruption
+package disrupter
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/capstan-dev/capstan/pkg/controllers/apply"
+	"github.com/capstan-dev/capstan/pkg/disruption"
+	"github.com/capstan-dev/capstan/pkg/interruption"
 )
 
 // Metrics are disruption's Prometheus metrics.
@@ -18,7 +22,7 @@ type Metrics struct {
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "capstan_disruption_decisions_total", Help: "Disruption commands carried out (candidates deleted), by method and reason.",
+			Name: disruption.MetricDecisions, Help: "Disruption commands carried out (candidates deleted), by method and reason.",
 		}, []string{"method", "reason"}),
 		eligible: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "capstan_disruption_eligible_nodes", Help: "Nodes each method found eligible in the last evaluation, before blockers and budgets.",
@@ -31,10 +35,10 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16),
 		}),
 		disrupted: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "capstan_nodeclaims_disrupted_total", Help: "NodeClaims deleted by disruption, voluntary or forceful, by reason (Empty, Underutilized, Drifted, Expired, Interrupted).",
+			Name: disruption.MetricDisrupted, Help: "NodeClaims deleted by disruption, voluntary or forceful, by reason (Empty, Underutilized, Drifted, Expired, Interrupted).",
 		}, []string{"reason"}),
 		received: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "capstan_interruption_received_total", Help: "Interruption notices received from the cloud, by kind (each notice counted once).",
+			Name: interruption.MetricReceived, Help: "Interruption notices received from the cloud, by kind (each notice counted once).",
 		}, []string{"kind"}),
 	}
 	for _, c := range []prometheus.Collector{m.decisions, m.eligible, m.allowed, m.evaluation, m.disrupted, m.received} {
@@ -43,4 +47,12 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}
 	}
 	return m, nil
+}
+
+// Counters makes the counters disruption's effects add to
+// (effects.Metric) the applier's.
+func (m *Metrics) Counters(c *apply.Counters) {
+	c.Add(disruption.MetricDecisions, m.decisions)
+	c.Add(disruption.MetricDisrupted, m.disrupted)
+	c.Add(interruption.MetricReceived, m.received)
 }

@@ -1,4 +1,4 @@
-package disruption
+package disrupter
 
 import (
 	"testing"
@@ -19,7 +19,7 @@ import (
 // gate) and returns the result and nc as stored.
 func (h *harness) conditions(nc *v1.NodeClaim, drift bool) (reconcile.Result, *v1.NodeClaim) {
 	h.t.Helper()
-	res, err := NewConditions(h.c, h.cloud, h.rec, h.clk, drift).Reconcile(h.ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(nc)})
+	res, err := NewConditions(h.c, h.cloud, h.newApplier(nil), h.rec, h.clk, drift).Reconcile(h.ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(nc)})
 	h.g.Expect(err).NotTo(gomega.HaveOccurred())
 	return res, h.getNodeClaim(nc)
 }

@@ -1,4 +1,4 @@
-package disruption
+package disrupter
 
 import (
 	"context"
@@ -20,8 +20,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/fake"
 	"github.com/capstan-dev/capstan/pkg/clusterstate"
+	"github.com/capstan-dev/capstan/pkg/controllers/apply"
 	"github.com/capstan-dev/capstan/pkg/disruption"
 	"github.com/capstan-dev/capstan/pkg/test"
 )
@@ -75,7 +77,7 @@ func newHarness(t *testing.T, drift bool) *harness {
 	metrics, err := NewMetrics(prometheus.NewRegistry())
 	h.g.Expect(err).NotTo(gomega.HaveOccurred())
 	h.metrics = metrics
-	h.ctrl = New(h.c, h.c, cluster, h.rec, h.clk, metrics, Options{
+	h.ctrl = New(h.c, cluster, h.newApplier(nil), h.clk, metrics, Options{
 		PollInterval: pollInterval, ValidationDelay: validationDelay, ReplacementTimeout: replacementTimeout, Gates: disruption.Gates{Drift: drift},
 	})
 	return h
@@ -257,4 +259,12 @@ func (h *harness) tainted(n *corev1.Node) bool {
 // singleton is the one request the controller reconciles.
 func singleton() reconcile.Request {
 	return reconcile.Request{NamespacedName: types.NamespacedName{Name: "disruption"}}
+}
+
+// newApplier is the controller's applier over the test's client, fake
+// recorder and cloud, its counters the harness's metrics.
+func (h *harness) newApplier(unavailable *cloudprovider.UnavailableOfferings) *apply.Applier {
+	counters := apply.NewCounters()
+	h.metrics.Counters(counters)
+	return apply.New(apply.Deps{Client: h.c, Recorder: h.rec, Cloud: h.cloud, Unavailable: unavailable, Counters: counters, Clock: h.clk})
 }

@@ -1,4 +1,4 @@
-package disruption
+package disrupter
 
 import (
 	"testing"
@@ -30,7 +30,7 @@ func TestExpiration(t *testing.T) {
 	stored := h.getNodeClaim(nc)
 	expires := stored.CreationTimestamp.Add(time.Hour)
 	h.clk.SetTime(expires.Add(-10 * time.Minute))
-	e := NewExpiration(h.c, h.rec, h.clk, h.metrics)
+	e := NewExpiration(h.c, h.newApplier(nil), h.clk)
 	req := reconcile.Request{NamespacedName: types.NamespacedName{Name: nc.Name}}
 
 	res, err := e.Reconcile(h.ctx, req)
@@ -83,7 +83,7 @@ func TestInterruption(t *testing.T) {
 		{Kind: cloudprovider.RebalanceRecommendation, ProviderID: replaced.Status.ProviderID, InstanceType: "m5.xlarge", Zone: "zone-a"},
 	}
 	unavailable := cloudprovider.NewUnavailableOfferings(h.clk, 0)
-	r := NewInterruption(h.c, h.cloud, unavailable, h.rec, h.clk, h.metrics, InterruptionOptions{})
+	r := NewInterruption(h.c, h.cloud, h.newApplier(unavailable), h.clk, InterruptionOptions{})
 	for range 2 {
 		res, err := r.Reconcile(h.ctx, reconcile.Request{})
 		g.Expect(err).NotTo(gomega.HaveOccurred())
