@@ -22,9 +22,17 @@ func (s *Simulator) daemonSets(context.Context) (bool, error) {
 	if len(s.world.daemonSets) == 0 {
 		return false, nil
 	}
+	// A deleted NodeClaim's node is being drained, even before the
+	// termination step marks it deleting.
+	draining := map[string]bool{}
+	for _, nc := range s.world.sortedClaims() {
+		if node := s.world.nodeOf(nc); node != nil && nc.DeletionTimestamp != nil {
+			draining[node.Name] = true
+		}
+	}
 	changed := false
 	for _, node := range s.world.sortedNodes() {
-		if node.DeletionTimestamp != nil || hasTaint(node, corev1.TaintNodeNotReady) {
+		if node.DeletionTimestamp != nil || draining[node.Name] || hasTaint(node, corev1.TaintNodeNotReady) {
 			continue
 		}
 		running := map[string]bool{}

@@ -14,6 +14,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/catalog"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
 	"github.com/capstan-dev/capstan/pkg/disruption"
+	"github.com/capstan-dev/capstan/pkg/drain"
 	"github.com/capstan-dev/capstan/pkg/interruption"
 	"github.com/capstan-dev/capstan/pkg/lifecycle"
 	"github.com/capstan-dev/capstan/pkg/manifests"
@@ -80,6 +81,8 @@ type Simulator struct {
 	// drainWakes are when draining nodes' plans change by themselves
 	// (a pod's deletion before the terminationGracePeriod comes due).
 	drainWakes []time.Time
+	// terminations are deleted NodeClaims' drain progress.
+	terminations map[string]drain.Progress
 	// interruptions is the interruption controller's handler;
 	// interruptWake when a notice it holds back needs action.
 	interruptions *interruption.Handler
@@ -110,7 +113,7 @@ func New(set *manifests.Set, profile *simv1alpha1.CloudProfile, types []catalog.
 		opts: opts, start: origin, clock: clk, world: newWorld(set), kubelet: sim.NewMemoryKubelet(), profile: profile,
 		unavailable: cloudprovider.NewUnavailableOfferings(clk, opts.UnavailableTTL),
 		rng:         rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15)),
-		attempts:    map[string]lifecycle.LaunchAttempts{},
+		attempts:    map[string]lifecycle.LaunchAttempts{}, terminations: map[string]drain.Progress{},
 	}
 	s.rec = newRecorder(origin)
 	s.disrupter = newDisrupter(opts.Disruption, s.claimName)
