@@ -37,7 +37,7 @@ func (s *Simulator) applyTermination(ctx context.Context, step drain.Step, now t
 				node.DeletionTimestamp = &at
 				// The provisioner watches deleting nodes: their pods need
 				// places before they are evicted.
-				s.batch.trigger(now, false)
+				s.batch.Trigger(now, false)
 				changed = true
 			}
 		case effects.EvictPod:

@@ -69,7 +69,7 @@ type Simulator struct {
 	profile     *simv1alpha1.CloudProfile
 	rng         *rand.Rand
 	rec         *recorder
-	batch       batch
+	batch       scaleup.Batch
 	scaled      int
 	// boundAt is the world version binding last ran at, boundNodes how
 	// many registered nodes it saw.
@@ -224,7 +224,7 @@ func (s *Simulator) nextWake() (time.Time, bool) {
 			next = t
 		}
 	}
-	if due, ok := s.batch.next(s.opts.Window, now); ok {
+	if due, ok := s.batch.Next(s.opts.Window, now); ok {
 		consider(due)
 	}
 	if t, ok := s.kubelet.Next(); ok {

@@ -12,6 +12,7 @@ import (
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/effects"
 	"github.com/capstan-dev/capstan/pkg/lifecycle"
 	"github.com/capstan-dev/capstan/pkg/scaleup"
 	"github.com/capstan-dev/capstan/pkg/state"
@@ -184,7 +185,7 @@ func setConditionFalse(nc *v1.NodeClaim, t, reason, message string, now time.Tim
 // the controller calls, applied to the world.
 func (s *Simulator) provision(ctx context.Context) (bool, error) {
 	now := s.clock.Now()
-	if !s.batch.due(s.opts.Window, now) {
+	if due, _ := s.batch.Due(s.opts.Window, now); !due {
 		return false, nil
 	}
 	snapshot, err := s.snapshot(ctx)
@@ -194,21 +195,28 @@ func (s *Simulator) provision(ctx context.Context) (bool, error) {
 	d := scaleup.Decide(ctx, snapshot, scaleup.Options{
 		MaxInstanceTypes: s.opts.MaxInstanceTypes, Unavailable: s.unavailable, Models: s.world.model, Nominations: &s.nominations,
 	}, s.claimName)
-	for _, f := range d.FlavorFailures {
-		s.rec.pending(now, podKey(f.Pod), f.Reason, f.Err.Error())
-	}
-	for _, nc := range d.NodeClaims {
-		nc.CreationTimestamp = metav1.NewTime(now)
-		nc.Finalizers = []string{v1.TerminationFinalizer}
-		s.world.claims[nc.Name] = nc
-	}
-	for _, u := range d.Result.Unplaced {
-		s.rec.pending(now, podKey(u.Pod), string(u.Reason), u.Message)
-	}
-	if len(d.Result.Unplaced) > 0 || len(d.Result.Nominations) > 0 || len(d.FlavorFailures) > 0 {
-		s.batch.recheckAt(now.Add(s.opts.Window.Max))
-	}
+	s.applyDecision(d.Effects(), now)
+	s.batch.Solved(d, s.opts.Window, now)
 	return len(d.NodeClaims) > 0, nil
+}
+
+// applyDecision carries out a provisioning decision in the world: the
+// NodeClaims created (the lifecycle controller adds their finalizer),
+// the reasons pods can't be provisioned for recorded.
+func (s *Simulator) applyDecision(effs []effects.Effect, now time.Time) {
+	for _, e := range effs {
+		switch e := e.(type) {
+		case effects.CreateNodeClaim:
+			nc := e.NodeClaim
+			nc.CreationTimestamp = metav1.NewTime(now)
+			nc.Finalizers = []string{v1.TerminationFinalizer}
+			s.world.claims[nc.Name] = nc
+		case effects.Event:
+			if e.Object.Kind == effects.KindPod && e.Type == corev1.EventTypeWarning {
+				s.rec.pending(now, e.Object.Namespace+"/"+e.Object.Name, e.Reason, e.Message)
+			}
+		}
+	}
 }
 
 func (s *Simulator) snapshot(ctx context.Context) (state.Snapshot, error) {
@@ -299,7 +307,7 @@ func (s *Simulator) launchFailed(nc *v1.NodeClaim, failure lifecycle.LaunchFailu
 	s.unavailable.Mark(failure.Unavailable)
 	if failure.Delete {
 		s.removeClaim(nc, failure.Reason)
-		s.batch.trigger(now, true)
+		s.batch.Trigger(now, true)
 		return failure.Events
 	}
 	s.attempts[nc.Name] = failure.Attempts
