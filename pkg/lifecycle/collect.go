@@ -1,11 +1,15 @@
 package lifecycle
 
 import (
+	"fmt"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/effects"
 )
 
 // Decision is what garbage collection removes.
@@ -46,4 +50,32 @@ func Collect(instances []*v1.NodeClaim, claims []v1.NodeClaim, now time.Time, gr
 		}
 	}
 	return d
+}
+
+// Collected is garbage collection's decision as effects: each leaked
+// instance terminated, with an event, and its Nodes (of nodes) deleted,
+// which no NodeClaim would take away and which would stay NotReady for
+// ever; each orphaned NodeClaim deleted, its node drained, with an
+// InstanceGone event.
+func Collected(d Decision, nodes []corev1.Node) []effects.Effect {
+	var out []effects.Effect
+	for _, inst := range d.Terminate {
+		out = append(out, effects.Terminate{NodeClaim: inst})
+		if inst.Name != "" {
+			out = append(out, effects.Event{Object: effects.NodeClaimRef(inst.Name), Type: corev1.EventTypeWarning, Reason: "InstanceLeaked", Action: "Terminate",
+				Message: fmt.Sprintf("no NodeClaim owns instance %s; terminated", inst.Status.ProviderID)})
+		}
+		for _, n := range nodes {
+			if n.Spec.ProviderID == inst.Status.ProviderID {
+				out = append(out, effects.DeleteNode{Name: n.Name})
+			}
+		}
+	}
+	for _, nc := range d.Delete {
+		out = append(out,
+			effects.Event{Object: effects.NodeClaimRef(nc.Name), Type: corev1.EventTypeWarning, Reason: "InstanceGone", Action: "Delete",
+				Message: fmt.Sprintf("instance %s no longer exists", nc.Status.ProviderID)},
+			effects.DeleteNodeClaim{Name: nc.Name})
+	}
+	return out
 }

@@ -35,6 +35,8 @@ type recorder struct {
 	// it ended.
 	ends    map[string]string
 	samples []Sample
+	// unpriced are the nodes launched whose price is not known yet.
+	unpriced []*nodeRecord
 }
 
 type nodeRecord struct {
@@ -68,6 +70,10 @@ func (r *recorder) event(now time.Time, kind, object, message string) {
 	r.events = append(r.events, Event{At: offset(r.start, now), Kind: kind, Object: object, Message: message})
 }
 
+// launched starts a node's record when its NodeClaim records an instance
+// (the Launched event is the lifecycle's). Without a price yet, it comes
+// with priced, once per step, so the cloud's inventory is read once for a
+// step's launches, not once each.
 func (r *recorder) launched(now time.Time, nc *v1.NodeClaim, price float64) {
 	rec := &nodeRecord{
 		Node: Node{
@@ -82,7 +88,22 @@ func (r *recorder) launched(now time.Time, nc *v1.NodeClaim, price float64) {
 	r.byProviderID[rec.providerID] = rec
 	i, _ := slices.BinarySearchFunc(r.order, rec, launchOrder)
 	r.order = slices.Insert(r.order, i, rec)
-	r.event(now, "Launched", "nodeclaim/"+nc.Name, fmt.Sprintf("launched %s (%s, %s) at %.4f/h", rec.InstanceType, rec.CapacityType, rec.Zone, price))
+	if price == 0 {
+		r.unpriced = append(r.unpriced, rec)
+	}
+}
+
+// priced sets the price of the nodes launched since it last ran, from the
+// prices by provider id.
+func (r *recorder) priced(prices func() map[string]float64) {
+	if len(r.unpriced) == 0 {
+		return
+	}
+	byID := prices()
+	for _, rec := range r.unpriced {
+		rec.PricePerHour = byID[rec.providerID]
+	}
+	r.unpriced = r.unpriced[:0]
 }
 
 func (r *recorder) registered(claim, node string) {

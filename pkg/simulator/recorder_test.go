@@ -37,6 +37,8 @@ func TestRecorder(t *testing.T) {
 	nc.Labels = map[string]string{v1.CapacityTypeLabelKey: v1.CapacityTypeSpot}
 	nc.Status.ProviderID = "sim://a/i-1"
 	r.launched(t0.Add(time.Minute), nc, 0.5)
+	// The Launched event is the lifecycle's (an effects.Event).
+	r.event(t0.Add(time.Minute), "Launched", "nodeclaim/"+nc.Name, "launched")
 	r.sample(t0.Add(time.Minute), 3)
 	r.sample(t0.Add(time.Minute), 0)
 	want := []Sample{

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	clocktesting "k8s.io/utils/clock/testing"
@@ -78,9 +79,6 @@ type Simulator struct {
 	// a pod whose planned node registered without fitting it.
 	nominations scaleup.Nominations
 	disrupter   *disrupter
-	// drainWakes are when draining nodes' plans change by themselves
-	// (a pod's deletion before the terminationGracePeriod comes due).
-	drainWakes []time.Time
 	// terminations are deleted NodeClaims' drain progress.
 	terminations map[string]drain.Progress
 	// interruptions is the interruption controller's handler;
@@ -89,7 +87,9 @@ type Simulator struct {
 	interruptWake time.Time
 	// attempts are the failed launches of NodeClaims not launched yet,
 	// as the lifecycle controller keeps them.
-	attempts map[string]lifecycle.LaunchAttempts
+	attempts *lifecycle.Attempts
+	// requeues are when steps asked to run again (effects.RequeueAt).
+	requeues []time.Time
 	// blockWake is when the next capacity block drain is due.
 	blockWake time.Time
 }
@@ -113,7 +113,7 @@ func New(set *manifests.Set, profile *simv1alpha1.CloudProfile, types []catalog.
 		opts: opts, start: origin, clock: clk, world: newWorld(set), kubelet: sim.NewMemoryKubelet(), profile: profile,
 		unavailable: cloudprovider.NewUnavailableOfferings(clk, opts.UnavailableTTL),
 		rng:         rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15)),
-		attempts:    map[string]lifecycle.LaunchAttempts{}, terminations: map[string]drain.Progress{},
+		attempts:    lifecycle.NewAttempts(), terminations: map[string]drain.Progress{},
 	}
 	s.rec = newRecorder(origin)
 	s.disrupter = newDisrupter(opts.Disruption, s.claimName)
@@ -258,7 +258,11 @@ func (s *Simulator) nextWake() (time.Time, bool) {
 	for _, t := range s.lifecycleDeadlines() {
 		consider(t)
 	}
-	for _, t := range append(s.disrupter.wake(s.world.version), s.drainWakes...) {
+	s.requeues = slices.DeleteFunc(s.requeues, func(t time.Time) bool { return !t.After(now) })
+	for _, t := range s.requeues {
+		consider(t)
+	}
+	for _, t := range s.disrupter.wake(s.world.version) {
 		consider(t)
 	}
 	return next, !next.IsZero()

@@ -3,7 +3,6 @@ package simulator
 import (
 	"context"
 	"fmt"
-	"maps"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,8 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
-	"github.com/capstan-dev/capstan/pkg/cloudprovider"
-	"github.com/capstan-dev/capstan/pkg/effects"
 	"github.com/capstan-dev/capstan/pkg/lifecycle"
 	"github.com/capstan-dev/capstan/pkg/scaleup"
 	"github.com/capstan-dev/capstan/pkg/state"
@@ -38,9 +35,12 @@ func (s *Simulator) scale() bool {
 	return changed
 }
 
-// collect is garbage collection (the controller's own Collect): a
-// NodeClaim whose instance the cloud no longer lists is deleted with its
-// Node, and the Node's pods go back to their controllers.
+// collect is garbage collection (the controller's own Collect, applied
+// as the controller applies it): a leaked instance is terminated, a
+// NodeClaim whose instance the cloud no longer lists is deleted and
+// drained. Then the world's stand-in for kube-controller-manager: a node
+// whose instance stopped turns NotReady and its pods are evicted after
+// the not-ready toleration.
 func (s *Simulator) collect(ctx context.Context) (bool, error) {
 	now := s.clock.Now()
 	instances, err := s.cloud.List(ctx)
@@ -51,18 +51,15 @@ func (s *Simulator) collect(ctx context.Context) (bool, error) {
 	for _, nc := range s.world.sortedClaims() {
 		claims = append(claims, *nc)
 	}
-	changed := false
-	d := lifecycle.Collect(instances, claims, now, 0)
-	for _, inst := range d.Terminate {
-		s.rec.event(now, "InstanceLeaked", inst.Status.ProviderID, "no NodeClaim owns the instance; terminated")
-		if err := cloudprovider.IgnoreNodeClaimNotFound(s.cloud.Delete(ctx, inst)); err != nil {
-			return false, fmt.Errorf("terminating leaked instance %s, %w", inst.Status.ProviderID, err)
-		}
+	var nodes []corev1.Node
+	for _, n := range s.world.sortedNodes() {
+		nodes = append(nodes, *n)
 	}
-	for _, nc := range d.Delete {
-		s.removeClaim(s.world.claims[nc.Name], s.rec.endReason(nc.Status.ProviderID, "InstanceTerminated"))
-		changed = true
+	effs := lifecycle.Collected(lifecycle.Collect(instances, claims, now, 0), nodes)
+	if err := s.applyEffects(ctx, effs); err != nil {
+		return false, err
 	}
+	changed := len(effs) > 0
 	for _, node := range s.world.sortedNodes() {
 		if s.kubelet.Stopped(node.Name) && s.rec.stop(now, node) {
 			setReady(node, corev1.ConditionFalse, now)
@@ -96,7 +93,7 @@ func (s *Simulator) removeClaim(nc *v1.NodeClaim, reason string) {
 		s.rec.deleted(now, nc.Name, reason, nil)
 	}
 	delete(s.world.claims, nc.Name)
-	delete(s.attempts, nc.Name)
+	s.attempts.Forget(nc.Name)
 	s.world.changed()
 }
 
@@ -111,9 +108,10 @@ func (s *Simulator) workloads(context.Context) (bool, error) {
 }
 
 // register is the instance's kubelet joining, then the lifecycle step
-// (lifecycle.Next) registering and initializing its NodeClaim. The
-// agents that remove startup taints are taken to finish at once.
-func (s *Simulator) register(context.Context) (bool, error) {
+// registering and initializing its NodeClaim, or deleting it when no node
+// registered in time. The agents that remove startup taints are taken to
+// finish at once.
+func (s *Simulator) register(ctx context.Context) (bool, error) {
 	now := s.clock.Now()
 	changed := false
 	for _, node := range s.kubelet.Due(now) {
@@ -122,25 +120,21 @@ func (s *Simulator) register(context.Context) (bool, error) {
 		changed = true
 	}
 	for _, nc := range s.world.sortedClaims() {
+		if nc.DeletionTimestamp != nil {
+			continue
+		}
 		node := s.world.nodeOf(nc)
-		action, _ := lifecycle.Next(nc, node, now, s.timeouts(), s.attempts[nc.Name])
+		action, effs := lifecycle.Step(nc, node, now, s.timeouts(), s.attempts.Get(nc.Name))
 		switch action {
-		case lifecycle.Register:
-			synced, _ := lifecycle.SyncNode(nc, node)
-			synced.Spec.Taints = withoutStartupTaints(synced.Spec.Taints, nc.Spec.StartupTaints)
-			s.world.setNode(synced)
-			nc.Status.NodeName = node.Name
-			setCondition(nc, v1.ConditionTypeRegistered, now)
-			s.rec.registered(nc.Name, node.Name)
-		case lifecycle.Initialize:
-			node.Labels[v1.NodeInitializedLabelKey] = "true"
-			setCondition(nc, v1.ConditionTypeInitialized, now)
-		case lifecycle.Expire:
-			s.rec.event(now, "RegistrationTimeout", "nodeclaim/"+nc.Name, fmt.Sprintf("no node registered within %s of launch", s.opts.RegistrationTTL))
-			_ = s.cloud.Delete(context.Background(), nc)
-			s.removeClaim(nc, "RegistrationTimeout")
+		case lifecycle.Register, lifecycle.Initialize, lifecycle.Expire:
 		default:
 			continue
+		}
+		if err := s.applyEffects(ctx, effs); err != nil {
+			return false, err
+		}
+		if action == lifecycle.Register {
+			node.Spec.Taints = withoutStartupTaints(node.Spec.Taints, nc.Spec.StartupTaints)
 		}
 		s.world.changed()
 		changed = true
@@ -173,14 +167,6 @@ func setReady(node *corev1.Node, status corev1.ConditionStatus, at time.Time) {
 	node.Status.Conditions = append(node.Status.Conditions, corev1.NodeCondition{Type: corev1.NodeReady, Status: status, LastTransitionTime: now})
 }
 
-func setCondition(nc *v1.NodeClaim, t string, now time.Time) {
-	meta.SetStatusCondition(&nc.Status.Conditions, metav1.Condition{Type: t, Status: metav1.ConditionTrue, Reason: t, LastTransitionTime: metav1.NewTime(now)})
-}
-
-func setConditionFalse(nc *v1.NodeClaim, t, reason, message string, now time.Time) {
-	meta.SetStatusCondition(&nc.Status.Conditions, metav1.Condition{Type: t, Status: metav1.ConditionFalse, Reason: reason, Message: message, LastTransitionTime: metav1.NewTime(now)})
-}
-
 // provision is the provisioner: the batch windows, then the same Decide
 // the controller calls, applied to the world.
 func (s *Simulator) provision(ctx context.Context) (bool, error) {
@@ -195,28 +181,11 @@ func (s *Simulator) provision(ctx context.Context) (bool, error) {
 	d := scaleup.Decide(ctx, snapshot, scaleup.Options{
 		MaxInstanceTypes: s.opts.MaxInstanceTypes, Unavailable: s.unavailable, Models: s.world.model, Nominations: &s.nominations,
 	}, s.claimName)
-	s.applyDecision(d.Effects(), now)
+	if err := s.applyEffects(ctx, d.Effects()); err != nil {
+		return false, err
+	}
 	s.batch.Solved(d, s.opts.Window, now)
 	return len(d.NodeClaims) > 0, nil
-}
-
-// applyDecision carries out a provisioning decision in the world: the
-// NodeClaims created (the lifecycle controller adds their finalizer),
-// the reasons pods can't be provisioned for recorded.
-func (s *Simulator) applyDecision(effs []effects.Effect, now time.Time) {
-	for _, e := range effs {
-		switch e := e.(type) {
-		case effects.CreateNodeClaim:
-			nc := e.NodeClaim
-			nc.CreationTimestamp = metav1.NewTime(now)
-			nc.Finalizers = []string{v1.TerminationFinalizer}
-			s.world.claims[nc.Name] = nc
-		case effects.Event:
-			if e.Object.Kind == effects.KindPod && e.Type == corev1.EventTypeWarning {
-				s.rec.pending(now, e.Object.Namespace+"/"+e.Object.Name, e.Reason, e.Message)
-			}
-		}
-	}
 }
 
 func (s *Simulator) snapshot(ctx context.Context) (state.Snapshot, error) {
@@ -236,84 +205,30 @@ func (s *Simulator) claimName(nodePool string) string {
 	}
 }
 
-// launch is the lifecycle's Launch step: the cloud's Create, and on
-// failure what lifecycle.OnLaunchError decides, as the controller does:
-// insufficient capacity marks the offerings and re-plans the pods at
-// once; a refusal sets Launched=False and is retried after the backoff;
-// a NodeClaim not launched within the launch timeout is deleted and its
-// pods re-planned.
+// launch is the lifecycle's Launch step, applied as the controller
+// applies it: the cloud's Create, and on failure what the lifecycle
+// decides (insufficient capacity marks the offerings and re-plans the
+// pods at once; a refusal sets Launched=False and is retried after the
+// backoff; a NodeClaim not launched within the launch timeout is deleted
+// and its pods re-planned).
 func (s *Simulator) launch(ctx context.Context) (bool, error) {
 	now := s.clock.Now()
-	// Outcomes are recorded after the loop, in order, so the cloud's
-	// inventory is read once for the launches' prices, not once each.
-	type outcome struct {
-		nc        *v1.NodeClaim
-		kind, msg string
-	}
-	var outcomes []outcome
+	changed := false
 	for _, nc := range s.world.sortedClaims() {
-		switch action, _ := lifecycle.Next(nc, nil, now, s.timeouts(), s.attempts[nc.Name]); action {
-		case lifecycle.Launch:
-		case lifecycle.LaunchTimeout:
-			for _, e := range s.launchFailed(nc, lifecycle.OnLaunchTimeout(nc, s.opts.LaunchTimeout), now) {
-				outcomes = append(outcomes, outcome{nc: nc, kind: e.Reason, msg: e.Message})
-			}
-			continue
-		default:
+		if nc.DeletionTimestamp != nil {
 			continue
 		}
-		created, err := s.cloud.Create(ctx, nc)
-		if err != nil {
-			for _, e := range s.launchFailed(nc, lifecycle.OnLaunchError(err, s.attempts[nc.Name], now), now) {
-				outcomes = append(outcomes, outcome{nc: nc, kind: e.Reason, msg: e.Message})
-			}
+		action, effs := lifecycle.Step(nc, nil, now, s.timeouts(), s.attempts.Get(nc.Name))
+		if action != lifecycle.Launch && action != lifecycle.LaunchTimeout {
 			continue
 		}
-		delete(s.attempts, nc.Name)
-		if nc.Labels == nil {
-			nc.Labels = map[string]string{}
+		if err := s.applyEffects(ctx, effs); err != nil {
+			return false, err
 		}
-		maps.Copy(nc.Labels, created.Labels)
-		if len(created.Annotations) > 0 && nc.Annotations == nil {
-			nc.Annotations = map[string]string{}
-		}
-		// The cloud's annotations (the sim's NodeClass hash) show what the
-		// instance was launched with.
-		maps.Copy(nc.Annotations, created.Annotations)
-		nc.Status.ProviderID, nc.Status.ImageID = created.Status.ProviderID, created.Status.ImageID
-		nc.Status.Capacity, nc.Status.Allocatable = created.Status.Capacity, created.Status.Allocatable
-		setCondition(nc, v1.ConditionTypeLaunched, now)
-		outcomes = append(outcomes, outcome{nc: nc})
+		changed = true
 	}
-	var prices map[string]float64
-	for _, o := range outcomes {
-		if o.kind != "" {
-			s.rec.event(now, o.kind, "nodeclaim/"+o.nc.Name, o.msg)
-			continue
-		}
-		if prices == nil {
-			prices = s.prices()
-		}
-		s.rec.launched(now, o.nc, prices[o.nc.Status.ProviderID])
-	}
-	return len(outcomes) > 0, nil
-}
-
-// launchFailed applies what the lifecycle decided after a failed or
-// timed-out launch, as the controller does: the marks, then the
-// NodeClaim removed (its pods planned again at once) or kept with
-// Launched=False until its next attempt. It returns the events to record.
-func (s *Simulator) launchFailed(nc *v1.NodeClaim, failure lifecycle.LaunchFailure, now time.Time) []lifecycle.Event {
-	s.unavailable.Mark(failure.Unavailable)
-	if failure.Delete {
-		s.removeClaim(nc, failure.Reason)
-		s.batch.Trigger(now, true)
-		return failure.Events
-	}
-	s.attempts[nc.Name] = failure.Attempts
-	setConditionFalse(nc, v1.ConditionTypeLaunched, failure.Reason, failure.Message, now)
-	s.world.changed()
-	return failure.Events
+	s.rec.priced(s.prices)
+	return changed, nil
 }
 
 // prices are the prices of the offerings instances launched into, by
@@ -339,7 +254,7 @@ func (s *Simulator) lifecycleDeadlines() []time.Time {
 		case c != nil && c.Status == metav1.ConditionTrue && nc.Status.NodeName == "":
 			out = append(out, c.LastTransitionTime.Add(s.opts.RegistrationTTL))
 		case c == nil || c.Status != metav1.ConditionTrue:
-			if action, wait := lifecycle.Next(nc, nil, now, s.timeouts(), s.attempts[nc.Name]); action == lifecycle.Wait && wait > 0 {
+			if action, wait := lifecycle.Next(nc, nil, now, s.timeouts(), s.attempts.Get(nc.Name)); action == lifecycle.Wait && wait > 0 {
 				out = append(out, now.Add(wait))
 			}
 		}

@@ -2,6 +2,7 @@ package simulator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/drain"
+	"github.com/capstan-dev/capstan/pkg/effects"
 )
 
 // deleteClaim deletes a NodeClaim gracefully, as the API server does with
@@ -31,8 +33,7 @@ func (s *Simulator) deleteClaim(nc *v1.NodeClaim, now time.Time) {
 // periods are not simulated.
 func (s *Simulator) terminate(ctx context.Context) (bool, error) {
 	now := s.clock.Now()
-	changed := false
-	s.drainWakes = s.drainWakes[:0]
+	version, claims := s.world.version, len(s.world.claims)
 	for _, nc := range s.world.sortedClaims() {
 		if nc.DeletionTimestamp == nil {
 			continue
@@ -43,11 +44,9 @@ func (s *Simulator) terminate(ctx context.Context) (bool, error) {
 		}
 		step := drain.Drain(in)
 		s.terminations[nc.Name] = step.Progress
-		c, err := s.applyTermination(ctx, step, now)
-		if err != nil {
+		if err := s.applyEffects(ctx, step.Effects); err != nil && !errors.As(err, new(*effects.RefusedEvictions)) {
 			return false, err
 		}
-		changed = changed || c
 		if !step.Drained {
 			continue
 		}
@@ -60,11 +59,11 @@ func (s *Simulator) terminate(ctx context.Context) (bool, error) {
 				return false, err
 			}
 			finish := drain.Finish(nc, in.Node, gone)
-			if _, err := s.applyTermination(ctx, finish, now); err != nil {
+			if err := s.applyEffects(ctx, finish.Effects); err != nil {
 				return false, err
 			}
-			changed = true
 			if finish.Done {
+				delete(s.terminations, nc.Name)
 				break
 			}
 		}
@@ -74,7 +73,7 @@ func (s *Simulator) terminate(ctx context.Context) (bool, error) {
 			delete(s.terminations, name)
 		}
 	}
-	return changed, nil
+	return s.world.version != version || len(s.world.claims) != claims, nil
 }
 
 // instanceGone asks the cloud whether the NodeClaim's instance is gone.
@@ -93,10 +92,11 @@ func (s *Simulator) instanceGone(ctx context.Context, nc *v1.NodeClaim) (bool, e
 }
 
 // deletionReason names why a NodeClaim was deleted: the disruption
-// reason recorded on it (Empty, Drifted, …), else a plain deletion.
-func deletionReason(nc *v1.NodeClaim) string {
+// reason recorded on it (Empty, Drifted, …), else its instance's last
+// notice, else a plain deletion.
+func (s *Simulator) deletionReason(nc *v1.NodeClaim) string {
 	if c := meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypeDisruptionReason); c != nil {
 		return c.Reason
 	}
-	return "Deleted"
+	return s.rec.endReason(nc.Status.ProviderID, "Deleted")
 }

@@ -24,6 +24,7 @@ import (
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/clusterstate"
+	"github.com/capstan-dev/capstan/pkg/controllers/apply"
 	"github.com/capstan-dev/capstan/pkg/provisioning"
 	"github.com/capstan-dev/capstan/pkg/scaleup"
 	"github.com/capstan-dev/capstan/pkg/state"
@@ -45,12 +46,12 @@ func singleton() reconcile.Request {
 
 // Provisioner batches pending pods and launches NodeClaims for them.
 type Provisioner struct {
-	metrics  *Metrics
-	client   client.Client
-	cluster  *clusterstate.Cluster
-	recorder events.EventRecorder
-	clock    clock.Clock
-	opts     Options
+	metrics *Metrics
+	applier *apply.Applier
+	client  client.Client
+	cluster *clusterstate.Cluster
+	clock   clock.Clock
+	opts    Options
 
 	mu    sync.Mutex
 	batch scaleup.Batch
@@ -74,7 +75,12 @@ const forgetFailedAfter = time.Minute
 
 // New builds a provisioner.
 func New(c client.Client, cluster *clusterstate.Cluster, recorder events.EventRecorder, clk clock.Clock, metrics *Metrics, opts Options) *Provisioner {
-	return &Provisioner{client: c, cluster: cluster, recorder: recorder, clock: clk, metrics: metrics, opts: opts,
+	counters := apply.NewCounters()
+	if metrics != nil {
+		counters.Add(scaleup.MetricNodeClaimsCreated, metrics.nodeClaimsCreated)
+	}
+	applier := apply.New(apply.Deps{Client: c, Recorder: recorder, Clock: clk, Counters: counters})
+	return &Provisioner{client: c, applier: applier, cluster: cluster, clock: clk, metrics: metrics, opts: opts,
 		failed: map[string]time.Time{}, created: map[string]*v1.NodeClaim{}, trigger: make(chan event.GenericEvent, 1)}
 }
 
@@ -211,17 +217,18 @@ func (p *Provisioner) provision(ctx context.Context) (scaleup.Decision, error) {
 		log.FromContext(ctx).Info("solved", "pods", d.Pending, "nodeclaims", len(d.Result.NewNodeClaims),
 			"nominations", len(d.Result.Nominations), "unplaced", len(d.Result.Unplaced), "duration", p.clock.Since(start).String())
 	}
-	err = p.apply(ctx, d.Effects())
-	// The NodeClaims created (the API server gave them a UID) count as
-	// in-flight capacity until the cache shows them.
+	if _, err := p.applier.Apply(ctx, d.Effects()); err != nil {
+		return d, err
+	}
+	// The NodeClaims created count as in-flight capacity until the cache
+	// shows them. (After an error none are: the retry comes a batch
+	// window later, when the cache shows those that were.)
 	p.mu.Lock()
 	for _, nc := range d.NodeClaims {
-		if nc.UID != "" {
-			p.created[nc.Name] = nc.DeepCopy()
-		}
+		p.created[nc.Name] = nc.DeepCopy()
 	}
 	p.mu.Unlock()
-	return d, err
+	return d, nil
 }
 
 // Register watches pending pods (and deleting nodes, whose pods must go

@@ -2,6 +2,7 @@ package termination
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -20,8 +21,10 @@ import (
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/controllers/apply"
 	"github.com/capstan-dev/capstan/pkg/controllers/nodeclaim"
 	"github.com/capstan-dev/capstan/pkg/drain"
+	"github.com/capstan-dev/capstan/pkg/effects"
 )
 
 // podNodeField indexes pods by the node they run on.
@@ -33,10 +36,9 @@ const podNodeField = "spec.nodeName"
 type Controller struct {
 	client   client.Client
 	cloud    cloudprovider.CloudProvider
-	recorder events.EventRecorder
 	clock    clock.Clock
 
-	slack prometheus.Observer
+	applier *apply.Applier
 
 	mu sync.Mutex
 	// progress is each terminating NodeClaim's drain.Progress.
@@ -61,7 +63,26 @@ func NewSlackMetric(reg prometheus.Registerer) (prometheus.Observer, error) {
 // New builds the termination controller; slack observes interrupted
 // nodes' deadline slack (NewSlackMetric).
 func New(c client.Client, cloud cloudprovider.CloudProvider, recorder events.EventRecorder, clk clock.Clock, slack prometheus.Observer) *Controller {
-	return &Controller{client: c, cloud: cloud, recorder: recorder, clock: clk, slack: slack, progress: map[string]drain.Progress{}}
+	counters := apply.NewCounters()
+	if slack != nil {
+		counters.AddHistogram(drain.SlackMetric, slack)
+	}
+	applier := apply.New(apply.Deps{Client: c, Recorder: recorder, Cloud: cloud, Counters: counters, Clock: clk})
+	return &Controller{client: c, cloud: cloud, clock: clk, applier: applier, progress: map[string]drain.Progress{}}
+}
+
+// apply carries out a step; it looks again at the earliest of the
+// step's requeues and its poll. Evictions a disruption budget refused
+// are the step's to notice (drain.Progress), not an error.
+func (c *Controller) apply(ctx context.Context, step drain.Step) (reconcile.Result, error) {
+	requeue, err := c.applier.Apply(ctx, step.Effects)
+	if err != nil && !errors.As(err, new(*effects.RefusedEvictions)) {
+		return reconcile.Result{}, err
+	}
+	if step.Poll > 0 && (requeue == 0 || step.Poll < requeue) {
+		requeue = step.Poll
+	}
+	return reconcile.Result{RequeueAfter: requeue}, nil
 }
 
 // Reconcile drives a deleted NodeClaim to the end: drain, detach,

@@ -1,0 +1,388 @@
+package simulator
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider/catalog"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
+	apiapply "github.com/capstan-dev/capstan/pkg/controllers/apply"
+	"github.com/capstan-dev/capstan/pkg/effects"
+	"github.com/capstan-dev/capstan/pkg/lifecycle"
+	"github.com/capstan-dev/capstan/pkg/manifests"
+	"github.com/capstan-dev/capstan/pkg/test"
+)
+
+// parityCase is a starting cluster and the effects applied to it; the
+// effects are built from the objects as the API server stored them.
+type parityCase struct {
+	name   string
+	faults []simv1alpha1.LaunchFault
+	claims []*v1.NodeClaim
+	nodes  []*corev1.Node
+	pods   []*corev1.Pod
+	// effects are built from the claims and nodes as started.
+	effects func(claims []*v1.NodeClaim, nodes []*corev1.Node) []effects.Effect
+}
+
+// outcome is what the comparison looks at after the effects.
+type outcome struct {
+	Claims   map[string]claimOutcome
+	Nodes    map[string]nodeOutcome
+	Pods     []string
+	Events   []string
+	Attempts map[string]lifecycle.LaunchAttempts
+	Requeue  time.Time
+	Marked   []cloudprovider.OfferingKey
+}
+
+type claimOutcome struct {
+	Labels, Annotations map[string]string
+	Finalizers          []string
+	Conditions          []string
+	Launched            bool
+	ImageID, NodeName   string
+	Capacity            corev1.ResourceList
+	LastPodEventTime    time.Time
+	Deleting            bool
+}
+
+type nodeOutcome struct {
+	Labels     map[string]string
+	Taints     []corev1.Taint
+	Finalizers []string
+	Deleting   bool
+}
+
+var parityStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// TestAppliersAgree runs each case's effects through the API server's
+// applier (pkg/controllers/apply, on a real control plane) and the
+// simulator's (on its world) and compares what they leave: an effect must
+// mean the same to `capstan simulate` as to the controller.
+func TestAppliersAgree(t *testing.T) {
+	env := test.EnvironmentFor(t)
+	ctx := context.Background()
+	class := test.SimNodeClass()
+	if err := env.Client.Create(ctx, class); err != nil {
+		t.Fatal(err)
+	}
+	claim := func(mods ...func(*v1.NodeClaim)) *v1.NodeClaim {
+		return test.NodeClaim(append([]func(*v1.NodeClaim){func(nc *v1.NodeClaim) {
+			nc.Spec.NodeClassRef.Name = class.Name
+			nc.Labels = map[string]string{v1.NodePoolLabelKey: "default"}
+			nc.Finalizers = []string{v1.TerminationFinalizer}
+			nc.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{
+				{Key: v1.LabelInstanceType, Operator: corev1.NodeSelectorOpIn, Values: []string{"m5.large"}},
+				{Key: v1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{v1.CapacityTypeOnDemand}},
+			}
+		}}, mods...)...)
+	}
+	launched := func(providerID string, conds ...string) func(*v1.NodeClaim) {
+		return func(nc *v1.NodeClaim) {
+			nc.Status.ProviderID = providerID
+			for _, c := range conds {
+				nc.Status.Conditions = append(nc.Status.Conditions, metav1.Condition{Type: c, Status: metav1.ConditionTrue, Reason: c, LastTransitionTime: metav1.NewTime(parityStart)})
+			}
+		}
+	}
+	node := func(providerID string, mods ...func(*corev1.Node)) *corev1.Node {
+		n := &corev1.Node{}
+		n.Name = test.RandomName("node")
+		n.Spec.ProviderID = providerID
+		n.Labels = map[string]string{corev1.LabelHostname: n.Name}
+		n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
+		for _, m := range mods {
+			m(n)
+		}
+		return n
+	}
+	step := func(claims []*v1.NodeClaim, nodes []*corev1.Node) []effects.Effect {
+		var n *corev1.Node
+		if len(nodes) > 0 {
+			n = nodes[0]
+		}
+		_, effs := lifecycle.Step(claims[0], n, parityStart, lifecycle.DefaultTimeouts(), lifecycle.LaunchAttempts{})
+		return effs
+	}
+	for _, tc := range []parityCase{
+		{name: "launch records the instance", claims: []*v1.NodeClaim{claim()}, effects: step},
+		{name: "a refused launch is kept to retry", claims: []*v1.NodeClaim{claim()},
+			faults: []simv1alpha1.LaunchFault{{Code: "UnauthorizedOperation"}}, effects: step},
+		{name: "no capacity deletes and re-plans", claims: []*v1.NodeClaim{claim()},
+			faults: []simv1alpha1.LaunchFault{{Code: "InsufficientInstanceCapacity"}}, effects: step},
+		{name: "the finalizer first", claims: []*v1.NodeClaim{claim(func(nc *v1.NodeClaim) { nc.Finalizers = nil }, launched("sim://parity/i-1", v1.ConditionTypeLaunched))},
+			effects: step},
+		{name: "register syncs the node", claims: []*v1.NodeClaim{claim(func(nc *v1.NodeClaim) {
+			nc.Spec.Taints = []corev1.Taint{{Key: "dedicated", Value: "ml", Effect: corev1.TaintEffectNoSchedule}}
+		}, launched("sim://parity/i-2", v1.ConditionTypeLaunched))},
+			nodes: []*corev1.Node{node("sim://parity/i-2", func(n *corev1.Node) { n.Spec.Taints = []corev1.Taint{v1.UnregisteredNoExecuteTaint()} })}, effects: step},
+		{name: "initialize", claims: []*v1.NodeClaim{claim(launched("sim://parity/i-3", v1.ConditionTypeLaunched, v1.ConditionTypeRegistered))},
+			nodes: []*corev1.Node{node("sim://parity/i-3")}, effects: step},
+		{name: "registration timeout deletes", claims: []*v1.NodeClaim{claim(func(nc *v1.NodeClaim) {
+			nc.Status.ProviderID = "sim://parity/i-4"
+			nc.Status.Conditions = []metav1.Condition{{Type: v1.ConditionTypeLaunched, Status: metav1.ConditionTrue, Reason: "Launched", LastTransitionTime: metav1.NewTime(parityStart.Add(-time.Hour))}}
+		})}, effects: step},
+		{name: "metadata, conditions, status", claims: []*v1.NodeClaim{claim(func(nc *v1.NodeClaim) { nc.Finalizers = append(nc.Finalizers, "example.com/keep") })},
+			effects: func(claims []*v1.NodeClaim, _ []*corev1.Node) []effects.Effect {
+				ref := effects.NodeClaimRef(claims[0].Name)
+				return []effects.Effect{
+					effects.MergeMetadata{Object: ref, Labels: map[string]string{"team": "ml"}, Annotations: map[string]string{"a": "b"}, Finalizers: []string{"example.com/other"}},
+					effects.RemoveFinalizer{Object: ref, Finalizer: "example.com/keep"},
+					effects.SetCondition{Object: ref, Condition: metav1.Condition{Type: v1.ConditionTypeDrifted, Status: metav1.ConditionTrue, Reason: "NodeClassDrifted", LastTransitionTime: metav1.NewTime(parityStart)}},
+					effects.SetCondition{Object: ref, Condition: metav1.Condition{Type: v1.ConditionTypeConsolidatable, Status: metav1.ConditionTrue, Reason: "Consolidatable", LastTransitionTime: metav1.NewTime(parityStart)}},
+					effects.RemoveCondition{Object: ref, Type: v1.ConditionTypeDrifted},
+					effects.SetNodeClaimStatus{Name: claims[0].Name, ImageID: "ami-1", Capacity: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}},
+					effects.SetLaunchAttempts{NodeClaim: claims[0].Name, Failures: 2, Last: parityStart},
+					effects.RequeueAt{At: parityStart.Add(time.Minute)},
+					effects.RequeueAt{At: parityStart.Add(time.Second)},
+				}
+			}},
+		{name: "pod event stamp", claims: []*v1.NodeClaim{claim()}, effects: func(claims []*v1.NodeClaim, _ []*corev1.Node) []effects.Effect {
+			return lifecycle.PodEvent(claims[0], parityStart)
+		}},
+		{name: "delete without a finalizer goes at once", claims: []*v1.NodeClaim{claim(func(nc *v1.NodeClaim) { nc.Finalizers = nil }), claim()},
+			effects: func(claims []*v1.NodeClaim, _ []*corev1.Node) []effects.Effect {
+				return []effects.Effect{effects.DeleteNodeClaim{Name: claims[0].Name}, effects.DeleteNodeClaim{Name: claims[1].Name}, effects.DeleteNodeClaim{Name: "never-was"}}
+			}},
+		{name: "nodes", nodes: []*corev1.Node{
+			node("sim://parity/i-5", func(n *corev1.Node) { n.Spec.Taints = []corev1.Taint{{Key: "a", Effect: corev1.TaintEffectNoSchedule}} }),
+			node("sim://parity/i-6"), node("sim://parity/i-7", func(n *corev1.Node) { n.Finalizers = []string{v1.TerminationFinalizer} }),
+		}, effects: func(_ []*v1.NodeClaim, nodes []*corev1.Node) []effects.Effect {
+			return []effects.Effect{
+				effects.PatchNode{Name: nodes[0].Name, Labels: map[string]string{"x": "y"}, AddTaints: []corev1.Taint{v1.DisruptedNoScheduleTaint(), v1.DisruptedNoScheduleTaint()},
+					RemoveTaints: []corev1.Taint{{Key: "a", Effect: corev1.TaintEffectNoSchedule}}, Finalizers: []string{v1.TerminationFinalizer}},
+				effects.DeleteNode{Name: nodes[1].Name},
+				effects.DeleteNode{Name: nodes[2].Name},
+				effects.MergeMetadata{Object: effects.NodeRef(nodes[2].Name), Labels: map[string]string{"z": "1"}},
+				effects.RemoveFinalizer{Object: effects.NodeRef(nodes[2].Name), Finalizer: v1.TerminationFinalizer},
+				effects.Event{Object: effects.NodeRef(nodes[0].Name), Type: corev1.EventTypeNormal, Reason: "Patched", Action: "Patch", Message: "patched"},
+			}
+		}},
+		{name: "pods", pods: []*corev1.Pod{test.Pod("parity", func(p *corev1.Pod) { p.Name = "evicted" }), test.Pod("parity", func(p *corev1.Pod) { p.Name = "deleted" }), test.Pod("parity", func(p *corev1.Pod) { p.Name = "kept" })},
+			effects: func([]*v1.NodeClaim, []*corev1.Node) []effects.Effect {
+				return []effects.Effect{effects.EvictPod{Namespace: "parity", Name: "evicted"}, effects.DeletePod{Namespace: "parity", Name: "deleted", GracePeriodSeconds: ptr.To[int64](0)},
+					effects.EvictPod{Namespace: "parity", Name: "gone"}, effects.TriggerSolve{Immediate: true}}
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			claims, nodes := startParity(t, env.Client, tc)
+			effs := tc.effects(claims, nodes)
+			api := applyToAPI(t, env.Client, tc, claims, nodes, effs)
+			world := applyToWorld(t, class, tc, claims, nodes, effs)
+			if diff := cmp.Diff(api, world, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("the appliers differ (-API server +simulator):\n%s", diff)
+			}
+		})
+	}
+}
+
+// startParity creates the case's objects and returns them as stored.
+func startParity(t *testing.T, c client.Client, tc parityCase) ([]*v1.NodeClaim, []*corev1.Node) {
+	t.Helper()
+	ctx := context.Background()
+	var claims []*v1.NodeClaim
+	for _, want := range tc.claims {
+		nc := want.DeepCopy()
+		if err := c.Create(ctx, nc); err != nil {
+			t.Fatal(err)
+		}
+		nc.Status = want.Status
+		if err := c.Status().Update(ctx, nc); err != nil {
+			t.Fatal(err)
+		}
+		claims = append(claims, nc)
+	}
+	var nodes []*corev1.Node
+	for _, want := range tc.nodes {
+		n := want.DeepCopy()
+		if err := c.Create(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+		n.Status = want.Status
+		if err := c.Status().Update(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+		nodes = append(nodes, n)
+	}
+	if len(tc.pods) > 0 {
+		ns := &corev1.Namespace{}
+		ns.Name = tc.pods[0].Namespace
+		if err := client.IgnoreAlreadyExists(c.Create(ctx, ns)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range tc.pods {
+		if err := c.Create(ctx, p.DeepCopy()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return claims, nodes
+}
+
+func parityCloud(t *testing.T, faults []simv1alpha1.LaunchFault, nodeClasses sim.NodeClasses, clk *clocktesting.FakeClock, unavailable *cloudprovider.UnavailableOfferings) *sim.Cloud {
+	t.Helper()
+	profile, err := sim.DefaultProfile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	profile.Spec.LaunchFaults = faults
+	types, err := catalog.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cloud, err := sim.New(sim.Options{Profile: profile, Catalog: types, Clock: clk, NodeClasses: nodeClasses, Unavailable: unavailable})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cloud
+}
+
+func applyToAPI(t *testing.T, c client.Client, tc parityCase, claims []*v1.NodeClaim, nodes []*corev1.Node, effs []effects.Effect) outcome {
+	t.Helper()
+	ctx := context.Background()
+	clk := clocktesting.NewFakeClock(parityStart)
+	unavailable := cloudprovider.NewUnavailableOfferings(clk, 0)
+	recorder := events.NewFakeRecorder(100)
+	attempts := lifecycle.NewAttempts()
+	a := apiapply.New(apiapply.Deps{Client: c, Recorder: recorder, Cloud: parityCloud(t, tc.faults, sim.ClientNodeClasses{Client: c}, clk, unavailable),
+		Unavailable: unavailable, Counters: apiapply.NewCounters(), Trigger: func(effects.TriggerSolve) {}, Attempts: attempts, Clock: clk})
+	requeue, err := a.Apply(ctx, effs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := outcome{Claims: map[string]claimOutcome{}, Nodes: map[string]nodeOutcome{}, Attempts: map[string]lifecycle.LaunchAttempts{}, Marked: marked(unavailable)}
+	if requeue > 0 {
+		out.Requeue = parityStart.Add(requeue)
+	}
+	for _, nc := range claims {
+		got := &v1.NodeClaim{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(nc), got); err == nil {
+			out.Claims[nc.Name] = claimOutcomeOf(got)
+		}
+		if a := attempts.Get(nc.Name); a.Failures > 0 {
+			out.Attempts[nc.Name] = a
+		}
+	}
+	for _, n := range nodes {
+		got := &corev1.Node{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(n), got); err == nil {
+			out.Nodes[n.Name] = nodeOutcomeOf(got)
+		}
+	}
+	for _, p := range tc.pods {
+		got := &corev1.Pod{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(p), got); err == nil && got.DeletionTimestamp == nil {
+			out.Pods = append(out.Pods, podKey(got))
+		}
+	}
+	close(recorder.Events)
+	for e := range recorder.Events {
+		// The fake recorder writes "Type Reason Message".
+		_, rest, _ := strings.Cut(e, " ")
+		reason, message, _ := strings.Cut(rest, " ")
+		out.Events = append(out.Events, reason+": "+message)
+	}
+	return out
+}
+
+func applyToWorld(t *testing.T, class *simv1alpha1.SimNodeClass, tc parityCase, claims []*v1.NodeClaim, nodes []*corev1.Node, effs []effects.Effect) outcome {
+	t.Helper()
+	profile, err := sim.DefaultProfile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	profile.Spec.LaunchFaults = tc.faults
+	types, err := catalog.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(&manifests.Set{SimNodeClasses: []simv1alpha1.SimNodeClass{*class}}, profile, types, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, nc := range claims {
+		s.world.claims[nc.Name] = nc.DeepCopy()
+	}
+	for _, n := range nodes {
+		s.world.setNode(n.DeepCopy())
+	}
+	for _, p := range tc.pods {
+		s.world.addPod(p.DeepCopy())
+	}
+	if err := s.applyEffects(context.Background(), effs); err != nil && !errors.As(err, new(*effects.RefusedEvictions)) {
+		t.Fatal(err)
+	}
+	out := outcome{Claims: map[string]claimOutcome{}, Nodes: map[string]nodeOutcome{}, Attempts: map[string]lifecycle.LaunchAttempts{}, Marked: marked(s.unavailable)}
+	for _, at := range s.requeues {
+		if out.Requeue.IsZero() || at.Before(out.Requeue) {
+			out.Requeue = at
+		}
+	}
+	for _, nc := range claims {
+		if got := s.world.claims[nc.Name]; got != nil {
+			out.Claims[nc.Name] = claimOutcomeOf(got)
+		}
+		if a := s.attempts.Get(nc.Name); a.Failures > 0 {
+			out.Attempts[nc.Name] = a
+		}
+	}
+	for _, n := range nodes {
+		if got := s.world.nodes[n.Name]; got != nil {
+			out.Nodes[n.Name] = nodeOutcomeOf(got)
+		}
+	}
+	for _, p := range s.world.sortedPods() {
+		out.Pods = append(out.Pods, podKey(p))
+	}
+	for _, e := range s.rec.events {
+		out.Events = append(out.Events, e.Kind+": "+e.Message)
+	}
+	return out
+}
+
+func claimOutcomeOf(nc *v1.NodeClaim) claimOutcome {
+	out := claimOutcome{Labels: nc.Labels, Annotations: nc.Annotations, Finalizers: nc.Finalizers, Launched: nc.Status.ProviderID != "",
+		ImageID: nc.Status.ImageID, NodeName: nc.Status.NodeName, Capacity: nc.Status.Capacity, LastPodEventTime: nc.Status.LastPodEventTime.Time.UTC(),
+		Deleting: nc.DeletionTimestamp != nil}
+	for _, c := range nc.Status.Conditions {
+		out.Conditions = append(out.Conditions, strings.Join([]string{c.Type, string(c.Status), c.Reason, c.Message, c.LastTransitionTime.UTC().String()}, " "))
+	}
+	slices.Sort(out.Conditions)
+	return out
+}
+
+func nodeOutcomeOf(n *corev1.Node) nodeOutcome {
+	return nodeOutcome{Labels: n.Labels, Taints: n.Spec.Taints, Finalizers: n.Finalizers, Deleting: n.DeletionTimestamp != nil}
+}
+
+// marked are the offerings of m5.large marked unavailable.
+func marked(u *cloudprovider.UnavailableOfferings) []cloudprovider.OfferingKey {
+	var out []cloudprovider.OfferingKey
+	for _, z := range []string{"us-west-2a", "us-west-2b", "us-west-2c", "us-west-2d"} {
+		for _, ct := range []string{v1.CapacityTypeOnDemand, v1.CapacityTypeSpot} {
+			key := cloudprovider.OfferingKey{CapacityType: ct, InstanceType: "m5.large", Zone: z}
+			if _, ok := u.Reason(key); ok {
+				out = append(out, key)
+			}
+		}
+	}
+	return out
+}
