@@ -3,7 +3,6 @@ package simulator
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -54,7 +53,7 @@ func (s *Simulator) terminate(ctx context.Context) (bool, error) {
 		// the instance was told to go, so the node goes with it (a node
 		// left behind would look stopped).
 		for range 2 {
-			gone, err := s.instanceGone(ctx, nc)
+			gone, err := cloudprovider.InstanceGone(ctx, s.cloud, nc)
 			if err != nil {
 				return false, err
 			}
@@ -74,21 +73,6 @@ func (s *Simulator) terminate(ctx context.Context) (bool, error) {
 		}
 	}
 	return s.world.version != version || len(s.world.claims) != claims, nil
-}
-
-// instanceGone asks the cloud whether the NodeClaim's instance is gone.
-func (s *Simulator) instanceGone(ctx context.Context, nc *v1.NodeClaim) (bool, error) {
-	if nc.Status.ProviderID == "" {
-		return true, nil
-	}
-	_, err := s.cloud.Get(ctx, nc.Status.ProviderID)
-	if cloudprovider.IsNodeClaimNotFoundError(err) {
-		return true, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("getting the instance of nodeclaim %s, %w", nc.Name, err)
-	}
-	return false, nil
 }
 
 // deletionReason names why a NodeClaim was deleted: the disruption

@@ -31,17 +31,27 @@ func (c *Counters) AddHistogram(name string, h prometheus.Observer) {
 }
 
 func (c *Counters) observe(name string, value float64) error {
-	if c == nil {
-		return fmt.Errorf("no histograms to observe %s in", name)
-	}
-	c.mu.RLock()
-	h, ok := c.histograms[name]
-	c.mu.RUnlock()
-	if !ok {
-		return fmt.Errorf("no histogram %s", name)
+	h, err := lookup(c, func(c *Counters) map[string]prometheus.Observer { return c.histograms }, name)
+	if err != nil {
+		return err
 	}
 	h.Observe(value)
 	return nil
+}
+
+// lookup finds the metric name in the map of c that in picks.
+func lookup[T any](c *Counters, in func(*Counters) map[string]T, name string) (T, error) {
+	var zero T
+	if c == nil {
+		return zero, fmt.Errorf("no metrics to record %s in", name)
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	m, ok := in(c)[name]
+	if !ok {
+		return zero, fmt.Errorf("no metric %s", name)
+	}
+	return m, nil
 }
 
 // Add makes vec the counter effects.Metric{Name: name} adds to.
@@ -52,14 +62,9 @@ func (c *Counters) Add(name string, vec *prometheus.CounterVec) {
 }
 
 func (c *Counters) add(name string, labels []string, value float64) error {
-	if c == nil {
-		return fmt.Errorf("no counters to add %s to", name)
-	}
-	c.mu.RLock()
-	vec, ok := c.vecs[name]
-	c.mu.RUnlock()
-	if !ok {
-		return fmt.Errorf("no counter %s", name)
+	vec, err := lookup(c, func(c *Counters) map[string]*prometheus.CounterVec { return c.vecs }, name)
+	if err != nil {
+		return err
 	}
 	counter, err := vec.GetMetricWithLabelValues(labels...)
 	if err != nil {

@@ -34,9 +34,9 @@ const podNodeField = "spec.nodeName"
 // calls the termination step (pkg/drain: Drain, then Finish) and applies
 // the effects.
 type Controller struct {
-	client   client.Client
-	cloud    cloudprovider.CloudProvider
-	clock    clock.Clock
+	client client.Client
+	cloud  cloudprovider.CloudProvider
+	clock  clock.Clock
 
 	applier *apply.Applier
 
@@ -102,7 +102,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	step := drain.Drain(in)
 	if step.Drained {
-		gone, err := c.instanceGone(ctx, nc)
+		gone, err := cloudprovider.InstanceGone(ctx, c.cloud, nc)
 		if err != nil {
 			return reconcile.Result{}, err
 		}
@@ -150,21 +150,6 @@ func (c *Controller) gather(ctx context.Context, nc *v1.NodeClaim) (drain.Termin
 		}
 	}
 	return in, nil
-}
-
-// instanceGone asks the cloud whether the NodeClaim's instance is gone.
-func (c *Controller) instanceGone(ctx context.Context, nc *v1.NodeClaim) (bool, error) {
-	if nc.Status.ProviderID == "" {
-		return true, nil
-	}
-	_, err := c.cloud.Get(ctx, nc.Status.ProviderID)
-	if cloudprovider.IsNodeClaimNotFoundError(err) {
-		return true, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("getting the instance of nodeclaim %s, %w", nc.Name, err)
-	}
-	return false, nil
 }
 
 func (c *Controller) nodeOf(ctx context.Context, nc *v1.NodeClaim) (*corev1.Node, error) {
