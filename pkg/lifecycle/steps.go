@@ -29,6 +29,12 @@ func Step(nc *v1.NodeClaim, node *corev1.Node, now time.Time, t Timeouts, attemp
 	switch action {
 	case Launch:
 		out = append(out, effects.Launch{NodeClaim: nc})
+		// After a failed launch the launch timeout is fixed (it counts
+		// from the first failure); the backoff the next failure asks for
+		// must not carry the step past it.
+		if deadline, timed := LaunchDeadline(nc, t.Launch); timed && attempts.Failures > 0 {
+			out = append(out, effects.RequeueAt{At: deadline})
+		}
 	case LaunchTimeout:
 		out = append(out, OnFailure(nc, OnLaunchTimeout(nc, t.Launch), now)...)
 	case Register:

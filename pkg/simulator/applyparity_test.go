@@ -425,7 +425,7 @@ func parityCounters() *apiapply.Counters {
 
 func claimOutcomeOf(nc *v1.NodeClaim) claimOutcome {
 	out := claimOutcome{Labels: nc.Labels, Annotations: nc.Annotations, Finalizers: nc.Finalizers, Launched: nc.Status.ProviderID != "",
-		ImageID: nc.Status.ImageID, NodeName: nc.Status.NodeName, Capacity: nc.Status.Capacity, LastPodEventTime: nc.Status.LastPodEventTime.Time.UTC(),
+		ImageID: nc.Status.ImageID, NodeName: nc.Status.NodeName, Capacity: nc.Status.Capacity, LastPodEventTime: nc.Status.LastPodEventTime.UTC(),
 		Deleting: nc.DeletionTimestamp != nil}
 	for _, c := range nc.Status.Conditions {
 		out.Conditions = append(out.Conditions, strings.Join([]string{c.Type, string(c.Status), c.Reason, c.Message, c.LastTransitionTime.UTC().String()}, " "))

@@ -15,6 +15,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/budgets"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/disruption"
+	"github.com/capstan-dev/capstan/pkg/effects"
 	"github.com/capstan-dev/capstan/pkg/lifecycle"
 	"github.com/capstan-dev/capstan/pkg/scaleup"
 	"github.com/capstan-dev/capstan/pkg/state"
@@ -86,18 +87,19 @@ func (d *disrupter) wake(version int) []time.Time {
 // lastPodEventTime moves to now when a pod bound to or left its node
 // (at most every lifecycle.PodEventDedupe), so consolidateAfter counts
 // from there.
-func (s *Simulator) stampPodEvents(context.Context) (bool, error) {
+func (s *Simulator) stampPodEvents(ctx context.Context) (bool, error) {
 	if len(s.world.podEvents) == 0 {
 		return false, nil
 	}
 	now := s.clock.Now()
+	var effs []effects.Effect
 	for _, nc := range s.world.sortedClaims() {
-		if s.world.podEvents[nc.Status.NodeName] && lifecycle.NeedsPodEventUpdate(nc.Status.LastPodEventTime, now) {
-			nc.Status.LastPodEventTime = metav1.NewTime(now)
+		if s.world.podEvents[nc.Status.NodeName] {
+			effs = append(effs, lifecycle.PodEvent(nc, now)...)
 		}
 	}
 	clear(s.world.podEvents)
-	return false, nil
+	return false, s.applyEffects(ctx, effs)
 }
 
 // disrupt is the disruption controller: NodeClaims' Drifted and

@@ -25,13 +25,16 @@ import (
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/clusterstate"
 	"github.com/capstan-dev/capstan/pkg/controllers/apiauth"
+	"github.com/capstan-dev/capstan/pkg/controllers/apply"
 	disruptionctrl "github.com/capstan-dev/capstan/pkg/controllers/disruption"
 	"github.com/capstan-dev/capstan/pkg/controllers/explainserver"
 	"github.com/capstan-dev/capstan/pkg/controllers/garbagecollection"
+	"github.com/capstan-dev/capstan/pkg/controllers/index"
 	"github.com/capstan-dev/capstan/pkg/controllers/nodeclaim"
 	"github.com/capstan-dev/capstan/pkg/controllers/nodepool"
 	"github.com/capstan-dev/capstan/pkg/controllers/provisioner"
 	"github.com/capstan-dev/capstan/pkg/controllers/termination"
+	"github.com/capstan-dev/capstan/pkg/effects"
 	"github.com/capstan-dev/capstan/pkg/lifecycle"
 	"github.com/capstan-dev/capstan/pkg/scaleup"
 )
@@ -173,18 +176,20 @@ func runController(ctx context.Context, opts Options) error {
 	}
 	interrupt := disruptionctrl.NewInterruption(mgr.GetClient(), src, unavailable, mgr.GetEventRecorder("capstan"), clk, metrics.disruption,
 		disruptionctrl.InterruptionOptions{PreemptibleMargin: opts.Disruption.PreemptibleMargin})
-	claims := nodeclaim.New(mgr.GetClient(), mgr.GetAPIReader(), cp, unavailable, prov, mgr.GetEventRecorder("capstan"), clk, lifecycle.Timeouts{Launch: opts.LaunchTimeout, Registration: opts.RegistrationTTL})
-	if hook := opts.testHooks.afterCreate(); hook != nil {
-		claims = claims.WithAfterCreate(hook)
-	}
+	applier := apply.New(apply.Deps{
+		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("capstan"), Cloud: cp, Unavailable: unavailable,
+		Counters: apply.NewCounters(), Trigger: func(t effects.TriggerSolve) { prov.Trigger(t.Immediate) }, Clock: clk,
+		AfterCreate: opts.testHooks.afterCreate(),
+	})
+	claims := nodeclaim.New(mgr.GetClient(), mgr.GetAPIReader(), applier, clk, lifecycle.Timeouts{Launch: opts.LaunchTimeout, Registration: opts.RegistrationTTL})
 	if err := errors.Join(
 		prov.Register(mgr),
-		nodeclaim.IndexProviderID(ctx, mgr),
+		index.Register(ctx, mgr),
 		claims.Register(mgr),
-		nodeclaim.NewPodEvents(mgr.GetClient(), clk).Register(ctx, mgr),
+		nodeclaim.NewPodEvents(mgr.GetClient(), applier, clk).Register(mgr),
 		termination.New(mgr.GetClient(), cp, mgr.GetEventRecorder("capstan"), clk, metrics.slack).Register(ctx, mgr),
 		nodepool.New(mgr.GetClient(), clk, mgr.GetEventRecorder("capstan"), cp.GetSupportedNodeClasses()).Register(mgr),
-		garbagecollection.New(mgr.GetClient(), cp, mgr.GetEventRecorder("capstan"), clk, garbagecollection.Options{Interval: opts.GCInterval, Grace: opts.GCGrace}).Register(mgr),
+		garbagecollection.New(mgr.GetClient(), cp, applier, clk, garbagecollection.Options{Interval: opts.GCInterval, Grace: opts.GCGrace}).Register(mgr),
 		started.register(mgr),
 		disrupt.Register(mgr),
 		disruptionctrl.NewConditions(mgr.GetClient(), cp, mgr.GetEventRecorder("capstan"), clk, opts.Disruption.Drift()).Register(mgr),

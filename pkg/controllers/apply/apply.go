@@ -42,10 +42,14 @@ type Deps struct {
 // Applier applies effects through the API server and the cloud.
 type Applier struct{ deps Deps }
 
-// New builds an applier.
+// New builds an applier; without Attempts it keeps its own, without a
+// Clock it reads the wall clock.
 func New(deps Deps) *Applier {
 	if deps.Attempts == nil {
 		deps.Attempts = lifecycle.NewAttempts()
+	}
+	if deps.Clock == nil {
+		deps.Clock = clock.RealClock{}
 	}
 	return &Applier{deps: deps}
 }

@@ -16,6 +16,7 @@ import (
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/fake"
+	"github.com/capstan-dev/capstan/pkg/controllers/apply"
 	"github.com/capstan-dev/capstan/pkg/test"
 )
 
@@ -53,7 +54,8 @@ func TestReconcileCollects(t *testing.T) {
 	orphan := record(test.NodeClaim(), "fake://zone-a/gone")
 
 	clk := clocktesting.NewFakeClock(time.Now().Add(time.Hour))
-	gc := New(c, cloud, events.NewFakeRecorder(10), clk, Options{Interval: time.Minute, Grace: time.Minute})
+	applier := apply.New(apply.Deps{Client: c, Recorder: events.NewFakeRecorder(10), Cloud: cloud, Clock: clk})
+	gc := New(c, cloud, applier, clk, Options{Interval: time.Minute, Grace: time.Minute})
 	result, err := gc.Reconcile(ctx, reconcile.Request{})
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	g.Expect(result.RequeueAfter).To(gomega.Equal(time.Minute))

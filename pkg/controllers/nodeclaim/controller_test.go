@@ -22,31 +22,32 @@ import (
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/catalog"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
+	"github.com/capstan-dev/capstan/pkg/controllers/apply"
+	"github.com/capstan-dev/capstan/pkg/controllers/index"
+	"github.com/capstan-dev/capstan/pkg/effects"
 	"github.com/capstan-dev/capstan/pkg/lifecycle"
 	"github.com/capstan-dev/capstan/pkg/test"
 )
 
-// replans records the NodeClaims whose pods the lifecycle handed back.
+// replans records the immediate solves the lifecycle asked for: its
+// NodeClaim's pods handed back to the provisioner.
 type replans struct {
-	mu    sync.Mutex
-	names []string
+	mu        sync.Mutex
+	immediate int
 }
 
-func (r *replans) LaunchFailed(name string) {
+func (r *replans) trigger(t effects.TriggerSolve) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.names = append(r.names, name)
-}
-
-func (r *replans) has(name string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, n := range r.names {
-		if n == name {
-			return true
-		}
+	if t.Immediate {
+		r.immediate++
 	}
-	return false
+}
+
+func (r *replans) any() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.immediate > 0
 }
 
 type fixture struct {
@@ -74,10 +75,12 @@ func start(t *testing.T, faults ...simv1alpha1.LaunchFault) *fixture {
 	f.cloud, err = sim.New(sim.Options{Profile: profile, Catalog: types, Clock: f.clock, NodeClasses: sim.ClientNodeClasses{Client: env.Client}, Unavailable: f.unavailable})
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	test.StartManager(t, env, func(mgr manager.Manager) error {
-		if err := IndexProviderID(ctx, mgr); err != nil {
+		if err := index.Register(ctx, mgr); err != nil {
 			return err
 		}
-		return New(mgr.GetClient(), mgr.GetAPIReader(), f.cloud, f.unavailable, f.replans, mgr.GetEventRecorder("test"), f.clock,
+		applier := apply.New(apply.Deps{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("test"), Cloud: f.cloud, Unavailable: f.unavailable,
+			Trigger: f.replans.trigger, Clock: f.clock})
+		return New(mgr.GetClient(), mgr.GetAPIReader(), applier, f.clock,
 			lifecycle.Timeouts{Launch: 5 * time.Minute, Registration: 15 * time.Minute}).Register(mgr)
 	})
 	return f
@@ -143,7 +146,7 @@ func TestRefusedLaunchIsRetriedWithBackoff(t *testing.T) {
 	g.Eventually(func(g gomega.Gomega) {
 		g.Expect(launched(g, nc).Status).To(gomega.Equal(metav1.ConditionTrue))
 	}).Should(gomega.Succeed())
-	if f.replans.has(nc.Name) {
+	if f.replans.any() {
 		t.Errorf("a refused launch re-planned %s's pods; it should be retried", nc.Name)
 	}
 }
@@ -169,7 +172,7 @@ func TestLaunchTimeoutDeletes(t *testing.T) {
 		err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(nc), got)
 		g.Expect(errors.IsNotFound(err) || err == nil && got.DeletionTimestamp != nil).To(gomega.BeTrue())
 		g.Expect(eventsOf(g, nc, "LaunchTimeout")).NotTo(gomega.BeEmpty())
-		g.Expect(f.replans.has(nc.Name)).To(gomega.BeTrue())
+		g.Expect(f.replans.any()).To(gomega.BeTrue())
 	}).Should(gomega.Succeed())
 	if n := len(f.cloud.Snapshot().Instances); n != 0 {
 		t.Errorf("%d instances launched", n)
@@ -191,7 +194,7 @@ func TestSpotServiceLinkedRoleReplans(t *testing.T) {
 	})
 	g.Expect(env.Client.Create(context.Background(), nc)).To(gomega.Succeed())
 	g.Eventually(func(g gomega.Gomega) {
-		g.Expect(f.replans.has(nc.Name)).To(gomega.BeTrue())
+		g.Expect(f.replans.any()).To(gomega.BeTrue())
 		g.Expect(eventsOf(g, nc, "SpotServiceLinkedRoleCreationFailed")).NotTo(gomega.BeEmpty())
 	}).Should(gomega.Succeed())
 	reason, ok := f.unavailable.Reason(cloudprovider.OfferingKey{CapacityType: v1.CapacityTypeSpot, InstanceType: "c5.large", Zone: "us-west-2c"})

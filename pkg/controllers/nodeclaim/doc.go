@@ -1,8 +1,10 @@
-// Package nodeclaim runs a NodeClaim's life: launch (through the cloud
-// seam; on insufficient capacity the offerings are marked, the NodeClaim
-// deleted and the provisioner re-run at once), registration (the Node with
-// the instance's providerID gets the finalizer, labels and taints, and
-// loses the unregistered taint), initialization (Ready, startup taints
-// gone, extended resources reported) and the liveness timeout. Each step
-// is decided by the pure Next from the NodeClaim, its Node and now.
+// Package nodeclaim runs a NodeClaim's life: it gathers the NodeClaim
+// (past the cache before a launch) and its Node, asks the pure
+// lifecycle.Step what comes next — launch through the cloud seam,
+// registration (the Node gets the finalizer, labels and taints and loses
+// the unregistered taint), initialization, the Ready condition, the
+// launch and registration timeouts — and hands the effects to
+// pkg/controllers/apply. A launch that fails for want of capacity deletes
+// the NodeClaim and asks the provisioner for a solve at once
+// (effects.TriggerSolve). PodEvents stamps lastPodEventTime the same way.
 package nodeclaim

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -18,6 +17,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/controllers/apply"
+	"github.com/capstan-dev/capstan/pkg/controllers/index"
+	"github.com/capstan-dev/capstan/pkg/effects"
 	"github.com/capstan-dev/capstan/pkg/lifecycle"
 	"github.com/capstan-dev/capstan/pkg/state"
 )
@@ -25,47 +27,37 @@ import (
 // PodEvents keeps each NodeClaim's status.lastPodEventTime: when a pod
 // last bound to or left its node. consolidateAfter counts from it.
 type PodEvents struct {
-	client client.Client
-	clock  clock.Clock
+	client  client.Client
+	applier *apply.Applier
+	clock   clock.Clock
 }
 
 // NewPodEvents builds the controller.
-func NewPodEvents(c client.Client, clk clock.Clock) *PodEvents {
-	return &PodEvents{client: c, clock: clk}
+func NewPodEvents(c client.Client, applier *apply.Applier, clk clock.Clock) *PodEvents {
+	return &PodEvents{client: c, applier: applier, clock: clk}
 }
 
 // Reconcile stamps the NodeClaim of the node a pod event touched; the
 // request names the node.
 func (p *PodEvents) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	ncs := &v1.NodeClaimList{}
-	if err := p.client.List(ctx, ncs, client.MatchingFields{nodeNameField: req.Name}); err != nil {
+	if err := p.client.List(ctx, ncs, client.MatchingFields{index.NodeName: req.Name}); err != nil {
 		return reconcile.Result{}, fmt.Errorf("listing nodeclaims of node %s, %w", req.Name, err)
 	}
 	now := p.clock.Now()
+	var effs []effects.Effect
 	for i := range ncs.Items {
-		nc := &ncs.Items[i]
-		if !lifecycle.NeedsPodEventUpdate(nc.Status.LastPodEventTime, now) {
-			continue
-		}
-		patch := client.MergeFrom(nc.DeepCopy())
-		nc.Status.LastPodEventTime = metav1.NewTime(now)
-		if err := p.client.Status().Patch(ctx, nc, patch); err != nil {
-			return reconcile.Result{}, client.IgnoreNotFound(fmt.Errorf("stamping nodeclaim %s, %w", nc.Name, err))
-		}
+		effs = append(effs, lifecycle.PodEvent(&ncs.Items[i], now)...)
+	}
+	if _, err := p.applier.Apply(ctx, effs); err != nil {
+		return reconcile.Result{}, fmt.Errorf("stamping the nodeclaims of node %s, %w", req.Name, err)
 	}
 	return reconcile.Result{}, nil
 }
 
-const nodeNameField = "status.nodeName"
-
-// Register indexes NodeClaims by node name and watches pods binding to or
-// leaving nodes.
-func (p *PodEvents) Register(ctx context.Context, mgr manager.Manager) error {
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1.NodeClaim{}, nodeNameField, func(o client.Object) []string {
-		return []string{o.(*v1.NodeClaim).Status.NodeName}
-	}); err != nil {
-		return fmt.Errorf("indexing nodeclaims by node, %w", err)
-	}
+// Register watches pods binding to or leaving nodes; call index.Register
+// first.
+func (p *PodEvents) Register(mgr manager.Manager) error {
 	toNode := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 		if name := o.(*corev1.Pod).Spec.NodeName; name != "" {
 			return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: name}}}

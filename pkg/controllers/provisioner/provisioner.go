@@ -84,9 +84,10 @@ func New(c client.Client, cluster *clusterstate.Cluster, recorder events.EventRe
 		failed: map[string]time.Time{}, created: map[string]*v1.NodeClaim{}, trigger: make(chan event.GenericEvent, 1)}
 }
 
-// LaunchFailed re-plans at once the pods of a NodeClaim whose launch
-// failed (it is being deleted), ignoring the NodeClaim even if the cache
-// still shows it.
+// LaunchFailed re-plans at once the pods of a NodeClaim deleted before
+// it launched (its launch failed or timed out), ignoring the NodeClaim
+// even if the cache still shows it. The provisioner's own NodeClaim watch
+// calls it; the lifecycle only asks for a solve (effects.TriggerSolve).
 func (p *Provisioner) LaunchFailed(name string) {
 	p.mu.Lock()
 	p.failed[name] = p.clock.Now()
@@ -231,8 +232,9 @@ func (p *Provisioner) provision(ctx context.Context) (scaleup.Decision, error) {
 	return d, nil
 }
 
-// Register watches pending pods (and deleting nodes, whose pods must go
-// elsewhere) and adds the provisioner to the manager.
+// Register watches pending pods, deleting nodes (whose pods must go
+// elsewhere) and NodeClaims deleted before they launched, and adds the
+// provisioner to the manager.
 func (p *Provisioner) Register(mgr manager.Manager) error {
 	toSingleton := func(context.Context, client.Object) []reconcile.Request { return []reconcile.Request{singleton()} }
 	return ctrl.NewControllerManagedBy(mgr).
@@ -247,6 +249,12 @@ func (p *Provisioner) Register(mgr manager.Manager) error {
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
 			if o.GetDeletionTimestamp() != nil {
 				p.Trigger(false)
+			}
+			return nil
+		})).
+		Watches(&v1.NodeClaim{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+			if nc, ok := o.(*v1.NodeClaim); ok && nc.DeletionTimestamp != nil && nc.Status.ProviderID == "" {
+				p.LaunchFailed(nc.Name)
 			}
 			return nil
 		})).

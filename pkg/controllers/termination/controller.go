@@ -22,7 +22,7 @@ import (
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/controllers/apply"
-	"github.com/capstan-dev/capstan/pkg/controllers/nodeclaim"
+	"github.com/capstan-dev/capstan/pkg/controllers/index"
 	"github.com/capstan-dev/capstan/pkg/drain"
 	"github.com/capstan-dev/capstan/pkg/effects"
 )
@@ -157,7 +157,7 @@ func (c *Controller) nodeOf(ctx context.Context, nc *v1.NodeClaim) (*corev1.Node
 		return nil, nil
 	}
 	nodes := &corev1.NodeList{}
-	if err := c.client.List(ctx, nodes, client.MatchingFields{nodeclaim.ProviderIDField: nc.Status.ProviderID}); err != nil {
+	if err := c.client.List(ctx, nodes, client.MatchingFields{index.ProviderID: nc.Status.ProviderID}); err != nil {
 		return nil, fmt.Errorf("listing the node of nodeclaim %s, %w", nc.Name, err)
 	}
 	if len(nodes.Items) == 0 {
@@ -174,7 +174,7 @@ func (c *Controller) nodeDeleted(ctx context.Context, node *corev1.Node) []recon
 		return nil
 	}
 	ncs := &v1.NodeClaimList{}
-	if err := c.client.List(ctx, ncs, client.MatchingFields{nodeclaim.ProviderIDField: node.Spec.ProviderID}); err != nil {
+	if err := c.client.List(ctx, ncs, client.MatchingFields{index.ProviderID: node.Spec.ProviderID}); err != nil {
 		return nil
 	}
 	claims := make([]*v1.NodeClaim, len(ncs.Items))
@@ -189,8 +189,8 @@ func (c *Controller) nodeDeleted(ctx context.Context, node *corev1.Node) []recon
 	return out
 }
 
-// Register indexes pods by node and watches NodeClaims and Nodes. The
-// lifecycle controller registers the provider-id indexes.
+// Register indexes pods by node and watches NodeClaims and Nodes; call
+// index.Register first.
 func (c *Controller) Register(ctx context.Context, mgr manager.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &corev1.Pod{}, podNodeField, func(o client.Object) []string {
 		return []string{o.(*corev1.Pod).Spec.NodeName}

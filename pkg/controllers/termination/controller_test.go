@@ -19,7 +19,7 @@ import (
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/catalog"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
-	"github.com/capstan-dev/capstan/pkg/controllers/nodeclaim"
+	"github.com/capstan-dev/capstan/pkg/controllers/index"
 	"github.com/capstan-dev/capstan/pkg/test"
 )
 
@@ -61,7 +61,7 @@ func TestVolumeAttachmentsBlockTermination(t *testing.T) {
 	g.Expect(c.Create(ctx, va)).To(gomega.Succeed())
 
 	test.StartManager(t, env, func(mgr manager.Manager) error {
-		if err := nodeclaim.IndexProviderID(ctx, mgr); err != nil {
+		if err := index.Register(ctx, mgr); err != nil {
 			return err
 		}
 		return New(mgr.GetClient(), cloud, mgr.GetEventRecorder("test"), clock.RealClock{}, prometheus.NewHistogram(prometheus.HistogramOpts{Name: "slack"})).Register(ctx, mgr)
@@ -186,7 +186,7 @@ func start(t *testing.T, slack prometheus.Observer) {
 		t.Fatal(err)
 	}
 	test.StartManager(t, env, func(mgr manager.Manager) error {
-		if err := nodeclaim.IndexProviderID(ctx, mgr); err != nil {
+		if err := index.Register(ctx, mgr); err != nil {
 			return err
 		}
 		return New(mgr.GetClient(), cloud, mgr.GetEventRecorder("test"), clock.RealClock{}, slack).Register(ctx, mgr)

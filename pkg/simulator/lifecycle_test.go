@@ -1,0 +1,144 @@
+package simulator
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider/catalog"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
+	"github.com/capstan-dev/capstan/pkg/manifests"
+)
+
+// lifecycleSim is a simulation of one NodePool of m5.large and two
+// one-CPU pods, on a cloud whose instances register after latency.
+func lifecycleSim(t *testing.T, latency string, opts Options) *Simulator {
+	t.Helper()
+	doc := `apiVersion: sim.capstan.dev/v1alpha1
+kind: CloudProfile
+metadata: {name: lifecycle}
+spec:
+  zones: [us-west-2a]
+  launchLatency: ` + latency + `
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: default}
+spec:
+  template:
+    spec:
+      requirements:
+      - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.large]}
+      nodeClassRef: {group: sim.capstan.dev, kind: SimNodeClass, name: default}
+---
+apiVersion: sim.capstan.dev/v1alpha1
+kind: SimNodeClass
+metadata: {name: default}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: a, namespace: default}
+spec:
+  containers: [{name: pause, image: registry.k8s.io/pause:3.10, resources: {requests: {cpu: "1"}}}]
+`
+	set, err := manifests.Load([]string{"-"}, strings.NewReader(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	profile, err := Profile("", set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	types, err := catalog.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(set, profile, types, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// A NodeClaim whose node registered and initialized is Ready, in simulate
+// as in the controller.
+func TestNodeClaimsBecomeReady(t *testing.T) {
+	opts := DefaultOptions()
+	opts.Duration = 10 * time.Minute
+	s := lifecycleSim(t, "30s", opts)
+	if _, err := s.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.world.claims) == 0 {
+		t.Fatal("no NodeClaim launched")
+	}
+	for _, nc := range s.world.claims {
+		if c := meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypeReady); c == nil || c.Status != "True" {
+			t.Errorf("nodeclaim %s Ready = %+v, want True", nc.Name, c)
+		}
+	}
+}
+
+// A NodeClaim whose node does not register in time is deleted and goes
+// through termination like any other (its instance terminated there, an
+// error not dropped), not removed behind the API's back.
+func TestRegistrationTimeoutDeletesTheNodeClaim(t *testing.T) {
+	ctx := context.Background()
+	opts := DefaultOptions()
+	opts.RegistrationTTL = time.Minute
+	s := lifecycleSim(t, "10m", opts)
+	// The pod is found unschedulable, then the batch window closes and
+	// its NodeClaim launches.
+	for range 2 {
+		if _, err := s.round(ctx); err != nil {
+			t.Fatal(err)
+		}
+		s.clock.Step(opts.Window.Max)
+	}
+	if len(s.world.claims) != 1 {
+		t.Fatalf("%d nodeclaims, want 1", len(s.world.claims))
+	}
+	var nc *v1.NodeClaim
+	for _, c := range s.world.claims {
+		nc = c
+	}
+	running := func() int {
+		n := 0
+		for _, inst := range s.cloud.Snapshot().Instances {
+			if inst.State == sim.InstanceRunning {
+				n++
+			}
+		}
+		return n
+	}
+	if running() != 1 {
+		t.Fatalf("%d instances running, want the NodeClaim's", running())
+	}
+	s.clock.Step(opts.RegistrationTTL)
+	if _, err := s.register(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if s.world.claims[nc.Name] == nil || s.world.claims[nc.Name].DeletionTimestamp == nil {
+		t.Fatalf("nodeclaim %s not marked deleted at the registration timeout", nc.Name)
+	}
+	if running() != 1 {
+		t.Errorf("the instance was terminated before termination ran")
+	}
+	if _, err := s.terminate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if s.world.claims[nc.Name] != nil || running() != 0 {
+		t.Errorf("after termination: nodeclaim kept %t, %d instances running", s.world.claims[nc.Name] != nil, running())
+	}
+	found := false
+	for _, e := range s.rec.events {
+		found = found || e.Kind == "RegistrationTimeout" && e.Object == "nodeclaim/"+nc.Name
+	}
+	if !found {
+		t.Errorf("no RegistrationTimeout event in %+v", s.rec.events)
+	}
+}
