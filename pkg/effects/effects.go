@@ -112,7 +112,9 @@ type Event struct {
 
 // MarkUnavailable marks the offerings (and capacity types) an
 // insufficient-capacity error names unavailable for the cache's TTL.
-type MarkUnavailable struct{ Error *cloudprovider.InsufficientCapacityError }
+type MarkUnavailable struct {
+	Error *cloudprovider.InsufficientCapacityError
+}
 
 // TriggerSolve asks the provisioner to plan pending pods: at once
 // (Immediate, e.g. after a launch failed for want of capacity) or within

@@ -54,8 +54,13 @@ func (s *Simulator) applyOne(ctx context.Context, eff effects.Effect) (refused [
 		}
 	case effects.DeleteNode:
 		if node := s.world.nodes[e.Name]; node != nil {
-			at := metav1.NewTime(now)
-			node.DeletionTimestamp = &at
+			if node.DeletionTimestamp == nil {
+				at := metav1.NewTime(now)
+				node.DeletionTimestamp = &at
+				// The provisioner watches deleting nodes: their pods need
+				// places before they are evicted.
+				s.batch.Trigger(now, false)
+			}
 			s.removeReleased(node)
 			s.world.changed()
 		}
@@ -82,11 +87,20 @@ func (s *Simulator) applyOne(ctx context.Context, eff effects.Effect) (refused [
 			s.world.changed()
 		}
 	case effects.Event:
+		if e.Object.Kind == effects.KindPod {
+			// A pod's warnings are its pending reason in the report (an
+			// event each time it changes); where it should schedule is
+			// not reported.
+			if e.Type == corev1.EventTypeWarning {
+				s.rec.pending(now, e.Object.Namespace+"/"+e.Object.Name, e.Reason, e.Message)
+			}
+			return nil, nil
+		}
 		s.rec.event(now, e.Reason, objectName(e.Object), e.Message)
 	case effects.MarkUnavailable:
 		s.unavailable.Mark(e.Error)
 	case effects.TriggerSolve:
-		s.batch.trigger(now, e.Immediate)
+		s.batch.Trigger(now, e.Immediate)
 	case effects.RequeueAt:
 		s.requeues = append(s.requeues, e.At)
 	case effects.EvictPod:
@@ -109,7 +123,7 @@ func (s *Simulator) applyOne(ctx context.Context, eff effects.Effect) (refused [
 		if err := cloudprovider.IgnoreNodeClaimNotFound(s.cloud.Delete(ctx, e.NodeClaim)); err != nil {
 			return nil, fmt.Errorf("terminating instance %s of nodeclaim %s, %w", e.NodeClaim.Status.ProviderID, e.NodeClaim.Name, err)
 		}
-	case effects.Metric:
+	case effects.Metric, effects.Observe:
 	case effects.SetLaunchAttempts:
 		s.attempts.Set(e)
 	default:

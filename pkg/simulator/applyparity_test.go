@@ -27,9 +27,13 @@ import (
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim/simapi"
 	apiapply "github.com/capstan-dev/capstan/pkg/controllers/apply"
 	"github.com/capstan-dev/capstan/pkg/disruption"
+	"github.com/capstan-dev/capstan/pkg/drain"
 	"github.com/capstan-dev/capstan/pkg/effects"
 	"github.com/capstan-dev/capstan/pkg/lifecycle"
 	"github.com/capstan-dev/capstan/pkg/manifests"
+	"github.com/capstan-dev/capstan/pkg/provisioning"
+	"github.com/capstan-dev/capstan/pkg/scaleup"
+	"github.com/capstan-dev/capstan/pkg/scheduling"
 	"github.com/capstan-dev/capstan/pkg/test"
 )
 
@@ -197,6 +201,58 @@ func TestAppliersAgree(t *testing.T) {
 				return []effects.Effect{effects.EvictPod{Namespace: "parity", Name: "evicted"}, effects.DeletePod{Namespace: "parity", Name: "deleted", GracePeriodSeconds: ptr.To[int64](0)},
 					effects.EvictPod{Namespace: "parity", Name: "gone"}, effects.TriggerSolve{Immediate: true}}
 			}},
+		{name: "drain: taint, delete the node, evict, delete early", claims: []*v1.NodeClaim{claim(launched("sim://parity/i-8", v1.ConditionTypeLaunched))},
+			nodes: []*corev1.Node{node("sim://parity/i-8", func(n *corev1.Node) { n.Finalizers = []string{v1.TerminationFinalizer} })},
+			pods: []*corev1.Pod{
+				test.Pod("parity", func(p *corev1.Pod) { p.Name = "web"; p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](30) }),
+				test.Pod("parity", func(p *corev1.Pod) {
+					p.Name, p.Annotations = "batch", map[string]string{v1.DoNotDisruptAnnotationKey: "true"}
+					p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](600)
+				}),
+			},
+			effects: func(claims []*v1.NodeClaim, nodes []*corev1.Node) []effects.Effect {
+				// Deleted 55 minutes ago with an hour's grace: web is
+				// evicted, batch deleted so its grace period ends in time.
+				nc := claims[0].DeepCopy()
+				deleted := metav1.NewTime(parityStart.Add(-55 * time.Minute))
+				nc.DeletionTimestamp, nc.Spec.TerminationGracePeriod = &deleted, &metav1.Duration{Duration: time.Hour}
+				var pods []*corev1.Pod
+				for _, name := range []string{"web", "batch"} {
+					p := test.Pod("parity", func(p *corev1.Pod) { p.Name = name })
+					if name == "batch" {
+						p.Annotations = map[string]string{v1.DoNotDisruptAnnotationKey: "true"}
+						p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](600)
+					} else {
+						p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](30)
+					}
+					pods = append(pods, p)
+				}
+				return drain.Drain(drain.Termination{NodeClaim: nc, Node: nodes[0], Pods: pods, Now: parityStart}).Effects
+			}},
+		{name: "finish: terminated, finalizers released, slack observed", claims: []*v1.NodeClaim{claim(launched("sim://parity/i-9", v1.ConditionTypeLaunched))},
+			nodes: []*corev1.Node{node("sim://parity/i-9", func(n *corev1.Node) { n.Finalizers = []string{v1.TerminationFinalizer} })},
+			effects: func(claims []*v1.NodeClaim, nodes []*corev1.Node) []effects.Effect {
+				return append(drain.Finish(claims[0], nodes[0], true).Effects, effects.Observe{Name: drain.SlackMetric, Value: 5})
+			}},
+		{name: "a node's deletion cascades", claims: []*v1.NodeClaim{claim(launched("sim://parity/i-10", v1.ConditionTypeLaunched))},
+			nodes: []*corev1.Node{node("sim://parity/i-10", func(n *corev1.Node) { n.Finalizers = []string{v1.TerminationFinalizer} })},
+			effects: func(claims []*v1.NodeClaim, nodes []*corev1.Node) []effects.Effect {
+				deleting := nodes[0].DeepCopy()
+				deleting.DeletionTimestamp = ptr.To(metav1.NewTime(parityStart))
+				return drain.NodeDeleted(deleting, claims)
+			}},
+		{name: "a provisioning decision", pods: []*corev1.Pod{test.Pod("parity", func(p *corev1.Pod) { p.Name = "huge" })},
+			effects: func([]*v1.NodeClaim, []*corev1.Node) []effects.Effect {
+				nc := claim()
+				huge := test.Pod("parity", func(p *corev1.Pod) { p.Name = "huge" })
+				return scaleup.Decision{
+					Result: provisioning.Result{
+						NewNodeClaims: []*provisioning.NodeClaim{{NodePool: "default", Requirements: scheduling.NewRequirements()}},
+						Unplaced:      []provisioning.Unplaced{{Pod: huge, Reason: "NoInstanceTypeFits", Message: "no instance type has 100 cpu"}},
+					},
+					NodeClaims: []*v1.NodeClaim{nc},
+				}.Effects()
+			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			claims, nodes := startParity(t, env.Client, tc)
@@ -279,7 +335,7 @@ func applyToAPI(t *testing.T, c client.Client, tc parityCase, claims []*v1.NodeC
 	recorder := events.NewFakeRecorder(100)
 	attempts := lifecycle.NewAttempts()
 	a := apiapply.New(apiapply.Deps{Client: c, Recorder: recorder, Cloud: parityCloud(t, tc.faults, simapi.NodeClasses{Client: c}, clk, unavailable),
-		Unavailable: unavailable, Counters: disruptionCounters(), Trigger: func(effects.TriggerSolve) {}, Attempts: attempts, Clock: clk})
+		Unavailable: unavailable, Counters: parityCounters(), Trigger: func(effects.TriggerSolve) {}, Attempts: attempts, Clock: clk})
 	requeue, err := a.Apply(ctx, effs)
 	if err != nil {
 		t.Fatal(err)
@@ -374,6 +430,15 @@ func applyToWorld(t *testing.T, class *simv1alpha1.SimNodeClass, tc parityCase, 
 	return out
 }
 
+// parityCounters are the metrics the cases' effects name.
+func parityCounters() *apiapply.Counters {
+	c := apiapply.NewCounters()
+	c.Add(disruption.MetricDisrupted, prometheus.NewCounterVec(prometheus.CounterOpts{Name: disruption.MetricDisrupted}, []string{"reason"}))
+	c.Add(scaleup.MetricNodeClaimsCreated, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "created"}, []string{"nodepool", "capacity_type"}))
+	c.AddHistogram(drain.SlackMetric, prometheus.NewHistogram(prometheus.HistogramOpts{Name: "slack"}))
+	return c
+}
+
 func claimOutcomeOf(nc *v1.NodeClaim) claimOutcome {
 	out := claimOutcome{Labels: nc.Labels, Annotations: nc.Annotations, Finalizers: nc.Finalizers, Launched: nc.Status.ProviderID != "",
 		ImageID: nc.Status.ImageID, NodeName: nc.Status.NodeName, Capacity: nc.Status.Capacity, LastPodEventTime: nc.Status.LastPodEventTime.UTC(),
@@ -401,12 +466,4 @@ func marked(u *cloudprovider.UnavailableOfferings) []cloudprovider.OfferingKey {
 		}
 	}
 	return out
-}
-
-// disruptionCounters are the counters disruption's forceful deletions
-// add to.
-func disruptionCounters() *apiapply.Counters {
-	c := apiapply.NewCounters()
-	c.Add(disruption.MetricDisrupted, prometheus.NewCounterVec(prometheus.CounterOpts{Name: disruption.MetricDisrupted}, []string{"reason"}))
-	return c
 }

@@ -10,7 +10,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/capstan-dev/capstan/pkg/provisioning"
-	"github.com/capstan-dev/capstan/pkg/scaleup"
 	"github.com/capstan-dev/capstan/pkg/scheduling"
 	"github.com/capstan-dev/capstan/pkg/state"
 )
@@ -22,9 +21,17 @@ func (s *Simulator) daemonSets(context.Context) (bool, error) {
 	if len(s.world.daemonSets) == 0 {
 		return false, nil
 	}
+	// A deleted NodeClaim's node is being drained, even before the
+	// termination step marks it deleting.
+	draining := map[string]bool{}
+	for _, nc := range s.world.sortedClaims() {
+		if node := s.world.nodeOf(nc); node != nil && nc.DeletionTimestamp != nil {
+			draining[node.Name] = true
+		}
+	}
 	changed := false
 	for _, node := range s.world.sortedNodes() {
-		if node.DeletionTimestamp != nil || hasTaint(node, corev1.TaintNodeNotReady) {
+		if node.DeletionTimestamp != nil || draining[node.Name] || hasTaint(node, corev1.TaintNodeNotReady) {
 			continue
 		}
 		running := map[string]bool{}
@@ -121,7 +128,7 @@ func (s *Simulator) bind(context.Context) (bool, error) {
 			p := s.world.pods[podKey(u.Pod)]
 			marked := setScheduled(p, corev1.ConditionFalse, corev1.PodReasonUnschedulable, now)
 			if marked || nodesJoined {
-				s.batch.trigger(now, false)
+				s.batch.Trigger(now, false)
 			}
 			changed = changed || marked
 		}
@@ -144,45 +151,4 @@ func setScheduled(p *corev1.Pod, status corev1.ConditionStatus, reason string, n
 	}
 	p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.PodScheduled, Status: status, Reason: reason, LastTransitionTime: metav1.NewTime(now)})
 	return true
-}
-
-// batch is the provisioner's batch window state, as the controller keeps
-// it: a batch opened by the first pending pod, closed by Window.Decide; a
-// re-check while pods wait; an immediate re-plan after a failed launch.
-type batch struct {
-	first, last time.Time
-	immediate   bool
-	recheck     time.Time
-}
-
-func (b *batch) trigger(now time.Time, immediate bool) {
-	if b.first.IsZero() {
-		b.first = now
-	}
-	b.last = now
-	b.immediate = b.immediate || immediate
-}
-
-func (b *batch) recheckAt(at time.Time) { b.recheck = at }
-
-// due reports whether a solve runs now, and if so closes the batch.
-func (b *batch) due(w scaleup.Window, now time.Time) bool {
-	if b.first.IsZero() && !b.recheck.IsZero() && !now.Before(b.recheck) {
-		b.first, b.last = now.Add(-w.Idle), now.Add(-w.Idle)
-	}
-	due, _ := w.Decide(b.first, b.last, now)
-	due = due || (b.immediate && !b.first.IsZero())
-	if due {
-		b.first, b.last, b.immediate, b.recheck = time.Time{}, time.Time{}, false, time.Time{}
-	}
-	return due
-}
-
-// next is when the open batch closes, or the re-check is due.
-func (b *batch) next(w scaleup.Window, now time.Time) (time.Time, bool) {
-	if !b.first.IsZero() {
-		_, wait := w.Decide(b.first, b.last, now)
-		return now.Add(wait), true
-	}
-	return b.recheck, !b.recheck.IsZero()
 }

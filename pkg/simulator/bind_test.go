@@ -6,45 +6,51 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/capstan-dev/capstan/pkg/provisioning"
 	"github.com/capstan-dev/capstan/pkg/scaleup"
 )
 
 func TestBatchWindows(t *testing.T) {
 	w := scaleup.Window{Idle: time.Second, Max: 10 * time.Second}
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	var b batch
-	if b.due(w, t0) {
+	var b scaleup.Batch
+	if due(&b, w, t0) {
 		t.Fatal("due with no batch open")
 	}
-	if _, ok := b.next(w, t0); ok {
+	if _, ok := b.Next(w, t0); ok {
 		t.Fatal("a wake-up with no batch open")
 	}
-	b.trigger(t0, false)
-	if next, ok := b.next(w, t0); !ok || !next.Equal(t0.Add(time.Second)) {
+	b.Trigger(t0, false)
+	if next, ok := b.Next(w, t0); !ok || !next.Equal(t0.Add(time.Second)) {
 		t.Errorf("next %v, want the idle window's end", next)
 	}
-	if b.due(w, t0.Add(500*time.Millisecond)) {
+	if due(&b, w, t0.Add(500*time.Millisecond)) {
 		t.Error("due before the idle window ended")
 	}
-	if !b.due(w, t0.Add(time.Second)) {
+	if !due(&b, w, t0.Add(time.Second)) {
 		t.Error("not due once the idle window ended")
 	}
-	if b.due(w, t0.Add(time.Hour)) {
+	if due(&b, w, t0.Add(time.Hour)) {
 		t.Error("a closed batch is due again")
 	}
 	// A re-check reopens after Max, as the controller's RequeueAfter does.
-	b.recheckAt(t0.Add(20 * time.Second))
-	if next, ok := b.next(w, t0.Add(11*time.Second)); !ok || !next.Equal(t0.Add(20*time.Second)) {
+	b.Solved(scaleup.Decision{Result: provisioning.Result{Nominations: []provisioning.Nomination{{}}}}, w, t0.Add(10*time.Second))
+	if next, ok := b.Next(w, t0.Add(11*time.Second)); !ok || !next.Equal(t0.Add(20*time.Second)) {
 		t.Errorf("next %v, want the re-check", next)
 	}
-	if !b.due(w, t0.Add(20*time.Second)) {
+	if !due(&b, w, t0.Add(20*time.Second)) {
 		t.Error("re-check not due")
 	}
 	// A failed launch re-plans at once.
-	b.trigger(t0.Add(30*time.Second), true)
-	if !b.due(w, t0.Add(30*time.Second)) {
+	b.Trigger(t0.Add(30*time.Second), true)
+	if !due(&b, w, t0.Add(30*time.Second)) {
 		t.Error("an immediate trigger waits for the window")
 	}
+}
+
+func due(b *scaleup.Batch, w scaleup.Window, now time.Time) bool {
+	due, _ := b.Due(w, now)
+	return due
 }
 
 func TestDaemonSetPodsRunWhereTheyFit(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/catalog"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
 	"github.com/capstan-dev/capstan/pkg/disruption"
+	"github.com/capstan-dev/capstan/pkg/drain"
 	"github.com/capstan-dev/capstan/pkg/interruption"
 	"github.com/capstan-dev/capstan/pkg/lifecycle"
 	"github.com/capstan-dev/capstan/pkg/manifests"
@@ -72,7 +73,7 @@ type Simulator struct {
 	profile     *simv1alpha1.CloudProfile
 	rng         *rand.Rand
 	rec         *recorder
-	batch       batch
+	batch       scaleup.Batch
 	scaled      int
 	// boundAt is the world version binding last ran at, boundNodes how
 	// many registered nodes it saw.
@@ -81,9 +82,8 @@ type Simulator struct {
 	// a pod whose planned node registered without fitting it.
 	nominations scaleup.Nominations
 	disrupter   *disrupter
-	// drainWakes are when draining nodes' plans change by themselves
-	// (a pod's deletion before the terminationGracePeriod comes due).
-	drainWakes []time.Time
+	// terminations are deleted NodeClaims' drain progress.
+	terminations map[string]drain.Progress
 	// interruptions is the interruption controller's handler;
 	// interruptWake when a notice it holds back needs action.
 	interruptions *interruption.Handler
@@ -116,7 +116,7 @@ func New(set *manifests.Set, profile *simv1alpha1.CloudProfile, types []catalog.
 		opts: opts, start: origin, clock: clk, world: newWorld(set), kubelet: sim.NewMemoryKubelet(), profile: profile,
 		unavailable: cloudprovider.NewUnavailableOfferings(clk, opts.UnavailableTTL),
 		rng:         rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15)),
-		attempts:    lifecycle.NewAttempts(),
+		attempts:    lifecycle.NewAttempts(), terminations: map[string]drain.Progress{},
 	}
 	s.rec = newRecorder(origin)
 	s.disrupter = newDisrupter(opts.Disruption, s.claimName)
@@ -227,7 +227,7 @@ func (s *Simulator) nextWake() (time.Time, bool) {
 			next = t
 		}
 	}
-	if due, ok := s.batch.next(s.opts.Window, now); ok {
+	if due, ok := s.batch.Next(s.opts.Window, now); ok {
 		consider(due)
 	}
 	if t, ok := s.kubelet.Next(); ok {
@@ -265,7 +265,7 @@ func (s *Simulator) nextWake() (time.Time, bool) {
 	for _, t := range s.requeues {
 		consider(t)
 	}
-	for _, t := range append(s.disrupter.wake(s.world.version), s.drainWakes...) {
+	for _, t := range s.disrupter.wake(s.world.version) {
 		consider(t)
 	}
 	return next, !next.IsZero()

@@ -172,7 +172,7 @@ func setReady(node *corev1.Node, status corev1.ConditionStatus, at time.Time) {
 // the controller calls, applied to the world.
 func (s *Simulator) provision(ctx context.Context) (bool, error) {
 	now := s.clock.Now()
-	if !s.batch.due(s.opts.Window, now) {
+	if due, _ := s.batch.Due(s.opts.Window, now); !due {
 		return false, nil
 	}
 	snapshot, err := s.snapshot(ctx)
@@ -182,20 +182,10 @@ func (s *Simulator) provision(ctx context.Context) (bool, error) {
 	d := scaleup.Decide(snapshot, scaleup.Options{
 		MaxInstanceTypes: s.opts.MaxInstanceTypes, Unavailable: s.unavailable, Models: s.world.openModels(snapshot.Input.Pods), Nominations: &s.nominations,
 	}, s.claimName)
-	for _, f := range d.FlavorFailures {
-		s.rec.pending(now, podKey(f.Pod), f.Reason, f.Err.Error())
+	if err := s.applyEffects(ctx, d.Effects()); err != nil {
+		return false, err
 	}
-	for _, nc := range d.NodeClaims {
-		nc.CreationTimestamp = metav1.NewTime(now)
-		nc.Finalizers = []string{v1.TerminationFinalizer}
-		s.world.claims[nc.Name] = nc
-	}
-	for _, u := range d.Result.Unplaced {
-		s.rec.pending(now, podKey(u.Pod), string(u.Reason), u.Message)
-	}
-	if len(d.Result.Unplaced) > 0 || len(d.Result.Nominations) > 0 || len(d.FlavorFailures) > 0 {
-		s.batch.recheckAt(now.Add(s.opts.Window.Max))
-	}
+	s.batch.Solved(d, s.opts.Window, now)
 	return len(d.NodeClaims) > 0, nil
 }
 

@@ -2,7 +2,7 @@ package simulator
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -15,65 +15,64 @@ import (
 )
 
 // deleteClaim deletes a NodeClaim gracefully, as the API server does with
-// the termination finalizer on: it and its Node are marked deleted (which
-// wakes the provisioner), and terminate drains the node before the
-// instance goes.
+// the termination finalizer on: it is marked deleted, and terminate
+// drains its node before the instance goes.
 func (s *Simulator) deleteClaim(nc *v1.NodeClaim, now time.Time) {
 	if nc.DeletionTimestamp != nil {
 		return
 	}
 	at := metav1.NewTime(now)
 	nc.DeletionTimestamp = &at
-	if node := s.world.nodeOf(nc); node != nil {
-		node.DeletionTimestamp = &at
-		effects.PatchNodeInto(node, effects.DisruptedTaint(node.Name, true))
-		// The provisioner watches deleting nodes: their pods need places
-		// before they are evicted (state.Build counts them pending).
-		s.batch.trigger(now, false)
-	}
 	s.world.changed()
 }
 
-// terminate is the termination controller: each deleted NodeClaim's node
-// is drained by the same plan (pkg/drain: PDBs through the eviction
-// check, do-not-disrupt pods until the terminationGracePeriod deadline,
-// DaemonSet pods last), then its instance is terminated. Evicted pods go
-// at once: their own grace periods are not simulated.
+// terminate is the termination controller: for each deleted NodeClaim
+// the same step (drain.Drain, then drain.Finish once the instance may
+// go), applied to the world. Evicted pods go at once: their own grace
+// periods are not simulated.
 func (s *Simulator) terminate(ctx context.Context) (bool, error) {
 	now := s.clock.Now()
-	changed := false
-	s.drainWakes = s.drainWakes[:0]
+	version, claims := s.world.version, len(s.world.claims)
 	for _, nc := range s.world.sortedClaims() {
 		if nc.DeletionTimestamp == nil {
 			continue
 		}
-		if node := s.world.nodeOf(nc); node != nil {
-			plan := drain.PlanDrain(s.world.podsOn(node.Name), now, drain.Deadline(nc))
-			if !plan.Drained {
-				for _, p := range plan.Evict {
-					if drain.Evictable(p, s.world.namespacePDBs(p.Namespace)) != nil {
-						continue
-					}
-					s.world.deletePod(p)
-					changed = true
-				}
-				for _, d := range plan.Delete {
-					s.world.deletePod(d.Pod)
-					changed = true
-				}
-				if plan.RequeueAfter > 0 {
-					s.drainWakes = append(s.drainWakes, now.Add(plan.RequeueAfter))
-				}
-				continue
+		in := drain.Termination{NodeClaim: nc, Node: s.world.nodeOf(nc), Progress: s.terminations[nc.Name], Now: now}
+		if in.Node != nil {
+			in.Pods = s.world.podsOn(in.Node.Name)
+		}
+		step := drain.Drain(in)
+		s.terminations[nc.Name] = step.Progress
+		if err := s.applyEffects(ctx, step.Effects); err != nil && !errors.As(err, new(*effects.RefusedEvictions)) {
+			return false, err
+		}
+		if !step.Drained {
+			continue
+		}
+		// The simulated cloud terminates at once: ask again right after
+		// the instance was told to go, so the node goes with it (a node
+		// left behind would look stopped).
+		for range 2 {
+			gone, err := cloudprovider.InstanceGone(ctx, s.cloud, nc)
+			if err != nil {
+				return false, err
+			}
+			finish := drain.Finish(nc, in.Node, gone)
+			if err := s.applyEffects(ctx, finish.Effects); err != nil {
+				return false, err
+			}
+			if finish.Done {
+				delete(s.terminations, nc.Name)
+				break
 			}
 		}
-		if err := cloudprovider.IgnoreNodeClaimNotFound(s.cloud.Delete(ctx, nc)); err != nil {
-			return false, fmt.Errorf("terminating the instance of nodeclaim %s, %w", nc.Name, err)
-		}
-		s.removeClaim(nc, s.deletionReason(nc))
-		changed = true
 	}
-	return changed, nil
+	for name := range s.terminations {
+		if s.world.claims[name] == nil {
+			delete(s.terminations, name)
+		}
+	}
+	return s.world.version != version || len(s.world.claims) != claims, nil
 }
 
 // deletionReason names why a NodeClaim was deleted: the disruption

@@ -35,7 +35,7 @@ func (s *Simulator) timed() bool {
 			s.rec.event(now, "Applied", t.Ref(), s.apply(t))
 		}
 		if t.Kind == "NodePool" {
-			s.batch.trigger(now, false)
+			s.batch.Trigger(now, false)
 		}
 		s.world.changed()
 		changed = true

@@ -162,6 +162,8 @@ func (r *run) one(ctx context.Context, eff effects.Effect) error {
 		}
 	case effects.Metric:
 		return r.deps.Counters.add(e.Name, e.Labels, e.Value)
+	case effects.Observe:
+		return r.deps.Counters.observe(e.Name, e.Value)
 	case effects.SetLaunchAttempts:
 		r.deps.Attempts.Set(e)
 	default:

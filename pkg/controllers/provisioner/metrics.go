@@ -2,6 +2,8 @@ package provisioner
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/capstan-dev/capstan/pkg/scaleup"
 )
 
 // Metrics are the provisioner's Prometheus metrics.
@@ -26,7 +28,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "capstan_provisioner_unplaced_pods", Help: "Pods the last solve could not place, by reason.",
 		}, []string{"reason"}),
 		nodeClaimsCreated: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "capstan_nodeclaims_created_total", Help: "NodeClaims the provisioner created, by NodePool and planned capacity type.",
+			Name: scaleup.MetricNodeClaimsCreated, Help: "NodeClaims the provisioner created, by NodePool and planned capacity type.",
 		}, []string{"nodepool", "capacity_type"}),
 	}
 	for _, c := range []prometheus.Collector{m.schedulingDuration, m.pendingPods, m.unplacedPods, m.nodeClaimsCreated} {

@@ -24,6 +24,7 @@ import (
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/clusterstate"
+	"github.com/capstan-dev/capstan/pkg/controllers/apply"
 	"github.com/capstan-dev/capstan/pkg/provisioning"
 	"github.com/capstan-dev/capstan/pkg/scaleup"
 	"github.com/capstan-dev/capstan/pkg/state"
@@ -45,20 +46,15 @@ func singleton() reconcile.Request {
 
 // Provisioner batches pending pods and launches NodeClaims for them.
 type Provisioner struct {
-	metrics  *Metrics
-	client   client.Client
-	cluster  *clusterstate.Cluster
-	recorder events.EventRecorder
-	clock    clock.Clock
-	opts     Options
+	metrics *Metrics
+	applier *apply.Applier
+	client  client.Client
+	cluster *clusterstate.Cluster
+	clock   clock.Clock
+	opts    Options
 
-	mu          sync.Mutex
-	first, last time.Time
-	immediate   bool
-	// recheck is set while pods were left waiting (unplaced, or nominated
-	// to capacity not up yet): they are solved again after the maximum
-	// window even if nothing changes, so no pod waits on a lost event.
-	recheck bool
+	mu    sync.Mutex
+	batch scaleup.Batch
 	// failed are NodeClaims whose launch failed, by the time they failed:
 	// the informer cache may still show them for a moment, and pods must
 	// not be planned onto them.
@@ -79,7 +75,12 @@ const forgetFailedAfter = time.Minute
 
 // New builds a provisioner.
 func New(c client.Client, cluster *clusterstate.Cluster, recorder events.EventRecorder, clk clock.Clock, metrics *Metrics, opts Options) *Provisioner {
-	return &Provisioner{client: c, cluster: cluster, recorder: recorder, clock: clk, metrics: metrics, opts: opts,
+	counters := apply.NewCounters()
+	if metrics != nil {
+		counters.Add(scaleup.MetricNodeClaimsCreated, metrics.nodeClaimsCreated)
+	}
+	applier := apply.New(apply.Deps{Client: c, Recorder: recorder, Clock: clk, Counters: counters})
+	return &Provisioner{client: c, applier: applier, cluster: cluster, clock: clk, metrics: metrics, opts: opts,
 		failed: map[string]time.Time{}, created: map[string]*v1.NodeClaim{}, trigger: make(chan event.GenericEvent, 1)}
 }
 
@@ -161,12 +162,7 @@ func (p *Provisioner) withCreated(nodes []*provisioning.Node) []*provisioning.No
 // failed and its pods must find other capacity now, not a window later).
 func (p *Provisioner) Trigger(immediate bool) {
 	p.mu.Lock()
-	now := p.clock.Now()
-	if p.first.IsZero() {
-		p.first = now
-	}
-	p.last = now
-	p.immediate = p.immediate || immediate
+	p.batch.Trigger(p.clock.Now(), immediate)
 	p.mu.Unlock()
 	select {
 	case p.trigger <- event.GenericEvent{Object: &corev1.Pod{}}:
@@ -177,46 +173,35 @@ func (p *Provisioner) Trigger(immediate bool) {
 // Reconcile solves once the batch is due.
 func (p *Provisioner) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
 	p.mu.Lock()
-	if p.first.IsZero() && p.recheck {
-		p.first, p.last, p.recheck = p.clock.Now().Add(-p.opts.Window.Idle), p.clock.Now().Add(-p.opts.Window.Idle), false
-	}
-	due, wait := p.opts.Window.Decide(p.first, p.last, p.clock.Now())
-	if p.immediate && !p.first.IsZero() {
-		due = true
-	}
-	if !due {
-		p.mu.Unlock()
-		if wait > 0 {
-			return reconcile.Result{RequeueAfter: wait}, nil
-		}
-		return reconcile.Result{}, nil
-	}
-	p.first, p.last, p.immediate = time.Time{}, time.Time{}, false
+	due, wait := p.batch.Due(p.opts.Window, p.clock.Now())
 	p.mu.Unlock()
-	waiting, err := p.provision(ctx)
+	if !due {
+		return reconcile.Result{RequeueAfter: wait}, nil
+	}
+	d, err := p.provision(ctx)
 	if err != nil {
 		// Pods are still pending: try again after another batch.
 		p.Trigger(false)
 		return reconcile.Result{}, err
 	}
-	if waiting {
-		p.mu.Lock()
-		p.recheck = true
-		p.mu.Unlock()
-		return reconcile.Result{RequeueAfter: p.opts.Window.Max}, nil
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.clock.Now()
+	p.batch.Solved(d, p.opts.Window, now)
+	if next, ok := p.batch.Next(p.opts.Window, now); ok && next.After(now) {
+		return reconcile.Result{RequeueAfter: next.Sub(now)}, nil
 	}
 	return reconcile.Result{}, nil
 }
 
-// provision solves once; waiting reports pods left unplaced or nominated
-// to capacity that is not up yet.
-func (p *Provisioner) provision(ctx context.Context) (waiting bool, err error) {
+// provision solves once and applies the decision.
+func (p *Provisioner) provision(ctx context.Context) (scaleup.Decision, error) {
 	if err := p.pruneCreated(ctx); err != nil {
-		return false, err
+		return scaleup.Decision{}, err
 	}
 	snapshot, err := p.cluster.Snapshot(ctx)
 	if err != nil {
-		return false, fmt.Errorf("snapshotting the cluster, %w", err)
+		return scaleup.Decision{}, fmt.Errorf("snapshotting the cluster, %w", err)
 	}
 	snapshot.Input.Nodes = p.withCreated(p.withoutFailed(snapshot.Input.Nodes))
 	start := p.clock.Now()
@@ -224,45 +209,28 @@ func (p *Provisioner) provision(ctx context.Context) (waiting bool, err error) {
 	opts.Nominations = &p.nominations
 	opts.Models = p.cluster.OpenModels(ctx, snapshot.Input.Pods)
 	d := scaleup.Decide(snapshot, opts, func(np string) string { return np + "-" + rand.String(5) })
-	for _, f := range d.FlavorFailures {
-		p.recorder.Eventf(f.Pod, nil, corev1.EventTypeWarning, f.Reason, "Provision", "%s", f.Err.Error())
-	}
 	p.metrics.pendingPods.Set(float64(d.Pending))
 	p.metrics.unplacedPods.Reset()
-	if d.Pending == 0 {
-		return false, nil
-	}
-	result := d.Result
-	p.metrics.schedulingDuration.Observe(p.clock.Since(start).Seconds())
-	for _, u := range result.Unplaced {
-		p.metrics.unplacedPods.WithLabelValues(string(u.Reason)).Inc()
-	}
-	log.FromContext(ctx).Info("solved", "pods", d.Pending, "nodeclaims", len(result.NewNodeClaims),
-		"nominations", len(result.Nominations), "unplaced", len(result.Unplaced), "duration", p.clock.Since(start).String())
-	for i, c := range result.NewNodeClaims {
-		nc := d.NodeClaims[i]
-		if err := p.client.Create(ctx, nc); err != nil {
-			return false, fmt.Errorf("creating nodeclaim for nodepool %s, %w", c.NodePool, err)
+	if d.Pending > 0 {
+		p.metrics.schedulingDuration.Observe(p.clock.Since(start).Seconds())
+		for _, u := range d.Result.Unplaced {
+			p.metrics.unplacedPods.WithLabelValues(string(u.Reason)).Inc()
 		}
-		p.mu.Lock()
+		log.FromContext(ctx).Info("solved", "pods", d.Pending, "nodeclaims", len(d.Result.NewNodeClaims),
+			"nominations", len(d.Result.Nominations), "unplaced", len(d.Result.Unplaced), "duration", p.clock.Since(start).String())
+	}
+	if _, err := p.applier.Apply(ctx, d.Effects()); err != nil {
+		return d, err
+	}
+	// The NodeClaims created count as in-flight capacity until the cache
+	// shows them. (After an error none are: the retry comes a batch
+	// window later, when the cache shows those that were.)
+	p.mu.Lock()
+	for _, nc := range d.NodeClaims {
 		p.created[nc.Name] = nc.DeepCopy()
-		p.mu.Unlock()
-		capacityType := "any"
-		if ct := c.Requirements.Get(v1.CapacityTypeLabelKey); ct.Len() == 1 {
-			capacityType = ct.Any()
-		}
-		p.metrics.nodeClaimsCreated.WithLabelValues(c.NodePool, capacityType).Inc()
-		for _, pod := range c.Pods {
-			p.recorder.Eventf(pod, nc, corev1.EventTypeNormal, "Nominated", "Provision", "pod should schedule on nodeclaim %s", nc.Name)
-		}
 	}
-	for _, n := range result.Nominations {
-		p.recorder.Eventf(n.Pod, nil, corev1.EventTypeNormal, "Nominated", "Provision", "pod should schedule on node %s", n.NodeName)
-	}
-	for _, u := range result.Unplaced {
-		p.recorder.Eventf(u.Pod, nil, corev1.EventTypeWarning, string(u.Reason), "Provision", "%s", u.Message)
-	}
-	return len(result.Unplaced) > 0 || len(result.Nominations) > 0, nil
+	p.mu.Unlock()
+	return d, nil
 }
 
 // Register watches pending pods, deleting nodes (whose pods must go

@@ -2,16 +2,13 @@ package termination
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	storagev1 "k8s.io/api/storage/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -24,37 +21,36 @@ import (
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/controllers/apply"
 	"github.com/capstan-dev/capstan/pkg/controllers/index"
 	"github.com/capstan-dev/capstan/pkg/drain"
+	"github.com/capstan-dev/capstan/pkg/effects"
 )
 
 // podNodeField indexes pods by the node they run on.
 const podNodeField = "spec.nodeName"
 
-// Controller terminates deleted NodeClaims and their Nodes.
+// Controller terminates deleted NodeClaims and their Nodes: it gathers,
+// calls the termination step (pkg/drain: Drain, then Finish) and applies
+// the effects.
 type Controller struct {
-	client   client.Client
-	cloud    cloudprovider.CloudProvider
-	recorder events.EventRecorder
-	clock    clock.Clock
+	client client.Client
+	cloud  cloudprovider.CloudProvider
+	clock  clock.Clock
 
-	slack prometheus.Observer
+	applier *apply.Applier
 
 	mu sync.Mutex
-	// refused counts evictions a PDB refused in a row, per NodeClaim, for
-	// backing off.
-	refused map[string]int
-	// drained are the NodeClaims whose drain finished, so the deadline's
-	// slack is observed once.
-	drained map[string]bool
+	// progress is each terminating NodeClaim's drain.Progress.
+	progress map[string]drain.Progress
 }
 
-// NewSlackMetric registers capstan_interruption_deadline_slack_seconds:
-// how much time an interrupted node's deadline had left when its last pod
-// was gone (negative: the drain was late).
+// NewSlackMetric registers drain.SlackMetric: how much time an
+// interrupted node's deadline had left when its last pod was gone
+// (negative: the drain was late).
 func NewSlackMetric(reg prometheus.Registerer) (prometheus.Observer, error) {
 	h := prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name:    "capstan_interruption_deadline_slack_seconds",
+		Name:    drain.SlackMetric,
 		Help:    "Time left before an interrupted instance's deadline when its node finished draining (negative when late).",
 		Buckets: []float64{-30, -10, 0, 5, 10, 20, 30, 60, 90, 120, 300, 600},
 	})
@@ -67,7 +63,26 @@ func NewSlackMetric(reg prometheus.Registerer) (prometheus.Observer, error) {
 // New builds the termination controller; slack observes interrupted
 // nodes' deadline slack (NewSlackMetric).
 func New(c client.Client, cloud cloudprovider.CloudProvider, recorder events.EventRecorder, clk clock.Clock, slack prometheus.Observer) *Controller {
-	return &Controller{client: c, cloud: cloud, recorder: recorder, clock: clk, slack: slack, refused: map[string]int{}, drained: map[string]bool{}}
+	counters := apply.NewCounters()
+	if slack != nil {
+		counters.AddHistogram(drain.SlackMetric, slack)
+	}
+	applier := apply.New(apply.Deps{Client: c, Recorder: recorder, Cloud: cloud, Counters: counters, Clock: clk})
+	return &Controller{client: c, cloud: cloud, clock: clk, applier: applier, progress: map[string]drain.Progress{}}
+}
+
+// apply carries out a step; it looks again at the earliest of the
+// step's requeues and its poll. Evictions a disruption budget refused
+// are the step's to notice (drain.Progress), not an error.
+func (c *Controller) apply(ctx context.Context, step drain.Step) (reconcile.Result, error) {
+	requeue, err := c.applier.Apply(ctx, step.Effects)
+	if err != nil && !errors.As(err, new(*effects.RefusedEvictions)) {
+		return reconcile.Result{}, err
+	}
+	if step.Poll > 0 && (requeue == 0 || step.Poll < requeue) {
+		requeue = step.Poll
+	}
+	return reconcile.Result{RequeueAfter: requeue}, nil
 }
 
 // Reconcile drives a deleted NodeClaim to the end: drain, detach,
@@ -81,169 +96,60 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, nil
 	}
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("nodeclaim", nc.Name))
-	node, err := c.nodeOf(ctx, nc)
+	in, err := c.gather(ctx, nc)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	if node != nil {
-		if res, done, err := c.drain(ctx, nc, node); err != nil || !done {
-			return res, err
-		}
-	}
-	if nc.Status.ProviderID != "" {
-		err := c.cloud.Delete(ctx, nc)
-		if err == nil {
-			// Termination started; ask again until the instance is gone.
-			return reconcile.Result{RequeueAfter: time.Second}, nil
-		}
-		if !cloudprovider.IsNodeClaimNotFoundError(err) {
-			return reconcile.Result{}, fmt.Errorf("terminating the instance of nodeclaim %s, %w", nc.Name, err)
-		}
-	}
-	if node != nil {
-		if err := c.release(ctx, node); err != nil {
+	step := drain.Drain(in)
+	if step.Drained {
+		gone, err := cloudprovider.InstanceGone(ctx, c.cloud, nc)
+		if err != nil {
 			return reconcile.Result{}, err
 		}
+		finish := drain.Finish(nc, in.Node, gone)
+		step.Effects, step.Poll, step.Done = append(step.Effects, finish.Effects...), finish.Poll, finish.Done
 	}
+	res, err := c.apply(ctx, step)
 	c.mu.Lock()
-	delete(c.refused, nc.Name)
-	delete(c.drained, nc.Name)
-	c.mu.Unlock()
-	c.recorder.Eventf(nc, nil, corev1.EventTypeNormal, "Terminated", "Terminate", "instance %s terminated", nc.Status.ProviderID)
-	patch := client.MergeFrom(nc.DeepCopy())
-	controllerutil.RemoveFinalizer(nc, v1.TerminationFinalizer)
-	return reconcile.Result{}, client.IgnoreNotFound(c.client.Patch(ctx, nc, patch))
+	defer c.mu.Unlock()
+	switch {
+	case err != nil:
+	case step.Done:
+		delete(c.progress, nc.Name)
+	default:
+		c.progress[nc.Name] = step.Progress
+	}
+	return res, err
 }
 
-// drain taints, deletes and empties the node and waits for its volumes;
-// done when the instance may go.
-func (c *Controller) drain(ctx context.Context, nc *v1.NodeClaim, node *corev1.Node) (reconcile.Result, bool, error) {
-	if err := c.taint(ctx, node); err != nil {
-		return reconcile.Result{}, false, err
+// gather reads what the step needs: the NodeClaim's Node, its pods and
+// the volumes still attached to it.
+func (c *Controller) gather(ctx context.Context, nc *v1.NodeClaim) (drain.Termination, error) {
+	c.mu.Lock()
+	in := drain.Termination{NodeClaim: nc, Progress: c.progress[nc.Name], Now: c.clock.Now()}
+	c.mu.Unlock()
+	node, err := c.nodeOf(ctx, nc)
+	if err != nil || node == nil {
+		return in, err
 	}
-	if node.DeletionTimestamp == nil {
-		if err := client.IgnoreNotFound(c.client.Delete(ctx, node)); err != nil {
-			return reconcile.Result{}, false, fmt.Errorf("deleting node %s, %w", node.Name, err)
-		}
-	}
+	in.Node = node
 	pods := &corev1.PodList{}
 	if err := c.client.List(ctx, pods, client.MatchingFields{podNodeField: node.Name}); err != nil {
-		return reconcile.Result{}, false, fmt.Errorf("listing pods of node %s, %w", node.Name, err)
+		return in, fmt.Errorf("listing pods of node %s, %w", node.Name, err)
 	}
-	podPtrs := make([]*corev1.Pod, len(pods.Items))
 	for i := range pods.Items {
-		podPtrs[i] = &pods.Items[i]
+		in.Pods = append(in.Pods, &pods.Items[i])
 	}
-	plan := drain.PlanDrain(podPtrs, c.clock.Now(), drain.Deadline(nc))
-	if !plan.Drained {
-		refused, err := c.execute(ctx, plan)
-		if err != nil {
-			return reconcile.Result{}, false, err
-		}
-		return reconcile.Result{RequeueAfter: c.backoff(nc.Name, refused, plan.RequeueAfter)}, false, nil
-	}
-	c.observeSlack(nc)
 	vas := &storagev1.VolumeAttachmentList{}
 	if err := c.client.List(ctx, vas); err != nil {
-		return reconcile.Result{}, false, fmt.Errorf("listing volume attachments, %w", err)
+		return in, fmt.Errorf("listing volume attachments, %w", err)
 	}
 	for _, va := range vas.Items {
 		if va.Spec.NodeName == node.Name {
-			c.recorder.Eventf(nc, nil, corev1.EventTypeNormal, "WaitingOnVolumeAttachments", "Terminate", "volume attachment %s still on node %s", va.Name, node.Name)
-			return reconcile.Result{RequeueAfter: time.Second}, false, nil
+			in.Attachments = append(in.Attachments, va.Name)
 		}
 	}
-	return reconcile.Result{}, true, nil
-}
-
-// observeSlack records, once per NodeClaim, how long before its
-// interruption deadline an interrupted node finished draining.
-func (c *Controller) observeSlack(nc *v1.NodeClaim) {
-	reason := meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypeDisruptionReason)
-	deadline, ok := drain.TerminationTimestamp(nc)
-	if !ok || reason == nil || reason.Reason != string(v1.DisruptionReasonInterrupted) {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.drained[nc.Name] {
-		return
-	}
-	c.drained[nc.Name] = true
-	c.slack.Observe(deadline.Sub(c.clock.Now()).Seconds())
-}
-
-// execute evicts and deletes; refused counts evictions a PDB refused.
-func (c *Controller) execute(ctx context.Context, plan drain.Plan) (int, error) {
-	refused := 0
-	for _, p := range plan.Evict {
-		eviction := &policyv1.Eviction{}
-		eviction.Name, eviction.Namespace = p.Name, p.Namespace
-		err := c.client.SubResource("eviction").Create(ctx, p, eviction)
-		switch {
-		// A namespace being deleted refuses evictions; its pods are
-		// going anyway.
-		case err == nil, apierrors.IsNotFound(err), apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
-		case apierrors.IsTooManyRequests(err):
-			refused++
-		default:
-			return refused, fmt.Errorf("evicting pod %s/%s, %w", p.Namespace, p.Name, err)
-		}
-	}
-	for _, d := range plan.Delete {
-		if err := client.IgnoreNotFound(c.client.Delete(ctx, d.Pod, client.GracePeriodSeconds(d.GracePeriod))); err != nil {
-			return refused, fmt.Errorf("deleting pod %s/%s, %w", d.Pod.Namespace, d.Pod.Name, err)
-		}
-		c.recorder.Eventf(d.Pod, nil, corev1.EventTypeWarning, "TerminationGracePeriodReached", "Delete", "deleted so its grace period ends with the node's terminationGracePeriod")
-	}
-	return refused, nil
-}
-
-// backoff: pods still leaving are polled every second; evictions PDBs
-// refuse are retried at growing intervals (up to 15 s); an early deletion
-// coming due sooner wins.
-func (c *Controller) backoff(name string, refused int, due time.Duration) time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	wait := time.Second
-	if refused > 0 {
-		c.refused[name]++
-		wait = min(time.Duration(1<<min(c.refused[name], 4))*time.Second, 15*time.Second)
-	} else {
-		delete(c.refused, name)
-	}
-	if due > 0 && due < wait {
-		wait = due
-	}
-	return wait
-}
-
-func (c *Controller) taint(ctx context.Context, node *corev1.Node) error {
-	taint := v1.DisruptedNoScheduleTaint()
-	for _, t := range node.Spec.Taints {
-		if t.MatchTaint(&taint) {
-			return nil
-		}
-	}
-	patch := client.MergeFrom(node.DeepCopy())
-	node.Spec.Taints = append(node.Spec.Taints, taint)
-	if err := c.client.Patch(ctx, node, patch); err != nil {
-		return client.IgnoreNotFound(fmt.Errorf("tainting node %s, %w", node.Name, err))
-	}
-	return nil
-}
-
-// release drops the Node's finalizer so the API server can delete it.
-func (c *Controller) release(ctx context.Context, node *corev1.Node) error {
-	if !controllerutil.ContainsFinalizer(node, v1.TerminationFinalizer) {
-		return nil
-	}
-	patch := client.MergeFrom(node.DeepCopy())
-	controllerutil.RemoveFinalizer(node, v1.TerminationFinalizer)
-	if err := client.IgnoreNotFound(c.client.Patch(ctx, node, patch)); err != nil {
-		return fmt.Errorf("releasing node %s, %w", node.Name, err)
-	}
-	return nil
+	return in, nil
 }
 
 func (c *Controller) nodeOf(ctx context.Context, nc *v1.NodeClaim) (*corev1.Node, error) {
@@ -271,21 +177,14 @@ func (c *Controller) nodeDeleted(ctx context.Context, node *corev1.Node) []recon
 	if err := c.client.List(ctx, ncs, client.MatchingFields{index.ProviderID: node.Spec.ProviderID}); err != nil {
 		return nil
 	}
-	if len(ncs.Items) == 0 {
-		if err := c.release(ctx, node); err != nil {
-			log.FromContext(ctx).Error(err, "releasing node without nodeclaim", "node", node.Name)
-		}
-		return nil
-	}
+	claims := make([]*v1.NodeClaim, len(ncs.Items))
 	var out []reconcile.Request
 	for i := range ncs.Items {
-		nc := &ncs.Items[i]
-		if nc.DeletionTimestamp == nil {
-			if err := client.IgnoreNotFound(c.client.Delete(ctx, nc)); err != nil {
-				log.FromContext(ctx).Error(err, "deleting nodeclaim of deleted node", "node", node.Name)
-			}
-		}
-		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(nc)})
+		claims[i] = &ncs.Items[i]
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(claims[i])})
+	}
+	if _, err := c.apply(ctx, drain.Step{Effects: drain.NodeDeleted(node, claims)}); err != nil {
+		log.FromContext(ctx).Error(err, "cascading node deletion", "node", node.Name)
 	}
 	return out
 }
