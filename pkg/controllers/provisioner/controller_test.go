@@ -184,3 +184,26 @@ func TestUnplaceablePodIsTold(t *testing.T) {
 	h.g.Expect(h.reconcile()).To(gomega.Equal(window.Max), "still waiting")
 	h.g.Expect(h.events()).To(gomega.HaveLen(1), "solved again")
 }
+
+// A solve right after a create, before the cache shows the NodeClaim,
+// counts it as in-flight capacity: an immediate re-plan (a launch failed
+// elsewhere) must not plan the same pods a second time.
+func TestCreatedNodeClaimCountsUntilTheCacheShowsIt(t *testing.T) {
+	h := newHarness(t)
+	h.pending("1")
+	h.clk.Step(time.Second)
+	h.reconcile()
+	claims := h.claims()
+	h.g.Expect(claims).To(gomega.HaveLen(1))
+	// The cache not showing it yet is the NodeClaim gone from the server.
+	nc := &claims[0]
+	nc.Finalizers = nil
+	h.g.Expect(h.c.Update(h.ctx, nc)).To(gomega.Succeed())
+	h.g.Expect(h.c.Delete(h.ctx, nc)).To(gomega.Succeed())
+	h.g.Eventually(h.claims).Should(gomega.BeEmpty())
+
+	h.clk.Step(time.Second)
+	h.p.Trigger(true)
+	h.reconcile()
+	h.g.Expect(h.claims()).To(gomega.BeEmpty(), "the pod is planned onto the NodeClaim just created")
+}

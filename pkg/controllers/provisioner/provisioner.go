@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/tools/events"
@@ -239,7 +240,13 @@ func (p *Provisioner) provision(ctx context.Context) (scaleup.Decision, error) {
 	// window later, when the cache shows those that were.)
 	p.mu.Lock()
 	for _, nc := range d.NodeClaims {
-		p.created[nc.Name] = nc.DeepCopy()
+		created := nc.DeepCopy()
+		// The applier created a copy; this one has no creation time yet,
+		// which pruneCreated bounds its memory by.
+		if created.CreationTimestamp.IsZero() {
+			created.CreationTimestamp = metav1.NewTime(p.clock.Now())
+		}
+		p.created[nc.Name] = created
 	}
 	p.mu.Unlock()
 	return d, nil
