@@ -4,7 +4,7 @@ package app
 // markers into config/rbac/role.yaml (the ClusterRole capstan and the Role
 // capstan in kube-system), together with each provider's own markers
 // (pkg/providers/*/rbac.go). The simulated cloud's kubelet needs more: see
-// pkg/cloudprovider/sim/rbac.go. config/rbac's test holds every rule to an
+// pkg/cloudprovider/sim/simapi/rbac.go. config/rbac's test holds every rule to an
 // allowlist with the reason for it; keep both in step.
 //
 // Nodes: the controllers read them, patch labels, taints and finalizers and
