@@ -49,6 +49,9 @@ func (s *Simulator) applyOne(ctx context.Context, eff effects.Effect) (refused [
 		s.world.claims[nc.Name] = nc
 	case effects.DeleteNodeClaim:
 		if nc := s.world.claims[e.Name]; nc != nil {
+			if nc.DeletionTimestamp == nil {
+				s.rec.deletions[nc.Name] = e.Reason
+			}
 			s.deleteClaim(nc, now)
 			s.removeReleased(nc)
 		}

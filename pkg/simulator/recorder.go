@@ -34,8 +34,11 @@ type recorder struct {
 	reasons map[string]string
 	// ends are the latest notice kind per provider id, which names why
 	// it ended.
-	ends    map[string]string
-	samples []Sample
+	ends map[string]string
+	// deletions are why the step that deleted a NodeClaim said it did
+	// (effects.DeleteNodeClaim's Reason), by NodeClaim name.
+	deletions map[string]string
+	samples   []Sample
 	// unpriced are the nodes launched whose price is not known yet.
 	unpriced []*nodeRecord
 }
@@ -68,7 +71,7 @@ func (rec *nodeRecord) cost(end time.Time) float64 {
 }
 
 func newRecorder(start time.Time) *recorder {
-	return &recorder{start: start, nodes: map[string]*nodeRecord{}, byProviderID: map[string]*nodeRecord{}, reasons: map[string]string{}, ends: map[string]string{}}
+	return &recorder{start: start, nodes: map[string]*nodeRecord{}, byProviderID: map[string]*nodeRecord{}, reasons: map[string]string{}, ends: map[string]string{}, deletions: map[string]string{}}
 }
 
 func (r *recorder) event(now time.Time, kind, object, message string) {

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
@@ -105,6 +106,9 @@ func (r *run) one(ctx context.Context, eff effects.Effect) error {
 		}
 		r.objs[effects.NodeClaimRef(nc.Name)] = nc
 	case effects.DeleteNodeClaim:
+		if e.Reason != "" {
+			log.FromContext(ctx).Info("deleting nodeclaim", "nodeclaim", e.Name, "reason", e.Reason)
+		}
 		return r.delete(ctx, effects.NodeClaimRef(e.Name))
 	case effects.DeleteNode:
 		return r.delete(ctx, effects.NodeRef(e.Name))
