@@ -76,6 +76,11 @@ func (s *Simulator) applyOne(ctx context.Context, eff effects.Effect) (refused [
 			effects.MergeInto(o, e)
 			s.world.changed()
 		}
+	case effects.RemoveLabels:
+		if o := s.object(e.Object); o != nil {
+			effects.RemoveLabelsFrom(o, e.Keys)
+			s.world.changed()
+		}
 	case effects.RemoveFinalizer:
 		if o := s.object(e.Object); o != nil {
 			effects.RemoveFinalizerFrom(o, e.Finalizer)

@@ -192,6 +192,18 @@ func TestAppliersAgree(t *testing.T) {
 			effects: func(claims []*v1.NodeClaim, nodes []*corev1.Node) []effects.Effect {
 				return disruption.Undisrupt(nodes[0].Name, claims[0].Name)
 			}},
+		{name: "a reservation ended", claims: []*v1.NodeClaim{claim(launched("sim://parity/i-11", v1.ConditionTypeLaunched), func(nc *v1.NodeClaim) {
+			nc.Labels[v1.CapacityTypeLabelKey], nc.Labels[v1.LabelCapacityReservationID] = v1.CapacityTypeReserved, "cr-1"
+			nc.Labels[v1.LabelCapacityReservationType] = v1.ReservationTypeDefault
+		})},
+			nodes: []*corev1.Node{node("sim://parity/i-11", func(n *corev1.Node) {
+				n.Labels[v1.CapacityTypeLabelKey], n.Labels[v1.LabelCapacityReservationID] = v1.CapacityTypeReserved, "cr-1"
+			})},
+			effects: func(claims []*v1.NodeClaim, nodes []*corev1.Node) []effects.Effect {
+				instance := &v1.NodeClaim{}
+				instance.Labels = map[string]string{v1.CapacityTypeLabelKey: v1.CapacityTypeOnDemand}
+				return lifecycle.ReservationEnded(claims[0], nodes[0], instance, nil)
+			}},
 		{name: "a forceful deletion", claims: []*v1.NodeClaim{claim(launched("sim://parity/i-10", v1.ConditionTypeLaunched))},
 			effects: func(claims []*v1.NodeClaim, _ []*corev1.Node) []effects.Effect {
 				return disruption.Forceful(claims[0], v1.DisruptionReasonInterrupted, "interrupted (SpotInterruption)", parityStart.Add(2*time.Minute), parityStart)

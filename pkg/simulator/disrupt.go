@@ -225,23 +225,22 @@ func (s *Simulator) updateConditions(ctx context.Context, now time.Time) (bool, 
 }
 
 // releaseReservation is the conditions controller's relabelling of a
-// node whose capacity reservation ended (lifecycle.ReservationReleased):
-// NodeClaim and Node on-demand, and the record repriced.
+// node whose capacity reservation ended (lifecycle.ReservationEnded),
+// and the record repriced.
 func (s *Simulator) releaseReservation(ctx context.Context, nc *v1.NodeClaim, now time.Time) (bool, error) {
 	instance, err := s.cloud.Get(ctx, nc.Status.ProviderID)
 	if err != nil {
 		return false, cloudprovider.IgnoreNodeClaimNotFound(err)
 	}
-	if !lifecycle.ReservationReleased(nc, instance) {
+	price := s.prices()[nc.Status.ProviderID]
+	effs := lifecycle.ReservationEnded(nc, s.world.nodeOf(nc), instance, &price)
+	if len(effs) == 0 {
 		return false, nil
 	}
-	id := nc.Labels[v1.LabelCapacityReservationID]
-	lifecycle.ReleaseReservation(nc.Labels)
-	if node := s.world.nodeOf(nc); node != nil {
-		lifecycle.ReleaseReservation(node.Labels)
+	if err := s.applyEffects(ctx, effs); err != nil {
+		return false, err
 	}
-	s.rec.reservationEnded(now, nc.Name, id, s.prices()[nc.Status.ProviderID])
-	s.world.changed()
+	s.rec.repriced(now, nc.Name, price)
 	return true, nil
 }
 

@@ -159,17 +159,17 @@ func (r *recorder) deleted(now time.Time, claim, reason string, pods []*corev1.P
 	r.event(now, "NodeDeleted", "node/"+rec.Name, fmt.Sprintf("%s (%s); %d pods displaced", reason, rec.InstanceType, len(pods)))
 }
 
-// reservationEnded records that a reserved node runs on as on-demand at
-// price from now: its record shows the capacity type and price in force
-// at the end, and its cost accrues at each price in turn.
-func (r *recorder) reservationEnded(now time.Time, claim, id string, price float64) {
+// repriced records that a reserved node runs on as on-demand at price
+// from now (its reservation ended): its record shows the capacity type
+// and price in force at the end, and its cost accrues at each price in
+// turn.
+func (r *recorder) repriced(now time.Time, claim string, price float64) {
 	rec := r.nodes[claim]
 	if rec == nil {
 		return
 	}
 	rec.accrued, rec.priceSince = rec.cost(now), now
 	rec.CapacityType, rec.ReservationID, rec.PricePerHour = v1.CapacityTypeOnDemand, "", price
-	r.event(now, "CapacityReservationEnded", "node/"+rec.Name, fmt.Sprintf("capacity reservation %s ended; the instance runs on as on-demand at %.4f/h", id, price))
 }
 
 // disrupted records when disruption tainted a node for removal.

@@ -120,6 +120,8 @@ func (r *run) one(ctx context.Context, eff effects.Effect) error {
 		})
 	case effects.MergeMetadata:
 		return r.patch(ctx, e.Object, false, func(o client.Object) error { effects.MergeInto(o, e); return nil })
+	case effects.RemoveLabels:
+		return r.patch(ctx, e.Object, false, func(o client.Object) error { effects.RemoveLabelsFrom(o, e.Keys); return nil })
 	case effects.RemoveFinalizer:
 		return r.patch(ctx, e.Object, false, func(o client.Object) error { effects.RemoveFinalizerFrom(o, e.Finalizer); return nil })
 	case effects.SetNodeClaimStatus:
