@@ -4,12 +4,15 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"iter"
+	"maps"
 	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 )
 
 // settledKey fingerprints what consolidation's decision depends on: the
@@ -43,6 +46,25 @@ func settledKey(in Input, now time.Time) string {
 	fmt.Fprintln(h, "pending")
 	writePods(h, in.Snapshot.Input.Pods)
 	return fmt.Sprintf("%x", h.Sum64())
+}
+
+// Unsettles is when a round that decided nothing may decide otherwise
+// though the cluster did not change: the earliest end, after now, of an
+// offering's or a capacity type's unavailable mark, when the offering is
+// available again (settledKey counts it, and a return to preferred
+// capacity starts waiting it out). Zero when no mark is in force. The
+// engine wakes then (Tick.WakeAt), so a caller that plans only when
+// something changed (simulate) plans when the controller's poll would.
+func Unsettles(h cloudprovider.UnavailableHistory, now time.Time) time.Time {
+	var at time.Time
+	for _, ends := range []iter.Seq[time.Time]{maps.Values(h.Offerings), maps.Values(h.CapacityTypes)} {
+		for t := range ends {
+			if t.After(now) && (at.IsZero() || t.Before(at)) {
+				at = t
+			}
+		}
+	}
+	return at
 }
 
 func writePods(w io.Writer, pods []*corev1.Pod) {

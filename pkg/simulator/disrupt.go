@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 
+	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/budgets"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
@@ -148,16 +149,19 @@ func (s *Simulator) disrupt(ctx context.Context) (bool, error) {
 		d.next = tick.WakeAt
 	}
 	if tick.Planned != nil {
-		d.idle, d.version, d.revisit = !tick.Planned.Found, version, s.revisitAt(in, tick.Planned, now)
+		d.idle, d.version, d.revisit = !tick.Planned.Found, version, s.revisitAt(in, tick, now)
 	}
 	applied, err := s.applyTick(ctx, tick, now)
 	return applied || changed, err
 }
 
 // revisitAt is when an idle engine must plan again though nothing in the
-// world changed: when verdicts are due again, or the next budget window
-// opens or closes; zero when nothing waits on time.
-func (s *Simulator) revisitAt(in disruption.Input, d *disruption.Decision, now time.Time) time.Time {
+// world changed: when verdicts are due again, the engine wakes (an
+// unavailable mark ends: disruption.Unsettles), the next budget window
+// opens or closes, or the cloud profile's next event changes capacity;
+// zero when nothing waits on time.
+func (s *Simulator) revisitAt(in disruption.Input, tick disruption.Tick, now time.Time) time.Time {
+	d := tick.Planned
 	var at time.Time
 	earliest := func(t time.Time) {
 		if t.After(now) && (at.IsZero() || t.Before(at)) {
@@ -170,6 +174,12 @@ func (s *Simulator) revisitAt(in disruption.Input, d *disruption.Decision, now t
 		}
 	}
 	earliest(d.WakeAt)
+	earliest(tick.WakeAt)
+	for _, e := range s.profile.Spec.Events {
+		if e.Type == simv1alpha1.EventCapacityChange {
+			earliest(s.start.Add(e.At.Duration))
+		}
+	}
 	for _, np := range in.NodePools {
 		statuses, _, err := budgets.Evaluate(np, now)
 		if err != nil {
