@@ -163,7 +163,9 @@ func runController(ctx context.Context, opts Options) error {
 	}
 	cp := metrics.cloud
 	cluster := &clusterstate.Cluster{Client: mgr.GetClient(), Cloud: cp, SchedulerNames: opts.SchedulerNames, Mapper: mgr.GetRESTMapper()}
-	prov := provisioner.New(mgr.GetClient(), cluster, mgr.GetEventRecorder("capstan"), clk, metrics.provisioner, provisioner.Options{
+	prov := provisioner.New(provisioner.Deps{
+		Client: mgr.GetClient(), Cluster: cluster, Recorder: mgr.GetEventRecorder("capstan"), Clock: clk, Metrics: metrics.provisioner,
+	}, provisioner.Options{
 		Window: scaleup.Window{Idle: opts.BatchIdle, Max: opts.BatchMax}, SchedulerNames: opts.SchedulerNames,
 		Plan: scaleup.Options{MaxInstanceTypes: opts.MaxInstanceTypes, Unavailable: unavailable},
 	})
@@ -180,7 +182,9 @@ func runController(ctx context.Context, opts Options) error {
 		Counters: counters, Trigger: func(t effects.TriggerSolve) { prov.Trigger(t.Immediate) }, Clock: clk,
 		AfterCreate: opts.testHooks.afterCreate(),
 	})
-	disrupt := disrupter.New(mgr.GetAPIReader(), cluster, applier, clk, metrics.disruption, disrupter.Options{
+	disrupt := disrupter.New(disrupter.Deps{
+		Reader: mgr.GetAPIReader(), Cluster: cluster, Applier: applier, Clock: clk, Metrics: metrics.disruption,
+	}, disrupter.Options{
 		PollInterval: opts.Disruption.PollInterval, ValidationDelay: opts.Disruption.ValidationDelay,
 		ReplacementTimeout: opts.Disruption.ReplacementTimeout, Gates: opts.Disruption.Gates(), Unavailable: unavailable,
 	})
@@ -188,24 +192,31 @@ func runController(ctx context.Context, opts Options) error {
 	if !ok {
 		return fmt.Errorf("cloud provider %s reports no interruptions", cp.Name())
 	}
-	interrupt := disrupter.NewInterruption(mgr.GetClient(), src, applier, clk, disrupter.InterruptionOptions{PreemptibleMargin: opts.Disruption.PreemptibleMargin})
-	claims := nodeclaim.New(mgr.GetClient(), mgr.GetAPIReader(), applier, clk, lifecycle.Timeouts{Launch: opts.LaunchTimeout, Registration: opts.RegistrationTTL})
+	interrupt := disrupter.NewInterruption(disrupter.InterruptionDeps{Client: mgr.GetClient(), Source: src, Applier: applier, Clock: clk},
+		disrupter.InterruptionOptions{PreemptibleMargin: opts.Disruption.PreemptibleMargin})
+	claims := nodeclaim.New(nodeclaim.Deps{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Applier: applier, Clock: clk},
+		nodeclaim.Options{Timeouts: lifecycle.Timeouts{Launch: opts.LaunchTimeout, Registration: opts.RegistrationTTL}})
 	if err := errors.Join(
-		prov.Register(mgr),
+		prov.Register(ctx, mgr),
 		index.Register(ctx, mgr),
-		claims.Register(mgr),
-		nodeclaim.NewPodEvents(mgr.GetClient(), applier, clk).Register(mgr),
-		termination.New(mgr.GetClient(), cp, mgr.GetEventRecorder("capstan"), clk, metrics.slack).Register(ctx, mgr),
+		claims.Register(ctx, mgr),
+		nodeclaim.NewPodEvents(nodeclaim.PodEventsDeps{Client: mgr.GetClient(), Applier: applier, Clock: clk}).Register(ctx, mgr),
+		termination.New(termination.Deps{
+			Client: mgr.GetClient(), Cloud: cp, Recorder: mgr.GetEventRecorder("capstan"), Clock: clk, Slack: metrics.slack,
+		}).Register(ctx, mgr),
 		nodepool.New(nodepool.Deps{Client: mgr.GetClient(), Clock: clk, Recorder: mgr.GetEventRecorder("capstan")},
 			nodepool.Options{NodeClasses: cp.GetSupportedNodeClasses()}).Register(ctx, mgr),
-		garbagecollection.New(mgr.GetClient(), cp, applier, clk, garbagecollection.Options{Interval: opts.GCInterval, Grace: opts.GCGrace}).Register(mgr),
+		garbagecollection.New(garbagecollection.Deps{Client: mgr.GetClient(), Cloud: cp, Applier: applier, Clock: clk},
+			garbagecollection.Options{Interval: opts.GCInterval, Grace: opts.GCGrace}).Register(ctx, mgr),
 		started.Register(ctx, mgr),
 		explain.Register(ctx, mgr),
-		disrupt.Register(mgr),
-		disrupter.NewConditions(mgr.GetClient(), cp, applier, mgr.GetEventRecorder("capstan"), clk, opts.Disruption.Drift()).Register(mgr),
-		disrupter.NewExpiration(mgr.GetClient(), applier, clk).Register(mgr),
-		interrupt.Register(mgr),
-		registerCapacityBlocks(mgr, cp, applier, clk),
+		disrupt.Register(ctx, mgr),
+		disrupter.NewConditions(disrupter.ConditionsDeps{
+			Client: mgr.GetClient(), Cloud: cp, Applier: applier, Recorder: mgr.GetEventRecorder("capstan"), Clock: clk,
+		}, disrupter.ConditionsOptions{Drift: opts.Disruption.Drift()}).Register(ctx, mgr),
+		disrupter.NewExpiration(disrupter.ExpirationDeps{Client: mgr.GetClient(), Applier: applier, Clock: clk}).Register(ctx, mgr),
+		interrupt.Register(ctx, mgr),
+		registerCapacityBlocks(ctx, mgr, cp, applier, clk),
 	); err != nil {
 		return fmt.Errorf("registering controllers, %w", err)
 	}
@@ -217,12 +228,12 @@ func runController(ctx context.Context, opts Options) error {
 
 // registerCapacityBlocks adds the capacity-block controller when the
 // cloud has capacity blocks (the AWS provider and the simulated cloud do).
-func registerCapacityBlocks(mgr manager.Manager, cp cloudprovider.CloudProvider, applier *apply.Applier, clk clock.Clock) error {
+func registerCapacityBlocks(ctx context.Context, mgr manager.Manager, cp cloudprovider.CloudProvider, applier *apply.Applier, clk clock.Clock) error {
 	src, ok := cloudprovider.AsCapacityBlockSource(cp)
 	if !ok {
 		return nil
 	}
-	return disrupter.NewCapacityBlocks(mgr.GetClient(), src, applier, clk).Register(mgr)
+	return disrupter.NewCapacityBlocks(disrupter.CapacityBlocksDeps{Client: mgr.GetClient(), Source: src, Applier: applier, Clock: clk}).Register(ctx, mgr)
 }
 
 // metricsOptions serve metrics and explain (explainserver.Register mounts

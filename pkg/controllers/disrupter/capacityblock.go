@@ -28,9 +28,20 @@ type CapacityBlocks struct {
 	trigger chan event.GenericEvent
 }
 
-// NewCapacityBlocks builds the capacity-block controller over src.
-func NewCapacityBlocks(c client.Client, src cloudprovider.CapacityBlockSource, applier *apply.Applier, clk clock.Clock) *CapacityBlocks {
-	return &CapacityBlocks{client: c, source: src, applier: applier, clock: clk, trigger: make(chan event.GenericEvent, 1)}
+// CapacityBlocksDeps are what the capacity-block controller works with.
+type CapacityBlocksDeps struct {
+	// Client lists NodeClaims.
+	Client client.Client
+	// Source lists the cloud's capacity blocks.
+	Source  cloudprovider.CapacityBlockSource
+	Applier *apply.Applier
+	Clock   clock.Clock
+}
+
+// NewCapacityBlocks builds the capacity-block controller; it has no
+// settings.
+func NewCapacityBlocks(deps CapacityBlocksDeps) *CapacityBlocks {
+	return &CapacityBlocks{client: deps.Client, source: deps.Source, applier: deps.Applier, clock: deps.Clock, trigger: make(chan event.GenericEvent, 1)}
 }
 
 // Reconcile asks the cloud for its capacity blocks, decides and applies;
@@ -62,6 +73,6 @@ func (r *CapacityBlocks) Reconcile(ctx context.Context, _ reconcile.Request) (re
 }
 
 // Register adds the controller; it polls from start (RequeueAfter).
-func (r *CapacityBlocks) Register(mgr manager.Manager) error {
+func (r *CapacityBlocks) Register(_ context.Context, mgr manager.Manager) error {
 	return registerPolling(mgr, "capacityblocks", r.trigger, r)
 }

@@ -38,7 +38,7 @@ func TestCapacityBlocks(t *testing.T) {
 	inBlock, _ := h.node(np, "4", reserved("cr-block"))
 	inDefault, _ := h.node(np, "4", reserved("cr-default"))
 	reclaim := h.clk.Now().Add(time.Hour).Truncate(time.Second)
-	r := NewCapacityBlocks(h.c, blocks{{ID: "cr-block", Reclaim: reclaim}}, h.newApplier(nil), h.clk)
+	r := NewCapacityBlocks(CapacityBlocksDeps{Client: h.c, Source: blocks{{ID: "cr-block", Reclaim: reclaim}}, Applier: h.newApplier(nil), Clock: h.clk})
 
 	res, err := r.Reconcile(h.ctx, reconcile.Request{})
 	g.Expect(err).NotTo(gomega.HaveOccurred())

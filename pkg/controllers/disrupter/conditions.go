@@ -34,10 +34,26 @@ type Conditions struct {
 	drift    bool
 }
 
-// NewConditions builds the conditions controller; drift is the Drift
-// feature gate.
-func NewConditions(c client.Client, cloud cloudprovider.CloudProvider, applier *apply.Applier, recorder events.EventRecorder, clk clock.Clock, drift bool) *Conditions {
-	return &Conditions{client: c, cloud: cloud, applier: applier, recorder: recorder, clock: clk, drift: drift}
+// ConditionsDeps are what the conditions controller works with.
+type ConditionsDeps struct {
+	// Client reads NodeClaims, NodePools and Nodes.
+	Client client.Client
+	// Cloud judges drift and capacity reservations.
+	Cloud    cloudprovider.CloudProvider
+	Applier  *apply.Applier
+	Recorder events.EventRecorder
+	Clock    clock.Clock
+}
+
+// ConditionsOptions configure the conditions controller.
+type ConditionsOptions struct {
+	// Drift is the Drift feature gate.
+	Drift bool
+}
+
+// NewConditions builds the conditions controller.
+func NewConditions(deps ConditionsDeps, opts ConditionsOptions) *Conditions {
+	return &Conditions{client: deps.Client, cloud: deps.Cloud, applier: deps.Applier, recorder: deps.Recorder, clock: deps.Clock, drift: opts.Drift}
 }
 
 // Reconcile judges one NodeClaim against its NodePool and the cloud.
@@ -118,7 +134,7 @@ func (c *Conditions) releaseReservation(ctx context.Context, nc *v1.NodeClaim) (
 
 // Register watches NodeClaims, and NodePools for the NodeClaims they own
 // (a NodePool edit drifts them).
-func (c *Conditions) Register(mgr manager.Manager) error {
+func (c *Conditions) Register(_ context.Context, mgr manager.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("disruption-conditions").
 		For(&v1.NodeClaim{}).

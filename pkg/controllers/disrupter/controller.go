@@ -62,14 +62,26 @@ type Controller struct {
 	trigger chan event.GenericEvent
 }
 
-// New builds the controller; it applies what the engine decides through
-// applier.
-func New(reader client.Reader, cluster *clusterstate.Cluster, applier *apply.Applier, clk clock.Clock, metrics *Metrics, opts Options) *Controller {
+// Deps are what the disruption controller works with.
+type Deps struct {
+	// Reader reads replacements past the cache (the manager's API reader).
+	Reader client.Reader
+	// Cluster gathers the cluster's state for each tick.
+	Cluster *clusterstate.Cluster
+	// Applier applies what the engine decides.
+	Applier *apply.Applier
+	Clock   clock.Clock
+	// Metrics are the controller's (NewMetrics).
+	Metrics *Metrics
+}
+
+// New builds the controller.
+func New(deps Deps, opts Options) *Controller {
 	engine := disruption.NewEngine(disruption.Options{
 		Methods: disruption.Methods(opts.Gates), ValidationDelay: opts.ValidationDelay, ReplacementTimeout: opts.ReplacementTimeout,
 		Name: func(np string) string { return np + "-" + rand.String(5) }, HistoryFromFirstTick: true,
 	})
-	return &Controller{reader: reader, cluster: cluster, applier: applier, clock: clk, metrics: metrics, opts: opts,
+	return &Controller{reader: deps.Reader, cluster: deps.Cluster, applier: deps.Applier, clock: deps.Clock, metrics: deps.Metrics, opts: opts,
 		engine: engine, trigger: make(chan event.GenericEvent, 1)}
 }
 
@@ -189,7 +201,7 @@ func (c *Controller) apply(ctx context.Context, tick disruption.Tick) error {
 
 // Register adds the controller to the manager; it evaluates once at
 // start, then on its own schedule (RequeueAfter).
-func (c *Controller) Register(mgr manager.Manager) error {
+func (c *Controller) Register(_ context.Context, mgr manager.Manager) error {
 	return registerPolling(mgr, "disruption", c.trigger, c)
 }
 

@@ -27,9 +27,17 @@ type Expiration struct {
 	clock   clock.Clock
 }
 
-// NewExpiration builds the expiration controller.
-func NewExpiration(c client.Client, applier *apply.Applier, clk clock.Clock) *Expiration {
-	return &Expiration{client: c, applier: applier, clock: clk}
+// ExpirationDeps are what the expiration controller works with.
+type ExpirationDeps struct {
+	// Client reads NodeClaims and their NodePools.
+	Client  client.Client
+	Applier *apply.Applier
+	Clock   clock.Clock
+}
+
+// NewExpiration builds the expiration controller; it has no settings.
+func NewExpiration(deps ExpirationDeps) *Expiration {
+	return &Expiration{client: deps.Client, applier: deps.Applier, clock: deps.Clock}
 }
 
 // Reconcile deletes one NodeClaim once it has expired, and otherwise
@@ -55,6 +63,6 @@ func (e *Expiration) Reconcile(ctx context.Context, req reconcile.Request) (reco
 }
 
 // Register watches NodeClaims.
-func (e *Expiration) Register(mgr manager.Manager) error {
+func (e *Expiration) Register(_ context.Context, mgr manager.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).Named("expiration").For(&v1.NodeClaim{}).Complete(e)
 }

@@ -30,7 +30,7 @@ func TestExpiration(t *testing.T) {
 	stored := h.getNodeClaim(nc)
 	expires := stored.CreationTimestamp.Add(time.Hour)
 	h.clk.SetTime(expires.Add(-10 * time.Minute))
-	e := NewExpiration(h.c, h.newApplier(nil), h.clk)
+	e := NewExpiration(ExpirationDeps{Client: h.c, Applier: h.newApplier(nil), Clock: h.clk})
 	req := reconcile.Request{NamespacedName: types.NamespacedName{Name: nc.Name}}
 
 	res, err := e.Reconcile(h.ctx, req)
@@ -83,7 +83,7 @@ func TestInterruption(t *testing.T) {
 		{Kind: cloudprovider.RebalanceRecommendation, ProviderID: replaced.Status.ProviderID, InstanceType: "m5.xlarge", Zone: "zone-a"},
 	}
 	unavailable := cloudprovider.NewUnavailableOfferings(h.clk, 0)
-	r := NewInterruption(h.c, h.cloud, h.newApplier(unavailable), h.clk, InterruptionOptions{})
+	r := NewInterruption(InterruptionDeps{Client: h.c, Source: h.cloud, Applier: h.newApplier(unavailable), Clock: h.clk}, InterruptionOptions{})
 	for range 2 {
 		res, err := r.Reconcile(h.ctx, reconcile.Request{})
 		g.Expect(err).NotTo(gomega.HaveOccurred())

@@ -43,14 +43,24 @@ type Interruption struct {
 	trigger chan event.GenericEvent
 }
 
-// NewInterruption builds the interruption controller over src; the
-// applier marks offerings in its unavailable-offerings cache.
-func NewInterruption(c client.Client, src cloudprovider.InterruptionSource, applier *apply.Applier, clk clock.Clock, opts InterruptionOptions) *Interruption {
+// InterruptionDeps are what the interruption controller works with.
+type InterruptionDeps struct {
+	// Client lists NodeClaims.
+	Client client.Client
+	// Source reads the cloud's interruption notices.
+	Source cloudprovider.InterruptionSource
+	// Applier marks offerings in its unavailable-offerings cache.
+	Applier *apply.Applier
+	Clock   clock.Clock
+}
+
+// NewInterruption builds the interruption controller.
+func NewInterruption(deps InterruptionDeps, opts InterruptionOptions) *Interruption {
 	poll := opts.Poll
 	if poll <= 0 {
 		poll = DefaultInterruptionPoll
 	}
-	return &Interruption{client: c, source: src, applier: applier, clock: clk, poll: poll,
+	return &Interruption{client: deps.Client, source: deps.Source, applier: deps.Applier, clock: deps.Clock, poll: poll,
 		handler: &interruption.Handler{Options: interruption.Options{PreemptibleMargin: opts.PreemptibleMargin}}, trigger: make(chan event.GenericEvent, 1)}
 }
 
@@ -106,6 +116,6 @@ func (r *Interruption) claims(ctx context.Context) (map[string]interruption.Clai
 }
 
 // Register adds the controller; it polls from start (RequeueAfter).
-func (r *Interruption) Register(mgr manager.Manager) error {
+func (r *Interruption) Register(_ context.Context, mgr manager.Manager) error {
 	return registerPolling(mgr, "interruption", r.trigger, r)
 }

@@ -77,7 +77,7 @@ func newHarness(t *testing.T, drift bool) *harness {
 	metrics, err := NewMetrics(prometheus.NewRegistry())
 	h.g.Expect(err).NotTo(gomega.HaveOccurred())
 	h.metrics = metrics
-	h.ctrl = New(h.c, cluster, h.newApplier(nil), h.clk, metrics, Options{
+	h.ctrl = New(Deps{Reader: h.c, Cluster: cluster, Applier: h.newApplier(nil), Clock: h.clk, Metrics: metrics}, Options{
 		PollInterval: pollInterval, ValidationDelay: validationDelay, ReplacementTimeout: replacementTimeout, Gates: disruption.Gates{Drift: drift},
 	})
 	return h

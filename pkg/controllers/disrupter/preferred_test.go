@@ -52,7 +52,7 @@ func TestReturnToPreferredRetrySchedule(t *testing.T) {
 		unavailable.MarkUnavailable(cloudprovider.OfferingKey{CapacityType: v1.CapacityTypeSpot, InstanceType: "m5.xlarge", Zone: zone}, "InsufficientInstanceCapacity")
 	}
 	settledAt := h.clk.Now().Add(3*time.Minute + disruption.DefaultReturnAfter)
-	h.ctrl = New(h.c, h.ctrl.cluster, h.newApplier(nil), h.clk, h.metrics, Options{
+	h.ctrl = New(Deps{Reader: h.c, Cluster: h.ctrl.cluster, Applier: h.newApplier(nil), Clock: h.clk, Metrics: h.metrics}, Options{
 		PollInterval: pollInterval, ValidationDelay: validationDelay, ReplacementTimeout: replacementTimeout, Unavailable: unavailable,
 	})
 
@@ -119,7 +119,7 @@ func TestReturnToPreferredWaitsAfterRestart(t *testing.T) {
 	g := h.g
 	h.clk.Step(time.Hour)
 	leading := h.clk.Now()
-	h.ctrl = New(h.c, h.ctrl.cluster, h.newApplier(nil), h.clk, h.metrics, Options{
+	h.ctrl = New(Deps{Reader: h.c, Cluster: h.ctrl.cluster, Applier: h.newApplier(nil), Clock: h.clk, Metrics: h.metrics}, Options{
 		PollInterval: pollInterval, ValidationDelay: validationDelay, ReplacementTimeout: replacementTimeout,
 		Unavailable: cloudprovider.NewUnavailableOfferings(h.clk, 3*time.Minute),
 	})

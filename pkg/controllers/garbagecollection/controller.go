@@ -41,10 +41,20 @@ type Controller struct {
 	opts    Options
 }
 
-// New builds the garbage collector; it lists instances from cloud and
-// applies lifecycle.Collected with applier.
-func New(c client.Client, cloud cloudprovider.CloudProvider, applier *apply.Applier, clk clock.Clock, opts Options) *Controller {
-	return &Controller{client: c, cloud: cloud, applier: applier, clock: clk, opts: opts}
+// Deps are what the garbage collector works with.
+type Deps struct {
+	// Client lists NodeClaims.
+	Client client.Client
+	// Cloud lists the instances.
+	Cloud cloudprovider.CloudProvider
+	// Applier applies lifecycle.Collected.
+	Applier *apply.Applier
+	Clock   clock.Clock
+}
+
+// New builds the garbage collector.
+func New(deps Deps, opts Options) *Controller {
+	return &Controller{client: deps.Client, cloud: deps.Cloud, applier: deps.Applier, clock: deps.Clock, opts: opts}
 }
 
 // Reconcile collects once and comes back after the interval.
@@ -76,7 +86,7 @@ func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 }
 
 // Register starts the periodic collection.
-func (c *Controller) Register(mgr manager.Manager) error {
+func (c *Controller) Register(_ context.Context, mgr manager.Manager) error {
 	start := make(chan event.GenericEvent, 1)
 	start <- event.GenericEvent{Object: &v1.NodeClaim{}}
 	return ctrl.NewControllerManagedBy(mgr).

@@ -55,7 +55,7 @@ func TestReconcileCollects(t *testing.T) {
 
 	clk := clocktesting.NewFakeClock(time.Now().Add(time.Hour))
 	applier := apply.New(apply.Deps{Client: c, Recorder: events.NewFakeRecorder(10), Cloud: cloud, Clock: clk})
-	gc := New(c, cloud, applier, clk, Options{Interval: time.Minute, Grace: time.Minute})
+	gc := New(Deps{Client: c, Cloud: cloud, Applier: applier, Clock: clk}, Options{Interval: time.Minute, Grace: time.Minute})
 	result, err := gc.Reconcile(ctx, reconcile.Request{})
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	g.Expect(result.RequeueAfter).To(gomega.Equal(time.Minute))

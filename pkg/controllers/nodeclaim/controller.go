@@ -31,10 +31,27 @@ type Controller struct {
 	timeouts lifecycle.Timeouts
 }
 
-// New builds the lifecycle controller; it applies the lifecycle's effects
-// with applier, whose launch attempts it reads back.
-func New(c client.Client, reader client.Reader, applier *apply.Applier, clk clock.Clock, timeouts lifecycle.Timeouts) *Controller {
-	return &Controller{client: c, reader: reader, applier: applier, clock: clk, timeouts: timeouts}
+// Deps are what the lifecycle controller works with.
+type Deps struct {
+	// Client reads NodeClaims and Nodes (the manager's cached client).
+	Client client.Client
+	// Reader reads past the informer cache (the manager's API reader).
+	Reader client.Reader
+	// Applier applies the lifecycle's effects; the controller reads its
+	// launch attempts back.
+	Applier *apply.Applier
+	Clock   clock.Clock
+}
+
+// Options configure the lifecycle controller.
+type Options struct {
+	// Timeouts bound launch and registration.
+	Timeouts lifecycle.Timeouts
+}
+
+// New builds the lifecycle controller.
+func New(deps Deps, opts Options) *Controller {
+	return &Controller{client: deps.Client, reader: deps.Reader, applier: deps.Applier, clock: deps.Clock, timeouts: opts.Timeouts}
 }
 
 // Reconcile gathers the NodeClaim and its Node, asks lifecycle.Step what
@@ -91,7 +108,7 @@ func (c *Controller) nodeFor(ctx context.Context, nc *v1.NodeClaim) (*corev1.Nod
 
 // Register watches NodeClaims and the Nodes that belong to them; call
 // index.Register first.
-func (c *Controller) Register(mgr manager.Manager) error {
+func (c *Controller) Register(_ context.Context, mgr manager.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("nodeclaim.lifecycle").
 		For(&v1.NodeClaim{}).

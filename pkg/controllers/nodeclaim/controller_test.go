@@ -81,8 +81,8 @@ func start(t *testing.T, faults ...simv1alpha1.LaunchFault) *fixture {
 		}
 		applier := apply.New(apply.Deps{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("test"), Cloud: f.cloud, Unavailable: f.unavailable,
 			Trigger: f.replans.trigger, Clock: f.clock})
-		return New(mgr.GetClient(), mgr.GetAPIReader(), applier, f.clock,
-			lifecycle.Timeouts{Launch: 5 * time.Minute, Registration: 15 * time.Minute}).Register(mgr)
+		return New(Deps{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Applier: applier, Clock: f.clock},
+			Options{Timeouts: lifecycle.Timeouts{Launch: 5 * time.Minute, Registration: 15 * time.Minute}}).Register(ctx, mgr)
 	})
 	return f
 }

@@ -32,9 +32,17 @@ type PodEvents struct {
 	clock   clock.Clock
 }
 
-// NewPodEvents builds the controller.
-func NewPodEvents(c client.Client, applier *apply.Applier, clk clock.Clock) *PodEvents {
-	return &PodEvents{client: c, applier: applier, clock: clk}
+// PodEventsDeps are what PodEvents works with.
+type PodEventsDeps struct {
+	// Client lists NodeClaims by node name (the manager's cached client).
+	Client  client.Client
+	Applier *apply.Applier
+	Clock   clock.Clock
+}
+
+// NewPodEvents builds the controller; it has no settings.
+func NewPodEvents(deps PodEventsDeps) *PodEvents {
+	return &PodEvents{client: deps.Client, applier: deps.Applier, clock: deps.Clock}
 }
 
 // Reconcile stamps the NodeClaim of the node a pod event touched; the
@@ -57,7 +65,7 @@ func (p *PodEvents) Reconcile(ctx context.Context, req reconcile.Request) (recon
 
 // Register watches pods binding to or leaving nodes; call index.Register
 // first.
-func (p *PodEvents) Register(mgr manager.Manager) error {
+func (p *PodEvents) Register(_ context.Context, mgr manager.Manager) error {
 	toNode := handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 		if name := o.(*corev1.Pod).Spec.NodeName; name != "" {
 			return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: name}}}

@@ -53,7 +53,7 @@ func newHarness(t *testing.T) *harness {
 	cluster := &clusterstate.Cluster{Client: h.c, Cloud: cloud, SchedulerNames: []string{corev1.DefaultSchedulerName}}
 	metrics, err := NewMetrics(prometheus.NewRegistry())
 	h.g.Expect(err).NotTo(gomega.HaveOccurred())
-	h.p = New(h.c, cluster, h.rec, h.clk, metrics, Options{Window: window, SchedulerNames: []string{corev1.DefaultSchedulerName}})
+	h.p = New(Deps{Client: h.c, Cluster: cluster, Recorder: h.rec, Clock: h.clk, Metrics: metrics}, Options{Window: window, SchedulerNames: []string{corev1.DefaultSchedulerName}})
 	h.np = test.NodePool()
 	h.g.Expect(h.c.Create(h.ctx, h.np)).To(gomega.Succeed())
 	return h

@@ -73,14 +73,26 @@ type Provisioner struct {
 // then the cache has long seen its deletion.
 const forgetFailedAfter = time.Minute
 
+// Deps are what the provisioner works with.
+type Deps struct {
+	// Client creates NodeClaims.
+	Client client.Client
+	// Cluster gathers the cluster's state for each solve.
+	Cluster  *clusterstate.Cluster
+	Recorder events.EventRecorder
+	Clock    clock.Clock
+	// Metrics are the provisioner's (NewMetrics); nil records none.
+	Metrics *Metrics
+}
+
 // New builds a provisioner.
-func New(c client.Client, cluster *clusterstate.Cluster, recorder events.EventRecorder, clk clock.Clock, metrics *Metrics, opts Options) *Provisioner {
+func New(deps Deps, opts Options) *Provisioner {
 	counters := apply.NewCounters()
-	if metrics != nil {
-		counters.Add(scaleup.MetricNodeClaimsCreated, metrics.nodeClaimsCreated)
+	if deps.Metrics != nil {
+		counters.Add(scaleup.MetricNodeClaimsCreated, deps.Metrics.nodeClaimsCreated)
 	}
-	applier := apply.New(apply.Deps{Client: c, Recorder: recorder, Clock: clk, Counters: counters})
-	return &Provisioner{client: c, applier: applier, cluster: cluster, clock: clk, metrics: metrics, opts: opts,
+	applier := apply.New(apply.Deps{Client: deps.Client, Recorder: deps.Recorder, Clock: deps.Clock, Counters: counters})
+	return &Provisioner{client: deps.Client, applier: applier, cluster: deps.Cluster, clock: deps.Clock, metrics: deps.Metrics, opts: opts,
 		failed: map[string]time.Time{}, created: map[string]*v1.NodeClaim{}, trigger: make(chan event.GenericEvent, 1)}
 }
 
@@ -236,7 +248,7 @@ func (p *Provisioner) provision(ctx context.Context) (scaleup.Decision, error) {
 // Register watches pending pods, deleting nodes (whose pods must go
 // elsewhere) and NodeClaims deleted before they launched, and adds the
 // provisioner to the manager.
-func (p *Provisioner) Register(mgr manager.Manager) error {
+func (p *Provisioner) Register(_ context.Context, mgr manager.Manager) error {
 	toSingleton := func(context.Context, client.Object) []reconcile.Request { return []reconcile.Request{singleton()} }
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("provisioner").

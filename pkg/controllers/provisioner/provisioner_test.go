@@ -16,7 +16,7 @@ import (
 
 func TestWithoutFailed(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	p := New(nil, nil, nil, clk, nil, Options{})
+	p := New(Deps{Clock: clk}, Options{})
 	p.LaunchFailed("failed")
 	nodes := []*provisioning.Node{{Name: "failed", InFlight: true}, {Name: "other", InFlight: true}, {Name: "failed"}}
 	if got := p.withoutFailed(nodes); len(got) != 2 || got[0].Name != "other" {
@@ -33,7 +33,7 @@ func TestWithoutFailed(t *testing.T) {
 // again; a failed launch drops it.
 func TestWithCreated(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	p := New(nil, nil, nil, clk, nil, Options{})
+	p := New(Deps{Clock: clk}, Options{})
 	for _, name := range []string{"fresh", "cached", "failed"} {
 		nc := test.NodeClaim(func(nc *v1.NodeClaim) { nc.Name = name })
 		nc.Spec.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}

@@ -60,15 +60,27 @@ func NewSlackMetric(reg prometheus.Registerer) (prometheus.Observer, error) {
 	return h, nil
 }
 
-// New builds the termination controller; slack observes interrupted
-// nodes' deadline slack (NewSlackMetric).
-func New(c client.Client, cloud cloudprovider.CloudProvider, recorder events.EventRecorder, clk clock.Clock, slack prometheus.Observer) *Controller {
+// Deps are what the termination controller works with.
+type Deps struct {
+	// Client reads and patches NodeClaims, Nodes and pods.
+	Client client.Client
+	// Cloud terminates the instances.
+	Cloud    cloudprovider.CloudProvider
+	Recorder events.EventRecorder
+	Clock    clock.Clock
+	// Slack observes interrupted nodes' deadline slack (NewSlackMetric);
+	// nil observes nothing.
+	Slack prometheus.Observer
+}
+
+// New builds the termination controller; it has no settings.
+func New(deps Deps) *Controller {
 	counters := apply.NewCounters()
-	if slack != nil {
-		counters.AddHistogram(drain.SlackMetric, slack)
+	if deps.Slack != nil {
+		counters.AddHistogram(drain.SlackMetric, deps.Slack)
 	}
-	applier := apply.New(apply.Deps{Client: c, Recorder: recorder, Cloud: cloud, Counters: counters, Clock: clk})
-	return &Controller{client: c, cloud: cloud, clock: clk, applier: applier, progress: map[string]drain.Progress{}}
+	applier := apply.New(apply.Deps{Client: deps.Client, Recorder: deps.Recorder, Cloud: deps.Cloud, Counters: counters, Clock: deps.Clock})
+	return &Controller{client: deps.Client, cloud: deps.Cloud, clock: deps.Clock, applier: applier, progress: map[string]drain.Progress{}}
 }
 
 // apply carries out a step; it looks again at the earliest of the

@@ -65,7 +65,8 @@ func TestVolumeAttachmentsBlockTermination(t *testing.T) {
 		if err := index.Register(ctx, mgr); err != nil {
 			return err
 		}
-		return New(mgr.GetClient(), cloud, mgr.GetEventRecorder("test"), clock.RealClock{}, prometheus.NewHistogram(prometheus.HistogramOpts{Name: "slack"})).Register(ctx, mgr)
+		return New(Deps{Client: mgr.GetClient(), Cloud: cloud, Recorder: mgr.GetEventRecorder("test"), Clock: clock.RealClock{},
+			Slack: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "slack"})}).Register(ctx, mgr)
 	})
 	g.Expect(c.Delete(ctx, nc)).To(gomega.Succeed())
 
@@ -190,6 +191,6 @@ func start(t *testing.T, slack prometheus.Observer) {
 		if err := index.Register(ctx, mgr); err != nil {
 			return err
 		}
-		return New(mgr.GetClient(), cloud, mgr.GetEventRecorder("test"), clock.RealClock{}, slack).Register(ctx, mgr)
+		return New(Deps{Client: mgr.GetClient(), Cloud: cloud, Recorder: mgr.GetEventRecorder("test"), Clock: clock.RealClock{}, Slack: slack}).Register(ctx, mgr)
 	})
 }
