@@ -6,7 +6,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,12 +25,11 @@ import (
 // capacity reservation ended as on-demand first (seed 002), so that
 // requirements drift sees it.
 type Conditions struct {
-	client   client.Client
-	cloud    cloudprovider.CloudProvider
-	applier  *apply.Applier
-	recorder events.EventRecorder
-	clock    clock.Clock
-	drift    bool
+	client  client.Client
+	cloud   cloudprovider.CloudProvider
+	applier *apply.Applier
+	clock   clock.Clock
+	drift   bool
 }
 
 // ConditionsDeps are what the conditions controller works with.
@@ -39,10 +37,9 @@ type ConditionsDeps struct {
 	// Client reads NodeClaims, NodePools and Nodes.
 	Client client.Client
 	// Cloud judges drift and capacity reservations.
-	Cloud    cloudprovider.CloudProvider
-	Applier  *apply.Applier
-	Recorder events.EventRecorder
-	Clock    clock.Clock
+	Cloud   cloudprovider.CloudProvider
+	Applier *apply.Applier
+	Clock   clock.Clock
 }
 
 // ConditionsOptions configure the conditions controller.
@@ -53,7 +50,7 @@ type ConditionsOptions struct {
 
 // NewConditions builds the conditions controller.
 func NewConditions(deps ConditionsDeps, opts ConditionsOptions) *Conditions {
-	return &Conditions{client: deps.Client, cloud: deps.Cloud, applier: deps.Applier, recorder: deps.Recorder, clock: deps.Clock, drift: opts.Drift}
+	return &Conditions{client: deps.Client, cloud: deps.Cloud, applier: deps.Applier, clock: deps.Clock, drift: opts.Drift}
 }
 
 // Reconcile judges one NodeClaim against its NodePool and the cloud.
