@@ -42,9 +42,13 @@ import (
 type parityCase struct {
 	name   string
 	faults []simv1alpha1.LaunchFault
-	claims []*v1.NodeClaim
-	nodes  []*corev1.Node
-	pods   []*corev1.Pod
+	// running launches the first claim's instance in each side's cloud
+	// before the start: the claim and every node with the provider id
+	// runningID get its provider id.
+	running bool
+	claims  []*v1.NodeClaim
+	nodes   []*corev1.Node
+	pods    []*corev1.Pod
 	// effects are built from the claims and nodes as started.
 	effects func(claims []*v1.NodeClaim, nodes []*corev1.Node) []effects.Effect
 }
@@ -58,7 +62,14 @@ type outcome struct {
 	Attempts map[string]lifecycle.LaunchAttempts
 	Requeue  time.Time
 	Marked   []cloudprovider.OfferingKey
+	// Instances are the provider ids the cloud still runs.
+	Instances []string
+	// Trigger is the solve asked for: "", "batched" or "immediate".
+	Trigger string
 }
+
+// runningID stands for the provider id of a case's running instance.
+const runningID = "sim://parity/running"
 
 type claimOutcome struct {
 	Labels, Annotations map[string]string
@@ -83,7 +94,11 @@ var parityStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // TestAppliersAgree runs each case's effects through the API server's
 // applier (pkg/controllers/apply, on a real control plane) and the
 // simulator's (on its world) and compares what they leave: an effect must
-// mean the same to `capstan simulate` as to the controller.
+// mean the same to `capstan simulate` as to the controller. It compares
+// every NodeClaim there is afterwards (a created one too), the instances
+// the cloud runs and the solve asked for. Metrics (effects.Metric,
+// effects.Observe) are left out: the simulator keeps none, a run reports
+// its own numbers (see applyEffects), so there is nothing to compare.
 func TestAppliersAgree(t *testing.T) {
 	env := test.EnvironmentFor(t)
 	ctx := context.Background()
@@ -246,6 +261,17 @@ func TestAppliersAgree(t *testing.T) {
 			effects: func(claims []*v1.NodeClaim, nodes []*corev1.Node) []effects.Effect {
 				return append(drain.Finish(claims[0], nodes[0], true).Effects, effects.Observe{Name: drain.SlackMetric, Value: 5})
 			}},
+		{name: "finish: the instance terminated", running: true, claims: []*v1.NodeClaim{claim(launched("", v1.ConditionTypeLaunched))},
+			nodes: []*corev1.Node{node(runningID, func(n *corev1.Node) { n.Finalizers = []string{v1.TerminationFinalizer} })},
+			effects: func(claims []*v1.NodeClaim, nodes []*corev1.Node) []effects.Effect {
+				return drain.Finish(claims[0], nodes[0], false).Effects
+			}},
+		{name: "garbage collected: a leaked instance and an orphaned claim", running: true,
+			claims: []*v1.NodeClaim{claim(launched("", v1.ConditionTypeLaunched)), claim(launched("sim://parity/i-12", v1.ConditionTypeLaunched))},
+			nodes:  []*corev1.Node{node(runningID), node("sim://parity/i-12", func(n *corev1.Node) { n.Finalizers = []string{v1.TerminationFinalizer} })},
+			effects: func(claims []*v1.NodeClaim, nodes []*corev1.Node) []effects.Effect {
+				return lifecycle.Collected(lifecycle.Decision{Terminate: []*v1.NodeClaim{claims[0]}, Delete: []*v1.NodeClaim{claims[1]}}, []corev1.Node{*nodes[0], *nodes[1]})
+			}},
 		{name: "a node's deletion cascades", claims: []*v1.NodeClaim{claim(launched("sim://parity/i-10", v1.ConditionTypeLaunched))},
 			nodes: []*corev1.Node{node("sim://parity/i-10", func(n *corev1.Node) { n.Finalizers = []string{v1.TerminationFinalizer} })},
 			effects: func(claims []*v1.NodeClaim, nodes []*corev1.Node) []effects.Effect {
@@ -267,10 +293,27 @@ func TestAppliersAgree(t *testing.T) {
 			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			apiSide := newAPISide(t, env.Client, tc)
+			s := parityWorld(t, class, tc)
+			if tc.running {
+				id := launchParity(t, apiSide.cloud, tc.claims[0])
+				if got := launchParity(t, s.cloud, tc.claims[0]); got != id {
+					t.Fatalf("the clouds launched %s and %s", id, got)
+				}
+				tc.claims[0] = tc.claims[0].DeepCopy()
+				tc.claims[0].Status.ProviderID = id
+				tc.nodes = slices.Clone(tc.nodes)
+				for i, n := range tc.nodes {
+					if n.Spec.ProviderID == runningID {
+						tc.nodes[i] = n.DeepCopy()
+						tc.nodes[i].Spec.ProviderID = id
+					}
+				}
+			}
 			claims, nodes := startParity(t, env.Client, tc)
 			effs := tc.effects(claims, nodes)
-			api := applyToAPI(t, env.Client, tc, claims, nodes, effs)
-			world := applyToWorld(t, class, tc, claims, nodes, effs)
+			api := applyToAPI(t, env.Client, apiSide, tc, claims, nodes, effs)
+			world := applyToWorld(t, s, tc, claims, nodes, effs)
 			if diff := cmp.Diff(api, world, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("the appliers differ (-API server +simulator):\n%s", diff)
 			}
@@ -339,15 +382,53 @@ func parityCloud(t *testing.T, faults []simv1alpha1.LaunchFault, nodeClasses sim
 	return cloud
 }
 
-func applyToAPI(t *testing.T, c client.Client, tc parityCase, claims []*v1.NodeClaim, nodes []*corev1.Node, effs []effects.Effect) outcome {
+// apiSide is the API server applier's cloud and what it records.
+type apiSide struct {
+	cloud       *sim.Cloud
+	clock       *clocktesting.FakeClock
+	unavailable *cloudprovider.UnavailableOfferings
+	triggers    []effects.TriggerSolve
+}
+
+func newAPISide(t *testing.T, c client.Client, tc parityCase) *apiSide {
 	t.Helper()
-	ctx := context.Background()
 	clk := clocktesting.NewFakeClock(parityStart)
 	unavailable := cloudprovider.NewUnavailableOfferings(clk, 0)
+	return &apiSide{cloud: parityCloud(t, tc.faults, simapi.NodeClasses{Client: c}, clk, unavailable), clock: clk, unavailable: unavailable}
+}
+
+// launchParity launches nc's instance in cloud and returns its provider id.
+func launchParity(t *testing.T, cloud *sim.Cloud, nc *v1.NodeClaim) string {
+	t.Helper()
+	created, err := cloud.Create(context.Background(), nc.DeepCopy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return created.Status.ProviderID
+}
+
+func applyToAPI(t *testing.T, c client.Client, side *apiSide, tc parityCase, claims []*v1.NodeClaim, nodes []*corev1.Node, effs []effects.Effect) outcome {
+	t.Helper()
+	ctx := context.Background()
+	unavailable := side.unavailable
 	recorder := events.NewFakeRecorder(100)
 	attempts := lifecycle.NewAttempts()
-	a := apiapply.New(apiapply.Deps{Client: c, Recorder: recorder, Cloud: parityCloud(t, tc.faults, simapi.NodeClasses{Client: c}, clk, unavailable),
-		Unavailable: unavailable, Counters: parityCounters(), Trigger: func(effects.TriggerSolve) {}, Attempts: attempts, Clock: clk})
+	// Every NodeClaim there was before, so that one the effects create is
+	// compared too (the test's API server is shared by the cases).
+	before := &v1.NodeClaimList{}
+	if err := c.List(ctx, before); err != nil {
+		t.Fatal(err)
+	}
+	existed := map[string]bool{}
+	for _, nc := range before.Items {
+		existed[nc.Name] = true
+	}
+	for _, nc := range claims {
+		existed[nc.Name] = false
+	}
+	a := apiapply.New(apiapply.Deps{Client: c, Recorder: recorder, Cloud: side.cloud,
+		Unavailable: unavailable, Counters: parityCounters(), Trigger: func(e effects.TriggerSolve) { side.triggers = append(side.triggers, e) },
+		Attempts: attempts, Clock: side.clock})
 	requeue, err := a.Apply(ctx, effs)
 	if err != nil {
 		t.Fatal(err)
@@ -356,21 +437,37 @@ func applyToAPI(t *testing.T, c client.Client, tc parityCase, claims []*v1.NodeC
 	if requeue > 0 {
 		out.Requeue = parityStart.Add(requeue)
 	}
-	for _, nc := range claims {
-		got := &v1.NodeClaim{}
-		if err := c.Get(ctx, client.ObjectKeyFromObject(nc), got); err == nil {
-			out.Claims[nc.Name] = claimOutcomeOf(got)
+	after := &v1.NodeClaimList{}
+	if err := c.List(ctx, after); err != nil {
+		t.Fatal(err)
+	}
+	for i := range after.Items {
+		if nc := &after.Items[i]; !existed[nc.Name] {
+			out.Claims[nc.Name] = claimOutcomeOf(nc)
 		}
+	}
+	for _, nc := range claims {
 		if a := attempts.Get(nc.Name); a.Failures > 0 {
 			out.Attempts[nc.Name] = a
 		}
 	}
 	for _, n := range nodes {
 		got := &corev1.Node{}
-		if err := c.Get(ctx, client.ObjectKeyFromObject(n), got); err == nil {
+		err := c.Get(ctx, client.ObjectKeyFromObject(n), got)
+		if err == nil {
 			out.Nodes[n.Name] = nodeOutcomeOf(got)
 		}
+		// The provisioner watches Nodes and asks for a batched solve when
+		// one is deleting (provisioner.Register): a node that began
+		// deleting, whether or not it is gone yet.
+		if n.DeletionTimestamp == nil && (err != nil || got.DeletionTimestamp != nil) {
+			side.triggers = append(side.triggers, effects.TriggerSolve{})
+		}
 	}
+	for _, e := range side.triggers {
+		out.Trigger = max(out.Trigger, triggerOf(e.Immediate))
+	}
+	out.Instances = instances(t, side.cloud)
 	for _, p := range tc.pods {
 		got := &corev1.Pod{}
 		if err := c.Get(ctx, client.ObjectKeyFromObject(p), got); err == nil && got.DeletionTimestamp == nil {
@@ -387,7 +484,8 @@ func applyToAPI(t *testing.T, c client.Client, tc parityCase, claims []*v1.NodeC
 	return out
 }
 
-func applyToWorld(t *testing.T, class *simv1alpha1.SimNodeClass, tc parityCase, claims []*v1.NodeClaim, nodes []*corev1.Node, effs []effects.Effect) outcome {
+// parityWorld is a simulator on the case's cloud, with nothing in it yet.
+func parityWorld(t *testing.T, class *simv1alpha1.SimNodeClass, tc parityCase) *Simulator {
 	t.Helper()
 	profile, err := sim.DefaultProfile()
 	if err != nil {
@@ -402,6 +500,11 @@ func applyToWorld(t *testing.T, class *simv1alpha1.SimNodeClass, tc parityCase, 
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s
+}
+
+func applyToWorld(t *testing.T, s *Simulator, tc parityCase, claims []*v1.NodeClaim, nodes []*corev1.Node, effs []effects.Effect) outcome {
+	t.Helper()
 	for _, nc := range claims {
 		s.world.claims[nc.Name] = nc.DeepCopy()
 	}
@@ -420,10 +523,10 @@ func applyToWorld(t *testing.T, class *simv1alpha1.SimNodeClass, tc parityCase, 
 			out.Requeue = at
 		}
 	}
+	for name, nc := range s.world.claims {
+		out.Claims[name] = claimOutcomeOf(nc)
+	}
 	for _, nc := range claims {
-		if got := s.world.claims[nc.Name]; got != nil {
-			out.Claims[nc.Name] = claimOutcomeOf(got)
-		}
 		if a := s.attempts.Get(nc.Name); a.Failures > 0 {
 			out.Attempts[nc.Name] = a
 		}
@@ -433,11 +536,40 @@ func applyToWorld(t *testing.T, class *simv1alpha1.SimNodeClass, tc parityCase, 
 			out.Nodes[n.Name] = nodeOutcomeOf(got)
 		}
 	}
+	// The batch keeps whether a solve was asked for and whether at once:
+	// an immediate one is due now, a batched one only after its window.
+	if s.batch != (scaleup.Batch{}) {
+		due, _ := s.batch.Due(scaleup.Window{Idle: time.Second, Max: time.Minute}, s.clock.Now())
+		out.Trigger = triggerOf(due)
+	}
+	out.Instances = instances(t, s.cloud)
 	for _, p := range s.world.sortedPods() {
 		out.Pods = append(out.Pods, podKey(p))
 	}
 	for _, e := range s.rec.events {
 		out.Events = append(out.Events, e.Kind+": "+e.Message)
+	}
+	return out
+}
+
+// triggerOf names a solve asked for; "immediate" sorts after "batched".
+func triggerOf(immediate bool) string {
+	if immediate {
+		return "immediate"
+	}
+	return "batched"
+}
+
+// instances are the provider ids cloud runs.
+func instances(t *testing.T, cloud *sim.Cloud) []string {
+	t.Helper()
+	running, err := cloud.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, inst := range running {
+		out = append(out, inst.Status.ProviderID)
 	}
 	return out
 }
