@@ -11,23 +11,30 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 )
 
 // settledKey fingerprints what consolidation's decision depends on: the
 // candidates (their pods, blockers, prices, whether they are
 // consolidatable now), the pending pods, each NodePool's template,
-// policy and Underutilized allowance, and the offerings still available.
+// policy and the allowance of each reason a settling method (methods)
+// disrupts for, and the offerings still available.
 // When a pass found nothing to consolidate and the key has not changed,
 // the next pass would find nothing either, and its simulations (one
 // solve per candidate) are skipped, as the reference skips a cluster it
 // has marked consolidated.
-func settledKey(in Input, now time.Time) string {
+func settledKey(in Input, methods []Method, now time.Time) string {
 	h := fnv.New64a()
-	allowed := AllowedByPool(in, v1.DisruptionReasonUnderutilized, now)
+	var allowed []map[string]int
+	for _, r := range BudgetReasons(slices.DeleteFunc(slices.Clone(methods), func(m Method) bool { return !consolidates(m) })) {
+		allowed = append(allowed, AllowedByPool(in, r, now))
+	}
 	for _, np := range in.NodePools {
-		fmt.Fprintf(h, "np %s %s %s %v %d\n", np.Name, np.Hash(), np.Spec.Disruption.ConsolidationPolicy, np.Spec.Disruption.ConsolidateAfter, allowed[np.Name])
+		fmt.Fprintf(h, "np %s %s %s %v", np.Name, np.Hash(), np.Spec.Disruption.ConsolidationPolicy, np.Spec.Disruption.ConsolidateAfter)
+		for _, a := range allowed {
+			fmt.Fprintf(h, " %d", a[np.Name])
+		}
+		fmt.Fprintln(h)
 		available := 0
 		for _, it := range in.Snapshot.Input.InstanceTypes[np.Name] {
 			for _, o := range it.Offerings {

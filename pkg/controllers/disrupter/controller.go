@@ -160,7 +160,7 @@ func (c *Controller) record(in disruption.Input, d *disruption.Decision) {
 		c.metrics.eligible.WithLabelValues(method).Set(float64(n))
 	}
 	c.metrics.allowed.Reset()
-	for _, reason := range []v1.DisruptionReason{v1.DisruptionReasonEmpty, v1.DisruptionReasonDrifted, v1.DisruptionReasonUnderutilized} {
+	for _, reason := range disruption.BudgetReasons(c.engine.Options.Methods) {
 		for pool, n := range disruption.AllowedByPool(in, reason, c.clock.Now()) {
 			c.metrics.allowed.WithLabelValues(pool, string(reason)).Set(float64(n))
 		}
