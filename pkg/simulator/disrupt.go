@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
-
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/budgets"
@@ -258,14 +256,7 @@ func (s *Simulator) releaseReservation(ctx context.Context, nc *v1.NodeClaim, no
 func (s *Simulator) replacements() map[string]disruption.ReplacementStatus {
 	out := map[string]disruption.ReplacementStatus{}
 	for _, name := range s.disrupter.engine.Replacements() {
-		nc := s.world.claims[name]
-		switch {
-		case nc == nil || nc.DeletionTimestamp != nil:
-		case meta.IsStatusConditionTrue(nc.Status.Conditions, v1.ConditionTypeInitialized):
-			out[name] = disruption.ReplacementInitialized
-		default:
-			out[name] = disruption.ReplacementLaunching
-		}
+		out[name] = disruption.ReplacementStatusOf(s.world.claims[name])
 	}
 	return out
 }
