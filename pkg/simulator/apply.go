@@ -89,6 +89,11 @@ func (s *Simulator) applyOne(ctx context.Context, eff effects.Effect) (refused [
 		}
 	case effects.SetNodeClaimStatus:
 		s.setStatus(e, now)
+	case effects.SetNodePoolStatus:
+		if np := s.world.nodePool(e.Name); np != nil {
+			np.Status = e.Status
+			s.world.changed()
+		}
 	case effects.PatchNode:
 		if node := s.world.nodes[e.Name]; node != nil {
 			effects.PatchNodeInto(node, e)

@@ -57,6 +57,11 @@ func startParity(t *testing.T, c client.Client, tc parityCase) ([]*v1.NodeClaim,
 		}
 		nodes = append(nodes, n)
 	}
+	for _, np := range tc.pools {
+		if err := c.Create(ctx, np.DeepCopy()); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if len(tc.pods) > 0 {
 		ns := &corev1.Namespace{}
 		ns.Name = tc.pods[0].Namespace
@@ -176,6 +181,14 @@ func applyToAPI(t *testing.T, c client.Client, side *apiSide, tc parityCase, cla
 		out.Trigger = max(out.Trigger, triggerOf(e.Immediate))
 	}
 	out.Instances = instances(t, side.cloud)
+	out.Pools = map[string]poolOutcome{}
+	for _, np := range tc.pools {
+		got := &v1.NodePool{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(np), got); err != nil {
+			t.Fatal(err)
+		}
+		out.Pools[np.Name] = poolOutcomeOf(got)
+	}
 	for _, p := range tc.pods {
 		got := &corev1.Pod{}
 		if err := c.Get(ctx, client.ObjectKeyFromObject(p), got); err == nil && got.DeletionTimestamp == nil {
@@ -222,6 +235,9 @@ func applyToWorld(t *testing.T, s *Simulator, tc parityCase, claims []*v1.NodeCl
 	for _, p := range tc.pods {
 		s.world.addPod(p.DeepCopy())
 	}
+	for _, np := range tc.pools {
+		s.world.nodePools = append(s.world.nodePools, *np.DeepCopy())
+	}
 	if err := s.applyEffects(context.Background(), effs); err != nil && !errors.As(err, new(*effects.RefusedEvictions)) {
 		t.Fatal(err)
 	}
@@ -251,6 +267,10 @@ func applyToWorld(t *testing.T, s *Simulator, tc parityCase, claims []*v1.NodeCl
 		out.Trigger = triggerOf(due)
 	}
 	out.Instances = instances(t, s.cloud)
+	out.Pools = map[string]poolOutcome{}
+	for _, np := range tc.pools {
+		out.Pools[np.Name] = poolOutcomeOf(s.world.nodePool(np.Name))
+	}
 	for _, p := range s.world.sortedPods() {
 		out.Pods = append(out.Pods, podKey(p))
 	}
@@ -299,6 +319,14 @@ func claimOutcomeOf(nc *v1.NodeClaim) claimOutcome {
 		out.Conditions = append(out.Conditions, strings.Join([]string{c.Type, string(c.Status), c.Reason, c.Message, c.LastTransitionTime.UTC().String()}, " "))
 	}
 	slices.Sort(out.Conditions)
+	return out
+}
+
+func poolOutcomeOf(np *v1.NodePool) poolOutcome {
+	out := poolOutcome{Annotations: np.Annotations, Resources: np.Status.Resources}
+	for _, c := range np.Status.Conditions {
+		out.Conditions = append(out.Conditions, strings.Join([]string{c.Type, string(c.Status), c.Reason, c.Message, c.LastTransitionTime.UTC().String()}, " "))
+	}
 	return out
 }
 

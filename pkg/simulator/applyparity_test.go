@@ -16,6 +16,7 @@ import (
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/controllers/nodepool"
 	"github.com/capstan-dev/capstan/pkg/disruption"
 	"github.com/capstan-dev/capstan/pkg/drain"
 	"github.com/capstan-dev/capstan/pkg/effects"
@@ -38,6 +39,7 @@ type parityCase struct {
 	claims  []*v1.NodeClaim
 	nodes   []*corev1.Node
 	pods    []*corev1.Pod
+	pools   []*v1.NodePool
 	// effects are built from the claims and nodes as started.
 	effects func(claims []*v1.NodeClaim, nodes []*corev1.Node) []effects.Effect
 }
@@ -53,6 +55,7 @@ type outcome struct {
 	Marked   []cloudprovider.OfferingKey
 	// Instances are the provider ids the cloud still runs.
 	Instances []string
+	Pools     map[string]poolOutcome
 	// Trigger is the solve asked for: "", "batched" or "immediate".
 	Trigger string
 }
@@ -69,6 +72,12 @@ type claimOutcome struct {
 	Capacity            corev1.ResourceList
 	LastPodEventTime    time.Time
 	Deleting            bool
+}
+
+type poolOutcome struct {
+	Annotations map[string]string
+	Conditions  []string
+	Resources   corev1.ResourceList
 }
 
 type nodeOutcome struct {
@@ -133,6 +142,10 @@ func TestAppliersAgree(t *testing.T) {
 		_, effs := lifecycle.Step(claims[0], n, parityStart, lifecycle.DefaultTimeouts(), lifecycle.LaunchAttempts{})
 		return effs
 	}
+	pool := test.NodePool(func(np *v1.NodePool) {
+		np.Name = test.RandomName("pool")
+		np.Spec.Template.Spec.NodeClassRef = &v1.NodeClassReference{Group: simv1alpha1.Group, Kind: "SimNodeClass", Name: "missing"}
+	})
 	for _, tc := range []parityCase{
 		{name: "launch records the instance", claims: []*v1.NodeClaim{claim()}, effects: step},
 		{name: "a refused launch is kept to retry", claims: []*v1.NodeClaim{claim()},
@@ -268,6 +281,12 @@ func TestAppliersAgree(t *testing.T) {
 				deleting.DeletionTimestamp = ptr.To(metav1.NewTime(parityStart))
 				return drain.NodeDeleted(deleting, claims)
 			}},
+		{name: "a nodepool's hash, failure and status", pools: []*v1.NodePool{pool}, effects: func([]*v1.NodeClaim, []*corev1.Node) []effects.Effect {
+			return nodepool.Decision{Annotations: map[string]string{v1.NodePoolHashAnnotationKey: "123"}, Status: v1.NodePoolStatus{
+				Resources:  corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")},
+				Conditions: []metav1.Condition{{Type: v1.ConditionTypeNodeClassReady, Status: metav1.ConditionFalse, Reason: "NodeClassNotFound", Message: "SimNodeClass missing not found", LastTransitionTime: metav1.NewTime(parityStart)}},
+			}}.Effects(pool)
+		}},
 		{name: "a provisioning decision", pods: []*corev1.Pod{test.Pod("parity", func(p *corev1.Pod) { p.Name = "huge" })},
 			effects: func([]*v1.NodeClaim, []*corev1.Node) []effects.Effect {
 				nc := claim()

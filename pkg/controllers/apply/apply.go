@@ -129,6 +129,11 @@ func (r *run) one(ctx context.Context, eff effects.Effect) error {
 			effects.SetStatusInto(o.(*v1.NodeClaim), e)
 			return nil
 		})
+	case effects.SetNodePoolStatus:
+		return r.patch(ctx, effects.NodePoolRef(e.Name), true, func(o client.Object) error {
+			o.(*v1.NodePool).Status = e.Status
+			return nil
+		})
 	case effects.PatchNode:
 		return r.patch(ctx, effects.NodeRef(e.Name), false, func(o client.Object) error {
 			effects.PatchNodeInto(o.(*corev1.Node), e)
