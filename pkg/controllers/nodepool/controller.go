@@ -94,9 +94,10 @@ func (c *Controller) newObject(gvk schema.GroupVersionKind) (client.Object, erro
 }
 
 // Reconcile gathers the NodePool, its NodeClaims and its NodeClass, calls
-// Step and patches what changed: the annotations with a metadata merge
-// patch, the status with a merge patch of the status subresource. Neither
-// patch carries a resourceVersion, so neither conflicts.
+// Step and hands what changed (Decision.Effects) to the applier, which
+// patches the annotations with a metadata merge patch and the status with
+// a merge patch of the status subresource. Neither patch carries a
+// resourceVersion, so neither conflicts.
 func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	np := &v1.NodePool{}
 	if err := c.client.Get(ctx, req.NamespacedName, np); err != nil {
