@@ -132,7 +132,7 @@ func (e *Engine) tick(in Input, replacements map[string]ReplacementStatus, now t
 		return t, nil
 	}
 	t := Tick{Stale: StaleTaints(in, nil)}
-	methods, key := e.Options.Methods, settledKey(in, now)
+	methods, key := e.Options.Methods, settledKey(in, e.Options.Methods, now)
 	if key == e.settled {
 		methods = slices.DeleteFunc(slices.Clone(methods), consolidates)
 	}
@@ -152,6 +152,9 @@ func (e *Engine) tick(in Input, replacements map[string]ReplacementStatus, now t
 		t.WakeAt = now.Add(e.Options.ValidationDelay)
 	} else {
 		t.WakeAt = d.WakeAt
+		if at := Unsettles(in.Unavailable, now); !at.IsZero() && (t.WakeAt.IsZero() || at.Before(t.WakeAt)) {
+			t.WakeAt = at
+		}
 	}
 	return t, nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 )
 
 func planned(t *testing.T, e *Engine, c *cluster, now time.Time) *Decision {
@@ -46,6 +47,23 @@ func TestEngineSkipsConsolidationWhileSettled(t *testing.T) {
 	c.pod("z", "a")
 	if d := planned(t, e, c, t0.Add(2*time.Second)); !cmp.Equal(ran(d), all) {
 		t.Errorf("after a change the pass ran %v, want %v", ran(d), all)
+	}
+}
+
+// A tick that found nothing wakes when an unavailable mark ends, as the
+// controller's poll would plan then: the offering is back.
+func TestEngineWakesWhenAMarkEnds(t *testing.T) {
+	c := newCluster("a", "b")
+	c.pod("x", "a")
+	c.pod("y", "b")
+	c.in.Unavailable = cloudprovider.UnavailableHistory{CapacityTypes: map[string]time.Time{v1.CapacityTypeSpot: t0.Add(3 * time.Minute)}}
+	e := &Engine{Options: Options{Methods: Methods(Gates{})}, EventInterval: DefaultEventInterval}
+	tick, err := e.Tick(c.in, nil, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tick.Planned == nil || tick.Planned.Found || !tick.WakeAt.Equal(t0.Add(3*time.Minute)) {
+		t.Errorf("tick found %t, wakes at %s; want nothing found and a wake at the mark's end %s", tick.Planned != nil && tick.Planned.Found, tick.WakeAt, t0.Add(3*time.Minute))
 	}
 }
 

@@ -1,6 +1,7 @@
 package disruption
 
 import (
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -97,6 +98,49 @@ type Settling interface {
 type BackingOff interface {
 	Method
 	Backoff(c Candidate, now time.Time) map[string]string
+}
+
+// Returning is a method that returns nodes to what their NodePool
+// prefers; `capstan explain` reports its progress on the nodes it returns
+// from what Returns names, by the method's name as the DisruptionReason
+// condition and the verdicts carry it.
+type Returning interface {
+	Method
+	Returns() Return
+}
+
+// Return is what a Returning method returns a node from.
+type Return int
+
+const (
+	// ReturnFallback is capacity the node fell back to (FallbackFrom).
+	ReturnFallback Return = iota + 1
+	// ReturnLaterTerm is a later term of its pods' required node
+	// affinity (LaterTerms).
+	ReturnLaterTerm
+)
+
+// Returns reports whether the method of methods named name returns nodes
+// from r.
+func Returns(methods []Method, name string, r Return) bool {
+	m, ok := methodNamed(methods, name)
+	if !ok {
+		return false
+	}
+	ret, ok := m.(Returning)
+	return ok && ret.Returns() == r
+}
+
+// BudgetReasons are the reasons methods disrupt for (their Reason), each
+// once, in the methods' order: the reasons budgets are counted for.
+func BudgetReasons(methods []Method) []v1.DisruptionReason {
+	var out []v1.DisruptionReason
+	for _, m := range methods {
+		if !slices.Contains(out, m.Reason()) {
+			out = append(out, m.Reason())
+		}
+	}
+	return out
 }
 
 // methodNamed is the method of the list named name, as commands carry it.

@@ -3,6 +3,8 @@ package disruption
 import (
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	v1 "github.com/capstan-dev/capstan/api/v1"
 )
 
@@ -43,5 +45,46 @@ func TestPlanRunsMethodsInOrder(t *testing.T) {
 	}
 	if drift["default"] != 0 || empty["default"] != 1 || never != nil {
 		t.Errorf("budgets seen: drift %v, empty %v, later %v; want 0, 1 and not run", drift, empty, never)
+	}
+}
+
+func TestReturns(t *testing.T) {
+	methods := Methods(DefaultGates())
+	for _, tc := range []struct {
+		method string
+		from   Return
+		want   bool
+	}{
+		{method: ReturnToPreferred{}.Name(), from: ReturnFallback, want: true},
+		{method: ReturnToPreferred{}.Name(), from: ReturnLaterTerm},
+		{method: ReturnToPreferredTerm{}.Name(), from: ReturnLaterTerm, want: true},
+		{method: ReturnToPreferredTerm{}.Name(), from: ReturnFallback},
+		{method: Drift{}.Name(), from: ReturnFallback},
+		{method: "NoSuchMethod", from: ReturnFallback},
+		{method: "", from: ReturnLaterTerm},
+	} {
+		if got := Returns(methods, tc.method, tc.from); got != tc.want {
+			t.Errorf("Returns(%q, %d) = %t, want %t", tc.method, tc.from, got, tc.want)
+		}
+	}
+}
+
+func TestBudgetReasons(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		methods []Method
+		want    []v1.DisruptionReason
+	}{
+		{name: "none"},
+		{name: "each once, in the methods' order", methods: []Method{Emptiness{}, Drift{}, SingleNodeConsolidation{}, ReturnToPreferredTerm{}, Emptiness{}},
+			want: []v1.DisruptionReason{v1.DisruptionReasonEmpty, v1.DisruptionReasonDrifted, v1.DisruptionReasonUnderutilized}},
+		{name: "the controller's", methods: Methods(DefaultGates()),
+			want: []v1.DisruptionReason{v1.DisruptionReasonDrifted, v1.DisruptionReasonEmpty, v1.DisruptionReasonUnderutilized}},
+		{name: "a new reason", methods: []Method{fixed{name: "New", reason: "Rebalanced"}, Emptiness{}},
+			want: []v1.DisruptionReason{"Rebalanced", v1.DisruptionReasonEmpty}},
+	} {
+		if diff := cmp.Diff(tc.want, BudgetReasons(tc.methods)); diff != "" {
+			t.Errorf("%s: (-want +got):\n%s", tc.name, diff)
+		}
 	}
 }

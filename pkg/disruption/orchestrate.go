@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/provisioning"
 )
@@ -53,6 +55,19 @@ const (
 	// ReplacementInitialized: up and taking pods.
 	ReplacementInitialized
 )
+
+// ReplacementStatusOf is how replacement nc is doing (nc nil: it is gone).
+// The controller and simulate both observe replacements through it.
+func ReplacementStatusOf(nc *v1.NodeClaim) ReplacementStatus {
+	switch {
+	case nc == nil || nc.DeletionTimestamp != nil:
+		return ReplacementFailed
+	case meta.IsStatusConditionTrue(nc.Status.Conditions, v1.ConditionTypeInitialized):
+		return ReplacementInitialized
+	default:
+		return ReplacementLaunching
+	}
+}
 
 // Observation is the fresh state a step decides on.
 type Observation struct {

@@ -402,3 +402,35 @@ func TestStaleTaints(t *testing.T) {
 		})
 	}
 }
+
+func TestReplacementStatusOf(t *testing.T) {
+	claim := func(mods ...func(*v1.NodeClaim)) *v1.NodeClaim {
+		nc := &v1.NodeClaim{}
+		for _, m := range mods {
+			m(nc)
+		}
+		return nc
+	}
+	initialized := func(status metav1.ConditionStatus) func(*v1.NodeClaim) {
+		return func(nc *v1.NodeClaim) {
+			nc.Status.Conditions = append(nc.Status.Conditions, metav1.Condition{Type: v1.ConditionTypeInitialized, Status: status})
+		}
+	}
+	deleting := func(nc *v1.NodeClaim) { nc.DeletionTimestamp = &metav1.Time{Time: t0} }
+	for _, tc := range []struct {
+		name string
+		nc   *v1.NodeClaim
+		want ReplacementStatus
+	}{
+		{name: "gone", want: ReplacementFailed},
+		{name: "deleting", nc: claim(deleting), want: ReplacementFailed},
+		{name: "deleting once initialized", nc: claim(deleting, initialized(metav1.ConditionTrue)), want: ReplacementFailed},
+		{name: "launching", nc: claim(), want: ReplacementLaunching},
+		{name: "not initialized yet", nc: claim(initialized(metav1.ConditionFalse)), want: ReplacementLaunching},
+		{name: "initialized", nc: claim(initialized(metav1.ConditionTrue)), want: ReplacementInitialized},
+	} {
+		if got := ReplacementStatusOf(tc.nc); got != tc.want {
+			t.Errorf("%s: got %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}

@@ -89,6 +89,9 @@ func (ReturnToPreferred) Name() string { return "ReturnToPreferred" }
 // Reason implements Method.
 func (ReturnToPreferred) Reason() v1.DisruptionReason { return v1.DisruptionReasonUnderutilized }
 
+// Returns implements Returning: a node returns from its fallback capacity.
+func (ReturnToPreferred) Returns() Return { return ReturnFallback }
+
 // Compute implements Method.
 func (m ReturnToPreferred) Compute(env Env) Outcome {
 	return returns(env, m, func(c Candidate) bool { return len(fallbackFrom(env, c)) > 0 },

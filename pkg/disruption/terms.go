@@ -29,6 +29,9 @@ func (ReturnToPreferredTerm) Name() string { return "ReturnToPreferredTerm" }
 // Reason implements Method.
 func (ReturnToPreferredTerm) Reason() v1.DisruptionReason { return v1.DisruptionReasonDrifted }
 
+// Returns implements Returning: a node returns from a later term.
+func (ReturnToPreferredTerm) Returns() Return { return ReturnLaterTerm }
+
 // Compute implements Method.
 func (m ReturnToPreferredTerm) Compute(env Env) Outcome {
 	return returns(env, m, func(c Candidate) bool { return len(LaterTerms(c.Node, c.Pods)) > 0 },

@@ -46,8 +46,14 @@ func PodRef(namespace, name string) Ref { return Ref{Kind: KindPod, Namespace: n
 type CreateNodeClaim struct{ NodeClaim *v1.NodeClaim }
 
 // DeleteNodeClaim deletes a NodeClaim. With the termination finalizer on
-// it, deletion starts its drain; the instance goes after.
-type DeleteNodeClaim struct{ Name string }
+// it, deletion starts its drain; the instance goes after. Reason, when
+// the deciding step sets it, says why (a registration timeout, an
+// instance gone): the API applier logs it, simulate reports it as the
+// node's deletionReason.
+type DeleteNodeClaim struct {
+	Name   string
+	Reason string
+}
 
 // SetCondition sets a status condition of a NodeClaim (or, by Object, of
 // another Capstan object); the step fills LastTransitionTime from now.

@@ -43,6 +43,15 @@ func MergeInto(o metav1.Object, e MergeMetadata) {
 	}
 }
 
+// RemoveLabelsFrom removes the labels with keys from o.
+func RemoveLabelsFrom(o metav1.Object, keys []string) {
+	labels := o.GetLabels()
+	for _, k := range keys {
+		delete(labels, k)
+	}
+	o.SetLabels(labels)
+}
+
 // RemoveFinalizerFrom removes a finalizer from o.
 func RemoveFinalizerFrom(o metav1.Object, finalizer string) {
 	o.SetFinalizers(slices.DeleteFunc(slices.Clone(o.GetFinalizers()), func(f string) bool { return f == finalizer }))

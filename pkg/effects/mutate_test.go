@@ -14,9 +14,10 @@ import (
 func TestMutations(t *testing.T) {
 	at := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	nc := &v1.NodeClaim{}
-	nc.Labels = map[string]string{"a": "1"}
+	nc.Labels = map[string]string{"a": "1", "gone": "x"}
 	nc.Finalizers = []string{"x"}
 	MergeInto(nc, MergeMetadata{Labels: map[string]string{"b": "2"}, Annotations: map[string]string{"c": "3"}, Finalizers: []string{"x", "y"}})
+	RemoveLabelsFrom(nc, []string{"gone", "absent"})
 	RemoveFinalizerFrom(nc, "x")
 	SetStatusInto(nc, SetNodeClaimStatus{ProviderID: "sim://a/i-1", NodeName: "n1"})
 	SetStatusInto(nc, SetNodeClaimStatus{ImageID: "ami-1"})

@@ -92,20 +92,21 @@ func returnStatus(in NodeInput, out Node) string {
 		return termStatus(in, np, out)
 	}
 	to := disruption.CapacityNames(from)
-	method := (disruption.ReturnToPreferred{}).Name()
+	methods := methodsOf(in)
+	returning := func(method string) bool { return disruption.Returns(methods, method, disruption.ReturnFallback) }
 	policy, err := disruption.ReturnPolicyOf(np)
 	switch {
 	case err != nil:
 		return "fell back from " + to + "; stays on-demand: " + err.Error()
 	case !policy.Enabled:
 		return fmt.Sprintf("fell back from %s; stays on-demand: its NodePool's %s is %s", to, v1.ReturnToPreferredAnnotationKey, v1.ReturnToPreferredDisabled)
-	case out.DisruptionMethod == method && out.DisruptionStatus == DisruptionNext:
+	case returning(out.DisruptionMethod) && out.DisruptionStatus == DisruptionNext:
 		return fmt.Sprintf("returning to %s: the next planning round starts it, a %s replacement first", to, to)
-	case out.DisruptionMethod == method:
+	case returning(out.DisruptionMethod):
 		return fmt.Sprintf("returning to %s: its %s replacement launches before it drains", to, to)
 	}
 	for _, v := range out.DisruptionVerdicts {
-		if v.Method == method {
+		if returning(v.Method) {
 			return "fell back from " + to + "; returns when it can: " + v.Message
 		}
 	}
@@ -129,29 +130,34 @@ func termStatus(in NodeInput, np *v1.NodePool, out Node) string {
 	if in.NodeClaim.Annotations[provisioning.FlavorAnnotationKey] != "" {
 		from += " (flavor " + in.NodeClaim.Annotations[provisioning.FlavorAnnotationKey] + ")"
 	}
-	method := (disruption.ReturnToPreferredTerm{}).Name()
+	methods := methodsOf(in)
+	returning := func(method string) bool { return disruption.Returns(methods, method, disruption.ReturnLaterTerm) }
 	policy, err := disruption.ReturnPolicyOf(np)
 	switch {
 	case err != nil:
 		return from + "; stays: " + err.Error()
 	case !policy.Terms:
 		return fmt.Sprintf("%s; stays: returns to earlier terms only where its NodePool's %s is %s (they may cost more)", from, v1.ReturnToPreferredAnnotationKey, v1.ReturnToPreferredEnabled)
-	case out.DisruptionMethod == method && out.DisruptionStatus == DisruptionNext:
+	case returning(out.DisruptionMethod) && out.DisruptionStatus == DisruptionNext:
 		return from + "; returning to an earlier term: the next planning round starts it, a replacement first"
-	case out.DisruptionMethod == method:
+	case returning(out.DisruptionMethod):
 		return from + "; returning to an earlier term: its replacement launches before it drains"
 	}
 	for _, v := range out.DisruptionVerdicts {
-		if v.Method == method {
+		if returning(v.Method) {
 			return from + "; returns when it can: " + v.Message
 		}
 	}
 	return fmt.Sprintf("%s; returns once an earlier term has been launchable for %s", from, policy.After)
 }
 
-// disruptionReasons are the reasons budgets limit, in the order answers
-// list them.
-var disruptionReasons = []v1.DisruptionReason{v1.DisruptionReasonEmpty, v1.DisruptionReasonDrifted, v1.DisruptionReasonUnderutilized}
+// methodsOf are the controller's methods, by its gates.
+func methodsOf(in NodeInput) []disruption.Method {
+	return disruption.Methods(disruption.Gates{Drift: driftGate(in), SpotToSpotConsolidation: in.SpotToSpot})
+}
+
+// driftGate is the controller's Drift gate; offline it is taken to be on.
+func driftGate(in NodeInput) bool { return in.Drift || in.Offline }
 
 // explainDisruption fills in why the node is or is not being disrupted.
 func explainDisruption(in NodeInput, out *Node) {
@@ -193,7 +199,7 @@ func explainDisruption(in NodeInput, out *Node) {
 	if consolidates {
 		out.ConsolidatableAt = &at
 	}
-	out.DisruptionsAllowed, _ = allowedNow(dis, np, in.Now)
+	out.DisruptionsAllowed, _ = allowedNow(dis, np, methodsOf(in), in.Now)
 	if in.Offline && out.Drifted != nil {
 		out.Unknown = append(out.Unknown, "the Drift feature gate: the controller's (pass --controller-address); a Drifted condition is taken to mean it is on")
 	}
@@ -213,8 +219,8 @@ func explainDisruption(in NodeInput, out *Node) {
 		out.Disruption = sentence(what, "disruption is blocked: "+cand.Blocked)
 		return
 	}
-	gate := in.Drift || in.Offline
-	d := disruption.Plan(dis, disruption.Methods(disruption.Gates{Drift: gate, SpotToSpotConsolidation: in.SpotToSpot}), in.Now)
+	gate := driftGate(in)
+	d := disruption.Plan(dis, methodsOf(in), in.Now)
 	if d.Found && slices.Contains(d.Command.Names(), nc.Name) {
 		out.DisruptionStatus = DisruptionNext
 		out.DisruptionReason, out.DisruptionMethod = string(d.Command.Reason), d.Command.Method
@@ -362,13 +368,13 @@ func notCandidate(in disruption.Input, nc *v1.NodeClaim) string {
 	return fmt.Sprintf("its Node %s is not in the cluster", nc.Status.NodeName)
 }
 
-// allowedNow is how many more of np's nodes each reason may disrupt now
-// (disruption.AllowedByPool over the NodePool's nodes), and how many of
-// its registered nodes are disrupting.
-func allowedNow(in disruption.Input, np *v1.NodePool, now time.Time) (map[string]int, int) {
+// allowedNow is how many more of np's nodes each reason methods disrupt
+// for may disrupt now (disruption.AllowedByPool over the NodePool's
+// nodes), and how many of its registered nodes are disrupting.
+func allowedNow(in disruption.Input, np *v1.NodePool, methods []disruption.Method, now time.Time) (map[string]int, int) {
 	in.NodePools = []*v1.NodePool{np}
 	out := map[string]int{}
-	for _, r := range disruptionReasons {
+	for _, r := range disruption.BudgetReasons(methods) {
 		out[string(r)] = disruption.AllowedByPool(in, r, now)[np.Name]
 	}
 	return out, disruptingNodes(in, np.Name)

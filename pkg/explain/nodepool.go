@@ -21,6 +21,8 @@ type NodePoolInput struct {
 	InstanceTypes []*cloudprovider.InstanceType
 	// Disruption is the cluster as the disruption controller sees it,
 	// for the disruptions the budgets allow now; nil when unknown.
+	// Its budgets are counted for the reasons of the default methods
+	// (the gates change the methods, not the reasons they disrupt for).
 	Disruption *disruption.Input
 	Now        time.Time
 }
@@ -56,7 +58,7 @@ func ForNodePool(in NodePoolInput) (NodePool, error) {
 	}
 	out.TimeZone, out.Budgets = loc.String(), statuses
 	if in.Disruption != nil {
-		out.DisruptionsAllowed, out.Disrupting = allowedNow(*in.Disruption, np, in.Now)
+		out.DisruptionsAllowed, out.Disrupting = allowedNow(*in.Disruption, np, disruption.Methods(disruption.DefaultGates()), in.Now)
 	} else {
 		out.Unknown = append(out.Unknown, "disruptions allowed now: the NodePool's nodes were not read")
 	}

@@ -144,17 +144,22 @@ func WriteNode(w io.Writer, n Node) error {
 	return err
 }
 
-// describeAllowed lists the disruptions each reason allows, in the
-// budgets' order of reasons, then any other.
+// reasonOrder is the order answers list the reasons budgets are counted
+// for in (docs/explain.md); which reasons there are is the methods'
+// (disruption.BudgetReasons), and one not here follows, sorted.
+var reasonOrder = []v1.DisruptionReason{v1.DisruptionReasonEmpty, v1.DisruptionReasonDrifted, v1.DisruptionReasonUnderutilized}
+
+// describeAllowed lists the disruptions each reason allows, in
+// reasonOrder, then any other.
 func describeAllowed(allowed map[string]int) string {
 	var parts []string
-	for _, r := range disruptionReasons {
+	for _, r := range reasonOrder {
 		if n, ok := allowed[string(r)]; ok {
 			parts = append(parts, fmt.Sprintf("%s %d", r, n))
 		}
 	}
 	for _, r := range slices.Sorted(maps.Keys(allowed)) {
-		if !slices.ContainsFunc(disruptionReasons, func(k v1.DisruptionReason) bool { return string(k) == r }) {
+		if !slices.ContainsFunc(reasonOrder, func(k v1.DisruptionReason) bool { return string(k) == r }) {
 			parts = append(parts, fmt.Sprintf("%s %d", r, allowed[r]))
 		}
 	}

@@ -12,6 +12,16 @@ import (
 	"github.com/capstan-dev/capstan/pkg/effects"
 )
 
+// Why the lifecycle deletes a NodeClaim (effects.DeleteNodeClaim's
+// Reason; simulate's deletionReason, docs/simulate.md).
+const (
+	// DeletedRegistrationTimeout: its node never registered.
+	DeletedRegistrationTimeout = "RegistrationTimeout"
+	// DeletedInstanceTerminated: garbage collection found its instance
+	// gone.
+	DeletedInstanceTerminated = "InstanceTerminated"
+)
+
 // Decision is what garbage collection removes.
 type Decision struct {
 	// Terminate are instances (as the cloud lists them) no NodeClaim owns.
@@ -75,7 +85,7 @@ func Collected(d Decision, nodes []corev1.Node) []effects.Effect {
 		out = append(out,
 			effects.Event{Object: effects.NodeClaimRef(nc.Name), Type: corev1.EventTypeWarning, Reason: "InstanceGone", Action: "Delete",
 				Message: fmt.Sprintf("instance %s no longer exists", nc.Status.ProviderID)},
-			effects.DeleteNodeClaim{Name: nc.Name})
+			effects.DeleteNodeClaim{Name: nc.Name, Reason: DeletedInstanceTerminated})
 	}
 	return out
 }

@@ -44,7 +44,7 @@ func Step(nc *v1.NodeClaim, node *corev1.Node, now time.Time, t Timeouts, attemp
 	case Expire:
 		out = append(out,
 			event(nc, corev1.EventTypeWarning, "RegistrationTimeout", "Delete", fmt.Sprintf("no node registered within %s of launch", t.Registration)),
-			effects.DeleteNodeClaim{Name: nc.Name})
+			effects.DeleteNodeClaim{Name: nc.Name, Reason: DeletedRegistrationTimeout})
 	case Wait:
 		if wait > 0 {
 			out = append(out, effects.RequeueAt{At: now.Add(wait)})

@@ -91,7 +91,7 @@ func TestStep(t *testing.T) {
 		{"registration timeout deletes, to be drained", claim(launchedAt(v1.ConditionTypeLaunched)), nil, t0.Add(15 * time.Minute), Expire, func(*v1.NodeClaim) []effects.Effect {
 			return []effects.Effect{
 				effects.Event{Object: effects.NodeClaimRef("nc"), Type: corev1.EventTypeWarning, Reason: "RegistrationTimeout", Action: "Delete", Message: "no node registered within 15m0s of launch"},
-				effects.DeleteNodeClaim{Name: "nc"},
+				effects.DeleteNodeClaim{Name: "nc", Reason: DeletedRegistrationTimeout},
 			}
 		}},
 		{"waiting for the node requeues at the timeout", claim(launchedAt(v1.ConditionTypeLaunched)), nil, now, Wait, func(*v1.NodeClaim) []effects.Effect {
@@ -201,7 +201,7 @@ func TestCollected(t *testing.T) {
 		effects.Event{Object: effects.NodeClaimRef("leaked"), Type: corev1.EventTypeWarning, Reason: "InstanceLeaked", Action: "Terminate", Message: "no NodeClaim owns instance sim://a/i-1; terminated"},
 		effects.DeleteNode{Name: "leaked-node"},
 		effects.Event{Object: effects.NodeClaimRef("orphan"), Type: corev1.EventTypeWarning, Reason: "InstanceGone", Action: "Delete", Message: "instance sim://a/i-2 no longer exists"},
-		effects.DeleteNodeClaim{Name: "orphan"},
+		effects.DeleteNodeClaim{Name: "orphan", Reason: DeletedInstanceTerminated},
 	}
 	if diff := cmp.Diff(want, Collected(Decision{Terminate: []*v1.NodeClaim{leaked}, Delete: []*v1.NodeClaim{orphan}}, nodes)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)

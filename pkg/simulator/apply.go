@@ -49,6 +49,9 @@ func (s *Simulator) applyOne(ctx context.Context, eff effects.Effect) (refused [
 		s.world.claims[nc.Name] = nc
 	case effects.DeleteNodeClaim:
 		if nc := s.world.claims[e.Name]; nc != nil {
+			if nc.DeletionTimestamp == nil {
+				s.rec.deletions[nc.Name] = e.Reason
+			}
 			s.deleteClaim(nc, now)
 			s.removeReleased(nc)
 		}
@@ -73,6 +76,11 @@ func (s *Simulator) applyOne(ctx context.Context, eff effects.Effect) (refused [
 			effects.MergeInto(o, e)
 			s.world.changed()
 		}
+	case effects.RemoveLabels:
+		if o := s.object(e.Object); o != nil {
+			effects.RemoveLabelsFrom(o, e.Keys)
+			s.world.changed()
+		}
 	case effects.RemoveFinalizer:
 		if o := s.object(e.Object); o != nil {
 			effects.RemoveFinalizerFrom(o, e.Finalizer)
@@ -81,6 +89,11 @@ func (s *Simulator) applyOne(ctx context.Context, eff effects.Effect) (refused [
 		}
 	case effects.SetNodeClaimStatus:
 		s.setStatus(e, now)
+	case effects.SetNodePoolStatus:
+		if np := s.world.nodePool(e.Name); np != nil {
+			np.Status = e.Status
+			s.world.changed()
+		}
 	case effects.PatchNode:
 		if node := s.world.nodes[e.Name]; node != nil {
 			effects.PatchNodeInto(node, e)

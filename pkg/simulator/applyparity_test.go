@@ -2,35 +2,25 @@ package simulator
 
 import (
 	"context"
-	"errors"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/events"
-	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
-	"github.com/capstan-dev/capstan/pkg/cloudprovider/catalog"
-	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
-	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim/simapi"
-	apiapply "github.com/capstan-dev/capstan/pkg/controllers/apply"
+	"github.com/capstan-dev/capstan/pkg/controllers/nodepool"
 	"github.com/capstan-dev/capstan/pkg/disruption"
 	"github.com/capstan-dev/capstan/pkg/drain"
 	"github.com/capstan-dev/capstan/pkg/effects"
 	"github.com/capstan-dev/capstan/pkg/lifecycle"
-	"github.com/capstan-dev/capstan/pkg/manifests"
 	"github.com/capstan-dev/capstan/pkg/provisioning"
 	"github.com/capstan-dev/capstan/pkg/scaleup"
 	"github.com/capstan-dev/capstan/pkg/scheduling"
@@ -42,9 +32,14 @@ import (
 type parityCase struct {
 	name   string
 	faults []simv1alpha1.LaunchFault
-	claims []*v1.NodeClaim
-	nodes  []*corev1.Node
-	pods   []*corev1.Pod
+	// running launches the first claim's instance in each side's cloud
+	// before the start: the claim and every node with the provider id
+	// runningID get its provider id.
+	running bool
+	claims  []*v1.NodeClaim
+	nodes   []*corev1.Node
+	pods    []*corev1.Pod
+	pools   []*v1.NodePool
 	// effects are built from the claims and nodes as started.
 	effects func(claims []*v1.NodeClaim, nodes []*corev1.Node) []effects.Effect
 }
@@ -58,7 +53,15 @@ type outcome struct {
 	Attempts map[string]lifecycle.LaunchAttempts
 	Requeue  time.Time
 	Marked   []cloudprovider.OfferingKey
+	// Instances are the provider ids the cloud still runs.
+	Instances []string
+	Pools     map[string]poolOutcome
+	// Trigger is the solve asked for: "", "batched" or "immediate".
+	Trigger string
 }
+
+// runningID stands for the provider id of a case's running instance.
+const runningID = "sim://parity/running"
 
 type claimOutcome struct {
 	Labels, Annotations map[string]string
@@ -69,6 +72,12 @@ type claimOutcome struct {
 	Capacity            corev1.ResourceList
 	LastPodEventTime    time.Time
 	Deleting            bool
+}
+
+type poolOutcome struct {
+	Annotations map[string]string
+	Conditions  []string
+	Resources   corev1.ResourceList
 }
 
 type nodeOutcome struct {
@@ -83,7 +92,11 @@ var parityStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // TestAppliersAgree runs each case's effects through the API server's
 // applier (pkg/controllers/apply, on a real control plane) and the
 // simulator's (on its world) and compares what they leave: an effect must
-// mean the same to `capstan simulate` as to the controller.
+// mean the same to `capstan simulate` as to the controller. It compares
+// every NodeClaim there is afterwards (a created one too), the instances
+// the cloud runs and the solve asked for. Metrics (effects.Metric,
+// effects.Observe) are left out: the simulator keeps none, a run reports
+// its own numbers (see applyEffects), so there is nothing to compare.
 func TestAppliersAgree(t *testing.T) {
 	env := test.EnvironmentFor(t)
 	ctx := context.Background()
@@ -129,6 +142,10 @@ func TestAppliersAgree(t *testing.T) {
 		_, effs := lifecycle.Step(claims[0], n, parityStart, lifecycle.DefaultTimeouts(), lifecycle.LaunchAttempts{})
 		return effs
 	}
+	pool := test.NodePool(func(np *v1.NodePool) {
+		np.Name = test.RandomName("pool")
+		np.Spec.Template.Spec.NodeClassRef = &v1.NodeClassReference{Group: simv1alpha1.Group, Kind: "SimNodeClass", Name: "missing"}
+	})
 	for _, tc := range []parityCase{
 		{name: "launch records the instance", claims: []*v1.NodeClaim{claim()}, effects: step},
 		{name: "a refused launch is kept to retry", claims: []*v1.NodeClaim{claim()},
@@ -192,6 +209,18 @@ func TestAppliersAgree(t *testing.T) {
 			effects: func(claims []*v1.NodeClaim, nodes []*corev1.Node) []effects.Effect {
 				return disruption.Undisrupt(nodes[0].Name, claims[0].Name)
 			}},
+		{name: "a reservation ended", claims: []*v1.NodeClaim{claim(launched("sim://parity/i-11", v1.ConditionTypeLaunched), func(nc *v1.NodeClaim) {
+			nc.Labels[v1.CapacityTypeLabelKey], nc.Labels[v1.LabelCapacityReservationID] = v1.CapacityTypeReserved, "cr-1"
+			nc.Labels[v1.LabelCapacityReservationType] = v1.ReservationTypeDefault
+		})},
+			nodes: []*corev1.Node{node("sim://parity/i-11", func(n *corev1.Node) {
+				n.Labels[v1.CapacityTypeLabelKey], n.Labels[v1.LabelCapacityReservationID] = v1.CapacityTypeReserved, "cr-1"
+			})},
+			effects: func(claims []*v1.NodeClaim, nodes []*corev1.Node) []effects.Effect {
+				instance := &v1.NodeClaim{}
+				instance.Labels = map[string]string{v1.CapacityTypeLabelKey: v1.CapacityTypeOnDemand}
+				return lifecycle.ReservationEnded(claims[0], nodes[0], instance, nil)
+			}},
 		{name: "a forceful deletion", claims: []*v1.NodeClaim{claim(launched("sim://parity/i-10", v1.ConditionTypeLaunched))},
 			effects: func(claims []*v1.NodeClaim, _ []*corev1.Node) []effects.Effect {
 				return disruption.Forceful(claims[0], v1.DisruptionReasonInterrupted, "interrupted (SpotInterruption)", parityStart.Add(2*time.Minute), parityStart)
@@ -234,6 +263,17 @@ func TestAppliersAgree(t *testing.T) {
 			effects: func(claims []*v1.NodeClaim, nodes []*corev1.Node) []effects.Effect {
 				return append(drain.Finish(claims[0], nodes[0], true).Effects, effects.Observe{Name: drain.SlackMetric, Value: 5})
 			}},
+		{name: "finish: the instance terminated", running: true, claims: []*v1.NodeClaim{claim(launched("", v1.ConditionTypeLaunched))},
+			nodes: []*corev1.Node{node(runningID, func(n *corev1.Node) { n.Finalizers = []string{v1.TerminationFinalizer} })},
+			effects: func(claims []*v1.NodeClaim, nodes []*corev1.Node) []effects.Effect {
+				return drain.Finish(claims[0], nodes[0], false).Effects
+			}},
+		{name: "garbage collected: a leaked instance and an orphaned claim", running: true,
+			claims: []*v1.NodeClaim{claim(launched("", v1.ConditionTypeLaunched)), claim(launched("sim://parity/i-12", v1.ConditionTypeLaunched))},
+			nodes:  []*corev1.Node{node(runningID), node("sim://parity/i-12", func(n *corev1.Node) { n.Finalizers = []string{v1.TerminationFinalizer} })},
+			effects: func(claims []*v1.NodeClaim, nodes []*corev1.Node) []effects.Effect {
+				return lifecycle.Collected(lifecycle.Decision{Terminate: []*v1.NodeClaim{claims[0]}, Delete: []*v1.NodeClaim{claims[1]}}, []corev1.Node{*nodes[0], *nodes[1]})
+			}},
 		{name: "a node's deletion cascades", claims: []*v1.NodeClaim{claim(launched("sim://parity/i-10", v1.ConditionTypeLaunched))},
 			nodes: []*corev1.Node{node("sim://parity/i-10", func(n *corev1.Node) { n.Finalizers = []string{v1.TerminationFinalizer} })},
 			effects: func(claims []*v1.NodeClaim, nodes []*corev1.Node) []effects.Effect {
@@ -241,6 +281,12 @@ func TestAppliersAgree(t *testing.T) {
 				deleting.DeletionTimestamp = ptr.To(metav1.NewTime(parityStart))
 				return drain.NodeDeleted(deleting, claims)
 			}},
+		{name: "a nodepool's hash, failure and status", pools: []*v1.NodePool{pool}, effects: func([]*v1.NodeClaim, []*corev1.Node) []effects.Effect {
+			return nodepool.Decision{Annotations: map[string]string{v1.NodePoolHashAnnotationKey: "123"}, Status: v1.NodePoolStatus{
+				Resources:  corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")},
+				Conditions: []metav1.Condition{{Type: v1.ConditionTypeNodeClassReady, Status: metav1.ConditionFalse, Reason: "NodeClassNotFound", Message: "SimNodeClass missing not found", LastTransitionTime: metav1.NewTime(parityStart)}},
+			}}.Effects(pool)
+		}},
 		{name: "a provisioning decision", pods: []*corev1.Pod{test.Pod("parity", func(p *corev1.Pod) { p.Name = "huge" })},
 			effects: func([]*v1.NodeClaim, []*corev1.Node) []effects.Effect {
 				nc := claim()
@@ -255,215 +301,30 @@ func TestAppliersAgree(t *testing.T) {
 			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			apiSide := newAPISide(t, env.Client, tc)
+			s := parityWorld(t, class, tc)
+			if tc.running {
+				id := launchParity(t, apiSide.cloud, tc.claims[0])
+				if got := launchParity(t, s.cloud, tc.claims[0]); got != id {
+					t.Fatalf("the clouds launched %s and %s", id, got)
+				}
+				tc.claims[0] = tc.claims[0].DeepCopy()
+				tc.claims[0].Status.ProviderID = id
+				tc.nodes = slices.Clone(tc.nodes)
+				for i, n := range tc.nodes {
+					if n.Spec.ProviderID == runningID {
+						tc.nodes[i] = n.DeepCopy()
+						tc.nodes[i].Spec.ProviderID = id
+					}
+				}
+			}
 			claims, nodes := startParity(t, env.Client, tc)
 			effs := tc.effects(claims, nodes)
-			api := applyToAPI(t, env.Client, tc, claims, nodes, effs)
-			world := applyToWorld(t, class, tc, claims, nodes, effs)
+			api := applyToAPI(t, env.Client, apiSide, tc, claims, nodes, effs)
+			world := applyToWorld(t, s, tc, claims, nodes, effs)
 			if diff := cmp.Diff(api, world, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("the appliers differ (-API server +simulator):\n%s", diff)
 			}
 		})
 	}
-}
-
-// startParity creates the case's objects and returns them as stored.
-func startParity(t *testing.T, c client.Client, tc parityCase) ([]*v1.NodeClaim, []*corev1.Node) {
-	t.Helper()
-	ctx := context.Background()
-	var claims []*v1.NodeClaim
-	for _, want := range tc.claims {
-		nc := want.DeepCopy()
-		if err := c.Create(ctx, nc); err != nil {
-			t.Fatal(err)
-		}
-		nc.Status = want.Status
-		if err := c.Status().Update(ctx, nc); err != nil {
-			t.Fatal(err)
-		}
-		claims = append(claims, nc)
-	}
-	var nodes []*corev1.Node
-	for _, want := range tc.nodes {
-		n := want.DeepCopy()
-		if err := c.Create(ctx, n); err != nil {
-			t.Fatal(err)
-		}
-		n.Status = want.Status
-		if err := c.Status().Update(ctx, n); err != nil {
-			t.Fatal(err)
-		}
-		nodes = append(nodes, n)
-	}
-	if len(tc.pods) > 0 {
-		ns := &corev1.Namespace{}
-		ns.Name = tc.pods[0].Namespace
-		if err := client.IgnoreAlreadyExists(c.Create(ctx, ns)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, p := range tc.pods {
-		if err := c.Create(ctx, p.DeepCopy()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return claims, nodes
-}
-
-func parityCloud(t *testing.T, faults []simv1alpha1.LaunchFault, nodeClasses sim.NodeClasses, clk *clocktesting.FakeClock, unavailable *cloudprovider.UnavailableOfferings) *sim.Cloud {
-	t.Helper()
-	profile, err := sim.DefaultProfile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	profile.Spec.LaunchFaults = faults
-	types, err := catalog.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cloud, err := sim.New(sim.Options{Profile: profile, Catalog: types, Clock: clk, NodeClasses: nodeClasses, Unavailable: unavailable})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cloud
-}
-
-func applyToAPI(t *testing.T, c client.Client, tc parityCase, claims []*v1.NodeClaim, nodes []*corev1.Node, effs []effects.Effect) outcome {
-	t.Helper()
-	ctx := context.Background()
-	clk := clocktesting.NewFakeClock(parityStart)
-	unavailable := cloudprovider.NewUnavailableOfferings(clk, 0)
-	recorder := events.NewFakeRecorder(100)
-	attempts := lifecycle.NewAttempts()
-	a := apiapply.New(apiapply.Deps{Client: c, Recorder: recorder, Cloud: parityCloud(t, tc.faults, simapi.NodeClasses{Client: c}, clk, unavailable),
-		Unavailable: unavailable, Counters: parityCounters(), Trigger: func(effects.TriggerSolve) {}, Attempts: attempts, Clock: clk})
-	requeue, err := a.Apply(ctx, effs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := outcome{Claims: map[string]claimOutcome{}, Nodes: map[string]nodeOutcome{}, Attempts: map[string]lifecycle.LaunchAttempts{}, Marked: marked(unavailable)}
-	if requeue > 0 {
-		out.Requeue = parityStart.Add(requeue)
-	}
-	for _, nc := range claims {
-		got := &v1.NodeClaim{}
-		if err := c.Get(ctx, client.ObjectKeyFromObject(nc), got); err == nil {
-			out.Claims[nc.Name] = claimOutcomeOf(got)
-		}
-		if a := attempts.Get(nc.Name); a.Failures > 0 {
-			out.Attempts[nc.Name] = a
-		}
-	}
-	for _, n := range nodes {
-		got := &corev1.Node{}
-		if err := c.Get(ctx, client.ObjectKeyFromObject(n), got); err == nil {
-			out.Nodes[n.Name] = nodeOutcomeOf(got)
-		}
-	}
-	for _, p := range tc.pods {
-		got := &corev1.Pod{}
-		if err := c.Get(ctx, client.ObjectKeyFromObject(p), got); err == nil && got.DeletionTimestamp == nil {
-			out.Pods = append(out.Pods, podKey(got))
-		}
-	}
-	close(recorder.Events)
-	for e := range recorder.Events {
-		// The fake recorder writes "Type Reason Message".
-		_, rest, _ := strings.Cut(e, " ")
-		reason, message, _ := strings.Cut(rest, " ")
-		out.Events = append(out.Events, reason+": "+message)
-	}
-	return out
-}
-
-func applyToWorld(t *testing.T, class *simv1alpha1.SimNodeClass, tc parityCase, claims []*v1.NodeClaim, nodes []*corev1.Node, effs []effects.Effect) outcome {
-	t.Helper()
-	profile, err := sim.DefaultProfile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	profile.Spec.LaunchFaults = tc.faults
-	types, err := catalog.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(&manifests.Set{SimNodeClasses: []simv1alpha1.SimNodeClass{*class}}, profile, types, DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, nc := range claims {
-		s.world.claims[nc.Name] = nc.DeepCopy()
-	}
-	for _, n := range nodes {
-		s.world.setNode(n.DeepCopy())
-	}
-	for _, p := range tc.pods {
-		s.world.addPod(p.DeepCopy())
-	}
-	if err := s.applyEffects(context.Background(), effs); err != nil && !errors.As(err, new(*effects.RefusedEvictions)) {
-		t.Fatal(err)
-	}
-	out := outcome{Claims: map[string]claimOutcome{}, Nodes: map[string]nodeOutcome{}, Attempts: map[string]lifecycle.LaunchAttempts{}, Marked: marked(s.unavailable)}
-	for _, at := range s.requeues {
-		if out.Requeue.IsZero() || at.Before(out.Requeue) {
-			out.Requeue = at
-		}
-	}
-	for _, nc := range claims {
-		if got := s.world.claims[nc.Name]; got != nil {
-			out.Claims[nc.Name] = claimOutcomeOf(got)
-		}
-		if a := s.attempts.Get(nc.Name); a.Failures > 0 {
-			out.Attempts[nc.Name] = a
-		}
-	}
-	for _, n := range nodes {
-		if got := s.world.nodes[n.Name]; got != nil {
-			out.Nodes[n.Name] = nodeOutcomeOf(got)
-		}
-	}
-	for _, p := range s.world.sortedPods() {
-		out.Pods = append(out.Pods, podKey(p))
-	}
-	for _, e := range s.rec.events {
-		out.Events = append(out.Events, e.Kind+": "+e.Message)
-	}
-	return out
-}
-
-// parityCounters are the metrics the cases' effects name.
-func parityCounters() *apiapply.Counters {
-	c := apiapply.NewCounters()
-	c.Add(disruption.MetricDisrupted, prometheus.NewCounterVec(prometheus.CounterOpts{Name: disruption.MetricDisrupted}, []string{"reason"}))
-	c.Add(scaleup.MetricNodeClaimsCreated, prometheus.NewCounterVec(prometheus.CounterOpts{Name: "created"}, []string{"nodepool", "capacity_type"}))
-	c.AddHistogram(drain.SlackMetric, prometheus.NewHistogram(prometheus.HistogramOpts{Name: "slack"}))
-	return c
-}
-
-func claimOutcomeOf(nc *v1.NodeClaim) claimOutcome {
-	out := claimOutcome{Labels: nc.Labels, Annotations: nc.Annotations, Finalizers: nc.Finalizers, Launched: nc.Status.ProviderID != "",
-		ImageID: nc.Status.ImageID, NodeName: nc.Status.NodeName, Capacity: nc.Status.Capacity, LastPodEventTime: nc.Status.LastPodEventTime.UTC(),
-		Deleting: nc.DeletionTimestamp != nil}
-	for _, c := range nc.Status.Conditions {
-		out.Conditions = append(out.Conditions, strings.Join([]string{c.Type, string(c.Status), c.Reason, c.Message, c.LastTransitionTime.UTC().String()}, " "))
-	}
-	slices.Sort(out.Conditions)
-	return out
-}
-
-func nodeOutcomeOf(n *corev1.Node) nodeOutcome {
-	return nodeOutcome{Labels: n.Labels, Taints: n.Spec.Taints, Finalizers: n.Finalizers, Deleting: n.DeletionTimestamp != nil}
-}
-
-// marked are the offerings of m5.large marked unavailable.
-func marked(u *cloudprovider.UnavailableOfferings) []cloudprovider.OfferingKey {
-	var out []cloudprovider.OfferingKey
-	for _, z := range []string{"us-west-2a", "us-west-2b", "us-west-2c", "us-west-2d"} {
-		for _, ct := range []string{v1.CapacityTypeOnDemand, v1.CapacityTypeSpot} {
-			key := cloudprovider.OfferingKey{CapacityType: ct, InstanceType: "m5.large", Zone: z}
-			if _, ok := u.Reason(key); ok {
-				out = append(out, key)
-			}
-		}
-	}
-	return out
 }

@@ -5,8 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
-
+	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/budgets"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
@@ -148,16 +147,19 @@ func (s *Simulator) disrupt(ctx context.Context) (bool, error) {
 		d.next = tick.WakeAt
 	}
 	if tick.Planned != nil {
-		d.idle, d.version, d.revisit = !tick.Planned.Found, version, s.revisitAt(in, tick.Planned, now)
+		d.idle, d.version, d.revisit = !tick.Planned.Found, version, s.revisitAt(in, tick, now)
 	}
 	applied, err := s.applyTick(ctx, tick, now)
 	return applied || changed, err
 }
 
 // revisitAt is when an idle engine must plan again though nothing in the
-// world changed: when verdicts are due again, or the next budget window
-// opens or closes; zero when nothing waits on time.
-func (s *Simulator) revisitAt(in disruption.Input, d *disruption.Decision, now time.Time) time.Time {
+// world changed: when verdicts are due again, the engine wakes (an
+// unavailable mark ends: disruption.Unsettles), the next budget window
+// opens or closes, or the cloud profile's next event changes capacity;
+// zero when nothing waits on time.
+func (s *Simulator) revisitAt(in disruption.Input, tick disruption.Tick, now time.Time) time.Time {
+	d := tick.Planned
 	var at time.Time
 	earliest := func(t time.Time) {
 		if t.After(now) && (at.IsZero() || t.Before(at)) {
@@ -170,6 +172,12 @@ func (s *Simulator) revisitAt(in disruption.Input, d *disruption.Decision, now t
 		}
 	}
 	earliest(d.WakeAt)
+	earliest(tick.WakeAt)
+	for _, e := range s.profile.Spec.Events {
+		if e.Type == simv1alpha1.EventCapacityChange {
+			earliest(s.start.Add(e.At.Duration))
+		}
+	}
 	for _, np := range in.NodePools {
 		statuses, _, err := budgets.Evaluate(np, now)
 		if err != nil {
@@ -225,23 +233,22 @@ func (s *Simulator) updateConditions(ctx context.Context, now time.Time) (bool, 
 }
 
 // releaseReservation is the conditions controller's relabelling of a
-// node whose capacity reservation ended (lifecycle.ReservationReleased):
-// NodeClaim and Node on-demand, and the record repriced.
+// node whose capacity reservation ended (lifecycle.ReservationEnded),
+// and the record repriced.
 func (s *Simulator) releaseReservation(ctx context.Context, nc *v1.NodeClaim, now time.Time) (bool, error) {
 	instance, err := s.cloud.Get(ctx, nc.Status.ProviderID)
 	if err != nil {
 		return false, cloudprovider.IgnoreNodeClaimNotFound(err)
 	}
-	if !lifecycle.ReservationReleased(nc, instance) {
+	price := s.prices()[nc.Status.ProviderID]
+	effs := lifecycle.ReservationEnded(nc, s.world.nodeOf(nc), instance, &price)
+	if len(effs) == 0 {
 		return false, nil
 	}
-	id := nc.Labels[v1.LabelCapacityReservationID]
-	lifecycle.ReleaseReservation(nc.Labels)
-	if node := s.world.nodeOf(nc); node != nil {
-		lifecycle.ReleaseReservation(node.Labels)
+	if err := s.applyEffects(ctx, effs); err != nil {
+		return false, err
 	}
-	s.rec.reservationEnded(now, nc.Name, id, s.prices()[nc.Status.ProviderID])
-	s.world.changed()
+	s.rec.repriced(now, nc.Name, price)
 	return true, nil
 }
 
@@ -249,14 +256,7 @@ func (s *Simulator) releaseReservation(ctx context.Context, nc *v1.NodeClaim, no
 func (s *Simulator) replacements() map[string]disruption.ReplacementStatus {
 	out := map[string]disruption.ReplacementStatus{}
 	for _, name := range s.disrupter.engine.Replacements() {
-		nc := s.world.claims[name]
-		switch {
-		case nc == nil || nc.DeletionTimestamp != nil:
-		case meta.IsStatusConditionTrue(nc.Status.Conditions, v1.ConditionTypeInitialized):
-			out[name] = disruption.ReplacementInitialized
-		default:
-			out[name] = disruption.ReplacementLaunching
-		}
+		out[name] = disruption.ReplacementStatusOf(s.world.claims[name])
 	}
 	return out
 }

@@ -194,7 +194,7 @@ func TestExampleSpotShortageReturnsToSpot(t *testing.T) {
 		// for the mark of the first failure (until 3m1s) plus 10m.
 		for _, v := range []struct{ at, message string }{
 			{"31s", "spot is still unavailable for its pods"},
-			{"5m51s", "spot is available again, but not for 10m0s yet: returning at " + clockAt(13*time.Minute+time.Second)},
+			{"3m1s", "spot is available again, but not for 10m0s yet: returning at " + clockAt(13*time.Minute+time.Second)},
 		} {
 			if e := eventsLike(r, "DisruptionBlocked", object, v.message); len(e) == 0 || e[0].At != v.at {
 				t.Errorf("verdicts %v on %s: want %q first at %s", e, object, v.message, v.at)
@@ -596,7 +596,7 @@ func TestExampleGCPStyleSpot(t *testing.T) {
 	object := "node/" + fallback[0].Name
 	for _, v := range []struct{ at, message string }{
 		{"1h0m41s", "spot is still unavailable for its pods"},
-		{"1h6m31s", "spot is available again, but not for 10m0s yet: returning at " + clockAt(time.Hour+13*time.Minute)},
+		{"1h3m0s", "spot is available again, but not for 10m0s yet: returning at " + clockAt(time.Hour+13*time.Minute)},
 	} {
 		if e := eventsLike(r, "DisruptionBlocked", object, v.message); len(e) == 0 || e[0].At != v.at {
 			t.Errorf("verdicts %v on %s: want %q first at %s", e, object, v.message, v.at)

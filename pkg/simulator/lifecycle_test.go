@@ -141,4 +141,52 @@ func TestRegistrationTimeoutDeletesTheNodeClaim(t *testing.T) {
 	if !found {
 		t.Errorf("no RegistrationTimeout event in %+v", s.rec.events)
 	}
+	if rec := s.rec.nodes[nc.Name]; rec == nil || rec.DeletionReason != "RegistrationTimeout" {
+		t.Errorf("deletionReason = %+v, want RegistrationTimeout (docs/simulate.md)", rec)
+	}
+}
+
+// A NodeClaim whose instance garbage collection finds gone is reported
+// deleted for InstanceTerminated (docs/simulate.md).
+func TestGarbageCollectedNodeClaimIsInstanceTerminated(t *testing.T) {
+	ctx := context.Background()
+	opts := DefaultOptions()
+	s := lifecycleSim(t, "10s", opts)
+	for range 4 {
+		if _, err := s.round(ctx); err != nil {
+			t.Fatal(err)
+		}
+		s.clock.Step(opts.Window.Max)
+	}
+	if len(s.world.claims) != 1 {
+		t.Fatalf("%d nodeclaims, want 1", len(s.world.claims))
+	}
+	var name string
+	for n := range s.world.claims {
+		name = n
+	}
+	var ids []string
+	for id, inst := range s.cloud.Snapshot().Instances {
+		if inst.State == sim.InstanceRunning {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) != 1 {
+		t.Fatalf("%d instances running, want 1", len(ids))
+	}
+	// The instance goes behind Capstan's back.
+	if _, err := s.cloud.TerminateInstances(ctx, ids); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := s.collect(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.terminate(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rec := s.rec.nodes[name]; rec == nil || rec.DeletionReason != "InstanceTerminated" {
+		t.Errorf("deletionReason = %+v, want InstanceTerminated", rec)
+	}
 }

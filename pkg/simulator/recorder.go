@@ -34,8 +34,11 @@ type recorder struct {
 	reasons map[string]string
 	// ends are the latest notice kind per provider id, which names why
 	// it ended.
-	ends    map[string]string
-	samples []Sample
+	ends map[string]string
+	// deletions are why the step that deleted a NodeClaim said it did
+	// (effects.DeleteNodeClaim's Reason), by NodeClaim name.
+	deletions map[string]string
+	samples   []Sample
 	// unpriced are the nodes launched whose price is not known yet.
 	unpriced []*nodeRecord
 }
@@ -68,7 +71,7 @@ func (rec *nodeRecord) cost(end time.Time) float64 {
 }
 
 func newRecorder(start time.Time) *recorder {
-	return &recorder{start: start, nodes: map[string]*nodeRecord{}, byProviderID: map[string]*nodeRecord{}, reasons: map[string]string{}, ends: map[string]string{}}
+	return &recorder{start: start, nodes: map[string]*nodeRecord{}, byProviderID: map[string]*nodeRecord{}, reasons: map[string]string{}, ends: map[string]string{}, deletions: map[string]string{}}
 }
 
 func (r *recorder) event(now time.Time, kind, object, message string) {
@@ -156,17 +159,17 @@ func (r *recorder) deleted(now time.Time, claim, reason string, pods []*corev1.P
 	r.event(now, "NodeDeleted", "node/"+rec.Name, fmt.Sprintf("%s (%s); %d pods displaced", reason, rec.InstanceType, len(pods)))
 }
 
-// reservationEnded records that a reserved node runs on as on-demand at
-// price from now: its record shows the capacity type and price in force
-// at the end, and its cost accrues at each price in turn.
-func (r *recorder) reservationEnded(now time.Time, claim, id string, price float64) {
+// repriced records that a reserved node runs on as on-demand at price
+// from now (its reservation ended): its record shows the capacity type
+// and price in force at the end, and its cost accrues at each price in
+// turn.
+func (r *recorder) repriced(now time.Time, claim string, price float64) {
 	rec := r.nodes[claim]
 	if rec == nil {
 		return
 	}
 	rec.accrued, rec.priceSince = rec.cost(now), now
 	rec.CapacityType, rec.ReservationID, rec.PricePerHour = v1.CapacityTypeOnDemand, "", price
-	r.event(now, "CapacityReservationEnded", "node/"+rec.Name, fmt.Sprintf("capacity reservation %s ended; the instance runs on as on-demand at %.4f/h", id, price))
 }
 
 // disrupted records when disruption tainted a node for removal.

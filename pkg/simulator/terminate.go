@@ -77,10 +77,16 @@ func (s *Simulator) terminate(ctx context.Context) (bool, error) {
 
 // deletionReason names why a NodeClaim was deleted: the disruption
 // reason recorded on it (Empty, Drifted, …), else its instance's last
-// notice, else a plain deletion.
+// notice, else the reason the deleting step gave (RegistrationTimeout,
+// InstanceTerminated), else a plain deletion.
 func (s *Simulator) deletionReason(nc *v1.NodeClaim) string {
 	if c := meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypeDisruptionReason); c != nil {
 		return c.Reason
 	}
-	return s.rec.endReason(nc.Status.ProviderID, "Deleted")
+	reason := s.rec.deletions[nc.Name]
+	delete(s.rec.deletions, nc.Name)
+	if reason == "" {
+		reason = "Deleted"
+	}
+	return s.rec.endReason(nc.Status.ProviderID, reason)
 }

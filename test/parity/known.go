@@ -15,14 +15,6 @@ var (
 	ReservationEndSeen = Settle(disruption.ReservationPoll+disruption.ReservationPoll/2,
 		"a reservation's end is seen at simulate's next minutely judgement; the controller, woken by NodeClaim changes, often sees it sooner")
 
-	// QuietReplan: after a planning round that decided nothing, simulate
-	// plans again when the cluster changes or its verdicts come due
-	// (disruption.DefaultEventInterval, 5 minutes), not when an offering's
-	// unavailable mark expires or the cloud's capacity comes back, which
-	// the controller's every-poll-interval planning meets at once.
-	QuietReplan = Settle(disruption.DefaultEventInterval,
-		"after a round that decided nothing, simulate plans again on a cluster change or 5 minutes later, not when spot comes back")
-
 	// ScaleDownChoice: the scenario chooses which pods a scale-down keeps
 	// (controller.kubernetes.io/pod-deletion-cost on running pods), which
 	// manifests cannot say; simulate's ReplicaSet removes the newest pods,

@@ -212,7 +212,7 @@ func runController(ctx context.Context, opts Options) error {
 		explain.Register(ctx, mgr),
 		disrupt.Register(ctx, mgr),
 		disrupter.NewConditions(disrupter.ConditionsDeps{
-			Client: mgr.GetClient(), Cloud: cp, Applier: applier, Recorder: mgr.GetEventRecorder("capstan"), Clock: clk,
+			Client: mgr.GetClient(), Cloud: cp, Applier: applier, Clock: clk,
 		}, disrupter.ConditionsOptions{Drift: opts.Disruption.Drift()}).Register(ctx, mgr),
 		disrupter.NewExpiration(disrupter.ExpirationDeps{Client: mgr.GetClient(), Applier: applier, Clock: clk}).Register(ctx, mgr),
 		interrupt.Register(ctx, mgr),

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
@@ -105,6 +106,9 @@ func (r *run) one(ctx context.Context, eff effects.Effect) error {
 		}
 		r.objs[effects.NodeClaimRef(nc.Name)] = nc
 	case effects.DeleteNodeClaim:
+		if e.Reason != "" {
+			log.FromContext(ctx).Info("deleting nodeclaim", "nodeclaim", e.Name, "reason", e.Reason)
+		}
 		return r.delete(ctx, effects.NodeClaimRef(e.Name))
 	case effects.DeleteNode:
 		return r.delete(ctx, effects.NodeRef(e.Name))
@@ -116,11 +120,18 @@ func (r *run) one(ctx context.Context, eff effects.Effect) error {
 		})
 	case effects.MergeMetadata:
 		return r.patch(ctx, e.Object, false, func(o client.Object) error { effects.MergeInto(o, e); return nil })
+	case effects.RemoveLabels:
+		return r.patch(ctx, e.Object, false, func(o client.Object) error { effects.RemoveLabelsFrom(o, e.Keys); return nil })
 	case effects.RemoveFinalizer:
 		return r.patch(ctx, e.Object, false, func(o client.Object) error { effects.RemoveFinalizerFrom(o, e.Finalizer); return nil })
 	case effects.SetNodeClaimStatus:
 		return r.patch(ctx, effects.NodeClaimRef(e.Name), true, func(o client.Object) error {
 			effects.SetStatusInto(o.(*v1.NodeClaim), e)
+			return nil
+		})
+	case effects.SetNodePoolStatus:
+		return r.patch(ctx, effects.NodePoolRef(e.Name), true, func(o client.Object) error {
+			o.(*v1.NodePool).Status = e.Status
 			return nil
 		})
 	case effects.PatchNode:

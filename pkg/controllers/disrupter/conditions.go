@@ -6,7 +6,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,12 +25,11 @@ import (
 // capacity reservation ended as on-demand first (seed 002), so that
 // requirements drift sees it.
 type Conditions struct {
-	client   client.Client
-	cloud    cloudprovider.CloudProvider
-	applier  *apply.Applier
-	recorder events.EventRecorder
-	clock    clock.Clock
-	drift    bool
+	client  client.Client
+	cloud   cloudprovider.CloudProvider
+	applier *apply.Applier
+	clock   clock.Clock
+	drift   bool
 }
 
 // ConditionsDeps are what the conditions controller works with.
@@ -39,10 +37,9 @@ type ConditionsDeps struct {
 	// Client reads NodeClaims, NodePools and Nodes.
 	Client client.Client
 	// Cloud judges drift and capacity reservations.
-	Cloud    cloudprovider.CloudProvider
-	Applier  *apply.Applier
-	Recorder events.EventRecorder
-	Clock    clock.Clock
+	Cloud   cloudprovider.CloudProvider
+	Applier *apply.Applier
+	Clock   clock.Clock
 }
 
 // ConditionsOptions configure the conditions controller.
@@ -53,7 +50,7 @@ type ConditionsOptions struct {
 
 // NewConditions builds the conditions controller.
 func NewConditions(deps ConditionsDeps, opts ConditionsOptions) *Conditions {
-	return &Conditions{client: deps.Client, cloud: deps.Cloud, applier: deps.Applier, recorder: deps.Recorder, clock: deps.Clock, drift: opts.Drift}
+	return &Conditions{client: deps.Client, cloud: deps.Cloud, applier: deps.Applier, clock: deps.Clock, drift: opts.Drift}
 }
 
 // Reconcile judges one NodeClaim against its NodePool and the cloud.
@@ -70,8 +67,16 @@ func (c *Conditions) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if nc.Labels[v1.CapacityTypeLabelKey] == v1.CapacityTypeReserved {
-		if err := c.releaseReservation(ctx, nc); err != nil {
+		released, err := c.releaseReservation(ctx, nc)
+		if err != nil {
 			return reconcile.Result{}, err
+		}
+		// Relabelled, it is judged (requirements drift) as on-demand; a
+		// cache behind the patch brings it back through the watch.
+		if released {
+			if err := c.client.Get(ctx, req.NamespacedName, nc); err != nil {
+				return reconcile.Result{}, client.IgnoreNotFound(err)
+			}
 		}
 	}
 	var cloudReason cloudprovider.DriftReason
@@ -98,40 +103,30 @@ func (c *Conditions) Reconcile(ctx context.Context, req reconcile.Request) (reco
 }
 
 // releaseReservation relabels nc and its Node on-demand when the cloud
-// reports its instance out of the reservation it launched into; from
-// then on it is priced (metrics, explain, consolidation) as on-demand.
-func (c *Conditions) releaseReservation(ctx context.Context, nc *v1.NodeClaim) error {
+// reports its instance out of the reservation it launched into
+// (lifecycle.ReservationEnded); it reports whether it did.
+func (c *Conditions) releaseReservation(ctx context.Context, nc *v1.NodeClaim) (bool, error) {
 	instance, err := c.cloud.Get(ctx, nc.Status.ProviderID)
 	if err != nil {
-		return client.IgnoreNotFound(cloudprovider.IgnoreNodeClaimNotFound(err))
+		return false, client.IgnoreNotFound(cloudprovider.IgnoreNodeClaimNotFound(err))
 	}
 	if !lifecycle.ReservationReleased(nc, instance) {
-		return nil
+		return false, nil
 	}
-	id := nc.Labels[v1.LabelCapacityReservationID]
-	patch := client.MergeFromWithOptions(nc.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	lifecycle.ReleaseReservation(nc.Labels)
-	if err := c.client.Patch(ctx, nc, patch); err != nil {
-		return client.IgnoreNotFound(fmt.Errorf("relabelling nodeclaim %s on-demand, %w", nc.Name, err))
+	var node *corev1.Node
+	if nc.Status.NodeName != "" {
+		node = &corev1.Node{}
+		if err := c.client.Get(ctx, client.ObjectKey{Name: nc.Status.NodeName}, node); err != nil {
+			if client.IgnoreNotFound(err) != nil {
+				return false, err
+			}
+			node = nil
+		}
 	}
-	msg := fmt.Sprintf("capacity reservation %s ended; the instance runs on as on-demand, at the on-demand price", id)
-	c.recorder.Eventf(nc, nil, corev1.EventTypeNormal, "CapacityReservationEnded", "Relabel", "%s", msg)
-	if nc.Status.NodeName == "" {
-		return nil
+	if _, err := c.applier.Apply(ctx, lifecycle.ReservationEnded(nc, node, instance, nil)); err != nil {
+		return false, fmt.Errorf("relabelling nodeclaim %s on-demand, %w", nc.Name, err)
 	}
-	node := &corev1.Node{}
-	if err := c.client.Get(ctx, client.ObjectKey{Name: nc.Status.NodeName}, node); err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	nodePatch := client.MergeFromWithOptions(node.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	if !lifecycle.ReleaseReservation(node.Labels) {
-		return nil
-	}
-	if err := c.client.Patch(ctx, node, nodePatch); err != nil {
-		return client.IgnoreNotFound(fmt.Errorf("relabelling node %s on-demand, %w", node.Name, err))
-	}
-	c.recorder.Eventf(node, nil, corev1.EventTypeNormal, "CapacityReservationEnded", "Relabel", "%s", msg)
-	return nil
+	return true, nil
 }
 
 // Register watches NodeClaims, and NodePools for the NodeClaims they own

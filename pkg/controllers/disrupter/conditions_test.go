@@ -19,7 +19,7 @@ import (
 // gate) and returns the result and nc as stored.
 func (h *harness) conditions(nc *v1.NodeClaim, drift bool) (reconcile.Result, *v1.NodeClaim) {
 	h.t.Helper()
-	res, err := NewConditions(ConditionsDeps{Client: h.c, Cloud: h.cloud, Applier: h.newApplier(nil), Recorder: h.rec, Clock: h.clk}, ConditionsOptions{Drift: drift}).Reconcile(h.ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(nc)})
+	res, err := NewConditions(ConditionsDeps{Client: h.c, Cloud: h.cloud, Applier: h.newApplier(nil), Clock: h.clk}, ConditionsOptions{Drift: drift}).Reconcile(h.ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(nc)})
 	h.g.Expect(err).NotTo(gomega.HaveOccurred())
 	return res, h.getNodeClaim(nc)
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/utils/clock"
@@ -139,15 +138,9 @@ func (c *Controller) observe(ctx context.Context, names []string) (map[string]di
 			if client.IgnoreNotFound(err) != nil {
 				return nil, fmt.Errorf("reading replacement nodeclaim %s, %w", name, err)
 			}
-			continue
+			nc = nil
 		}
-		switch {
-		case nc.DeletionTimestamp != nil:
-		case meta.IsStatusConditionTrue(nc.Status.Conditions, v1.ConditionTypeInitialized):
-			out[name] = disruption.ReplacementInitialized
-		default:
-			out[name] = disruption.ReplacementLaunching
-		}
+		out[name] = disruption.ReplacementStatusOf(nc)
 	}
 	return out, nil
 }
@@ -160,7 +153,7 @@ func (c *Controller) record(in disruption.Input, d *disruption.Decision) {
 		c.metrics.eligible.WithLabelValues(method).Set(float64(n))
 	}
 	c.metrics.allowed.Reset()
-	for _, reason := range []v1.DisruptionReason{v1.DisruptionReasonEmpty, v1.DisruptionReasonDrifted, v1.DisruptionReasonUnderutilized} {
+	for _, reason := range disruption.BudgetReasons(c.engine.Options.Methods) {
 		for pool, n := range disruption.AllowedByPool(in, reason, c.clock.Now()) {
 			c.metrics.allowed.WithLabelValues(pool, string(reason)).Set(float64(n))
 		}

@@ -17,6 +17,8 @@ const (
 	ProviderID = "spec.providerID"
 	// NodeName indexes NodeClaims by status.nodeName.
 	NodeName = "status.nodeName"
+	// PodNode indexes Pods by the node they run on (spec.nodeName).
+	PodNode = "spec.nodeName"
 )
 
 // Register adds the indexes to the manager's cache; call it once, before
@@ -38,5 +40,26 @@ func Register(ctx context.Context, mgr manager.Manager) error {
 	}); err != nil {
 		return fmt.Errorf("indexing nodeclaims by node, %w", err)
 	}
+	if err := indexer.IndexField(ctx, &corev1.Pod{}, PodNode, func(o client.Object) []string {
+		return []string{o.(*corev1.Pod).Spec.NodeName}
+	}); err != nil {
+		return fmt.Errorf("indexing pods by node, %w", err)
+	}
 	return nil
+}
+
+// NodeOf is the Node whose provider id is nc's, read through c (the
+// ProviderID index); nil when nc has not launched or has no Node.
+func NodeOf(ctx context.Context, c client.Reader, nc *v1.NodeClaim) (*corev1.Node, error) {
+	if nc.Status.ProviderID == "" {
+		return nil, nil
+	}
+	nodes := &corev1.NodeList{}
+	if err := c.List(ctx, nodes, client.MatchingFields{ProviderID: nc.Status.ProviderID}); err != nil {
+		return nil, fmt.Errorf("listing the node of nodeclaim %s, %w", nc.Name, err)
+	}
+	if len(nodes.Items) == 0 {
+		return nil, nil
+	}
+	return &nodes.Items[0], nil
 }

@@ -26,6 +26,8 @@ func TestRegister(t *testing.T) {
 	g.Expect(env.Client.Create(ctx, nc)).To(gomega.Succeed())
 	nc.Status.ProviderID, nc.Status.NodeName = node.Spec.ProviderID, node.Name
 	g.Expect(env.Client.Status().Update(ctx, nc)).To(gomega.Succeed())
+	pod := test.Pod("default", func(p *corev1.Pod) { p.Spec.NodeName = node.Name })
+	g.Expect(env.Client.Create(ctx, pod)).To(gomega.Succeed())
 	g.Eventually(func(g gomega.Gomega) {
 		nodes := &corev1.NodeList{}
 		g.Expect(mgr.GetClient().List(ctx, nodes, client.MatchingFields{ProviderID: node.Spec.ProviderID})).To(gomega.Succeed())
@@ -36,5 +38,18 @@ func TestRegister(t *testing.T) {
 			g.Expect(claims.Items).To(gomega.HaveLen(1))
 			g.Expect(claims.Items[0].Name).To(gomega.Equal(nc.Name))
 		}
+		found, err := NodeOf(ctx, mgr.GetClient(), nc)
+		g.Expect(err).NotTo(gomega.HaveOccurred())
+		g.Expect(found).NotTo(gomega.BeNil())
+		g.Expect(found.Name).To(gomega.Equal(node.Name))
+		pods := &corev1.PodList{}
+		g.Expect(mgr.GetClient().List(ctx, pods, client.MatchingFields{PodNode: node.Name})).To(gomega.Succeed())
+		g.Expect(pods.Items).To(gomega.HaveLen(1))
+		g.Expect(pods.Items[0].Name).To(gomega.Equal(pod.Name))
 	}).Should(gomega.Succeed())
+	for name, nc := range map[string]*v1.NodeClaim{"not launched": test.NodeClaim(), "no node": test.NodeClaim(func(nc *v1.NodeClaim) { nc.Status.ProviderID = "sim://index/none" })} {
+		if found, err := NodeOf(ctx, mgr.GetClient(), nc); err != nil || found != nil {
+			t.Errorf("%s: NodeOf = %v, %v; want none", name, found, err)
+		}
+	}
 }

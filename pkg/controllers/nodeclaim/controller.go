@@ -79,7 +79,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		nc = latest
 	}
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("nodeclaim", nc.Name))
-	node, err := c.nodeFor(ctx, nc)
+	node, err := index.NodeOf(ctx, c.client, nc)
 	if err != nil {
 		return reconcile.Result{}, err
 	}
@@ -89,21 +89,6 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, fmt.Errorf("applying the lifecycle of nodeclaim %s, %w", nc.Name, err)
 	}
 	return reconcile.Result{RequeueAfter: requeue}, nil
-}
-
-// nodeFor finds the Node whose providerID is the NodeClaim's.
-func (c *Controller) nodeFor(ctx context.Context, nc *v1.NodeClaim) (*corev1.Node, error) {
-	if nc.Status.ProviderID == "" {
-		return nil, nil
-	}
-	nodes := &corev1.NodeList{}
-	if err := c.client.List(ctx, nodes, client.MatchingFields{index.ProviderID: nc.Status.ProviderID}); err != nil {
-		return nil, fmt.Errorf("listing nodes of nodeclaim %s, %w", nc.Name, err)
-	}
-	if len(nodes.Items) == 0 {
-		return nil, nil
-	}
-	return &nodes.Items[0], nil
 }
 
 // Register watches NodeClaims and the Nodes that belong to them; call

@@ -3,11 +3,7 @@ package nodepool
 import (
 	"context"
 	"fmt"
-	"maps"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -23,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/controllers/apply"
 )
 
 // Name is the controller's name in logs and metrics.
@@ -33,7 +30,7 @@ const Name = "nodepool"
 type Controller struct {
 	client    client.Client
 	clock     clock.Clock
-	recorder  events.EventRecorder
+	applier   *apply.Applier
 	supported []schema.GroupVersionKind
 }
 
@@ -58,7 +55,8 @@ type Options struct {
 
 // New returns the NodePool controller.
 func New(deps Deps, opts Options) *Controller {
-	return &Controller{client: deps.Client, clock: deps.Clock, recorder: deps.Recorder, supported: opts.NodeClasses}
+	return &Controller{client: deps.Client, clock: deps.Clock, supported: opts.NodeClasses,
+		applier: apply.New(apply.Deps{Client: deps.Client, Recorder: deps.Recorder, Clock: deps.Clock})}
 }
 
 // Register adds the controller to mgr. It reconciles a NodePool when it
@@ -96,9 +94,10 @@ func (c *Controller) newObject(gvk schema.GroupVersionKind) (client.Object, erro
 }
 
 // Reconcile gathers the NodePool, its NodeClaims and its NodeClass, calls
-// Step and patches what changed: the annotations with a metadata merge
-// patch, the status with a merge patch of the status subresource. Neither
-// patch carries a resourceVersion, so neither conflicts.
+// Step and hands what changed (Decision.Effects) to the applier, which
+// patches the annotations with a metadata merge patch and the status with
+// a merge patch of the status subresource. Neither patch carries a
+// resourceVersion, so neither conflicts.
 func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	np := &v1.NodePool{}
 	if err := c.client.Get(ctx, req.NamespacedName, np); err != nil {
@@ -118,27 +117,8 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 
 	d := Step(Input{NodePool: np, NodeClaims: claims.Items, Supported: c.supported, NodeClass: nodeClass}, c.clock.Now())
 
-	if !hasAnnotations(np.Annotations, d.Annotations) {
-		patched := np.DeepCopy()
-		if patched.Annotations == nil {
-			patched.Annotations = map[string]string{}
-		}
-		maps.Copy(patched.Annotations, d.Annotations)
-		if err := c.client.Patch(ctx, patched, client.MergeFrom(np)); err != nil {
-			return reconcile.Result{}, client.IgnoreNotFound(fmt.Errorf("annotating nodepool %s with its hash, %w", np.Name, err))
-		}
-		log.FromContext(ctx).V(1).Info("annotated nodepool with its hash", "hash", d.Annotations[v1.NodePoolHashAnnotationKey])
-	}
-	for _, ev := range FailureEvents(np.Status.Conditions, d.Status.Conditions) {
-		c.recorder.Eventf(np, nil, corev1.EventTypeWarning, ev.Reason, "Provision", "%s", ev.Message)
-	}
-	if !equality.Semantic.DeepEqual(np.Status, d.Status) {
-		patched := np.DeepCopy()
-		patched.Status = d.Status
-		if err := c.client.Status().Patch(ctx, patched, client.MergeFrom(np)); err != nil {
-			return reconcile.Result{}, client.IgnoreNotFound(fmt.Errorf("updating nodepool %s status, %w", np.Name, err))
-		}
-		log.FromContext(ctx).V(1).Info("updated nodepool status", "nodes", d.Status.Resources.Name(ResourceNodes, resource.DecimalSI).String())
+	if _, err := c.applier.Apply(ctx, d.Effects(np)); err != nil {
+		return reconcile.Result{}, fmt.Errorf("applying the status of nodepool %s, %w", np.Name, err)
 	}
 	return reconcile.Result{}, nil
 }
@@ -215,14 +195,4 @@ func nodePoolOfNodeClaim(_ context.Context, o client.Object) []reconcile.Request
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: name}}}
-}
-
-// hasAnnotations reports whether have carries every entry of want.
-func hasAnnotations(have, want map[string]string) bool {
-	for k, v := range want {
-		if got, ok := have[k]; !ok || got != v {
-			return false
-		}
-	}
-	return true
 }

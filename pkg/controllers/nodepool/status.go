@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,6 +15,7 @@ import (
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/budgets"
 	"github.com/capstan-dev/capstan/pkg/disruption"
+	"github.com/capstan-dev/capstan/pkg/effects"
 )
 
 // ResourceNodes is the status.resources entry counting a NodePool's nodes,
@@ -61,6 +63,34 @@ type Decision struct {
 	Annotations map[string]string
 	// Status is the NodePool's whole new status.
 	Status v1.NodePoolStatus
+}
+
+// Effects are what d changes on np: the hash annotations it lacks, a
+// warning event for each failure that began, and the status when it
+// changed.
+func (d Decision) Effects(np *v1.NodePool) []effects.Effect {
+	var out []effects.Effect
+	ref := effects.NodePoolRef(np.Name)
+	if !hasAnnotations(np.Annotations, d.Annotations) {
+		out = append(out, effects.MergeMetadata{Object: ref, Annotations: d.Annotations})
+	}
+	for _, ev := range FailureEvents(np.Status.Conditions, d.Status.Conditions) {
+		out = append(out, effects.Event{Object: ref, Type: corev1.EventTypeWarning, Reason: ev.Reason, Action: "Provision", Message: ev.Message})
+	}
+	if !equality.Semantic.DeepEqual(np.Status, d.Status) {
+		out = append(out, effects.SetNodePoolStatus{Name: np.Name, Status: d.Status})
+	}
+	return out
+}
+
+// hasAnnotations reports whether have carries every entry of want.
+func hasAnnotations(have, want map[string]string) bool {
+	for k, v := range want {
+		if got, ok := have[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
 }
 
 // Step decides the NodePool's hash annotations and status at now. A

@@ -16,6 +16,7 @@ import (
 
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/effects"
 	"github.com/capstan-dev/capstan/pkg/test"
 )
 
@@ -347,5 +348,32 @@ func TestFailureEvents(t *testing.T) {
 				t.Errorf("FailureEvents reasons (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestDecisionEffects(t *testing.T) {
+	failed := metav1.Condition{Type: v1.ConditionTypeNodeClassReady, Status: metav1.ConditionFalse, Reason: "NodeClassNotFound", Message: "not found"}
+	np := &v1.NodePool{}
+	np.Name = "default"
+	np.Annotations = map[string]string{v1.NodePoolHashAnnotationKey: "1"}
+	ref := effects.NodePoolRef("default")
+	for _, tc := range []struct {
+		name string
+		np   *v1.NodePool
+		d    Decision
+		want []effects.Effect
+	}{
+		{name: "nothing changed", np: np, d: Decision{Annotations: np.Annotations}},
+		{name: "a new hash", np: np, d: Decision{Annotations: map[string]string{v1.NodePoolHashAnnotationKey: "2"}},
+			want: []effects.Effect{effects.MergeMetadata{Object: ref, Annotations: map[string]string{v1.NodePoolHashAnnotationKey: "2"}}}},
+		{name: "a failure begins", np: np, d: Decision{Annotations: np.Annotations, Status: v1.NodePoolStatus{Conditions: []metav1.Condition{failed}}},
+			want: []effects.Effect{
+				effects.Event{Object: ref, Type: corev1.EventTypeWarning, Reason: failed.Reason, Action: "Provision", Message: "not found"},
+				effects.SetNodePoolStatus{Name: "default", Status: v1.NodePoolStatus{Conditions: []metav1.Condition{failed}}},
+			}},
+	} {
+		if diff := cmp.Diff(tc.want, tc.d.Effects(tc.np)); diff != "" {
+			t.Errorf("%s: (-want +got):\n%s", tc.name, diff)
+		}
 	}
 }

@@ -16,7 +16,18 @@ type Metrics struct {
 
 // NewMetrics registers the provisioner's metrics on reg.
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
-	m := &Metrics{
+	m := newMetrics()
+	for _, c := range []prometheus.Collector{m.schedulingDuration, m.pendingPods, m.unplacedPods, m.nodeClaimsCreated} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// newMetrics are the provisioner's metrics, registered nowhere.
+func newMetrics() *Metrics {
+	return &Metrics{
 		schedulingDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "capstan_provisioner_scheduling_duration_seconds", Help: "Time one solve of the pending pods took.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16),
@@ -31,10 +42,4 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: scaleup.MetricNodeClaimsCreated, Help: "NodeClaims the provisioner created, by NodePool and planned capacity type.",
 		}, []string{"nodepool", "capacity_type"}),
 	}
-	for _, c := range []prometheus.Collector{m.schedulingDuration, m.pendingPods, m.unplacedPods, m.nodeClaimsCreated} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
-	}
-	return m, nil
 }

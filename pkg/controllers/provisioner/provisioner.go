@@ -82,16 +82,18 @@ type Deps struct {
 	Cluster  *clusterstate.Cluster
 	Recorder events.EventRecorder
 	Clock    clock.Clock
-	// Metrics are the provisioner's (NewMetrics); nil records none.
+	// Metrics are the provisioner's (NewMetrics); nil records them where
+	// nobody reads them.
 	Metrics *Metrics
 }
 
 // New builds a provisioner.
 func New(deps Deps, opts Options) *Provisioner {
-	counters := apply.NewCounters()
-	if deps.Metrics != nil {
-		counters.Add(scaleup.MetricNodeClaimsCreated, deps.Metrics.nodeClaimsCreated)
+	if deps.Metrics == nil {
+		deps.Metrics = newMetrics()
 	}
+	counters := apply.NewCounters()
+	counters.Add(scaleup.MetricNodeClaimsCreated, deps.Metrics.nodeClaimsCreated)
 	applier := apply.New(apply.Deps{Client: deps.Client, Recorder: deps.Recorder, Clock: deps.Clock, Counters: counters})
 	return &Provisioner{client: deps.Client, applier: applier, cluster: deps.Cluster, clock: deps.Clock, metrics: deps.Metrics, opts: opts,
 		failed: map[string]time.Time{}, created: map[string]*v1.NodeClaim{}, trigger: make(chan event.GenericEvent, 1)}

@@ -1,6 +1,7 @@
 package provisioner
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -10,7 +11,9 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/effects"
 	"github.com/capstan-dev/capstan/pkg/provisioning"
+	"github.com/capstan-dev/capstan/pkg/scaleup"
 	"github.com/capstan-dev/capstan/pkg/test"
 )
 
@@ -50,5 +53,17 @@ func TestWithCreated(t *testing.T) {
 	}
 	if fresh := got[2]; !fresh.InFlight || fresh.Allocatable.Cpu().String() != "2" {
 		t.Errorf("the created claim as %+v, want in-flight with what it was sized for", fresh)
+	}
+}
+
+// Without Metrics a solve's numbers and the NodeClaims it creates are
+// recorded where nobody reads them, not refused.
+func TestNoMetrics(t *testing.T) {
+	p := New(Deps{Clock: clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))}, Options{})
+	p.metrics.pendingPods.Set(1)
+	p.metrics.unplacedPods.WithLabelValues("NoInstanceTypeFits").Inc()
+	p.metrics.schedulingDuration.Observe(1)
+	if _, err := p.applier.Apply(context.Background(), []effects.Effect{effects.Metric{Name: scaleup.MetricNodeClaimsCreated, Labels: []string{"default", v1.CapacityTypeSpot}, Value: 1}}); err != nil {
+		t.Errorf("counting a created NodeClaim: %v", err)
 	}
 }

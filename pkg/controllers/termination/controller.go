@@ -27,9 +27,6 @@ import (
 	"github.com/capstan-dev/capstan/pkg/effects"
 )
 
-// podNodeField indexes pods by the node they run on.
-const podNodeField = "spec.nodeName"
-
 // Controller terminates deleted NodeClaims and their Nodes: it gathers,
 // calls the termination step (pkg/drain: Drain, then Finish) and applies
 // the effects.
@@ -140,13 +137,13 @@ func (c *Controller) gather(ctx context.Context, nc *v1.NodeClaim) (drain.Termin
 	c.mu.Lock()
 	in := drain.Termination{NodeClaim: nc, Progress: c.progress[nc.Name], Now: c.clock.Now()}
 	c.mu.Unlock()
-	node, err := c.nodeOf(ctx, nc)
+	node, err := index.NodeOf(ctx, c.client, nc)
 	if err != nil || node == nil {
 		return in, err
 	}
 	in.Node = node
 	pods := &corev1.PodList{}
-	if err := c.client.List(ctx, pods, client.MatchingFields{podNodeField: node.Name}); err != nil {
+	if err := c.client.List(ctx, pods, client.MatchingFields{index.PodNode: node.Name}); err != nil {
 		return in, fmt.Errorf("listing pods of node %s, %w", node.Name, err)
 	}
 	for i := range pods.Items {
@@ -162,20 +159,6 @@ func (c *Controller) gather(ctx context.Context, nc *v1.NodeClaim) (drain.Termin
 		}
 	}
 	return in, nil
-}
-
-func (c *Controller) nodeOf(ctx context.Context, nc *v1.NodeClaim) (*corev1.Node, error) {
-	if nc.Status.ProviderID == "" {
-		return nil, nil
-	}
-	nodes := &corev1.NodeList{}
-	if err := c.client.List(ctx, nodes, client.MatchingFields{index.ProviderID: nc.Status.ProviderID}); err != nil {
-		return nil, fmt.Errorf("listing the node of nodeclaim %s, %w", nc.Name, err)
-	}
-	if len(nodes.Items) == 0 {
-		return nil, nil
-	}
-	return &nodes.Items[0], nil
 }
 
 // nodeDeleted cascades a Node's deletion to its NodeClaim, or releases the
@@ -201,14 +184,8 @@ func (c *Controller) nodeDeleted(ctx context.Context, node *corev1.Node) []recon
 	return out
 }
 
-// Register indexes pods by node and watches NodeClaims and Nodes; call
-// index.Register first.
+// Register watches NodeClaims and Nodes; call index.Register first.
 func (c *Controller) Register(ctx context.Context, mgr manager.Manager) error {
-	if err := mgr.GetFieldIndexer().IndexField(ctx, &corev1.Pod{}, podNodeField, func(o client.Object) []string {
-		return []string{o.(*corev1.Pod).Spec.NodeName}
-	}); err != nil {
-		return fmt.Errorf("indexing pods by node, %w", err)
-	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("termination").
 		For(&v1.NodeClaim{}).

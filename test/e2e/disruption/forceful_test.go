@@ -260,5 +260,5 @@ func TestFallbackReturnsToSpot(t *testing.T) {
 		}
 	}
 	s.expectEvent(old, "DisruptionLaunching", "ReturnToPreferred (Underutilized)")
-	s.checkParity(parity.QuietReplan)
+	s.checkParity()
 }
