@@ -188,7 +188,7 @@ func TestDeletingANodePoolTerminatesItsNodes(t *testing.T) {
 		g.Expect(instanceRunning(nc.Status.ProviderID)).To(gomega.BeFalse())
 		g.Expect(errors.IsNotFound(cluster.Client.Get(ctx, client.ObjectKey{Name: nc.Status.NodeName}, &corev1.Node{}))).To(gomega.BeTrue())
 	}
-	sc.checkParity(t)
+	sc.checkParity(t, parity.GracePeriodEnd)
 }
 
 // The controller dies right after the cloud launched an instance, before
