@@ -44,8 +44,8 @@ type ReturnPolicy struct {
 // returns only; Enabled: flavor and ordered-term returns too; Disabled:
 // none) and capstan.dev/return-to-preferred-after (a
 // positive duration, default 10m). An error names the value Capstan does
-// not know: the NodePool's ValidationSucceeded condition reports it, and
-// its nodes do not return.
+// not know, as an *AnnotationError: the NodePool's ValidationSucceeded
+// condition reports it, and its nodes do not return.
 func ReturnPolicyOf(np *v1.NodePool) (ReturnPolicy, error) {
 	p := ReturnPolicy{Enabled: true, After: DefaultReturnAfter}
 	switch v, ok := np.Annotations[v1.ReturnToPreferredAnnotationKey]; {
@@ -55,17 +55,28 @@ func ReturnPolicyOf(np *v1.NodePool) (ReturnPolicy, error) {
 	case v == v1.ReturnToPreferredDisabled:
 		p.Enabled = false
 	default:
-		return ReturnPolicy{}, fmt.Errorf("annotation %s: %q is not %q or %q", v1.ReturnToPreferredAnnotationKey, v, v1.ReturnToPreferredEnabled, v1.ReturnToPreferredDisabled)
+		return ReturnPolicy{}, &AnnotationError{Key: v1.ReturnToPreferredAnnotationKey, Problem: fmt.Sprintf("%q is not %q or %q", v, v1.ReturnToPreferredEnabled, v1.ReturnToPreferredDisabled)}
 	}
 	if v, ok := np.Annotations[v1.ReturnToPreferredAfterAnnotationKey]; ok {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
-			return ReturnPolicy{}, fmt.Errorf("annotation %s: %q is not a positive duration", v1.ReturnToPreferredAfterAnnotationKey, v)
+			return ReturnPolicy{}, &AnnotationError{Key: v1.ReturnToPreferredAfterAnnotationKey, Problem: fmt.Sprintf("%q is not a positive duration", v)}
 		}
 		p.After = d
 	}
 	return p, nil
 }
+
+// AnnotationError is a NodePool annotation whose value Capstan does not
+// know; pkg/admission reports it at the annotation's field path.
+type AnnotationError struct {
+	Key string
+	// Problem says what is wrong with the value, quoting it.
+	Problem string
+}
+
+// Error implements error.
+func (e *AnnotationError) Error() string { return "annotation " + e.Key + ": " + e.Problem }
 
 // ReturnToPreferred moves a node launched as a fallback back to the
 // capacity it preferred once that is launchable again (issue 21): an

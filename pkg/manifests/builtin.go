@@ -15,13 +15,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/capstan-dev/capstan/pkg/admission"
 )
 
 // builtinKind reads one built-in kind into its list in a Set.
@@ -131,32 +129,27 @@ func builtinKinds() map[schema.GroupVersionKind]builtinKind {
 		corev1.SchemeGroupVersion.WithKind("Namespace"): builtin(false, apivalidation.ValidateNamespaceName,
 			func(s *Set) *[]corev1.Namespace { return &s.Namespaces }, nil),
 		corev1.SchemeGroupVersion.WithKind("Pod"): builtin(true, subdomain,
-			func(s *Set) *[]corev1.Pod { return &s.Pods }, admitPod),
+			func(s *Set) *[]corev1.Pod { return &s.Pods }, func(p *corev1.Pod) field.ErrorList {
+				DefaultRequests(&p.Spec)
+				return admission.Pod(p)
+			}),
 		corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim"): builtin(true, subdomain,
 			func(s *Set) *[]corev1.PersistentVolumeClaim { return &s.PersistentVolumeClaims }, admitPersistentVolumeClaim),
 		corev1.SchemeGroupVersion.WithKind("PersistentVolume"): builtin(false, subdomain,
 			func(s *Set) *[]corev1.PersistentVolume { return &s.PersistentVolumes }, admitPersistentVolume),
 		appsv1.SchemeGroupVersion.WithKind("Deployment"): builtin(true, subdomain,
-			func(s *Set) *[]appsv1.Deployment { return &s.Deployments }, func(d *appsv1.Deployment) field.ErrorList {
-				return admitController("deployment", d.Spec.Replicas, d.Spec.Selector, &d.Spec.Template)
-			}),
+			func(s *Set) *[]appsv1.Deployment { return &s.Deployments }, admission.Deployment),
 		appsv1.SchemeGroupVersion.WithKind("ReplicaSet"): builtin(true, subdomain,
-			func(s *Set) *[]appsv1.ReplicaSet { return &s.ReplicaSets }, func(rs *appsv1.ReplicaSet) field.ErrorList {
-				return admitController("replicaset", rs.Spec.Replicas, rs.Spec.Selector, &rs.Spec.Template)
-			}),
+			func(s *Set) *[]appsv1.ReplicaSet { return &s.ReplicaSets }, admission.ReplicaSet),
 		// StatefulSet names are labels: they prefix pod names and hostnames.
 		appsv1.SchemeGroupVersion.WithKind("StatefulSet"): builtin(true, apivalidation.NameIsDNSLabel,
-			func(s *Set) *[]appsv1.StatefulSet { return &s.StatefulSets }, func(ss *appsv1.StatefulSet) field.ErrorList {
-				return admitController("statefulset", ss.Spec.Replicas, ss.Spec.Selector, &ss.Spec.Template)
-			}),
+			func(s *Set) *[]appsv1.StatefulSet { return &s.StatefulSets }, admission.StatefulSet),
 		appsv1.SchemeGroupVersion.WithKind("DaemonSet"): builtin(true, subdomain,
-			func(s *Set) *[]appsv1.DaemonSet { return &s.DaemonSets }, func(ds *appsv1.DaemonSet) field.ErrorList {
-				return admitController("daemonset", nil, ds.Spec.Selector, &ds.Spec.Template)
-			}),
+			func(s *Set) *[]appsv1.DaemonSet { return &s.DaemonSets }, admission.DaemonSet),
 		batchv1.SchemeGroupVersion.WithKind("Job"): builtin(true, subdomain,
-			func(s *Set) *[]batchv1.Job { return &s.Jobs }, admitJob),
+			func(s *Set) *[]batchv1.Job { return &s.Jobs }, admission.Job),
 		policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget"): builtin(true, subdomain,
-			func(s *Set) *[]policyv1.PodDisruptionBudget { return &s.PodDisruptionBudgets }, admitPodDisruptionBudget),
+			func(s *Set) *[]policyv1.PodDisruptionBudget { return &s.PodDisruptionBudgets }, admission.PodDisruptionBudget),
 		storagev1.SchemeGroupVersion.WithKind("StorageClass"): builtin(false, subdomain,
 			func(s *Set) *[]storagev1.StorageClass { return &s.StorageClasses }, func(sc *storagev1.StorageClass) field.ErrorList {
 				if sc.Provisioner == "" {
@@ -165,12 +158,6 @@ func builtinKinds() map[schema.GroupVersionKind]builtinKind {
 				return nil
 			}),
 	}
-}
-
-// admitPod defaults the pod's requests (DefaultRequests) and checks it.
-func admitPod(p *corev1.Pod) field.ErrorList {
-	DefaultRequests(&p.Spec)
-	return admitPodSpec(&p.Spec, field.NewPath("spec"))
 }
 
 // DefaultRequests sets each container's missing requests to its limits,
@@ -190,78 +177,6 @@ func DefaultRequests(spec *corev1.PodSpec) {
 				}
 			}
 		}
-	}
-}
-
-// admitController checks a workload controller the way the apps API
-// does: a non-negative replica count, a non-empty selector its template's
-// labels match, and a template simulate can run.
-func admitController(kind string, replicas *int32, selector *metav1.LabelSelector, template *corev1.PodTemplateSpec) field.ErrorList {
-	spec := field.NewPath("spec")
-	var errs field.ErrorList
-	if replicas != nil {
-		errs = append(errs, apivalidation.ValidateNonnegativeField(int64(*replicas), spec.Child("replicas"))...)
-	}
-	errs = append(errs, admitSelector(kind, selector, template.Labels, spec)...)
-	return append(errs, admitPodSpec(&template.Spec, spec.Child("template", "spec"))...)
-}
-
-// admitSelector checks spec.selector, which simulate matches pods with.
-func admitSelector(kind string, selector *metav1.LabelSelector, templateLabels map[string]string, spec *field.Path) field.ErrorList {
-	path := spec.Child("selector")
-	if selector == nil {
-		return field.ErrorList{field.Required(path, "")}
-	}
-	if errs := metav1validation.ValidateLabelSelector(selector, metav1validation.LabelSelectorValidationOptions{}, path); len(errs) > 0 {
-		return errs
-	}
-	sel, err := metav1.LabelSelectorAsSelector(selector)
-	switch {
-	case err != nil:
-		return field.ErrorList{field.Invalid(path, selector, err.Error())}
-	case sel.Empty():
-		return field.ErrorList{field.Invalid(path, selector, "empty selector is invalid for "+kind)}
-	case !sel.Matches(labels.Set(templateLabels)):
-		return field.ErrorList{field.Invalid(spec.Child("template", "metadata", "labels"), templateLabels, "`selector` does not match template `labels`")}
-	}
-	return nil
-}
-
-func admitJob(j *batchv1.Job) field.ErrorList {
-	template := field.NewPath("spec", "template")
-	errs := admitPodSpec(&j.Spec.Template.Spec, template.Child("spec"))
-	// A Job's pods must end; the server rejects the default Always.
-	if policies := []corev1.RestartPolicy{corev1.RestartPolicyOnFailure, corev1.RestartPolicyNever}; !slices.Contains(policies, j.Spec.Template.Spec.RestartPolicy) {
-		errs = append(errs, field.NotSupported(template.Child("spec", "restartPolicy"), j.Spec.Template.Spec.RestartPolicy, policies))
-	}
-	return errs
-}
-
-func admitPodDisruptionBudget(pdb *policyv1.PodDisruptionBudget) field.ErrorList {
-	spec := field.NewPath("spec")
-	var errs field.ErrorList
-	if pdb.Spec.MinAvailable != nil && pdb.Spec.MaxUnavailable != nil {
-		errs = append(errs, field.Invalid(spec, field.OmitValueType{}, "minAvailable and maxUnavailable cannot be both set"))
-	}
-	errs = append(errs, intOrPercent(pdb.Spec.MinAvailable, spec.Child("minAvailable"))...)
-	errs = append(errs, intOrPercent(pdb.Spec.MaxUnavailable, spec.Child("maxUnavailable"))...)
-	return append(errs, metav1validation.ValidateLabelSelector(pdb.Spec.Selector, metav1validation.LabelSelectorValidationOptions{}, spec.Child("selector"))...)
-}
-
-// intOrPercent checks a count or percentage, which simulate scales by a
-// number of pods.
-func intOrPercent(v *intstr.IntOrString, path *field.Path) field.ErrorList {
-	switch {
-	case v == nil:
-		return nil
-	case v.Type == intstr.String:
-		var errs field.ErrorList
-		for _, msg := range validation.IsValidPercent(v.StrVal) {
-			errs = append(errs, field.Invalid(path, v.StrVal, msg))
-		}
-		return errs
-	default:
-		return apivalidation.ValidateNonnegativeField(int64(v.IntVal), path)
 	}
 }
 

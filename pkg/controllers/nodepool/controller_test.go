@@ -20,6 +20,7 @@ import (
 
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/admission"
 	"github.com/capstan-dev/capstan/pkg/test"
 )
 
@@ -134,17 +135,17 @@ func TestInvalidBudgets(t *testing.T) {
 		reason  string
 		message string
 	}{
-		{"minute 61", withBudgets("@daily", "61 * * * *"), ReasonInvalidBudgetSchedule, `spec.disruption.budgets[1].schedule "61 * * * *"`},
-		{"unknown time zone", withTimeZone("Europe/Atlantis"), ReasonInvalidBudgetTimeZone, `"Europe/Atlantis" is not an IANA time zone`},
+		{"minute 61", withBudgets("@daily", "61 * * * *"), admission.ReasonInvalidBudgetSchedule, `spec.disruption.budgets[1].schedule "61 * * * *"`},
+		{"unknown time zone", withTimeZone("Europe/Atlantis"), admission.ReasonInvalidBudgetTimeZone, `"Europe/Atlantis" is not an IANA time zone`},
 		{"unknown rebalance", func(np *v1.NodePool) {
 			np.Annotations = map[string]string{v1.RebalanceAnnotationKey: "Replace"}
-		}, ReasonInvalidRebalance, `annotation capstan.dev/rebalance: "Replace" is not "replace" or "event"`},
+		}, admission.ReasonInvalidRebalance, `annotation capstan.dev/rebalance: "Replace" is not "replace" or "event"`},
 		{"unknown return-to-preferred", func(np *v1.NodePool) {
 			np.Annotations = map[string]string{v1.ReturnToPreferredAnnotationKey: "enabled"}
-		}, ReasonInvalidReturnToPreferred, `annotation capstan.dev/return-to-preferred: "enabled" is not "Enabled" or "Disabled"`},
+		}, admission.ReasonInvalidReturnToPreferred, `annotation capstan.dev/return-to-preferred: "enabled" is not "Enabled" or "Disabled"`},
 		{"return-to-preferred-after not a duration", func(np *v1.NodePool) {
 			np.Annotations = map[string]string{v1.ReturnToPreferredAfterAnnotationKey: "soon"}
-		}, ReasonInvalidReturnToPreferred, `annotation capstan.dev/return-to-preferred-after: "soon" is not a positive duration`},
+		}, admission.ReasonInvalidReturnToPreferred, `annotation capstan.dev/return-to-preferred-after: "soon" is not a positive duration`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

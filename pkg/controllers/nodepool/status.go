@@ -13,8 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
-	"github.com/capstan-dev/capstan/pkg/budgets"
-	"github.com/capstan-dev/capstan/pkg/disruption"
+	"github.com/capstan-dev/capstan/pkg/admission"
 	"github.com/capstan-dev/capstan/pkg/effects"
 )
 
@@ -22,15 +21,12 @@ import (
 // the same name NodePool limits use.
 const ResourceNodes corev1.ResourceName = "nodes"
 
-// Condition reasons. A True condition's reason is its type.
+// Condition reasons. A True condition's reason is its type;
+// ValidationSucceeded's are pkg/admission's.
 const (
-	ReasonInvalidBudgetSchedule    = "InvalidBudgetSchedule"
-	ReasonInvalidBudgetTimeZone    = "InvalidBudgetTimeZone"
-	ReasonInvalidRebalance         = "InvalidRebalance"
-	ReasonInvalidReturnToPreferred = "InvalidReturnToPreferred"
-	ReasonNodeClassNotFound        = "NodeClassNotFound"
-	ReasonNodeClassNotReady        = "NodeClassNotReady"
-	ReasonUnsupportedNodeClass     = "UnsupportedNodeClass"
+	ReasonNodeClassNotFound    = "NodeClassNotFound"
+	ReasonNodeClassNotReady    = "NodeClassNotReady"
+	ReasonUnsupportedNodeClass = "UnsupportedNodeClass"
 )
 
 // Input is what the reconciler gathers about one NodePool.
@@ -101,7 +97,7 @@ func Step(in Input, now time.Time) Decision {
 	np := in.NodePool
 	status := *np.Status.DeepCopy()
 	status.Resources = Resources(in.NodeClaims)
-	validation := ValidationSucceeded(np)
+	validation := admission.ValidationSucceeded(np)
 	nodeClass := NodeClassReady(np.Spec.Template.Spec.NodeClassRef, in.Supported, in.NodeClass)
 	for _, c := range []metav1.Condition{validation, nodeClass, Ready(validation, nodeClass)} {
 		c.ObservedGeneration = np.Generation
@@ -135,50 +131,6 @@ func Resources(nodeClaims []v1.NodeClaim) corev1.ResourceList {
 	}
 	total[ResourceNodes] = *resource.NewQuantity(int64(len(nodeClaims)), resource.DecimalSI)
 	return total
-}
-
-// ValidationSucceeded checks what the CRD cannot: that the
-// capstan.dev/budget-timezone annotation names an IANA time zone and that
-// every budget schedule is a cron expression the disruption controller can
-// evaluate. Problems are all listed in the message; the reason is that of
-// the first (time zone before schedules).
-func ValidationSucceeded(np *v1.NodePool) metav1.Condition {
-	var reason string
-	var problems []string
-	fail := func(r, msg string) {
-		if reason == "" {
-			reason = r
-		}
-		problems = append(problems, msg)
-	}
-	if tz, ok := np.Annotations[v1.BudgetTimeZoneAnnotationKey]; ok {
-		if err := budgets.ValidateTimeZone(tz); err != nil {
-			fail(ReasonInvalidBudgetTimeZone, fmt.Sprintf("annotation %s: %v", v1.BudgetTimeZoneAnnotationKey, err))
-		}
-	}
-	if _, err := disruption.ReturnPolicyOf(np); err != nil {
-		fail(ReasonInvalidReturnToPreferred, err.Error())
-	}
-	if v, ok := np.Annotations[v1.RebalanceAnnotationKey]; ok && v != v1.RebalanceReplace && v != v1.RebalanceEvent {
-		fail(ReasonInvalidRebalance, fmt.Sprintf("annotation %s: %q is not %q or %q", v1.RebalanceAnnotationKey, v, v1.RebalanceReplace, v1.RebalanceEvent))
-	}
-	for i, b := range np.Spec.Disruption.Budgets {
-		if b.Schedule == nil {
-			continue
-		}
-		if err := budgets.ValidateSchedule(*b.Schedule); err != nil {
-			fail(ReasonInvalidBudgetSchedule, fmt.Sprintf("spec.disruption.budgets[%d].schedule %q: %v", i, *b.Schedule, err))
-		}
-	}
-	if reason == "" {
-		return metav1.Condition{Type: v1.ConditionTypeValidationSucceeded, Status: metav1.ConditionTrue, Reason: v1.ConditionTypeValidationSucceeded}
-	}
-	return metav1.Condition{
-		Type:    v1.ConditionTypeValidationSucceeded,
-		Status:  metav1.ConditionFalse,
-		Reason:  reason,
-		Message: strings.Join(problems, "; "),
-	}
 }
 
 // SupportedKind is the kind of supported that ref names, with its

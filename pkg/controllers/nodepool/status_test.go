@@ -16,6 +16,7 @@ import (
 
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/admission"
 	"github.com/capstan-dev/capstan/pkg/effects"
 	"github.com/capstan-dev/capstan/pkg/test"
 )
@@ -71,62 +72,6 @@ func withBudgets(schedules ...string) func(*v1.NodePool) {
 func withTimeZone(tz string) func(*v1.NodePool) {
 	return func(np *v1.NodePool) {
 		np.Annotations = map[string]string{v1.BudgetTimeZoneAnnotationKey: tz}
-	}
-}
-
-func TestValidationSucceeded(t *testing.T) {
-	cases := []struct {
-		name     string
-		np       *v1.NodePool
-		reason   string   // "" means True
-		messages []string // substrings of the message
-	}{
-		{name: "no budgets", np: test.NodePool()},
-		{name: "a budget without a schedule", np: test.NodePool(func(np *v1.NodePool) {
-			np.Spec.Disruption.Budgets = []v1.Budget{{Nodes: "10%"}}
-		})},
-		{name: "cron and descriptors", np: test.NodePool(withBudgets("0 9 * * 1-5", "*/15 * * * *", "@daily", "@midnight", "@hourly", "@weekly", "@monthly", "@yearly", "@annually"))},
-		{name: "a time zone", np: test.NodePool(withTimeZone("Asia/Tokyo"), withBudgets("0 9 * * *"))},
-		{name: "UTC", np: test.NodePool(withTimeZone("UTC"))},
-		{name: "an empty time zone is the default", np: test.NodePool(withTimeZone(""))},
-		{name: "minute out of range", np: test.NodePool(withBudgets("@daily", "61 * * * *")),
-			reason: ReasonInvalidBudgetSchedule, messages: []string{`budgets[1].schedule "61 * * * *"`, "above maximum"}},
-		{name: "six fields", np: test.NodePool(withBudgets("0 0 9 * * *")),
-			reason: ReasonInvalidBudgetSchedule, messages: []string{`budgets[0].schedule "0 0 9 * * *"`}},
-		{name: "unknown descriptor", np: test.NodePool(withBudgets("@fortnightly")),
-			reason: ReasonInvalidBudgetSchedule, messages: []string{"@fortnightly"}},
-		{name: "@every", np: test.NodePool(withBudgets("@every 1h")),
-			reason: ReasonInvalidBudgetSchedule, messages: []string{"@every is not allowed"}},
-		{name: "a zone prefix", np: test.NodePool(withBudgets("CRON_TZ=Asia/Tokyo 0 9 * * *")),
-			reason: ReasonInvalidBudgetSchedule, messages: []string{v1.BudgetTimeZoneAnnotationKey}},
-		{name: "unknown time zone", np: test.NodePool(withTimeZone("Mars/Olympus_Mons")),
-			reason: ReasonInvalidBudgetTimeZone, messages: []string{`"Mars/Olympus_Mons" is not an IANA time zone`}},
-		{name: "Local", np: test.NodePool(withTimeZone("Local")),
-			reason: ReasonInvalidBudgetTimeZone, messages: []string{`"Local"`}},
-		{name: "both wrong: the zone's reason, both messages", np: test.NodePool(withTimeZone("Nowhere"), withBudgets("bad bad bad bad bad")),
-			reason: ReasonInvalidBudgetTimeZone, messages: []string{"Nowhere", "budgets[0]"}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			got := ValidationSucceeded(tc.np)
-			if got.Type != v1.ConditionTypeValidationSucceeded {
-				t.Errorf("type %s", got.Type)
-			}
-			if tc.reason == "" {
-				if got.Status != metav1.ConditionTrue || got.Reason != v1.ConditionTypeValidationSucceeded || got.Message != "" {
-					t.Errorf("condition %+v, want True", got)
-				}
-				return
-			}
-			if got.Status != metav1.ConditionFalse || got.Reason != tc.reason {
-				t.Errorf("condition %s/%s, want False/%s", got.Status, got.Reason, tc.reason)
-			}
-			for _, m := range tc.messages {
-				if !strings.Contains(got.Message, m) {
-					t.Errorf("message %q does not contain %q", got.Message, m)
-				}
-			}
-		})
 	}
 }
 
@@ -196,7 +141,7 @@ func cond(typ string, status metav1.ConditionStatus, reason, message string) met
 
 func TestReady(t *testing.T) {
 	valid := cond(v1.ConditionTypeValidationSucceeded, metav1.ConditionTrue, v1.ConditionTypeValidationSucceeded, "")
-	invalid := cond(v1.ConditionTypeValidationSucceeded, metav1.ConditionFalse, ReasonInvalidBudgetSchedule, "bad schedule")
+	invalid := cond(v1.ConditionTypeValidationSucceeded, metav1.ConditionFalse, admission.ReasonInvalidBudgetSchedule, "bad schedule")
 	classReady := cond(v1.ConditionTypeNodeClassReady, metav1.ConditionTrue, v1.ConditionTypeNodeClassReady, "")
 	classMissing := cond(v1.ConditionTypeNodeClassReady, metav1.ConditionFalse, ReasonNodeClassNotFound, "not found")
 	classUnknown := cond(v1.ConditionTypeNodeClassReady, metav1.ConditionUnknown, ReasonUnsupportedNodeClass, "unsupported")
@@ -209,7 +154,7 @@ func TestReady(t *testing.T) {
 		{"one false", []metav1.Condition{valid, classMissing},
 			cond(v1.ConditionTypeReady, metav1.ConditionFalse, ReasonNodeClassNotFound, "NodeClassReady: not found")},
 		{"false wins over unknown", []metav1.Condition{classUnknown, invalid},
-			cond(v1.ConditionTypeReady, metav1.ConditionFalse, ReasonInvalidBudgetSchedule, "ValidationSucceeded: bad schedule")},
+			cond(v1.ConditionTypeReady, metav1.ConditionFalse, admission.ReasonInvalidBudgetSchedule, "ValidationSucceeded: bad schedule")},
 		{"unknown", []metav1.Condition{valid, classUnknown},
 			cond(v1.ConditionTypeReady, metav1.ConditionUnknown, ReasonUnsupportedNodeClass, "NodeClassReady: unsupported")},
 		{"false without a message", []metav1.Condition{cond("X", metav1.ConditionFalse, "Broken", "")},
@@ -322,7 +267,7 @@ func TestFailureEvents(t *testing.T) {
 	missing := cond(v1.ConditionTypeNodeClassReady, metav1.ConditionFalse, ReasonNodeClassNotFound, "not found")
 	unsupported := cond(v1.ConditionTypeNodeClassReady, metav1.ConditionFalse, ReasonUnsupportedNodeClass, "not supported")
 	valid := cond(v1.ConditionTypeValidationSucceeded, metav1.ConditionTrue, v1.ConditionTypeValidationSucceeded, "")
-	badRebalance := cond(v1.ConditionTypeValidationSucceeded, metav1.ConditionFalse, ReasonInvalidRebalance, "annotation capstan.dev/rebalance")
+	badRebalance := cond(v1.ConditionTypeValidationSucceeded, metav1.ConditionFalse, admission.ReasonInvalidRebalance, "annotation capstan.dev/rebalance")
 	cases := []struct {
 		name     string
 		old, new []metav1.Condition
@@ -334,9 +279,9 @@ func TestFailureEvents(t *testing.T) {
 		{"another reason", []metav1.Condition{missing}, []metav1.Condition{unsupported}, []string{ReasonUnsupportedNodeClass}},
 		{"ready", []metav1.Condition{missing}, []metav1.Condition{ready}, nil},
 		{"no condition", nil, nil, nil},
-		{"an annotation Capstan does not know", []metav1.Condition{ready, valid}, []metav1.Condition{ready, badRebalance}, []string{ReasonInvalidRebalance}},
+		{"an annotation Capstan does not know", []metav1.Condition{ready, valid}, []metav1.Condition{ready, badRebalance}, []string{admission.ReasonInvalidRebalance}},
 		{"still invalid", []metav1.Condition{badRebalance}, []metav1.Condition{badRebalance}, nil},
-		{"both at once", nil, []metav1.Condition{missing, badRebalance}, []string{ReasonNodeClassNotFound, ReasonInvalidRebalance}},
+		{"both at once", nil, []metav1.Condition{missing, badRebalance}, []string{ReasonNodeClassNotFound, admission.ReasonInvalidRebalance}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -24,11 +24,12 @@ var layers = [][]string{
 	{"pkg/cloudprovider/catalog", "pkg/provisioning/..."},
 	// The providers, and the snapshot the steps read.
 	{"pkg/cloudprovider/...", "pkg/state"},
-	{"pkg/drain", "pkg/manifests"},
+	{"pkg/drain"},
 	{"pkg/disruption"},
-	// The provisioner's step and the NodeClaim steps.
-	{"pkg/scaleup", "pkg/lifecycle", "pkg/interruption"},
-	{"pkg/explain", "pkg/clusterstate"},
+	// The provisioner's step and the NodeClaim steps; the admission checks
+	// the controller and simulate share.
+	{"pkg/scaleup", "pkg/lifecycle", "pkg/interruption", "pkg/admission"},
+	{"pkg/explain", "pkg/clusterstate", "pkg/manifests"},
 	{"pkg/simulator"},
 	// The applier the controllers hand effects to, and the field indexes
 	// they look objects up by.

@@ -1,4 +1,4 @@
-package manifests
+package admission
 
 import (
 	"fmt"
@@ -15,14 +15,14 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// admitPodSpec checks a pod spec, of a Pod or a workload's template, as
+// PodSpec checks a pod spec, of a Pod or a workload's template, as
 // the API server's pod validation (k8s.io/kubernetes
 // pkg/apis/core/validation, which this module must not import) checks
 // what simulate reads: containers and their resources, the node
 // selector, tolerations, affinity and topology spread, with the server's
 // paths and messages. Where a check depends on a feature gate, the
 // gate's default in the Kubernetes version go.mod pins decides.
-func admitPodSpec(spec *corev1.PodSpec, path *field.Path) field.ErrorList {
+func PodSpec(spec *corev1.PodSpec, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if len(spec.Containers) == 0 {
 		errs = append(errs, field.Required(path.Child("containers"), ""))

@@ -1,0 +1,107 @@
+package admission
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/budgets"
+	"github.com/capstan-dev/capstan/pkg/disruption"
+)
+
+// ValidationSucceeded reasons, one per check.
+const (
+	ReasonInvalidBudgetSchedule    = "InvalidBudgetSchedule"
+	ReasonInvalidBudgetTimeZone    = "InvalidBudgetTimeZone"
+	ReasonInvalidRebalance         = "InvalidRebalance"
+	ReasonInvalidReturnToPreferred = "InvalidReturnToPreferred"
+)
+
+// problem is one failed NodePool check: its condition reason, the field
+// error, and the wording the condition's message gives it.
+type problem struct {
+	reason string
+	err    *field.Error
+	text   string
+}
+
+var annotations = field.NewPath("metadata", "annotations")
+
+// annotationProblem is an annotation whose value Capstan does not know.
+func annotationProblem(reason string, e *disruption.AnnotationError) problem {
+	return problem{reason: reason, err: field.Invalid(annotations.Key(e.Key), field.OmitValueType{}, e.Problem), text: e.Error()}
+}
+
+// nodePoolProblems checks what the CRD cannot: that the
+// capstan.dev/budget-timezone annotation names an IANA time zone, that
+// the return-to-preferred and rebalance annotations hold values Capstan
+// knows, and that every budget schedule is a cron expression the
+// disruption controller can evaluate; in that order.
+func nodePoolProblems(np *v1.NodePool) []problem {
+	var out []problem
+	if tz, ok := np.Annotations[v1.BudgetTimeZoneAnnotationKey]; ok {
+		if err := budgets.ValidateTimeZone(tz); err != nil {
+			out = append(out, annotationProblem(ReasonInvalidBudgetTimeZone, &disruption.AnnotationError{Key: v1.BudgetTimeZoneAnnotationKey, Problem: err.Error()}))
+		}
+	}
+	if _, err := disruption.ReturnPolicyOf(np); err != nil {
+		var bad *disruption.AnnotationError
+		if !errors.As(err, &bad) {
+			bad = &disruption.AnnotationError{Key: v1.ReturnToPreferredAnnotationKey, Problem: err.Error()}
+		}
+		out = append(out, annotationProblem(ReasonInvalidReturnToPreferred, bad))
+	}
+	if v, ok := np.Annotations[v1.RebalanceAnnotationKey]; ok && v != v1.RebalanceReplace && v != v1.RebalanceEvent {
+		out = append(out, annotationProblem(ReasonInvalidRebalance, &disruption.AnnotationError{Key: v1.RebalanceAnnotationKey,
+			Problem: fmt.Sprintf("%q is not %q or %q", v, v1.RebalanceReplace, v1.RebalanceEvent)}))
+	}
+	budgetsPath := field.NewPath("spec", "disruption", "budgets")
+	for i, b := range np.Spec.Disruption.Budgets {
+		if b.Schedule == nil {
+			continue
+		}
+		if err := budgets.ValidateSchedule(*b.Schedule); err != nil {
+			path := budgetsPath.Index(i).Child("schedule")
+			out = append(out, problem{reason: ReasonInvalidBudgetSchedule, err: field.Invalid(path, *b.Schedule, err.Error()),
+				text: fmt.Sprintf("%s %q: %v", path, *b.Schedule, err)})
+		}
+	}
+	return out
+}
+
+// NodePool is what is wrong with np that its CRD cannot say (see
+// ValidationSucceeded), by field path. Such a NodePool is kept, not
+// refused, as the API server keeps it.
+func NodePool(np *v1.NodePool) field.ErrorList {
+	var errs field.ErrorList
+	for _, p := range nodePoolProblems(np) {
+		errs = append(errs, p.err)
+	}
+	return errs
+}
+
+// ValidationSucceeded is the NodePool's ValidationSucceeded condition:
+// False when NodePool finds a problem, with every problem in the message
+// and the reason of the first (time zone, return-to-preferred,
+// rebalance, then schedules). Its timestamps and generation are the
+// caller's to set.
+func ValidationSucceeded(np *v1.NodePool) metav1.Condition {
+	problems := nodePoolProblems(np)
+	if len(problems) == 0 {
+		return metav1.Condition{Type: v1.ConditionTypeValidationSucceeded, Status: metav1.ConditionTrue, Reason: v1.ConditionTypeValidationSucceeded}
+	}
+	texts := make([]string, len(problems))
+	for i, p := range problems {
+		texts[i] = p.text
+	}
+	return metav1.Condition{
+		Type:    v1.ConditionTypeValidationSucceeded,
+		Status:  metav1.ConditionFalse,
+		Reason:  problems[0].reason,
+		Message: strings.Join(texts, "; "),
+	}
+}
