@@ -237,6 +237,7 @@ func (l *Loader) readObject(src string, obj map[string]any, set *Set) []error {
 	}
 	set.add(src, key, t, read)
 	set.record(key, src, t)
+	set.Warnings = append(set.Warnings, warnings(src, read)...)
 	return nil
 }
 

@@ -40,6 +40,9 @@ type Set struct {
 	// Skipped are documents of kinds simulate does not model (listed to
 	// the user, not an error).
 	Skipped []Skipped
+	// Warnings are problems with objects kept nonetheless, as the
+	// controller keeps them (warning.go), in the order read.
+	Warnings []Warning
 	// Timed are the changes the timing annotations schedule, in the order
 	// they happen (timed.go). An object annotated apply-at is only here;
 	// one annotated delete-at alone is in its list above, applied at the

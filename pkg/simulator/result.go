@@ -3,9 +3,11 @@ package simulator
 import (
 	"cmp"
 	"slices"
+	"strings"
 	"time"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/manifests"
 )
 
 // Result is what `capstan simulate -o json` prints: a stable contract,
@@ -17,6 +19,32 @@ type Result struct {
 	Events  []Event  `json:"events"`
 	Summary Summary  `json:"summary"`
 	Samples []Sample `json:"samples"`
+	// Warnings are problems with objects simulate kept, as the
+	// controller keeps them; absent when there are none.
+	Warnings []Warning `json:"warnings,omitempty"`
+}
+
+// Warning is a problem with an object that is kept nonetheless: a
+// NodePool setting Capstan cannot use, which the controller reports on
+// the NodePool's ValidationSucceeded condition (pkg/admission).
+type Warning struct {
+	// Object is "nodepool/NAME".
+	Object string `json:"object"`
+	// Source locates the document ("pool.yaml, document 2").
+	Source string `json:"source"`
+	// Field is the field path ("spec.disruption.budgets[0].schedule").
+	Field string `json:"field"`
+	// Message says it all: the document, object, field and problem.
+	Message string `json:"message"`
+}
+
+// warningsOf are the manifests' warnings as the result reports them.
+func warningsOf(set []manifests.Warning) []Warning {
+	var out []Warning
+	for _, w := range set {
+		out = append(out, Warning{Object: strings.ToLower(w.Kind) + "/" + w.Name, Source: w.Source, Field: w.Err.Field, Message: w.String()})
+	}
+	return out
 }
 
 // Node is one launched instance, from launch to deletion or the end.
@@ -98,7 +126,7 @@ func offset(start, at time.Time) string {
 // result assembles the report at the end of the run.
 func (s *Simulator) result() *Result {
 	now := s.clock.Now()
-	out := &Result{Nodes: []Node{}, Pods: []Pod{}, Events: s.rec.reported(), Samples: s.rec.samples}
+	out := &Result{Nodes: []Node{}, Pods: []Pod{}, Events: s.rec.reported(), Samples: s.rec.samples, Warnings: s.warnings}
 	out.Summary.ByCapacityType = byCapacityType()
 	out.Summary.Duration = s.opts.Duration.String()
 	for _, rec := range s.rec.records() {

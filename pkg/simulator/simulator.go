@@ -95,6 +95,8 @@ type Simulator struct {
 	requeues []time.Time
 	// blockWake is when the next capacity block drain is due.
 	blockWake time.Time
+	// warnings are the manifests' (manifests.Set.Warnings), reported.
+	warnings []Warning
 }
 
 // timeouts are the lifecycle's, from the options.
@@ -117,6 +119,7 @@ func New(set *manifests.Set, profile *simv1alpha1.CloudProfile, types []catalog.
 		unavailable: cloudprovider.NewUnavailableOfferings(clk, opts.UnavailableTTL),
 		rng:         rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15)),
 		attempts:    lifecycle.NewAttempts(), terminations: map[string]drain.Progress{},
+		warnings: warningsOf(set.Warnings),
 	}
 	s.rec = newRecorder(origin)
 	s.disrupter = newDisrupter(opts.Disruption, s.claimName)

@@ -63,6 +63,11 @@ func WriteText(w io.Writer, r *Result) error {
 			key = append(key, fmt.Sprintf("  %8s  %s  %s  %s", e.At, e.Kind, e.Object, e.Message))
 		}
 	}
+	var warnings []string
+	for _, w := range r.Warnings {
+		warnings = append(warnings, "  "+w.Message)
+	}
+	writeRows(&b, "Warnings (the controller reports these on the NodePool's ValidationSucceeded condition)", warnings)
 	writeRows(&b, "Pending pods", pending)
 	writeRows(&b, "Key events", key)
 	_, err := io.WriteString(w, b.String())
