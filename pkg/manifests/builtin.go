@@ -2,17 +2,13 @@ package manifests
 
 import (
 	"encoding/json"
-	"maps"
 	"reflect"
-	"slices"
-	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	storagev1 "k8s.io/api/storage/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -20,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/capstan-dev/capstan/pkg/admission"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
 )
 
 // builtinKind reads one built-in kind into its list in a Set.
@@ -39,7 +36,7 @@ func builtin[T any, P interface {
 	return builtinKind{namespaced: namespaced, read: func(obj map[string]any, set *Set) []error {
 		var typed T
 		if err := decodeStrict(obj, &typed); err != nil {
-			if errs := malformedQuantities(obj, reflect.TypeFor[T](), nil); len(errs) > 0 {
+			if errs := sim.MalformedValues(obj, reflect.TypeFor[T](), nil); len(errs) > 0 {
 				return fieldErrors(errs)
 			}
 			return []error{err}
@@ -74,51 +71,6 @@ func decodeStrict[T any](obj map[string]any, typed *T) error {
 		return jerr
 	}
 	return err
-}
-
-// malformedQuantities are the quantities in obj that do not parse, by
-// path, found by walking obj along T's JSON fields: decoding stops at the
-// first and does not say where it is.
-func malformedQuantities(obj any, t reflect.Type, path *field.Path) field.ErrorList {
-	if t == reflect.TypeFor[resource.Quantity]() {
-		data, err := json.Marshal(obj)
-		if err == nil {
-			err = new(resource.Quantity).UnmarshalJSON(data)
-		}
-		if err != nil {
-			return field.ErrorList{field.Invalid(path, obj, err.Error())}
-		}
-		return nil
-	}
-	var errs field.ErrorList
-	switch t.Kind() {
-	case reflect.Pointer:
-		return malformedQuantities(obj, t.Elem(), path)
-	case reflect.Slice:
-		items, _ := obj.([]any)
-		for i, item := range items {
-			errs = append(errs, malformedQuantities(item, t.Elem(), path.Index(i))...)
-		}
-	case reflect.Map:
-		m, _ := obj.(map[string]any)
-		for _, k := range slices.Sorted(maps.Keys(m)) {
-			errs = append(errs, malformedQuantities(m[k], t.Elem(), path.Key(k))...)
-		}
-	case reflect.Struct:
-		m, _ := obj.(map[string]any)
-		for i := range t.NumField() {
-			f := t.Field(i)
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			switch {
-			case !f.IsExported() || name == "-":
-			case name == "" && f.Anonymous: // inlined, as TypeMeta
-				errs = append(errs, malformedQuantities(obj, f.Type, path)...)
-			case m[name] != nil:
-				errs = append(errs, malformedQuantities(m[name], f.Type, path.Child(name))...)
-			}
-		}
-	}
-	return errs
 }
 
 // builtinKinds are the built-in kinds simulate models, by the one

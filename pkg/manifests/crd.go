@@ -3,6 +3,7 @@ package manifests
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -24,29 +25,27 @@ import (
 
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
 )
 
 // customKind is a Capstan CRD kind simulate reads.
 type customKind struct {
 	version *crdVersion
 	// add converts an admitted object and appends it to its list.
-	add func(obj map[string]any, set *Set) error
+	add func(obj map[string]any, set *Set) []error
 }
 
 func (c customKind) read(ctx context.Context, obj map[string]any, set *Set) []error {
 	if errs := c.version.admit(ctx, obj); len(errs) > 0 {
 		return errs
 	}
-	if err := c.add(obj, set); err != nil {
-		return []error{err}
-	}
-	return nil
+	return c.add(obj, set)
 }
 
 // customKinds pairs each CRD kind simulate reads with its validators.
 // NodeClaims are not read: simulate makes its own.
 func customKinds(crds []*apiextensionsv1.CustomResourceDefinition) (map[schema.GroupVersionKind]customKind, error) {
-	adds := map[schema.GroupVersionKind]func(map[string]any, *Set) error{
+	adds := map[schema.GroupVersionKind]func(map[string]any, *Set) []error{
 		v1.SchemeGroupVersion.WithKind("NodePool"):              typed(func(s *Set) *[]v1.NodePool { return &s.NodePools }),
 		simv1alpha1.SchemeGroupVersion.WithKind("SimNodeClass"): typed(func(s *Set) *[]simv1alpha1.SimNodeClass { return &s.SimNodeClasses }),
 	}
@@ -65,12 +64,17 @@ func customKinds(crds []*apiextensionsv1.CustomResourceDefinition) (map[schema.G
 	return kinds, nil
 }
 
-// typed converts an admitted object to T, appending it to its list.
-func typed[T any](list func(*Set) *[]T) func(map[string]any, *Set) error {
-	return func(obj map[string]any, set *Set) error {
+// typed converts an admitted object to T, appending it to its list. A
+// value the schema's pattern lets through but the type cannot hold (a
+// duration that overflows) is an error at its path.
+func typed[T any](list func(*Set) *[]T) func(map[string]any, *Set) []error {
+	return func(obj map[string]any, set *Set) []error {
 		var t T
 		if err := decodeStrict(obj, &t); err != nil {
-			return fmt.Errorf("converting to %T, %w", t, err)
+			if errs := sim.MalformedValues(obj, reflect.TypeFor[T](), nil); len(errs) > 0 {
+				return fieldErrors(sortedByField(errs))
+			}
+			return []error{fmt.Errorf("converting to %T, %w", t, err)}
 		}
 		*list(set) = append(*list(set), t)
 		return nil

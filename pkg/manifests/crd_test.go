@@ -327,3 +327,24 @@ func TestCustomResourceConvertsToTheTypedAPI(t *testing.T) {
 		t.Errorf("taints (-want +got):\n%s", diff)
 	}
 }
+
+// A duration the CRD's pattern lets through but that overflows is an
+// error at its field, not a bare conversion error.
+func TestOverflowingDurationsNameTheirField(t *testing.T) {
+	const doc = `apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: a}
+spec:
+  disruption: {consolidateAfter: 9999999999h, budgets: [{nodes: "1", schedule: "@daily", duration: 9999999999h}]}
+  template: {spec: {expireAfter: 9999999999h, terminationGracePeriod: 9999999999h, requirements: [], nodeClassRef: {group: sim.capstan.dev, kind: SimNodeClass, name: default}}}
+`
+	err := newLoader(t).Read("np.yaml", []byte(doc), &Set{})
+	const prefix = `np.yaml, document 1 (NodePool a): `
+	want := prefix + `spec.disruption.budgets[0].duration: Invalid value: "9999999999h": time: invalid duration "9999999999h"` + "\n" +
+		prefix + `spec.disruption.consolidateAfter: Invalid value: "9999999999h": parsing duration "9999999999h", time: invalid duration "9999999999h"` + "\n" +
+		prefix + `spec.template.spec.expireAfter: Invalid value: "9999999999h": parsing duration "9999999999h", time: invalid duration "9999999999h"` + "\n" +
+		prefix + `spec.template.spec.terminationGracePeriod: Invalid value: "9999999999h": time: invalid duration "9999999999h"`
+	if err == nil || err.Error() != want {
+		t.Errorf("error:\n%v\nwant:\n%s", err, want)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"embed"
 	"fmt"
 	"os"
+	"reflect"
 	"regexp"
 	"strings"
 	"time"
@@ -160,6 +161,9 @@ func decodeProfile(src string, doc []byte) (p *simv1alpha1.CloudProfile, missing
 	}
 	p = &simv1alpha1.CloudProfile{}
 	if err := yaml.UnmarshalStrict(doc, p); err != nil {
+		if errs := MalformedValues(generic, reflect.TypeFor[simv1alpha1.CloudProfile](), nil); len(errs) > 0 {
+			return nil, nil, &ProfileError{Source: src, Errs: errs}
+		}
 		return nil, nil, fmt.Errorf("decoding %s, %w", src, err)
 	}
 	spec, _ := generic["spec"].(map[string]any)
