@@ -7,9 +7,12 @@
 // Capstan's own kinds (NodePool, SimNodeClass) go through the apiserver's
 // CRD machinery from k8s.io/apiextensions-apiserver with the embedded
 // CRDs: unknown fields are errors (fieldValidation=Strict), then schema
-// defaults, OpenAPI validation and the CEL rules. Built-in kinds are
-// decoded strictly and checked for what simulate needs, pod specs
-// (podspec.go) as the API server's pod validation checks them; the
+// defaults, OpenAPI validation and the CEL rules, then pkg/admission's
+// NodePool checks, whose problems are Warnings: the controller keeps
+// such a NodePool too. Built-in kinds are decoded strictly and checked as
+// the API server checks them, by pkg/admission (pod specs, pod
+// templates, PodDisruptionBudgets); a value its type cannot hold (a
+// duration that overflows) is an error at its field path; the
 // simulator's CloudProfile is decoded and validated by
 // pkg/cloudprovider/sim and an llmaz OpenModel by pkg/flavors. Other
 // kinds are skipped and listed, not errors. The timing annotations

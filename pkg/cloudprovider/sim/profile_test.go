@@ -111,7 +111,7 @@ func TestLoadProfileRejectsFiles(t *testing.T) {
 		{"field in the wrong case", head + "spec:\n  Zones: [us-west-2a]\n", `decoding profile.yaml, document 1, strict decoding error: unknown field "spec.Zones"`},
 		{"duplicate key", head + "spec:\n  region: us-west-2\n  region: us-east-1\n", `decoding profile.yaml, document 1, error converting YAML to JSON: yaml: unmarshal errors:`},
 		{"wrong type", head + "spec:\n  capacity:\n  - count: many\n", `decoding profile.yaml, document 1, error unmarshaling JSON`},
-		{"bad duration", head + "spec:\n  launchLatency: 2 seconds\n", `decoding profile.yaml, document 1, error unmarshaling JSON: while decoding JSON: time: unknown unit`},
+		{"bad duration", head + "spec:\n  launchLatency: 2 seconds\n", `profile.yaml, document 1: spec.launchLatency: Invalid value: "2 seconds": time: unknown unit`},
 		{"broken YAML in another document", "kind: [\n---\n" + head, `decoding profile.yaml, document 1, error converting YAML to JSON`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
