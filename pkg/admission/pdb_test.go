@@ -10,7 +10,6 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-
 // PDBs the API server refuses are refused, each error at its path.
 func TestPodDisruptionBudget(t *testing.T) {
 	selector := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
