@@ -32,6 +32,15 @@ func withAnnotations(kv ...string) func(*v1.NodePool) {
 	}
 }
 
+// messages are errs as they print, nil for none.
+func messages(errs field.ErrorList) []string {
+	var out []string
+	for _, err := range errs {
+		out = append(out, err.Error())
+	}
+	return out
+}
+
 func withTimeZone(tz string) func(*v1.NodePool) {
 	return withAnnotations(v1.BudgetTimeZoneAnnotationKey, tz)
 }
@@ -117,11 +126,7 @@ func TestNodePoolFieldPaths(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			var got []string
-			for _, err := range NodePool(tc.np) {
-				got = append(got, err.Error())
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
+			if diff := cmp.Diff(tc.want, messages(NodePool(tc.np))); diff != "" {
 				t.Errorf("NodePool (-want +got):\n%s", diff)
 			}
 		})

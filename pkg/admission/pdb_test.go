@@ -59,11 +59,7 @@ func TestPodDisruptionBudget(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			var got []string
-			for _, err := range PodDisruptionBudget(tc.pdb) {
-				got = append(got, err.Error())
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
+			if diff := cmp.Diff(tc.want, messages(PodDisruptionBudget(tc.pdb))); diff != "" {
 				t.Errorf("PodDisruptionBudget (-want +got):\n%s", diff)
 			}
 		})

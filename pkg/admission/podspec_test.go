@@ -19,10 +19,7 @@ func TestPodSpecPaths(t *testing.T) {
 		}}},
 		Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpEqual, Value: "x"}},
 	}
-	var got []string
-	for _, err := range PodSpec(spec, field.NewPath("spec", "template", "spec")) {
-		got = append(got, err.Error())
-	}
+	got := messages(PodSpec(spec, field.NewPath("spec", "template", "spec")))
 	want := []string{
 		`spec.template.spec.containers[0].resources.requests: Invalid value: "2": must be less than or equal to cpu limit of 1`,
 		"spec.template.spec.tolerations[0].operator: Invalid value: \"Equal\": operator must be Exists when `key` is empty, which means \"match all values and all keys\"",

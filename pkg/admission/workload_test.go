@@ -56,11 +56,7 @@ func TestWorkloads(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			var got []string
-			for _, err := range tc.errs {
-				got = append(got, err.Error())
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
+			if diff := cmp.Diff(tc.want, messages(tc.errs)); diff != "" {
 				t.Errorf("errors (-want +got):\n%s", diff)
 			}
 		})
