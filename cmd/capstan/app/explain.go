@@ -47,8 +47,10 @@ func newExplainCommand() *cobra.Command {
 		Short: "Say why: why a pod is pending, what a NodePool has and costs, why a node is what it is",
 		Long: `explain asks the running controller (--controller-address, its metrics
 address) for its live view: the instance types, offerings and
-unavailable-offerings cache only it holds. Without one it computes what
-the API alone allows (KUBECONFIG) and says what it cannot know.`,
+unavailable-offerings cache only it holds: over https with the
+kubeconfig's credentials, over http with none, following no redirect.
+Without one it computes what the API alone allows (KUBECONFIG) and says
+what it cannot know.`,
 		Example: "  capstan explain pod default/web-0 --controller-address http://localhost:8080\n  capstan explain nodepool default -o json",
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
