@@ -21,11 +21,15 @@ type recorder struct {
 	auth []string
 }
 
+func (r *recorder) record(req *http.Request) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.auth = append(r.auth, req.Header.Get("Authorization"))
+}
+
 func (r *recorder) handler(answer string) http.HandlerFunc {
 	return func(w http.ResponseWriter, req *http.Request) {
-		r.mu.Lock()
-		r.auth = append(r.auth, req.Header.Get("Authorization"))
-		r.mu.Unlock()
+		r.record(req)
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(answer))
 	}
@@ -40,9 +44,8 @@ func (r *recorder) received() []string {
 // reply is what the test's controller answers; "{plain}" and "{other}"
 // in Location are the plain-HTTP server's and the other host's address.
 type reply struct {
-	status               int
-	contentType, body    string
-	location, controller string
+	status                      int
+	contentType, body, location string
 }
 
 // hasControl says whether s has a byte a terminal could act on: a rune
@@ -67,7 +70,7 @@ func TestExplainIsACarefulClient(t *testing.T) {
 		// plain runs the controller over plain HTTP, with opts as given;
 		// user puts basic-auth credentials in its address.
 		plain, user bool
-		opts  ExplainOptions
+		opts        ExplainOptions
 		// wantErr are substrings of the error, wantOut of the output.
 		wantErr, wantOut []string
 	}{{
@@ -146,9 +149,9 @@ func TestExplainIsACarefulClient(t *testing.T) {
 			// Another host name for the same machine.
 			otherURL := strings.Replace(other.URL, "127.0.0.1", "localhost", 1)
 			expand := strings.NewReplacer("{plain}", plain.URL, "{other}", otherURL)
-			var controllerAuth []string
+			asked := &recorder{}
 			handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				controllerAuth = append(controllerAuth, r.Header.Get("Authorization"))
+				asked.record(r)
 				if tc.reply.location != "" {
 					w.Header().Set("Location", expand.Replace(tc.reply.location))
 				}
@@ -183,13 +186,13 @@ func TestExplainIsACarefulClient(t *testing.T) {
 			err := runExplain(context.Background(), &out, opts, "node", "n")
 			switch {
 			case err == nil && len(tc.wantErr) > 0:
-				t.Errorf("no error; printed:\n%s", out.String())
+				t.Errorf("no error; printed:\n%.1000s", out.String())
 			case err != nil && len(tc.wantErr) == 0:
 				t.Errorf("error: %v", err)
 			case err != nil:
 				for _, want := range tc.wantErr {
 					if !strings.Contains(err.Error(), expand.Replace(want)) {
-						t.Errorf("error\n%v\nlacks\n%s", err, expand.Replace(want))
+						t.Errorf("error\n%.1000v\nlacks\n%s", err, expand.Replace(want))
 					}
 				}
 				if hasControl(err.Error()) || strings.Contains(err.Error(), "\n") {
@@ -210,8 +213,8 @@ func TestExplainIsACarefulClient(t *testing.T) {
 			}
 			// Whatever else happened, no credential went anywhere but
 			// to an https controller.
-			if tc.plain && slices.ContainsFunc(controllerAuth, func(a string) bool { return a != "" }) {
-				t.Errorf("the plain-HTTP controller received Authorization %q", controllerAuth)
+			if tc.plain && slices.ContainsFunc(asked.received(), func(a string) bool { return a != "" }) {
+				t.Errorf("the plain-HTTP controller received Authorization %q", asked.received())
 			}
 			if diff := cmp.Diff([]string(nil), append(plainTarget.received(), otherTarget.received()...)); diff != "" {
 				t.Errorf("requests to the redirect targets, by Authorization (-want +got):\n%s", diff)
