@@ -5,5 +5,7 @@
 // disrupted (the disruption package's own candidates, budgets and
 // methods). It is pure: the running controller serves its answers over
 // HTTP from its live view, and without a controller the CLI computes what
-// the API alone allows and says what it cannot know.
+// the API alone allows and says what it cannot know. The text escapes
+// whatever does not print (pkg/printable): the answers quote cluster
+// objects anyone may write.
 package explain

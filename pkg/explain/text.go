@@ -9,35 +9,36 @@ import (
 	"time"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/printable"
 )
 
 // WritePod writes a pod's explanation for people.
 func WritePod(w io.Writer, p Pod) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Pod %s\n", p.Pod)
+	line(&b, "Pod %s", p.Pod)
 	considered := "not considered"
 	if p.Considered {
 		considered = "considered"
 	}
-	fmt.Fprintf(&b, "  %s: %s\n", considered, p.Consideration)
+	line(&b, "  %s: %s", considered, p.Consideration)
 	if p.Next != "" {
-		fmt.Fprintf(&b, "  next provisioning: %s\n", p.Next)
+		line(&b, "  next provisioning: %s", p.Next)
 	}
 	if p.LastEvent != "" {
-		fmt.Fprintf(&b, "  last reported: %s\n", p.LastEvent)
+		line(&b, "  last reported: %s", p.LastEvent)
 	}
 	for _, v := range p.NodePools {
 		switch {
 		case v.Compatible:
-			fmt.Fprintf(&b, "  NodePool %s: compatible; cheapest: %s\n", v.NodePool, describeOptions(v.Cheapest))
+			line(&b, "  NodePool %s: compatible; cheapest: %s", v.NodePool, describeOptions(v.Cheapest))
 		case v.Reason != "":
-			fmt.Fprintf(&b, "  NodePool %s: %s: %s\n", v.NodePool, v.Reason, v.Message)
+			line(&b, "  NodePool %s: %s: %s", v.NodePool, v.Reason, v.Message)
 		default:
-			fmt.Fprintf(&b, "  NodePool %s: no reason known to rule it out\n", v.NodePool)
+			line(&b, "  NodePool %s: no reason known to rule it out", v.NodePool)
 		}
 		writeLimits(&b, "    ", v.Limits)
 		for _, m := range v.Unavailable {
-			fmt.Fprintf(&b, "    unavailable: %s (%s) until %s\n", m.Offering, m.Reason, m.Until.UTC().Format(time.RFC3339))
+			line(&b, "    unavailable: %s (%s) until %s", m.Offering, m.Reason, m.Until.UTC().Format(time.RFC3339))
 		}
 	}
 	writeUnknown(&b, p.Unknown)
@@ -49,7 +50,7 @@ func WritePod(w io.Writer, p Pod) error {
 // are given in UTC and in the budgets' zone.
 func WriteNodePool(w io.Writer, np NodePool) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "NodePool %s\n", np.NodePool)
+	line(&b, "NodePool %s", np.NodePool)
 	if len(np.Limits) == 0 {
 		b.WriteString("  limits: none\n")
 	}
@@ -61,9 +62,9 @@ func WriteNodePool(w io.Writer, np NodePool) error {
 	if len(nodes) == 0 {
 		nodes = []string{"none"}
 	}
-	fmt.Fprintf(&b, "  nodes: %s\n", strings.Join(nodes, ", "))
+	line(&b, "  nodes: %s", strings.Join(nodes, ", "))
 	if np.CostPerHour != nil {
-		fmt.Fprintf(&b, "  cost: %.4f per hour\n", *np.CostPerHour)
+		line(&b, "  cost: %.4f per hour", *np.CostPerHour)
 	}
 	loc, err := time.LoadLocation(np.TimeZone)
 	if err != nil {
@@ -78,21 +79,21 @@ func WriteNodePool(w io.Writer, np NodePool) error {
 		if !bu.Active {
 			state = "not in force"
 		}
-		line := fmt.Sprintf("  budget %s nodes (%s): %s", bu.Nodes, scope, state)
+		budget := fmt.Sprintf("%s nodes (%s): %s", bu.Nodes, scope, state)
 		if bu.Schedule != "" {
-			line += fmt.Sprintf(", schedule %q for %s", bu.Schedule, bu.Duration)
+			budget += fmt.Sprintf(", schedule %q for %s", bu.Schedule, bu.Duration)
 		}
 		if !bu.Change.IsZero() {
 			verb := "opens"
 			if bu.Active {
 				verb = "closes"
 			}
-			line += fmt.Sprintf("; %s %s (%s %s)", verb, bu.Change.UTC().Format("2006-01-02 15:04 MST"), bu.Change.In(loc).Format("2006-01-02 15:04"), np.TimeZone)
+			budget += fmt.Sprintf("; %s %s (%s %s)", verb, bu.Change.UTC().Format("2006-01-02 15:04 MST"), bu.Change.In(loc).Format("2006-01-02 15:04"), np.TimeZone)
 		}
-		b.WriteString(line + "\n")
+		line(&b, "  budget %s", budget)
 	}
 	if np.DisruptionsAllowed != nil {
-		fmt.Fprintf(&b, "  disruptions allowed now: %s; disrupting: %d node%s (being deleted or NotReady)\n",
+		line(&b, "  disruptions allowed now: %s; disrupting: %d node%s (being deleted or NotReady)",
 			describeAllowed(np.DisruptionsAllowed), np.Disrupting, plural(np.Disrupting))
 	}
 	writeUnknown(&b, np.Unknown)
@@ -103,41 +104,41 @@ func WriteNodePool(w io.Writer, np NodePool) error {
 // WriteNode writes a node's explanation for people.
 func WriteNode(w io.Writer, n Node) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "NodeClaim %s (node %s, NodePool %s): %s\n", n.NodeClaim, orNone(n.Node), n.NodePool, n.Lifecycle)
+	line(&b, "NodeClaim %s (node %s, NodePool %s): %s", n.NodeClaim, orNone(n.Node), n.NodePool, n.Lifecycle)
 	if n.InstanceType != "" {
-		fmt.Fprintf(&b, "  instance: %s, %s, %s", n.InstanceType, n.CapacityType, n.Zone)
+		instance := fmt.Sprintf("%s, %s, %s", n.InstanceType, n.CapacityType, n.Zone)
 		if n.ReservationID != "" {
-			fmt.Fprintf(&b, ", reservation %s", n.ReservationID)
+			instance += ", reservation " + n.ReservationID
 		}
-		b.WriteString("\n")
+		line(&b, "  instance: %s", instance)
 	}
 	if n.Preferred != "" {
-		fmt.Fprintf(&b, "  preferred: %s\n", n.Preferred)
+		line(&b, "  preferred: %s", n.Preferred)
 	}
 	if n.Fallback != "" {
-		fmt.Fprintf(&b, "  fallback: %s\n", n.Fallback)
+		line(&b, "  fallback: %s", n.Fallback)
 	}
 	if n.Flavor != "" {
-		fmt.Fprintf(&b, "  flavor: %s\n", n.Flavor)
+		line(&b, "  flavor: %s", n.Flavor)
 	}
 	if n.Return != "" {
-		fmt.Fprintf(&b, "  return: %s\n", n.Return)
+		line(&b, "  return: %s", n.Return)
 	}
 	for _, c := range n.Conditions {
-		fmt.Fprintf(&b, "  %s=%s since %s %s %s\n", c.Type, c.Status, c.Since.UTC().Format(time.RFC3339), c.Reason, c.Message)
+		line(&b, "  %s=%s since %s %s %s", c.Type, c.Status, c.Since.UTC().Format(time.RFC3339), c.Reason, c.Message)
 	}
 	if n.ExpiresAt != nil {
-		fmt.Fprintf(&b, "  expires: %s (expireAfter), whatever budgets and do-not-disrupt say\n", n.ExpiresAt.UTC().Format(time.RFC3339))
+		line(&b, "  expires: %s (expireAfter), whatever budgets and do-not-disrupt say", n.ExpiresAt.UTC().Format(time.RFC3339))
 	}
-	fmt.Fprintf(&b, "  disruption: %s\n", n.Disruption)
+	line(&b, "  disruption: %s", n.Disruption)
 	// The sentence carries the first verdict; the others follow.
 	for i, v := range n.DisruptionVerdicts {
 		if i > 0 {
-			fmt.Fprintf(&b, "    also %s: %s\n", v.Method, v.Message)
+			line(&b, "    also %s: %s", v.Method, v.Message)
 		}
 	}
 	if n.DisruptionsAllowed != nil {
-		fmt.Fprintf(&b, "  disruptions allowed now in NodePool %s: %s\n", n.NodePool, describeAllowed(n.DisruptionsAllowed))
+		line(&b, "  disruptions allowed now in NodePool %s: %s", n.NodePool, describeAllowed(n.DisruptionsAllowed))
 	}
 	writeUnknown(&b, n.Unknown)
 	_, err := io.WriteString(w, b.String())
@@ -166,15 +167,24 @@ func describeAllowed(allowed map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
+// line writes one line of text, escaping whatever in it does not print,
+// newlines included: its values come from cluster objects anyone may
+// write (Events, conditions) or from the controller's answer, and a
+// terminal obeys the control sequences in them.
+func line(b *strings.Builder, format string, args ...any) {
+	b.WriteString(printable.Line(fmt.Sprintf(format, args...)))
+	b.WriteByte('\n')
+}
+
 func writeLimits(b *strings.Builder, indent string, limits []Limit) {
 	for _, l := range limits {
-		fmt.Fprintf(b, "%slimit %s: %s used of %s\n", indent, l.Resource, l.Used, l.Limit)
+		line(b, "%slimit %s: %s used of %s", indent, l.Resource, l.Used, l.Limit)
 	}
 }
 
 func writeUnknown(b *strings.Builder, unknown []string) {
 	for _, u := range unknown {
-		fmt.Fprintf(b, "  not known here: %s\n", u)
+		line(b, "  not known here: %s", u)
 	}
 }
 

@@ -65,3 +65,46 @@ func TestText(t *testing.T) {
 		}
 	}
 }
+
+// What the answers carry comes from cluster objects anyone may write
+// (Events, condition messages) or from the controller: the text escapes
+// what does not print, newlines too, so one value can neither drive the
+// terminal nor forge the lines after it.
+func TestTextEscapesControlCharacters(t *testing.T) {
+	const hostile = "x\x1b[2J\r\x1b]0;owned\x07\u009b2J\u202e\nNodePool forged: compatible"
+	const escaped = `x\x1b[2J\r\x1b]0;owned\a\u009b2J\u202e\nNodePool forged: compatible`
+	for _, tc := range []struct {
+		name  string
+		write func(*strings.Builder) error
+		want  string
+	}{
+		{"a pod's last event", func(b *strings.Builder) error {
+			return explain.WritePod(b, explain.Pod{Pod: "default/web", LastEvent: hostile})
+		}, "  last reported: " + escaped + "\n"},
+		{"a NodePool's verdict", func(b *strings.Builder) error {
+			return explain.WritePod(b, explain.Pod{Pod: "default/web", NodePools: []explain.PoolVerdict{{NodePool: "p", Reason: "R", Message: hostile}}})
+		}, "  NodePool p: R: " + escaped + "\n"},
+		{"a NodePool's nodes", func(b *strings.Builder) error {
+			return explain.WriteNodePool(b, explain.NodePool{NodePool: "p", Nodes: map[string]int{hostile: 1}})
+		}, "  nodes: 1 " + escaped + "\n"},
+		{"a node's condition", func(b *strings.Builder) error {
+			return explain.WriteNode(b, explain.Node{NodeClaim: "n", Conditions: []explain.Condition{{Type: "Ready", Status: "False", Message: hostile, Since: time.Unix(0, 0)}}})
+		}, "  Ready=False since 1970-01-01T00:00:00Z  " + escaped + "\n"},
+		{"a node's reservation", func(b *strings.Builder) error {
+			return explain.WriteNode(b, explain.Node{NodeClaim: "n", InstanceType: "m", CapacityType: "reserved", Zone: "z", ReservationID: hostile})
+		}, "  instance: m, reserved, z, reservation " + escaped + "\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			if err := tc.write(&b); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(b.String(), tc.want) {
+				t.Errorf("text lacks %q:\n%s", tc.want, b.String())
+			}
+			if strings.Contains(b.String(), "\nNodePool forged") || strings.ContainsAny(b.String(), "\x1b\r\x07\u009b\u202e") {
+				t.Errorf("text has raw control characters or a forged line: %q", b.String())
+			}
+		})
+	}
+}

@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
-	"strings"
-	"unicode/utf8"
+
+	"github.com/capstan-dev/capstan/pkg/printable"
 )
 
 // MaxStreamBytes is the most Load reads from one file or stdin: more is
@@ -43,41 +42,7 @@ func joinErrors(errs []error) error {
 }
 
 // Error implements error: one line per error, as errors.Join.
-func (e inputErrors) Error() string { return escape(errors.Join(e...).Error()) }
+func (e inputErrors) Error() string { return printable.Escape(errors.Join(e...).Error()) }
 
 // Unwrap returns the errors, for errors.As.
 func (e inputErrors) Unwrap() []error { return e }
-
-// escape writes every rune of s that does not print, and bytes that are
-// not UTF-8, as Go escapes (\x1b, \u202e); newlines, which separate
-// errors, stay.
-func escape(s string) string {
-	if prints(strings.ReplaceAll(s, "\n", "")) {
-		return s
-	}
-	var b strings.Builder
-	for len(s) > 0 {
-		r, size := utf8.DecodeRuneInString(s)
-		if r == '\n' || strconv.IsPrint(r) && (r != utf8.RuneError || size > 1) {
-			b.WriteString(s[:size])
-		} else {
-			q := strconv.Quote(s[:size])
-			b.WriteString(q[1 : len(q)-1])
-		}
-		s = s[size:]
-	}
-	return b.String()
-}
-
-// printable is s, or s quoted if some of it does not print, for a name
-// from the input in a message.
-func printable(s string) string {
-	if prints(s) {
-		return s
-	}
-	return strconv.Quote(s)
-}
-
-func prints(s string) bool {
-	return utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return !strconv.IsPrint(r) })
-}

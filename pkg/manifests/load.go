@@ -20,6 +20,7 @@ import (
 	"github.com/capstan-dev/capstan/config/crd"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
 	"github.com/capstan-dev/capstan/pkg/flavors"
+	"github.com/capstan-dev/capstan/pkg/printable"
 )
 
 // Loader reads manifests into a Set. NewLoader compiles the CRDs'
@@ -107,7 +108,7 @@ func (l *Loader) Load(paths []string, stdin io.Reader) (*Set, error) {
 		}
 		for _, f := range files {
 			data, err := readFile(f)
-			read(printable(f), data, err)
+			read(printable.Quote(f), data, err)
 		}
 	}
 	if err := joinErrors(errs); err != nil {
@@ -130,7 +131,7 @@ func readFile(path string) ([]byte, error) {
 func manifestFiles(path string) ([]string, error) {
 	info, err := os.Stat(path)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s, %w", printable(path), err)
+		return nil, fmt.Errorf("reading %s, %w", printable.Quote(path), err)
 	}
 	if !info.IsDir() {
 		return []string{path}, nil
@@ -146,10 +147,10 @@ func manifestFiles(path string) ([]string, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("reading %s, %w", printable(path), err)
+		return nil, fmt.Errorf("reading %s, %w", printable.Quote(path), err)
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("reading %s, no *.yaml, *.yml or *.json files in the directory", printable(path))
+		return nil, fmt.Errorf("reading %s, no *.yaml, *.yml or *.json files in the directory", printable.Quote(path))
 	}
 	// WalkDir sorts each directory, which orders "a/x" before "a-b"; a
 	// plain sort is the order users expect.

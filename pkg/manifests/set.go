@@ -13,6 +13,7 @@ import (
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/flavors"
+	"github.com/capstan-dev/capstan/pkg/printable"
 )
 
 // Set is everything the manifests hold, by kind, in the order read:
@@ -112,7 +113,7 @@ func describe(src, kind, name string) string {
 	if kind == "" && name == "" {
 		return src
 	}
-	return src + " (" + strings.TrimSpace(printable(kind)+" "+printable(name)) + ")"
+	return src + " (" + strings.TrimSpace(printable.Quote(kind)+" "+printable.Quote(name)) + ")"
 }
 
 func fieldErrors(errs field.ErrorList) []error {

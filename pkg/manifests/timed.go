@@ -8,6 +8,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/capstan-dev/capstan/pkg/printable"
 )
 
 // The timing annotations (design decision 19) schedule an object in a
@@ -130,9 +132,9 @@ func (s *Set) conflict(key objectKey, t timing) *field.Error {
 	if key.name == "" {
 		return nil
 	}
-	object := key.kind + " " + printable(key.name)
+	object := key.kind + " " + printable.Quote(key.name)
 	if key.namespace != "" {
-		object = key.kind + " " + printable(key.namespace+"/"+key.name)
+		object = key.kind + " " + printable.Quote(key.namespace+"/"+key.name)
 	}
 	annotations := field.NewPath("metadata", "annotations")
 	for _, prev := range s.sources[key] {

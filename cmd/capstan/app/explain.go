@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -23,6 +21,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/controllers/explainserver"
 	"github.com/capstan-dev/capstan/pkg/disruption"
 	"github.com/capstan-dev/capstan/pkg/explain"
+	"github.com/capstan-dev/capstan/pkg/printable"
 	"github.com/capstan-dev/capstan/pkg/scaleup"
 	"github.com/capstan-dev/capstan/pkg/state"
 )
@@ -48,8 +47,10 @@ func newExplainCommand() *cobra.Command {
 		Short: "Say why: why a pod is pending, what a NodePool has and costs, why a node is what it is",
 		Long: `explain asks the running controller (--controller-address, its metrics
 address) for its live view: the instance types, offerings and
-unavailable-offerings cache only it holds. Without one it computes what
-the API alone allows (KUBECONFIG) and says what it cannot know.`,
+unavailable-offerings cache only it holds: over https with the
+kubeconfig's credentials, over http with none, following no redirect.
+Without one it computes what the API alone allows (KUBECONFIG) and says
+what it cannot know.`,
 		Example: "  capstan explain pod default/web-0 --controller-address http://localhost:8080\n  capstan explain nodepool default -o json",
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -70,7 +71,7 @@ func runExplain(ctx context.Context, w io.Writer, opts ExplainOptions, kind, nam
 	if opts.Output != "text" && opts.Output != "json" {
 		return fmt.Errorf("unknown output format %q (want text or json)", opts.Output)
 	}
-	path, err := explainPath(kind, name, opts.Namespace)
+	q, err := newQuestion(kind, name, opts.Namespace)
 	if err != nil {
 		return err
 	}
@@ -84,17 +85,23 @@ func runExplain(ctx context.Context, w io.Writer, opts ExplainOptions, kind, nam
 		answer = &explain.Node{}
 	}
 	if opts.Controller != "" {
-		err = ask(ctx, opts, path, answer)
+		err = ask(ctx, opts, q, answer)
 	} else {
-		err = computeOffline(ctx, opts, path, answer)
+		err = computeOffline(ctx, opts, q.path, answer)
 	}
 	if err != nil {
 		return err
 	}
 	if opts.Output == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(answer)
+		data, err := json.MarshalIndent(answer, "", "  ")
+		if err != nil {
+			return err
+		}
+		// The answer's strings come from cluster objects anyone may
+		// write (Events, conditions); encoding/json leaves some that a
+		// terminal obeys.
+		_, err = w.Write(append(printable.JSON(data), '\n'))
+		return err
 	}
 	switch a := answer.(type) {
 	case *explain.Pod:
@@ -106,85 +113,20 @@ func runExplain(ctx context.Context, w io.Writer, opts ExplainOptions, kind, nam
 	}
 }
 
-// explainPath is the request path, the one both modes answer.
-func explainPath(kind, name, namespace string) (string, error) {
+// newQuestion is what to ask about: the request path, the one both
+// modes answer, and the object.
+func newQuestion(kind, name, namespace string) (question, error) {
 	switch kind {
 	case "pod":
 		ns, podName, found := strings.Cut(name, "/")
 		if !found {
 			ns, podName = namespace, name
 		}
-		return explainserver.Path + "pod/" + url.PathEscape(ns) + "/" + url.PathEscape(podName), nil
+		return question{path: explainserver.Path + "pod/" + url.PathEscape(ns) + "/" + url.PathEscape(podName), kind: kind, name: ns + "/" + podName}, nil
 	case "nodepool", "node":
-		return explainserver.Path + kind + "/" + url.PathEscape(name), nil
+		return question{path: explainserver.Path + kind + "/" + url.PathEscape(name), kind: kind, name: name}, nil
 	}
-	return "", fmt.Errorf("cannot explain %q: want pod, nodepool or node", kind)
-}
-
-// MaxAnswerBytes caps what `capstan explain` reads from a controller, so
-// a wrong address or a hostile server cannot exhaust its memory.
-const MaxAnswerBytes = 16 << 20
-
-// ask gets the controller's answer. Over https it presents the
-// kubeconfig's credentials (token, client certificate or exec plugin),
-// which the controller checks with the API server (--metrics-secure).
-func ask(ctx context.Context, opts ExplainOptions, path string, into any) error {
-	address := opts.Controller
-	base := strings.TrimSuffix(address, "/")
-	if !strings.Contains(base, "://") {
-		base = "http://" + base
-	}
-	httpClient := http.DefaultClient
-	if strings.HasPrefix(base, "https://") {
-		var err error
-		if httpClient, err = controllerClient(opts); err != nil {
-			return err
-		}
-	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
-	if err != nil {
-		return fmt.Errorf("asking the controller at %s, %w", address, err)
-	}
-	resp, err := httpClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("asking the controller at %s (run without --controller-address to compute from the API alone), %w", address, err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxAnswerBytes+1))
-	if err != nil {
-		return fmt.Errorf("reading the controller's answer, %w", err)
-	}
-	if len(body) > MaxAnswerBytes {
-		return fmt.Errorf("the controller at %s answered more than %d MiB; refusing to read it", address, MaxAnswerBytes>>20)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("the controller at %s answered %s: %s", address, resp.Status, strings.TrimSpace(string(body)))
-	}
-	return json.Unmarshal(body, into)
-}
-
-// controllerClient authenticates as the kubeconfig's user, trusting the
-// controller's serving certificate per --controller-ca-file (or not
-// verifying it, with --controller-insecure-skip-tls-verify).
-func controllerClient(opts ExplainOptions) (*http.Client, error) {
-	cfg, err := ctrl.GetConfig()
-	if err != nil {
-		return nil, fmt.Errorf("loading kubeconfig for the controller's credentials, %w", err)
-	}
-	cfg = rest.CopyConfig(cfg)
-	// The kubeconfig's CA is the API server's, not the controller's.
-	cfg.CAFile, cfg.CAData = opts.ControllerCAFile, nil
-	cfg.Insecure = opts.ControllerInsecure
-	if cfg.Insecure {
-		cfg.CAFile = ""
-	}
-	c, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("building the controller client, %w", err)
-	}
-	return c, nil
+	return question{}, fmt.Errorf("cannot explain %q: want pod, nodepool or node", kind)
 }
 
 // computeOffline answers from the API alone.

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/capstan-dev/capstan/pkg/explain"
 )
 
 // kubeconfigWithToken points KUBECONFIG at a kubeconfig whose user has a
@@ -46,18 +48,19 @@ func TestAskAuthenticatesOverHTTPS(t *testing.T) {
 	defer srv.Close()
 	ctx := context.Background()
 
-	var answer struct{ NodeClaim string }
-	if err := ask(ctx, ExplainOptions{Controller: srv.URL}, "/explain/node/n", &answer); err == nil || !strings.Contains(err.Error(), "certificate") {
+	var answer explain.Node
+	q := question{path: "/explain/node/nc-1", kind: "node", name: "nc-1"}
+	if err := ask(ctx, ExplainOptions{Controller: srv.URL}, q, &answer); err == nil || !strings.Contains(err.Error(), "certificate") {
 		t.Errorf("a self-signed certificate was trusted without being told to: %v", err)
 	}
-	if err := ask(ctx, ExplainOptions{Controller: srv.URL, ControllerInsecure: true}, "/explain/node/n", &answer); err != nil {
+	if err := ask(ctx, ExplainOptions{Controller: srv.URL, ControllerInsecure: true}, q, &answer); err != nil {
 		t.Fatal(err)
 	}
 	if gotAuth != "Bearer s3cret" || answer.NodeClaim != "nc-1" {
 		t.Errorf("Authorization %q, answer %+v; want the kubeconfig's token and the answer", gotAuth, answer)
 	}
 	big = true
-	if err := ask(ctx, ExplainOptions{Controller: srv.URL, ControllerInsecure: true}, "/explain/node/n", &answer); err == nil || !strings.Contains(err.Error(), "more than 16 MiB") {
+	if err := ask(ctx, ExplainOptions{Controller: srv.URL, ControllerInsecure: true}, q, &answer); err == nil || !strings.Contains(err.Error(), "more than 16 MiB") {
 		t.Errorf("an oversized answer was read: %v", err)
 	}
 }

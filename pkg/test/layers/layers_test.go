@@ -15,8 +15,9 @@ import (
 // the first entry that matches it.
 var layers = [][]string{
 	{"api/...", "config/..."},
-	// Leaves: the requirements algebra, budget windows, llmaz flavors.
-	{"pkg/scheduling", "pkg/budgets", "pkg/flavors", "pkg/version"},
+	// Leaves: the requirements algebra, budget windows, llmaz flavors,
+	// escaping for the terminal.
+	{"pkg/scheduling", "pkg/budgets", "pkg/flavors", "pkg/version", "pkg/printable"},
 	// The cloud seam: the interface, offerings, errors.
 	{"pkg/cloudprovider"},
 	// The effect vocabulary the steps return.
