@@ -4,6 +4,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/capstan-dev/capstan/pkg/admission"
+	"github.com/capstan-dev/capstan/pkg/printable"
 )
 
 // Warning is a problem with an object that is kept nonetheless, as the
@@ -23,7 +24,7 @@ type Warning struct {
 // String locates the document, names the object and says what is
 // wrong, as DocumentError does each problem.
 func (w Warning) String() string {
-	return describe(w.Source, w.Kind, w.Name) + ": " + printable(w.Err.Error())
+	return describe(w.Source, w.Kind, w.Name) + ": " + printable.Quote(w.Err.Error())
 }
 
 // warnings are the problems of the NodePools read holds, read at src.
