@@ -112,18 +112,16 @@ spec:
 
 // timedObjects is n timed objects over the first hour, each at its own
 // instant: Pods and one-replica Deployments in turn, applied with
-// simulate.capstan.dev/apply-at, every other one deleted again
-// with delete-at half an hour later.
+// simulate.capstan.dev/apply-at and deleted with delete-at when about 50
+// more have been applied, so the cluster keeps its size (the replicas
+// axis grows that) and the axis measures the timeline.
 func timedObjects(n int) string {
 	var out strings.Builder
 	out.WriteString(growthCluster)
 	step := time.Hour / time.Duration(n)
 	for i := range n {
 		at := time.Duration(i) * step
-		annotations := fmt.Sprintf("%s: %q", manifests.ApplyAtAnnotation, at.String())
-		if i%2 == 1 {
-			annotations += fmt.Sprintf(", %s: %q", manifests.DeleteAtAnnotation, (at + 30*time.Minute).String())
-		}
+		annotations := fmt.Sprintf("%s: %q, %s: %q", manifests.ApplyAtAnnotation, at.String(), manifests.DeleteAtAnnotation, (at + 50*step).String())
 		spec := `{containers: [{name: app, image: registry.k8s.io/pause:3.10, resources: {requests: {cpu: 100m, memory: 128Mi}}}]}`
 		if i%4 < 2 {
 			fmt.Fprintf(&out, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p%d, namespace: default, annotations: {%s}}\nspec: %s\n", i, annotations, spec)
@@ -146,7 +144,7 @@ spec:
 
 // BenchmarkGrowthTimedObjects grows the number of timed objects.
 func BenchmarkGrowthTimedObjects(b *testing.B) {
-	benchGrowth(b, []int{250, 500, 1000, 2000}, timedObjects)
+	benchGrowth(b, []int{1000, 2000, 4000, 8000}, timedObjects)
 }
 
 // profileEvents is a CloudProfile of n events over the two hours, each at
@@ -189,5 +187,5 @@ spec:
 
 // BenchmarkGrowthProfileEvents grows the number of cloud profile events.
 func BenchmarkGrowthProfileEvents(b *testing.B) {
-	benchGrowth(b, []int{2500, 5000, 10000, 20000}, profileEvents)
+	benchGrowth(b, []int{5000, 10000, 20000, 40000}, profileEvents)
 }
