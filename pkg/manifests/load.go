@@ -93,7 +93,7 @@ func (l *Loader) Load(paths []string, stdin io.Reader) (*Set, error) {
 			errs = append(errs, fmt.Errorf("reading %s, %w", source, err))
 			return
 		}
-		errs = append(errs, l.Read(source, data, set))
+		errs = append(errs, joinErrors(l.read(source, data, set)))
 	}
 	for _, path := range paths {
 		if path == "-" {
@@ -114,6 +114,7 @@ func (l *Loader) Load(paths []string, stdin io.Reader) (*Set, error) {
 	if err := joinErrors(errs); err != nil {
 		return nil, err
 	}
+	set.sortTimeline()
 	return set, nil
 }
 
@@ -164,6 +165,14 @@ func manifestFiles(path string) ([]string, error) {
 // reported, each as a *DocumentError (CloudProfiles as a
 // *sim.ProfileError), joined.
 func (l *Loader) Read(source string, data []byte, into *Set) error {
+	errs := l.read(source, data, into)
+	into.sortTimeline()
+	return joinErrors(errs)
+}
+
+// read is Read without ordering the timeline, which Load does once for
+// all its streams.
+func (l *Loader) read(source string, data []byte, into *Set) []error {
 	var errs []error
 	for i, doc := range sim.SplitDocuments(data) {
 		src := fmt.Sprintf("%s, document %d", source, i+1)
@@ -174,7 +183,7 @@ func (l *Loader) Read(source string, data []byte, into *Set) error {
 		}
 		errs = append(errs, l.readObject(src, obj, into)...)
 	}
-	return joinErrors(errs)
+	return errs
 }
 
 // decodeDocument decodes as the API server does a request body: duplicate

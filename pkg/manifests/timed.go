@@ -1,6 +1,7 @@
 package manifests
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -50,10 +51,19 @@ func (t TimedObject) Ref() string {
 	return strings.ToLower(t.Kind) + "/" + t.Namespace + "/" + t.Name
 }
 
-// before orders the timeline: by offset, deletions first at the same
+// compare orders the timeline: by offset, deletions first at the same
 // offset, so a version deleted when the next is applied makes way for it.
-func (t TimedObject) before(u TimedObject) bool {
-	return t.At < u.At || t.At == u.At && t.Delete && !u.Delete
+func (t TimedObject) compare(u TimedObject) int {
+	if c := cmp.Compare(t.At, u.At); c != 0 {
+		return c
+	}
+	switch {
+	case t.Delete && !u.Delete:
+		return -1
+	case u.Delete && !t.Delete:
+		return 1
+	}
+	return 0
 }
 
 // timing is when a document's object is applied and deleted: applyAt is
@@ -181,14 +191,17 @@ func (s *Set) add(src string, key objectKey, t timing, read *Set) {
 	}
 }
 
-// schedule inserts t into the timeline in order, after the changes it
-// does not precede, so changes at one instant keep the order read.
+// schedule adds t to the timeline; sortTimeline puts it in its place
+// once the streams are read.
 func (s *Set) schedule(t TimedObject) {
-	i := slices.IndexFunc(s.Timed, t.before)
-	if i < 0 {
-		i = len(s.Timed)
-	}
-	s.Timed = slices.Insert(s.Timed, i, t)
+	s.Timed = append(s.Timed, t)
+}
+
+// sortTimeline orders the timeline (compare), changes at one instant in
+// the order read: one sort per load, as inserting each change in its
+// place would take time quadratic in their number.
+func (s *Set) sortTimeline() {
+	slices.SortStableFunc(s.Timed, TimedObject.compare)
 }
 
 // objects are pointers to every object s holds, list by list.

@@ -1,6 +1,7 @@
 package manifests
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -231,6 +232,31 @@ func TestEveryListIsMergedAndListed(t *testing.T) {
 			if n := reflect.ValueOf(into).Elem().Field(i).Len(); n != 1 {
 				t.Errorf("merge kept %d of one %s", n, f.Name)
 			}
+		})
+	}
+}
+
+// BenchmarkGrowthTimedLoad reads n Pods, each applied at its own instant,
+// at four sizes: putting them on the timeline must take n log n, which
+// ns/n shows as a figure that barely grows (docs/simulate.md, "Scale").
+func BenchmarkGrowthTimedLoad(b *testing.B) {
+	for _, n := range []int{2500, 5000, 10000, 20000} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			var stream strings.Builder
+			for i := range n {
+				fmt.Fprintf(&stream, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p%d, annotations: {%s: %ds}}\nspec: {containers: [{name: app, image: app}]}\n", i, ApplyAtAnnotation, i)
+			}
+			data := []byte(stream.String())
+			for b.Loop() {
+				set := &Set{}
+				if err := Read("growth.yaml", data, set); err != nil {
+					b.Fatal(err)
+				}
+				if len(set.Timed) != n {
+					b.Fatalf("%d timed objects, want %d", len(set.Timed), n)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/n")
 		})
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/budgets"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
@@ -173,11 +172,7 @@ func (s *Simulator) revisitAt(in disruption.Input, tick disruption.Tick, now tim
 	}
 	earliest(d.WakeAt)
 	earliest(tick.WakeAt)
-	for _, e := range s.profile.Spec.Events {
-		if e.Type == simv1alpha1.EventCapacityChange {
-			earliest(s.start.Add(e.At.Duration))
-		}
-	}
+	earliest(s.capacityChanges.after(now))
 	for _, np := range in.NodePools {
 		statuses, _, err := budgets.Evaluate(np, now)
 		if err != nil {

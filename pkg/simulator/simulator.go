@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sort"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -97,6 +98,36 @@ type Simulator struct {
 	blockWake time.Time
 	// warnings are the manifests' (manifests.Set.Warnings), reported.
 	warnings []Warning
+	// events are when the profile's events are due and capacityChanges
+	// when its CapacityChange events are, each in time order, so the next
+	// is found without a pass over all of them at every wake;
+	// scaleEvents are its Scale events.
+	events, capacityChanges instants
+	scaleEvents             []simv1alpha1.CloudEvent
+}
+
+// instants are moments in time order.
+type instants []time.Time
+
+// instantsOf are the moments the profile's events of the given types
+// (all of them without types) are due, from start.
+func instantsOf(start time.Time, events []simv1alpha1.CloudEvent, types ...simv1alpha1.CloudEventType) instants {
+	var out instants
+	for _, e := range events {
+		if len(types) == 0 || slices.Contains(types, e.Type) {
+			out = append(out, start.Add(e.At.Duration))
+		}
+	}
+	slices.SortFunc(out, time.Time.Compare)
+	return out
+}
+
+// after is the first moment after now, the zero time if none.
+func (in instants) after(now time.Time) time.Time {
+	if i := sort.Search(len(in), func(i int) bool { return in[i].After(now) }); i < len(in) {
+		return in[i]
+	}
+	return time.Time{}
 }
 
 // timeouts are the lifecycle's, from the options.
@@ -132,6 +163,8 @@ func New(set *manifests.Set, profile *simv1alpha1.CloudProfile, types []catalog.
 		return nil, fmt.Errorf("starting the simulated cloud, %w", err)
 	}
 	s.cloud = cloud
+	s.events, s.scaleEvents = instantsOf(origin, profile.Spec.Events), cloud.ScaleEvents()
+	s.capacityChanges = instantsOf(origin, profile.Spec.Events, simv1alpha1.EventCapacityChange)
 	for i := range set.Pods {
 		p := set.Pods[i].DeepCopy()
 		s.world.addPod(p)
@@ -236,11 +269,10 @@ func (s *Simulator) nextWake() (time.Time, bool) {
 	if t, ok := s.kubelet.Next(); ok {
 		consider(t)
 	}
-	for _, e := range s.profile.Spec.Events {
-		consider(s.start.Add(e.At.Duration))
-	}
-	for _, t := range s.world.timeline {
-		consider(s.start.Add(t.At))
+	consider(s.events.after(now))
+	// The timeline is in order and timed applied what was due.
+	if len(s.world.timeline) > 0 {
+		consider(s.start.Add(s.world.timeline[0].At))
 	}
 	// Every notice's deadline, when a notice held back needs action (a
 	// preemptible VM's margin and notice) and when NodeClaims expire.

@@ -18,7 +18,7 @@ import (
 
 // scale applies the profile's Scale events that are due.
 func (s *Simulator) scale() bool {
-	events := s.cloud.ScaleEvents()
+	events := s.scaleEvents
 	changed := false
 	for ; s.scaled < len(events); s.scaled++ {
 		e := events[s.scaled]
