@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
@@ -188,5 +189,65 @@ func TestGarbageCollectedNodeClaimIsInstanceTerminated(t *testing.T) {
 	}
 	if rec := s.rec.nodes[name]; rec == nil || rec.DeletionReason != "InstanceTerminated" {
 		t.Errorf("deletionReason = %+v, want InstanceTerminated", rec)
+	}
+}
+
+// A NodeClaim deleted at the registration timeout has its pod planned
+// again at once, onto a new NodeClaim, and its instance's Node never
+// registers afterwards (a terminated instance boots no kubelet); a pod
+// still pending at the end says why, whatever kept it.
+func TestRegistrationTimeoutReplans(t *testing.T) {
+	for _, tc := range []struct {
+		name, latency string
+		ttl, duration time.Duration
+		// launches are the launch times; pending the pod's reason at the
+		// end, "" when it runs.
+		launches       []string
+		pending        string
+		schedulerNames []string
+	}{
+		{name: "registers in time", latency: "30s", ttl: 15 * time.Minute, duration: time.Hour, launches: []string{"1s"}},
+		{name: "never registers in time", latency: "20m", ttl: 15 * time.Minute, duration: time.Hour,
+			launches: []string{"1s", "15m1s", "30m1s", "45m1s"}, pending: "Nominated: pod should schedule on nodeclaim "},
+		{name: "a shorter timeout", latency: "10m", ttl: 6 * time.Minute, duration: 30 * time.Minute,
+			launches: []string{"1s", "6m1s", "12m1s", "18m1s", "24m1s"}, pending: "Nominated: pod should schedule on nodeclaim "},
+		// Pods no decision named have a reason too.
+		{name: "the run ends before the batch window closes", latency: "30s", ttl: 15 * time.Minute, duration: 500 * time.Millisecond,
+			pending: "Unschedulable: no node fits it; the provisioner's batch window was still open when the run ended"},
+		{name: "a scheduler Capstan does not serve", latency: "30s", ttl: 15 * time.Minute, duration: time.Hour, schedulerNames: []string{"other"},
+			pending: "Unschedulable: no node fits it, and Capstan does not provision for its scheduler default-scheduler"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := DefaultOptions()
+			opts.Duration, opts.RegistrationTTL = tc.duration, tc.ttl
+			if tc.schedulerNames != nil {
+				opts.SchedulerNames = tc.schedulerNames
+			}
+			r, err := lifecycleSim(t, tc.latency, opts).Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var launches []string
+			for _, n := range r.Nodes {
+				launches = append(launches, n.LaunchedAt)
+				if n.DeletedAt != "" && n.Name != n.NodeClaim {
+					t.Errorf("node %s of nodeclaim %s registered, but its instance was terminated at %s", n.Name, n.NodeClaim, n.DeletedAt)
+				}
+			}
+			if diff := cmp.Diff(tc.launches, launches); diff != "" {
+				t.Errorf("launches (-want +got):\n%s", diff)
+			}
+			for _, e := range r.Events {
+				if e.Kind == "InstanceStopped" {
+					t.Errorf("a node registered for a terminated instance: %+v", e)
+				}
+			}
+			if len(r.Pods) != 1 {
+				t.Fatalf("pods %+v, want one", r.Pods)
+			}
+			if p := r.Pods[0]; (p.Node == "") != (tc.pending != "") || !strings.HasPrefix(p.PendingReason, tc.pending) {
+				t.Errorf("pod %+v; want pending %q", p, tc.pending)
+			}
+		})
 	}
 }
