@@ -208,9 +208,9 @@ func TestRegistrationTimeoutReplans(t *testing.T) {
 	}{
 		{name: "registers in time", latency: "30s", ttl: 15 * time.Minute, duration: time.Hour, launches: []string{"1s"}},
 		{name: "never registers in time", latency: "20m", ttl: 15 * time.Minute, duration: time.Hour,
-			launches: []string{"1s", "15m1s", "30m1s", "45m1s"}, pending: "Nominated: pod should schedule on nodeclaim "},
+			launches: []string{"1s", "15m1s", "30m1s", "45m1s"}, pending: "Nominated: pod should schedule on "},
 		{name: "a shorter timeout", latency: "10m", ttl: 6 * time.Minute, duration: 30 * time.Minute,
-			launches: []string{"1s", "6m1s", "12m1s", "18m1s", "24m1s"}, pending: "Nominated: pod should schedule on nodeclaim "},
+			launches: []string{"1s", "6m1s", "12m1s", "18m1s", "24m1s"}, pending: "Nominated: pod should schedule on "},
 		// Pods no decision named have a reason too.
 		{name: "the run ends before the batch window closes", latency: "30s", ttl: 15 * time.Minute, duration: 500 * time.Millisecond,
 			pending: "Unschedulable: no node fits it; the provisioner's batch window was still open when the run ended"},
