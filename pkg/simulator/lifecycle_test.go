@@ -15,10 +15,11 @@ import (
 	"github.com/capstan-dev/capstan/pkg/manifests"
 )
 
-// lifecycleSim is a simulation of one NodePool of m5.large and two
-// one-CPU pods, on a cloud whose instances register after latency.
-func lifecycleSim(t *testing.T, latency string, opts Options) *Simulator {
-	t.Helper()
+// lifecycleSim is a simulation of one NodePool of m5.large, its nodes
+// expiring after expireAfter, and a one-CPU pod, on a cloud whose
+// instances register after latency.
+func lifecycleSim(tb testing.TB, latency, expireAfter string, opts Options) *Simulator {
+	tb.Helper()
 	doc := `apiVersion: sim.capstan.dev/v1alpha1
 kind: CloudProfile
 metadata: {name: lifecycle}
@@ -32,6 +33,7 @@ metadata: {name: default}
 spec:
   template:
     spec:
+      expireAfter: ` + expireAfter + `
       requirements:
       - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.large]}
       nodeClassRef: {group: sim.capstan.dev, kind: SimNodeClass, name: default}
@@ -48,19 +50,19 @@ spec:
 `
 	set, err := manifests.Load([]string{"-"}, strings.NewReader(doc))
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	profile, err := Profile("", set)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	types, err := catalog.Load()
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	s, err := New(set, profile, types, opts)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return s
 }
@@ -70,7 +72,7 @@ spec:
 func TestNodeClaimsBecomeReady(t *testing.T) {
 	opts := DefaultOptions()
 	opts.Duration = 10 * time.Minute
-	s := lifecycleSim(t, "30s", opts)
+	s := lifecycleSim(t, "30s", "720h", opts)
 	if _, err := s.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +93,7 @@ func TestRegistrationTimeoutDeletesTheNodeClaim(t *testing.T) {
 	ctx := context.Background()
 	opts := DefaultOptions()
 	opts.RegistrationTTL = time.Minute
-	s := lifecycleSim(t, "10m", opts)
+	s := lifecycleSim(t, "10m", "720h", opts)
 	// The pod is found unschedulable, then the batch window closes and
 	// its NodeClaim launches.
 	for range 2 {
@@ -152,7 +154,7 @@ func TestRegistrationTimeoutDeletesTheNodeClaim(t *testing.T) {
 func TestGarbageCollectedNodeClaimIsInstanceTerminated(t *testing.T) {
 	ctx := context.Background()
 	opts := DefaultOptions()
-	s := lifecycleSim(t, "10s", opts)
+	s := lifecycleSim(t, "10s", "720h", opts)
 	for range 4 {
 		if _, err := s.round(ctx); err != nil {
 			t.Fatal(err)
@@ -223,7 +225,7 @@ func TestRegistrationTimeoutReplans(t *testing.T) {
 			if tc.schedulerNames != nil {
 				opts.SchedulerNames = tc.schedulerNames
 			}
-			r, err := lifecycleSim(t, tc.latency, opts).Run(context.Background())
+			r, err := lifecycleSim(t, tc.latency, "720h", opts).Run(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
