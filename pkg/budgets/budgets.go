@@ -57,12 +57,11 @@ func Evaluate(np *v1.NodePool, now time.Time) ([]Status, *time.Location, error) 
 		}
 		if b.Schedule != nil && b.Duration != nil {
 			s.Schedule, s.Duration = *b.Schedule, b.Duration.Duration.String()
-			if err := ValidateSchedule(*b.Schedule); err != nil {
-				return nil, nil, fmt.Errorf("nodepool %s: budgets[%d].schedule %q: %w", np.Name, i, *b.Schedule, err)
-			}
-			sched, err := cron.ParseStandard(*b.Schedule)
+			// A schedule that parses but never fires is evaluated (never
+			// in force); ValidateSchedule flags it.
+			sched, err := parseSchedule(*b.Schedule)
 			if err != nil {
-				return nil, nil, fmt.Errorf("nodepool %s: budgets[%d].schedule %q, %w", np.Name, i, *b.Schedule, err)
+				return nil, nil, fmt.Errorf("nodepool %s: budgets[%d].schedule %q: %w", np.Name, i, *b.Schedule, err)
 			}
 			s.Active, s.Change = window(sched, b.Duration.Duration, now.In(loc))
 		}
@@ -73,9 +72,13 @@ func Evaluate(np *v1.NodePool, now time.Time) ([]Status, *time.Location, error) 
 
 // window says whether a window of length d opened by sched covers now,
 // and when that next changes. Windows are [fire, fire+d); overlapping
-// ones chain.
+// ones chain. A schedule that does not fire (Next's zero time: nothing
+// within five years) opens no window.
 func window(sched cron.Schedule, d time.Duration, now time.Time) (bool, time.Time) {
 	open := sched.Next(now.Add(-d))
+	if open.IsZero() {
+		return false, time.Time{}
+	}
 	if open.After(now) {
 		return false, open
 	}
@@ -105,16 +108,37 @@ func ValidateTimeZone(tz string) error {
 // ValidateSchedule accepts what the CRD pattern does, parsed as the
 // standard five-field cron or a descriptor (@daily, @hourly …). A TZ= or
 // CRON_TZ= prefix is refused, since the zone comes from the annotation
-// (decision 14), and so is @every, which has no window start.
+// (decision 14), and so is @every, which has no window start, and a
+// schedule that never fires (such as 0 0 30 2 *: no date matches it),
+// whose budget would never be in force.
 func ValidateSchedule(s string) error {
-	if strings.HasPrefix(s, "TZ=") || strings.HasPrefix(s, "CRON_TZ=") {
-		return fmt.Errorf("a time zone prefix is not allowed; set the %s annotation instead", v1.BudgetTimeZoneAnnotationKey)
+	sched, err := parseSchedule(s)
+	if err != nil {
+		return err
 	}
-	if strings.HasPrefix(s, "@every") {
-		return fmt.Errorf("@every is not allowed; use a cron expression or @yearly, @monthly, @weekly, @daily, @hourly")
-	}
-	if _, err := cron.ParseStandard(s); err != nil {
-		return fmt.Errorf("not a cron expression, %w", err)
+	if sched.Next(fireCheckFrom).IsZero() {
+		return fmt.Errorf("never fires: no date matches its day-of-month and month (or day-of-week) fields")
 	}
 	return nil
+}
+
+// fireCheckFrom is where ValidateSchedule looks for a schedule's first
+// firing. cron's Next searches five years; a schedule that fires at all
+// does within the four years from the start of a leap year (29 February
+// included), so the answer is the same whenever it is asked.
+var fireCheckFrom = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// parseSchedule parses a schedule ValidateSchedule's syntax rules allow.
+func parseSchedule(s string) (cron.Schedule, error) {
+	if strings.HasPrefix(s, "TZ=") || strings.HasPrefix(s, "CRON_TZ=") {
+		return nil, fmt.Errorf("a time zone prefix is not allowed; set the %s annotation instead", v1.BudgetTimeZoneAnnotationKey)
+	}
+	if strings.HasPrefix(s, "@every") {
+		return nil, fmt.Errorf("@every is not allowed; use a cron expression or @yearly, @monthly, @weekly, @daily, @hourly")
+	}
+	sched, err := cron.ParseStandard(s)
+	if err != nil {
+		return nil, fmt.Errorf("not a cron expression, %w", err)
+	}
+	return sched, nil
 }

@@ -1,6 +1,7 @@
 package budgets
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -49,6 +50,12 @@ func TestEvaluate(t *testing.T) {
 			Status{Nodes: "0", Schedule: "@daily", Duration: "1h0m0s", Active: true, Change: at("2026-03-02T16:00:00Z").In(tokyo)}},
 		{"overlapping windows chain", "", scheduled("@hourly", "90m"), "2026-03-02T10:15:00Z",
 			Status{Nodes: "0", Schedule: "@hourly", Duration: "1h30m0s", Active: true}},
+		// The reference counts a schedule that never fires as always in
+		// force; it is never in force here, as it never opens a window.
+		{"never fires: never in force", "", scheduled("0 0 30 2 *", "24h"), "2026-03-02T10:15:00Z",
+			Status{Nodes: "0", Schedule: "0 0 30 2 *", Duration: "24h0m0s"}},
+		{"every leap year: in force on 29 February", "", scheduled("0 0 29 2 *", "24h"), "2028-02-29T10:00:00Z",
+			Status{Nodes: "0", Schedule: "0 0 29 2 *", Duration: "24h0m0s", Active: true, Change: at("2028-03-01T00:00:00Z")}},
 	} {
 		np := &v1.NodePool{}
 		np.Name = "default"
@@ -68,5 +75,31 @@ func TestEvaluate(t *testing.T) {
 	np.Annotations = map[string]string{v1.BudgetTimeZoneAnnotationKey: "Mars/Olympus"}
 	if _, _, err := Evaluate(np, time.Now()); err == nil {
 		t.Error("an unknown time zone is not an error")
+	}
+}
+
+func TestValidateSchedule(t *testing.T) {
+	for _, tc := range []struct {
+		schedule string
+		// want is a part of the error, "" when valid.
+		want string
+	}{
+		{"0 9 * * 1-5", ""},
+		{"@daily", ""},
+		{"0 0 29 2 *", ""},
+		{"0 0 31 * *", ""},
+		// Day-of-month and day-of-week both set: either matches.
+		{"0 0 30 2 1", ""},
+		{"0 0 30 2 *", "never fires"},
+		{"0 0 31 4,6,9,11 *", "never fires"},
+		{"0 0 31 2 *", "never fires"},
+		{"TZ=UTC 0 9 * * *", "time zone prefix"},
+		{"@every 1h", "@every is not allowed"},
+		{"0 25 * * *", "not a cron expression"},
+	} {
+		err := ValidateSchedule(tc.schedule)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%q: %v, want %q", tc.schedule, err, tc.want)
+		}
 	}
 }

@@ -42,9 +42,13 @@ func Step(nc *v1.NodeClaim, node *corev1.Node, now time.Time, t Timeouts, attemp
 	case Initialize:
 		out = append(out, initialize(nc, node, now)...)
 	case Expire:
+		// Its pods were planned onto it and nothing else wakes the
+		// provisioner for them (their condition does not change): they
+		// are planned again at once, as after a failed launch.
 		out = append(out,
 			event(nc, corev1.EventTypeWarning, "RegistrationTimeout", "Delete", fmt.Sprintf("no node registered within %s of launch", t.Registration)),
-			effects.DeleteNodeClaim{Name: nc.Name, Reason: DeletedRegistrationTimeout})
+			effects.DeleteNodeClaim{Name: nc.Name, Reason: DeletedRegistrationTimeout},
+			effects.TriggerSolve{Immediate: true})
 	case Wait:
 		if wait > 0 {
 			out = append(out, effects.RequeueAt{At: now.Add(wait)})

@@ -88,10 +88,11 @@ func TestStep(t *testing.T) {
 				setCond("nc", cond(v1.ConditionTypeReady, metav1.ConditionTrue, "Ready", "", now)),
 			}
 		}},
-		{"registration timeout deletes, to be drained", claim(launchedAt(v1.ConditionTypeLaunched)), nil, t0.Add(15 * time.Minute), Expire, func(*v1.NodeClaim) []effects.Effect {
+		{"registration timeout deletes, to be drained, and re-plans its pods", claim(launchedAt(v1.ConditionTypeLaunched)), nil, t0.Add(15 * time.Minute), Expire, func(*v1.NodeClaim) []effects.Effect {
 			return []effects.Effect{
 				effects.Event{Object: effects.NodeClaimRef("nc"), Type: corev1.EventTypeWarning, Reason: "RegistrationTimeout", Action: "Delete", Message: "no node registered within 15m0s of launch"},
 				effects.DeleteNodeClaim{Name: "nc", Reason: DeletedRegistrationTimeout},
+				effects.TriggerSolve{Immediate: true},
 			}
 		}},
 		{"waiting for the node requeues at the timeout", claim(launchedAt(v1.ConditionTypeLaunched)), nil, now, Wait, func(*v1.NodeClaim) []effects.Effect {

@@ -17,6 +17,7 @@ func TestBatch(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	waiting := Decision{Result: provisioning.Result{Unplaced: []provisioning.Unplaced{{Pod: &corev1.Pod{}}}}}
 	flavorless := Decision{FlavorFailures: []FlavorFailure{{Pod: &corev1.Pod{}}}}
+	launching := Decision{Result: provisioning.Result{NewNodeClaims: []*provisioning.NodeClaim{{}}}}
 	type step struct {
 		at        time.Duration
 		trigger   bool
@@ -67,6 +68,10 @@ func TestBatch(t *testing.T) {
 		}},
 		{"pods without their flavors are re-checked too", []step{
 			{at: 0, solved: &flavorless},
+			{at: 10 * time.Second, due: true, next: -1},
+		}},
+		{"pods planned onto new NodeClaims are re-checked too", []step{
+			{at: 0, solved: &launching},
 			{at: 10 * time.Second, due: true, next: -1},
 		}},
 		{"a decision leaving nothing waiting needs no re-check", []step{

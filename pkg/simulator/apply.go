@@ -13,6 +13,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/drain"
 	"github.com/capstan-dev/capstan/pkg/effects"
 	"github.com/capstan-dev/capstan/pkg/lifecycle"
+	"github.com/capstan-dev/capstan/pkg/scaleup"
 )
 
 // applyEffects carries out effects on the world as the API server, the cloud
@@ -102,10 +103,10 @@ func (s *Simulator) applyOne(ctx context.Context, eff effects.Effect) (refused [
 	case effects.Event:
 		if e.Object.Kind == effects.KindPod {
 			// A pod's warnings are its pending reason in the report (an
-			// event each time it changes); where it should schedule is
-			// not reported.
-			if e.Type == corev1.EventTypeWarning {
-				s.rec.pending(now, e.Object.Namespace+"/"+e.Object.Name, e.Reason, e.Message)
+			// event each time it changes); so is the node it was
+			// nominated to while it waits for it, without an event.
+			if warning := e.Type == corev1.EventTypeWarning; warning || e.Reason == scaleup.EventNominated {
+				s.rec.pending(now, e.Object.Namespace+"/"+e.Object.Name, warning, e.Reason, e.Message)
 			}
 			return nil, nil
 		}

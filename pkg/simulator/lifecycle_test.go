@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
@@ -14,10 +15,11 @@ import (
 	"github.com/capstan-dev/capstan/pkg/manifests"
 )
 
-// lifecycleSim is a simulation of one NodePool of m5.large and two
-// one-CPU pods, on a cloud whose instances register after latency.
-func lifecycleSim(t *testing.T, latency string, opts Options) *Simulator {
-	t.Helper()
+// lifecycleSim is a simulation of one NodePool of m5.large, its nodes
+// expiring after expireAfter, and a one-CPU pod, on a cloud whose
+// instances register after latency.
+func lifecycleSim(tb testing.TB, latency, expireAfter string, opts Options) *Simulator {
+	tb.Helper()
 	doc := `apiVersion: sim.capstan.dev/v1alpha1
 kind: CloudProfile
 metadata: {name: lifecycle}
@@ -31,6 +33,7 @@ metadata: {name: default}
 spec:
   template:
     spec:
+      expireAfter: ` + expireAfter + `
       requirements:
       - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.large]}
       nodeClassRef: {group: sim.capstan.dev, kind: SimNodeClass, name: default}
@@ -47,19 +50,19 @@ spec:
 `
 	set, err := manifests.Load([]string{"-"}, strings.NewReader(doc))
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	profile, err := Profile("", set)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	types, err := catalog.Load()
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	s, err := New(set, profile, types, opts)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return s
 }
@@ -69,7 +72,7 @@ spec:
 func TestNodeClaimsBecomeReady(t *testing.T) {
 	opts := DefaultOptions()
 	opts.Duration = 10 * time.Minute
-	s := lifecycleSim(t, "30s", opts)
+	s := lifecycleSim(t, "30s", "720h", opts)
 	if _, err := s.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +93,7 @@ func TestRegistrationTimeoutDeletesTheNodeClaim(t *testing.T) {
 	ctx := context.Background()
 	opts := DefaultOptions()
 	opts.RegistrationTTL = time.Minute
-	s := lifecycleSim(t, "10m", opts)
+	s := lifecycleSim(t, "10m", "720h", opts)
 	// The pod is found unschedulable, then the batch window closes and
 	// its NodeClaim launches.
 	for range 2 {
@@ -151,7 +154,7 @@ func TestRegistrationTimeoutDeletesTheNodeClaim(t *testing.T) {
 func TestGarbageCollectedNodeClaimIsInstanceTerminated(t *testing.T) {
 	ctx := context.Background()
 	opts := DefaultOptions()
-	s := lifecycleSim(t, "10s", opts)
+	s := lifecycleSim(t, "10s", "720h", opts)
 	for range 4 {
 		if _, err := s.round(ctx); err != nil {
 			t.Fatal(err)
@@ -188,5 +191,65 @@ func TestGarbageCollectedNodeClaimIsInstanceTerminated(t *testing.T) {
 	}
 	if rec := s.rec.nodes[name]; rec == nil || rec.DeletionReason != "InstanceTerminated" {
 		t.Errorf("deletionReason = %+v, want InstanceTerminated", rec)
+	}
+}
+
+// A NodeClaim deleted at the registration timeout has its pod planned
+// again at once, onto a new NodeClaim, and its instance's Node never
+// registers afterwards (a terminated instance boots no kubelet); a pod
+// still pending at the end says why, whatever kept it.
+func TestRegistrationTimeoutReplans(t *testing.T) {
+	for _, tc := range []struct {
+		name, latency string
+		ttl, duration time.Duration
+		// launches are the launch times; pending the pod's reason at the
+		// end, "" when it runs.
+		launches       []string
+		pending        string
+		schedulerNames []string
+	}{
+		{name: "registers in time", latency: "30s", ttl: 15 * time.Minute, duration: time.Hour, launches: []string{"1s"}},
+		{name: "never registers in time", latency: "20m", ttl: 15 * time.Minute, duration: time.Hour,
+			launches: []string{"1s", "15m1s", "30m1s", "45m1s"}, pending: "Nominated: pod should schedule on "},
+		{name: "a shorter timeout", latency: "10m", ttl: 6 * time.Minute, duration: 30 * time.Minute,
+			launches: []string{"1s", "6m1s", "12m1s", "18m1s", "24m1s"}, pending: "Nominated: pod should schedule on "},
+		// Pods no decision named have a reason too.
+		{name: "the run ends before the batch window closes", latency: "30s", ttl: 15 * time.Minute, duration: 500 * time.Millisecond,
+			pending: "Unschedulable: no node fits it; the provisioner's batch window was still open when the run ended"},
+		{name: "a scheduler Capstan does not serve", latency: "30s", ttl: 15 * time.Minute, duration: time.Hour, schedulerNames: []string{"other"},
+			pending: "Unschedulable: no node fits it, and Capstan does not provision for its scheduler default-scheduler"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := DefaultOptions()
+			opts.Duration, opts.RegistrationTTL = tc.duration, tc.ttl
+			if tc.schedulerNames != nil {
+				opts.SchedulerNames = tc.schedulerNames
+			}
+			r, err := lifecycleSim(t, tc.latency, "720h", opts).Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var launches []string
+			for _, n := range r.Nodes {
+				launches = append(launches, n.LaunchedAt)
+				if n.DeletedAt != "" && n.Name != n.NodeClaim {
+					t.Errorf("node %s of nodeclaim %s registered, but its instance was terminated at %s", n.Name, n.NodeClaim, n.DeletedAt)
+				}
+			}
+			if diff := cmp.Diff(tc.launches, launches); diff != "" {
+				t.Errorf("launches (-want +got):\n%s", diff)
+			}
+			for _, e := range r.Events {
+				if e.Kind == "InstanceStopped" {
+					t.Errorf("a node registered for a terminated instance: %+v", e)
+				}
+			}
+			if len(r.Pods) != 1 {
+				t.Fatalf("pods %+v, want one", r.Pods)
+			}
+			if p := r.Pods[0]; (p.Node == "") != (tc.pending != "") || !strings.HasPrefix(p.PendingReason, tc.pending) {
+				t.Errorf("pod %+v; want pending %q", p, tc.pending)
+			}
+		})
 	}
 }

@@ -30,8 +30,10 @@ type recorder struct {
 	byProviderID map[string]*nodeRecord
 	order        []*nodeRecord
 	events       []Event
-	// reasons are pending pods' latest reasons, "Reason: message".
-	reasons map[string]string
+	// reasons are pending pods' latest reasons, "Reason: message": a
+	// warning, or the node they were nominated to; warned their latest
+	// warning, reported as an event when it changes.
+	reasons, warned map[string]string
 	// ends are the latest notice kind per provider id, which names why
 	// it ended.
 	ends map[string]string
@@ -71,7 +73,7 @@ func (rec *nodeRecord) cost(end time.Time) float64 {
 }
 
 func newRecorder(start time.Time) *recorder {
-	return &recorder{start: start, nodes: map[string]*nodeRecord{}, byProviderID: map[string]*nodeRecord{}, reasons: map[string]string{}, ends: map[string]string{}, deletions: map[string]string{}}
+	return &recorder{start: start, nodes: map[string]*nodeRecord{}, byProviderID: map[string]*nodeRecord{}, reasons: map[string]string{}, warned: map[string]string{}, ends: map[string]string{}, deletions: map[string]string{}}
 }
 
 func (r *recorder) event(now time.Time, kind, object, message string) {
@@ -229,17 +231,22 @@ func (r *recorder) evictAt(node *corev1.Node) (time.Time, bool) {
 	return rec.evictAt, true
 }
 
-// pending records a pod's reason, with an event when it changes.
-func (r *recorder) pending(now time.Time, pod, reason, message string) {
+// pending records a pod's reason; a warning is reported as an event when
+// it changes, a nomination (where the pod waits for a node) is not.
+func (r *recorder) pending(now time.Time, pod string, warning bool, reason, message string) {
 	text := reason + ": " + message
-	if r.reasons[pod] == text {
+	r.reasons[pod] = text
+	if !warning || r.warned[pod] == text {
 		return
 	}
-	r.reasons[pod] = text
+	r.warned[pod] = text
 	r.event(now, reason, "pod/"+pod, message)
 }
 
-func (r *recorder) bound(pod string) { delete(r.reasons, pod) }
+func (r *recorder) bound(pod string) {
+	delete(r.reasons, pod)
+	delete(r.warned, pod)
+}
 
 // running are the nodes launched and neither deleted nor stopped, in
 // launch order, so sums over them come out the same every run.

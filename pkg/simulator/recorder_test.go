@@ -15,14 +15,25 @@ func TestRecorder(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	r := newRecorder(t0)
 	// A reason is reported once, until it changes.
-	r.pending(t0, "ns/a", "NoInstanceTypeFits", "too big")
-	r.pending(t0.Add(time.Minute), "ns/a", "NoInstanceTypeFits", "too big")
-	r.pending(t0.Add(2*time.Minute), "ns/a", "NodePoolLimitExceeded", "limits")
+	r.pending(t0, "ns/a", true, "NoInstanceTypeFits", "too big")
+	r.pending(t0.Add(time.Minute), "ns/a", true, "NoInstanceTypeFits", "too big")
+	r.pending(t0.Add(2*time.Minute), "ns/a", true, "NodePoolLimitExceeded", "limits")
 	if got := len(r.events); got != 2 {
 		t.Errorf("%d events for two distinct reasons", got)
 	}
 	if r.reasons["ns/a"] != "NodePoolLimitExceeded: limits" {
 		t.Errorf("reason %q", r.reasons["ns/a"])
+	}
+	// A nomination is the pod's reason while it waits, with no event;
+	// the warning before it is not reported again after it.
+	r.pending(t0.Add(3*time.Minute), "ns/a", false, "Nominated", "pod should schedule on nodeclaim x")
+	r.pending(t0.Add(4*time.Minute), "ns/a", true, "NodePoolLimitExceeded", "limits")
+	if got := len(r.events); got != 2 {
+		t.Errorf("%d events; a nomination or a repeated warning is not one", got)
+	}
+	r.pending(t0.Add(5*time.Minute), "ns/a", false, "Nominated", "pod should schedule on nodeclaim x")
+	if r.reasons["ns/a"] != "Nominated: pod should schedule on nodeclaim x" {
+		t.Errorf("reason %q after a nomination", r.reasons["ns/a"])
 	}
 	r.bound("ns/a")
 	if _, ok := r.reasons["ns/a"]; ok {

@@ -2,9 +2,12 @@ package simulator
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/manifests"
@@ -150,7 +153,7 @@ func (s *Simulator) result() *Result {
 	for _, p := range s.world.sortedPods() {
 		pod := Pod{Name: podKey(p), Node: p.Spec.NodeName}
 		if pod.Node == "" {
-			pod.PendingReason = s.rec.reasons[pod.Name]
+			pod.PendingReason = cmp.Or(s.rec.reasons[pod.Name], s.unsolved(p))
 			out.Summary.PodsPending++
 		}
 		out.Pods = append(out.Pods, pod)
@@ -168,6 +171,17 @@ func (s *Simulator) result() *Result {
 		out.Events = []Event{}
 	}
 	return out
+}
+
+// unsolved is the reason of a pending pod no provisioning decision has
+// named: no node fits it, and the provisioner had not solved for it yet
+// (its batch window was open when the run ended) or never does (it
+// serves other schedulers).
+func (s *Simulator) unsolved(p *corev1.Pod) string {
+	if !slices.Contains(s.opts.SchedulerNames, p.Spec.SchedulerName) {
+		return fmt.Sprintf("%s: no node fits it, and Capstan does not provision for its scheduler %s", corev1.PodReasonUnschedulable, p.Spec.SchedulerName)
+	}
+	return corev1.PodReasonUnschedulable + ": no node fits it; the provisioner's batch window was still open when the run ended"
 }
 
 // pendingCount counts pods not bound to a node.

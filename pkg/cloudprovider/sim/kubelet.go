@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -41,11 +42,14 @@ func (k *MemoryKubelet) Launch(_ context.Context, node *corev1.Node, registerAt 
 	k.pending = append(k.pending, pendingNode{node: node, at: registerAt})
 }
 
-// Stop records that the node's instance stopped.
+// Stop records that the node's instance stopped. A Node not registered
+// yet never will be: an instance that stopped or terminated boots no
+// kubelet (as simapi.Kubelet gives up its registration).
 func (k *MemoryKubelet) Stop(_ context.Context, nodeName string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.stopped[nodeName] = true
+	k.pending = slices.DeleteFunc(k.pending, func(p pendingNode) bool { return p.node.Name == nodeName })
 }
 
 // Due returns, and forgets, the nodes to register by now.

@@ -41,3 +41,23 @@ func TestMemoryKubeletRegistersWhenDue(t *testing.T) {
 		t.Errorf("stopped: a %v b %v", k.Stopped("a"), k.Stopped("b"))
 	}
 }
+
+// An instance that stops before its Node registered never registers it,
+// as with simapi.Kubelet.
+func TestMemoryKubeletStoppedBeforeRegistering(t *testing.T) {
+	k := sim.NewMemoryKubelet()
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, name := range []string{"a", "b"} {
+		n := &corev1.Node{}
+		n.Name = name
+		k.Launch(context.Background(), n, start.Add(time.Minute))
+	}
+	k.Stop(context.Background(), "a")
+	due := k.Due(start.Add(time.Hour))
+	if len(due) != 1 || due[0].Name != "b" {
+		t.Errorf("registered %v, want only b", due)
+	}
+	if _, ok := k.Next(); ok {
+		t.Error("a registration is still queued")
+	}
+}

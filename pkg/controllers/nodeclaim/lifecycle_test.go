@@ -115,7 +115,8 @@ func TestInsufficientCapacityDeletes(t *testing.T) {
 }
 
 // A launched NodeClaim whose node does not register within the
-// registration timeout is deleted, with an event.
+// registration timeout is deleted, with an event, and its pods planned
+// again.
 func TestRegistrationTimeout(t *testing.T) {
 	ctx := context.Background()
 	g := test.NewGomega(t)
@@ -137,5 +138,7 @@ func TestRegistrationTimeout(t *testing.T) {
 	g.Eventually(func(g gomega.Gomega) {
 		g.Expect(getClaim(g, nc).DeletionTimestamp).NotTo(gomega.BeNil())
 		g.Expect(eventsOf(g, nc, "RegistrationTimeout")).NotTo(gomega.BeEmpty())
+		// Its pods are planned again at once, as in simulate.
+		g.Expect(f.replans.any()).To(gomega.BeTrue())
 	}).Should(gomega.Succeed())
 }

@@ -136,7 +136,7 @@ func TestPendingPodGetsNodeClaim(t *testing.T) {
 	h.g.Expect(h.claims()).To(gomega.BeEmpty())
 
 	h.clk.Step(time.Second)
-	h.g.Expect(h.reconcile()).To(gomega.BeZero(), "nothing left waiting")
+	h.g.Expect(h.reconcile()).To(gomega.Equal(10*time.Second), "the pod waits for its NodeClaim: re-checked a max window later")
 	claims := h.claims()
 	h.g.Expect(claims).To(gomega.HaveLen(1))
 	nc := claims[0]
