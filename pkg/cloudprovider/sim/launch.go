@@ -65,7 +65,9 @@ func (c *Cloud) Create(ctx context.Context, nc *v1.NodeClaim) (*v1.NodeClaim, er
 		return c.launchedClaim(inst, c.typeLocked(inst.InstanceType), nc), nil
 	}
 	now := c.opts.Clock.Now()
-	its := c.instanceTypesLocked(nodeClass, now)
+	// Only the types the NodeClaim allows are built: the rest would fail
+	// its instance-type requirement in LaunchCandidates anyway.
+	its := c.instanceTypesLocked(nodeClass, now, reqs.Get(v1.LabelInstanceType).Has)
 	if c.opts.Unavailable != nil {
 		its = c.opts.Unavailable.Apply(its)
 	}
