@@ -47,7 +47,13 @@ type daemonVariant struct {
 
 // of is the poolTypes of p's NodePool over its.
 func (m *typesMemo) of(p *poolData, its []*cloudprovider.InstanceType) *poolTypes {
-	var runs []daemonVariant
+	// A daemonset with a variant that selects nothing runs on every type
+	// with an offering: its requests are summed once (everywhere), and
+	// only the daemonsets that select types or zones (selective) are
+	// matched per type.
+	var everywhere scheduling.Resources
+	var everywherePorts []scheduling.HostPort
+	var selective []daemonVariant
 	var key strings.Builder
 	if len(its) > 0 {
 		fmt.Fprintf(&key, "%p/%d", &its[0], len(its))
@@ -56,12 +62,21 @@ func (m *typesMemo) of(p *poolData, its []*cloudprovider.InstanceType) *poolType
 		if !p.runsDaemon(d, m.wellKnown) {
 			continue
 		}
+		var allowed []daemonVariant
+		anywhere := false
 		for j := range d.variants {
 			if p.reqs.Compatible(d.variants[j].reqs, m.wellKnown) == nil {
-				runs = append(runs, daemonVariant{d, &d.variants[j]})
+				allowed = append(allowed, daemonVariant{d, &d.variants[j]})
+				anywhere = anywhere || len(d.variants[j].reqs) == 0
 				fmt.Fprintf(&key, ",%d.%d", i, j)
 			}
 		}
+		if anywhere {
+			everywhere = everywhere.Add(d.requests)
+			everywherePorts = append(everywherePorts, d.hostPorts...)
+			continue
+		}
+		selective = append(selective, allowed...)
 	}
 	if t, ok := m.built[key.String()]; ok {
 		return t
@@ -69,10 +84,14 @@ func (m *typesMemo) of(p *poolData, its []*cloudprovider.InstanceType) *poolType
 	t := &poolTypes{}
 	for _, it := range its {
 		d := &itData{it: it, alloc: scheduling.NewResources(it.Allocatable()), capacity: scheduling.NewResources(it.Capacity), price: cheapestAvailable(it)}
+		if len(it.Offerings) > 0 {
+			d.daemon = everywhere
+			d.daemonPorts = slices.Clone(everywherePorts)
+		}
 		var last *podData
-		for _, r := range runs {
+		for _, r := range selective {
 			// A daemonset counts once however many of its variants allow
-			// the type; its variants are consecutive in runs.
+			// the type; its variants are consecutive in selective.
 			if r.d == last || !runsOn(r.v, it) {
 				continue
 			}
