@@ -73,7 +73,8 @@ type CloudProvider interface {
 	// reserved offerings, the reservation's free slots. The NodePool's
 	// requirements are not applied: the solver does that. A NodeClass that
 	// is missing or not ready yields *NodeClassNotReadyError. The returned
-	// values are shared and must not be mutated.
+	// values are shared and must not be mutated. The answer depends on the
+	// NodeClass only: InstanceTypesByNodePool asks once per NodeClass.
 	GetInstanceTypes(ctx context.Context, nodePool *v1.NodePool) ([]*InstanceType, error)
 
 	// IsDrifted reports why nodeClaim's instance no longer matches its

@@ -57,3 +57,28 @@ func TestInstanceTypesByNodePool(t *testing.T) {
 		t.Error("an error other than not ready must fail")
 	}
 }
+
+// NodePools on one NodeClass share one answer: the cloud is asked once,
+// so a NodePool adds no copy of the instance types (docs/simulate.md,
+// "Scale").
+func TestInstanceTypesByNodePoolAsksOncePerNodeClass(t *testing.T) {
+	it := &cloudprovider.InstanceType{Name: "m5.large"}
+	var pools []v1.NodePool
+	for _, name := range []string{"a", "b", "c"} {
+		pools = append(pools, *test.NodePool(func(np *v1.NodePool) { np.Name = name }))
+	}
+	other := test.NodePool(func(np *v1.NodePool) { np.Name = "other" })
+	other.Spec.Template.Spec.NodeClassRef.Name = "other"
+	pools = append(pools, *other)
+	cp := fake.New(it)
+	its, _, err := cloudprovider.InstanceTypesByNodePool(context.Background(), cp, pools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(cp.GetInstanceTypesCalls); got != 2 {
+		t.Errorf("asked the cloud %d times for 2 NodeClasses, want 2", got)
+	}
+	if len(its) != 4 || &its["a"][0] != &its["c"][0] || &its["a"][0] == &its["other"][0] {
+		t.Errorf("NodePools on one NodeClass do not share its instance types: %v", its)
+	}
+}

@@ -132,11 +132,12 @@ func (e *Engine) tick(in Input, replacements map[string]ReplacementStatus, now t
 		return t, nil
 	}
 	t := Tick{Stale: StaleTaints(in, nil)}
-	methods, key := e.Options.Methods, settledKey(in, e.Options.Methods, now)
+	candidates := Candidates(in)
+	methods, key := e.Options.Methods, settledKey(in, candidates, e.Options.Methods, now)
 	if key == e.settled {
 		methods = slices.DeleteFunc(slices.Clone(methods), consolidates)
 	}
-	d := Plan(in, methods, now)
+	d := plan(in, candidates, methods, now)
 	switch {
 	case d.Found:
 		e.settled = ""

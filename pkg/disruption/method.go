@@ -191,7 +191,12 @@ type Decision struct {
 // command wins. Budgets are evaluated per NodePool for each method's
 // reason.
 func Plan(in Input, methods []Method, now time.Time) Decision {
-	candidates := Candidates(in)
+	return plan(in, Candidates(in), methods, now)
+}
+
+// plan is Plan over in's candidates, worked out once by the caller: each
+// costs a solve of the pending pods (nominatedNodes).
+func plan(in Input, candidates []Candidate, methods []Method, now time.Time) Decision {
 	d := Decision{Eligible: map[string]int{}}
 	for _, m := range methods {
 		allowed := AllowedByPool(in, m.Reason(), now)

@@ -23,7 +23,7 @@ import (
 // the next pass would find nothing either, and its simulations (one
 // solve per candidate) are skipped, as the reference skips a cluster it
 // has marked consolidated.
-func settledKey(in Input, methods []Method, now time.Time) string {
+func settledKey(in Input, candidates []Candidate, methods []Method, now time.Time) string {
 	h := fnv.New64a()
 	var allowed []map[string]int
 	for _, r := range BudgetReasons(slices.DeleteFunc(slices.Clone(methods), func(m Method) bool { return !consolidates(m) })) {
@@ -45,7 +45,7 @@ func settledKey(in Input, methods []Method, now time.Time) string {
 		}
 		fmt.Fprintf(h, "offerings %d\n", available)
 	}
-	for _, c := range Candidates(in) {
+	for _, c := range candidates {
 		fmt.Fprintf(h, "c %s %s %q %v %g %t %d\n", c.NodeClaim.Name, c.Node.Name, c.Blocked, c.Priced, c.Price,
 			Consolidatable(c.NodeClaim, c.NodePool, now), len(c.Node.Spec.Taints))
 		writePods(h, c.Pods)

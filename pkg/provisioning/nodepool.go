@@ -39,11 +39,13 @@ type poolData struct {
 	reqs   scheduling.Requirements
 	labels map[string]string
 	taints []corev1.Taint
-	// its are the instance types, cheapest available offering first;
+	// its are the instance types, cheapest available offering first, and
+	// crowded those the daemonsets leave no room on (poolTypes, shared
+	// with the NodePools of the same types and daemonsets: read-only);
 	// allowed are those the NodePool's own requirements allow, for a pod
 	// that adds none (filter with no requests and no slot accounting,
 	// which only bookCapacity applies).
-	its, allowed []*itData
+	its, crowded, allowed []*itData
 	// limit is what the NodePool may still add: its limits less existing,
 	// in-flight and planned nodes (math.MaxInt64 where unlimited).
 	limit      scheduling.Resources
@@ -52,7 +54,7 @@ type poolData struct {
 	limited sets.Set[corev1.ResourceName]
 }
 
-func newPoolData(np *v1.NodePool, its []*cloudprovider.InstanceType, daemons []*podData) *poolData {
+func newPoolData(np *v1.NodePool, its []*cloudprovider.InstanceType, memo *typesMemo) *poolData {
 	p := &poolData{np: np, name: np.Name, taints: np.Spec.Template.Spec.Taints}
 	p.reqs = scheduling.NewNodeSelectorRequirementsWithMinValues(np.Spec.Template.Spec.Requirements...)
 	p.reqs.Add(selectorRequirements(scheduling.NewLabelRequirements(np.Spec.Template.ObjectMeta.Labels))...)
@@ -61,34 +63,8 @@ func newPoolData(np *v1.NodePool, its []*cloudprovider.InstanceType, daemons []*
 	for k, v := range np.Spec.Template.ObjectMeta.Labels {
 		p.labels[k] = v
 	}
-	var runs []*podData
-	for _, d := range daemons {
-		if p.runsDaemon(d) {
-			runs = append(runs, d)
-		}
-	}
-	for _, it := range its {
-		d := &itData{it: it, alloc: scheduling.NewResources(it.Allocatable()), capacity: scheduling.NewResources(it.Capacity), price: cheapestAvailable(it)}
-		for _, ds := range runs {
-			if p.runsDaemonOn(ds, it) {
-				d.daemon = d.daemon.Add(ds.requests)
-				d.daemonPorts = append(d.daemonPorts, ds.hostPorts...)
-			}
-		}
-		// A type its daemonsets don't fit on is never launched, as in the
-		// reference: they must run on every node.
-		if !d.daemon.Fits(d.alloc) {
-			continue
-		}
-		d.alloc = d.alloc.Sub(d.daemon)
-		p.its = append(p.its, d)
-	}
-	slices.SortStableFunc(p.its, func(a, b *itData) int {
-		return cmp.Or(cmp.Compare(a.price, b.price), cmp.Compare(a.it.Name, b.it.Name))
-	})
-	for i, d := range p.its {
-		d.id = uint64(i)
-	}
+	types := memo.of(p, its)
+	p.its, p.crowded = types.its, types.crowded
 	p.allowed = filter(p.its, p.reqs, scheduling.Resources{}, "", nil).options
 	p.limit, p.limitNodes, p.limited = limitsOf(np.Spec.Limits)
 	return p
@@ -107,7 +83,7 @@ func cheapestAvailable(it *cloudprovider.InstanceType) float64 {
 // runsDaemon reports whether a daemonset's pod would run on this
 // NodePool's nodes: it tolerates the taints (startup taints included, as
 // daemonsets usually must) and its affinity fits the template.
-func (p *poolData) runsDaemon(d *podData) bool {
+func (p *poolData) runsDaemon(d *podData, wellKnown sets.Set[string]) bool {
 	if scheduling.Tolerates(d.pod.Spec.Tolerations, p.taints) != nil {
 		return false
 	}
@@ -115,26 +91,8 @@ func (p *poolData) runsDaemon(d *podData) bool {
 		return false
 	}
 	for _, v := range d.variants {
-		if p.reqs.Compatible(v.reqs, scheduling.WellKnownLabels()) == nil {
+		if p.reqs.Compatible(v.reqs, wellKnown) == nil {
 			return true
-		}
-	}
-	return false
-}
-
-// runsDaemon's per-instance-type part: a daemonset that selects instance
-// types (by node affinity on their labels) or zones runs only on the types
-// it selects with an offering in a zone it allows, so only they carry its
-// overhead and host ports.
-func (p *poolData) runsDaemonOn(d *podData, it *cloudprovider.InstanceType) bool {
-	for _, v := range d.variants {
-		if p.reqs.Compatible(v.reqs, scheduling.WellKnownLabels()) != nil || it.Requirements.Intersects(v.reqs) != nil {
-			continue
-		}
-		for _, o := range it.Offerings {
-			if o.CompatibleWith(v.reqs) {
-				return true
-			}
 		}
 	}
 	return false

@@ -80,6 +80,14 @@ func TestPlacementMatchesTheCluster(t *testing.T) {
 			want: summary{Unplaced: map[string]provisioning.Reason{"p0": provisioning.ReasonNoInstanceTypeFits}},
 		},
 		{
+			name: "daemonsets that leave no room on any type: the pod waits for room, not for requirements",
+			in: provisioning.Input{
+				Pods: pods(1, "1", "1Gi"), NodePools: []*v1.NodePool{nodePool("default")}, InstanceTypes: types,
+				DaemonSetPods: []*corev1.Pod{daemon("logs", "64")},
+			},
+			want: summary{Unplaced: map[string]provisioning.Reason{"p0": provisioning.ReasonNoInstanceTypeFits}},
+		},
+		{
 			name: "PreferNoSchedule is avoided when an untainted NodePool fits",
 			in: provisioning.Input{
 				Pods: pods(1, "1", "1Gi"), InstanceTypes: types,

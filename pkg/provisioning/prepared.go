@@ -25,13 +25,13 @@ type Prepared struct {
 // Prepare works out in's NodePools' and nodes' data, for the solves over
 // in (and subsets of its nodes) to share.
 func Prepare(in Input) *Prepared {
-	daemons := daemonData(in)
+	memo := newTypesMemo(daemonData(in))
 	p := &Prepared{pools: make(map[*v1.NodePool]*poolData, len(in.NodePools)), nodes: make(map[*Node]*nodeData, len(in.Nodes))}
 	for _, np := range in.NodePools {
-		p.pools[np] = newPoolData(np, in.InstanceTypes[np.Name], daemons)
+		p.pools[np] = newPoolData(np, in.InstanceTypes[np.Name], memo)
 	}
 	for _, n := range in.Nodes {
-		p.nodes[n] = newNodeData(n, daemons)
+		p.nodes[n] = newNodeData(n, memo.daemons)
 	}
 	return p
 }

@@ -108,9 +108,10 @@ func newSolver(in Input) *solver {
 		s.opts.MaxInstanceTypes = DefaultMaxInstanceTypes
 	}
 	daemons := daemonData(in)
+	memo := newTypesMemo(daemons)
 	byName := map[string]*poolData{}
 	for _, np := range in.NodePools {
-		p := in.Prepared.pool(np, func() *poolData { return newPoolData(np, in.InstanceTypes[np.Name], daemons) })
+		p := in.Prepared.pool(np, func() *poolData { return newPoolData(np, in.InstanceTypes[np.Name], memo) })
 		s.pools = append(s.pools, p)
 		byName[np.Name] = p
 		for _, it := range in.InstanceTypes[np.Name] {
@@ -437,6 +438,11 @@ func (s *solver) claimFor(pool *poolData, p *podData, v *variant, mins []int32) 
 	}
 	s.scratch = f.options
 	if len(f.options) == 0 {
+		if f.reason == ReasonIncompatibleRequirements {
+			if why := pool.crowdedOut(merged); why != "" {
+				return nil, ReasonNoInstanceTypeFits, why
+			}
+		}
 		return nil, f.reason, describe(f, requests)
 	}
 	if f.options = withoutPortConflicts(f.options, p.hostPorts); len(f.options) == 0 {

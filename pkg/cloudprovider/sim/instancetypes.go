@@ -35,7 +35,7 @@ func (c *Cloud) GetInstanceTypes(ctx context.Context, np *v1.NodePool) ([]*cloud
 		c.mu.Unlock()
 		return nil, err
 	}
-	its := c.instanceTypesLocked(nc, c.opts.Clock.Now())
+	its := c.instanceTypesLocked(nc, c.opts.Clock.Now(), nil)
 	release()
 	c.mu.Unlock()
 	if c.opts.Unavailable != nil {
@@ -44,7 +44,9 @@ func (c *Cloud) GetInstanceTypes(ctx context.Context, np *v1.NodePool) ([]*cloud
 	return its, nil
 }
 
-func (c *Cloud) instanceTypesLocked(nc *simv1alpha1.SimNodeClass, now time.Time) []*cloudprovider.InstanceType {
+// instanceTypesLocked builds nc's instance types, only those named
+// allows when it is not nil.
+func (c *Cloud) instanceTypesLocked(nc *simv1alpha1.SimNodeClass, now time.Time, named func(string) bool) []*cloudprovider.InstanceType {
 	status := ResolveNodeClass(nc.Spec, c.reservationsLocked(), now)
 	reserved := map[string][]simv1alpha1.CapacityReservation{}
 	for _, r := range status.CapacityReservations {
@@ -57,6 +59,9 @@ func (c *Cloud) instanceTypesLocked(nc *simv1alpha1.SimNodeClass, now time.Time)
 	}
 	out := make([]*cloudprovider.InstanceType, 0, len(c.opts.Catalog))
 	for _, ct := range c.opts.Catalog {
+		if named != nil && !named(ct.Name) {
+			continue
+		}
 		od, ok := ct.OnDemandPrice(c.opts.Profile.Spec.Region)
 		if !ok {
 			continue

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -64,7 +65,9 @@ func (c *Cloud) Create(ctx context.Context, nc *v1.NodeClaim) (*v1.NodeClaim, er
 		return c.launchedClaim(inst, c.typeLocked(inst.InstanceType), nc), nil
 	}
 	now := c.opts.Clock.Now()
-	its := c.instanceTypesLocked(nodeClass, now)
+	// Only the types the NodeClaim allows are built: the rest would fail
+	// its instance-type requirement in LaunchCandidates anyway.
+	its := c.instanceTypesLocked(nodeClass, now, reqs.Get(v1.LabelInstanceType).Has)
 	if c.opts.Unavailable != nil {
 		its = c.opts.Unavailable.Apply(its)
 	}
@@ -92,13 +95,17 @@ func (c *Cloud) Create(ctx context.Context, nc *v1.NodeClaim) (*v1.NodeClaim, er
 
 // launchedForLocked is the instance running (or stopped) for the
 // NodeClaim named name, nil when there is none.
+// The lowest id wins if there are several, in one pass without sorting
+// the ids: a Create costs no sort of every instance.
 func (c *Cloud) launchedForLocked(name string) *Instance {
-	for _, id := range slices.Sorted(maps.Keys(c.state.Instances)) {
-		if inst := c.state.Instances[id]; inst.NodeClaim == name && inst.State != InstanceTerminated {
-			return inst
+	var found *Instance
+	foundID := ""
+	for id, inst := range c.state.Instances {
+		if inst.NodeClaim == name && inst.State != InstanceTerminated && (found == nil || id < foundID) {
+			found, foundID = inst, id
 		}
 	}
-	return nil
+	return found
 }
 
 // launch is what a launch records beyond the offering: the NodeClaim and
@@ -351,6 +358,13 @@ func (c *Cloud) stopNodeLocked(ctx context.Context, name string) {
 }
 
 func (c *Cloud) byProviderIDLocked(providerID string) *Instance {
+	// Provider IDs end in the instance id (Naming): looked up first, so
+	// finding an instance does not cost a pass over all of them.
+	if i := strings.LastIndexByte(providerID, '/'); i >= 0 {
+		if inst := c.state.Instances[providerID[i+1:]]; inst != nil && c.providerID(inst) == providerID {
+			return inst
+		}
+	}
 	for _, inst := range c.state.Instances {
 		if c.providerID(inst) == providerID {
 			return inst
