@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -23,6 +24,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/controllers/explainserver"
 	"github.com/capstan-dev/capstan/pkg/disruption"
 	"github.com/capstan-dev/capstan/pkg/explain"
+	"github.com/capstan-dev/capstan/pkg/readlimit"
 	"github.com/capstan-dev/capstan/pkg/scaleup"
 	"github.com/capstan-dev/capstan/pkg/state"
 )
@@ -152,12 +154,13 @@ func ask(ctx context.Context, opts ExplainOptions, path string, into any) error 
 		return fmt.Errorf("asking the controller at %s (run without --controller-address to compute from the API alone), %w", address, err)
 	}
 	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxAnswerBytes+1))
+	body, err := readlimit.All(resp.Body, MaxAnswerBytes)
+	var tooLarge *readlimit.TooLargeError
+	if errors.As(err, &tooLarge) {
+		return fmt.Errorf("the controller at %s answered more than %d MiB; refusing to read it", address, MaxAnswerBytes>>20)
+	}
 	if err != nil {
 		return fmt.Errorf("reading the controller's answer, %w", err)
-	}
-	if len(body) > MaxAnswerBytes {
-		return fmt.Errorf("the controller at %s answered more than %d MiB; refusing to read it", address, MaxAnswerBytes>>20)
 	}
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("the controller at %s answered %s: %s", address, resp.Status, strings.TrimSpace(string(body)))

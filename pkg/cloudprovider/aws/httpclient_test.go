@@ -33,3 +33,30 @@ func TestBufferedBodies(t *testing.T) {
 		}
 	}
 }
+
+// A request body over MaxRequestBytes is refused, not buffered whole.
+func TestBufferedBodiesAreCapped(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer srv.Close()
+	req, err := http.NewRequest(http.MethodPost, srv.URL, io.NopCloser(io.LimitReader(endless{}, MaxRequestBytes+1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := NewHTTPClient().Do(req)
+	if err == nil {
+		_ = resp.Body.Close()
+	}
+	if want := "reading the request body, larger than the 16 MiB limit"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Do(a body over the cap) = %v, want an error with %q", err, want)
+	}
+}
+
+// endless is a body that never ends.
+type endless struct{}
+
+func (endless) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'a'
+	}
+	return len(p), nil
+}

@@ -16,7 +16,9 @@ import (
 var layers = [][]string{
 	{"api/...", "config/..."},
 	// Leaves: the requirements algebra, budget windows, llmaz flavors.
-	{"pkg/scheduling", "pkg/budgets", "pkg/flavors", "pkg/version"},
+	{"pkg/scheduling", "pkg/budgets", "pkg/flavors", "pkg/version",
+		// Capped reads of files and streams.
+		"pkg/readlimit"},
 	// The cloud seam: the interface, offerings, errors.
 	{"pkg/cloudprovider"},
 	// The effect vocabulary the steps return.

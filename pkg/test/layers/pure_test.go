@@ -15,6 +15,7 @@ var pure = []string{
 	"pkg/scheduling", "pkg/provisioning/...", "pkg/scaleup", "pkg/lifecycle", "pkg/drain", "pkg/budgets",
 	"pkg/disruption", "pkg/explain", "pkg/flavors", "pkg/state", "pkg/effects", "pkg/interruption",
 	"pkg/cloudprovider", "pkg/cloudprovider/catalog", "pkg/cloudprovider/sim", "pkg/manifests", "pkg/simulator", "pkg/report",
+	"pkg/readlimit",
 }
 
 // clients are the packages that reach the API server.
