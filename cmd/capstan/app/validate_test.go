@@ -127,7 +127,7 @@ func TestSimulateOptionsValidate(t *testing.T) {
 		{name: "instance types", mod: func(o *SimulateOptions) { o.Simulator.MaxInstanceTypes = -3 }, want: []string{"--max-instance-types"}},
 		// The controller's bounds hold in simulate, where a spinning loop
 		// is a run that never ends.
-		{name: "max of 1ms", mod: func(o *SimulateOptions) { o.Simulator.Window.Idle, o.Simulator.Window.Max = MinBatchIdle, time.Millisecond }, want: []string{"--batch-max-duration must be at least 1s, got 1ms"}},
+		{name: "max of 1ms", mod: func(o *SimulateOptions) { o.Simulator.Window.Max = time.Millisecond }, want: []string{"--batch-max-duration must be at least 1s, got 1ms"}},
 		{name: "idle of 1ns", mod: func(o *SimulateOptions) { o.Simulator.Window.Idle = time.Nanosecond }, want: []string{"--batch-idle-duration must be at least 100ms, got 1ns"}},
 		{name: "disruption poll of 1ns", args: []string{"--disruption-poll-interval=1ns"}, mod: func(*SimulateOptions) {},
 			want: []string{"--disruption-poll-interval must be at least 1s, got 1ns"}},
