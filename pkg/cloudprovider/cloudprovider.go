@@ -131,12 +131,17 @@ const (
 	// interrupts the instance.
 	SpotPriceAboveMax InterruptionKind = "SpotPriceAboveMax"
 	// PreemptibleMaxLifetime: a GCP-style preemptible instance reaches its
-	// 24 h maximum lifetime at Deadline; replace it before then.
+	// maximum lifetime (PreemptibleLifetime) at Deadline; replace it
+	// before then.
 	PreemptibleMaxLifetime InterruptionKind = "PreemptibleMaxLifetime"
 	// AzureEviction: an Azure spot VM is evicted (deallocated or deleted,
 	// per its eviction policy, decision 5) at Deadline.
 	AzureEviction InterruptionKind = "AzureEviction"
 )
+
+// PreemptibleLifetime is how long a GCP-style preemptible instance may
+// run: the cloud stops it then (PreemptibleMaxLifetime).
+const PreemptibleLifetime = 24 * time.Hour
 
 // InterruptionKinds returns every kind, in declaration order.
 func InterruptionKinds() []InterruptionKind {

@@ -18,6 +18,11 @@ const (
 	// DefaultPreemptibleMargin is how long before a preemptible VM's
 	// 24-hour limit Capstan starts replacing it within budgets.
 	DefaultPreemptibleMargin = 30 * time.Minute
+	// MaxPreemptibleMargin bounds the margin to half the preemptible
+	// lifetime, so a replacement serves at least 12 hours: a margin near
+	// the lifetime would replace every preemptible VM the moment it
+	// launches, and its replacement too.
+	MaxPreemptibleMargin = cloudprovider.PreemptibleLifetime / 2
 	// PreemptionNotice is GCP's own notice before it stops a preemptible
 	// VM: from then on the limit is handled as an interruption.
 	PreemptionNotice = 30 * time.Second

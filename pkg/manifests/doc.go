@@ -19,6 +19,7 @@
 // (ApplyAtAnnotation, DeleteAtAnnotation) put objects on the Set's
 // timeline instead of the start (timed.go). The same object twice is an
 // error unless they make it versions over time, a stream over
-// MaxStreamBytes is refused, and errors escape the control characters
-// they echo from the input. It never talks to a cluster.
+// MaxStreamBytes or a path that is no regular file (a named pipe, a
+// device) is refused (pkg/readlimit), and errors escape the control
+// characters they echo from the input. It never talks to a cluster.
 package manifests

@@ -2,30 +2,16 @@ package manifests
 
 import (
 	"errors"
-	"fmt"
-	"io"
 	"slices"
 
 	"github.com/capstan-dev/capstan/pkg/printable"
+
+	"github.com/capstan-dev/capstan/pkg/readlimit"
 )
 
 // MaxStreamBytes is the most Load reads from one file or stdin: more is
-// refused rather than read until memory runs out. Manifests are far
-// smaller; the API server refuses requests over 3 MiB.
-const MaxStreamBytes = 64 << 20
-
-// readCapped reads r whole if it holds at most limit bytes, reading one
-// more to tell.
-func readCapped(r io.Reader, limit int64) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("larger than the %d MiB limit per file or stdin", limit>>20)
-	}
-	return data, nil
-}
+// refused rather than read until memory runs out.
+const MaxStreamBytes = readlimit.MaxDocumentBytes
 
 // inputErrors are what reading manifests found wrong. Their text echoes
 // the input (names, keys, values, paths), so whatever does not print is

@@ -21,6 +21,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
 	"github.com/capstan-dev/capstan/pkg/flavors"
 	"github.com/capstan-dev/capstan/pkg/printable"
+	"github.com/capstan-dev/capstan/pkg/readlimit"
 )
 
 // Loader reads manifests into a Set. NewLoader compiles the CRDs'
@@ -97,7 +98,7 @@ func (l *Loader) Load(paths []string, stdin io.Reader) (*Set, error) {
 	}
 	for _, path := range paths {
 		if path == "-" {
-			data, err := readCapped(stdin, MaxStreamBytes)
+			data, err := readlimit.All(stdin, MaxStreamBytes)
 			read("stdin", data, err)
 			continue
 		}
@@ -107,7 +108,9 @@ func (l *Loader) Load(paths []string, stdin io.Reader) (*Set, error) {
 			continue
 		}
 		for _, f := range files {
-			data, err := readFile(f)
+			// A regular file: a named pipe among a directory's files would
+			// block the read for good.
+			data, err := readlimit.File(f, MaxStreamBytes)
 			read(printable.Quote(f), data, err)
 		}
 	}
@@ -116,16 +119,6 @@ func (l *Loader) Load(paths []string, stdin io.Reader) (*Set, error) {
 	}
 	set.sortTimeline()
 	return set, nil
-}
-
-// readFile reads the file at path, up to MaxStreamBytes.
-func readFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return readCapped(f, MaxStreamBytes)
 }
 
 // manifestFiles is path itself, or the manifests under directory path.

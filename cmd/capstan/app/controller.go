@@ -243,7 +243,7 @@ func registerCapacityBlocks(ctx context.Context, mgr manager.Manager, cp cloudpr
 func metricsOptions(opts Options) metricsserver.Options {
 	o := metricsserver.Options{BindAddress: opts.MetricsAddr}
 	if opts.MetricsSecure {
-		o.SecureServing, o.CertDir, o.FilterProvider = true, opts.MetricsCertDir, apiauth.FilterProvider
+		o.SecureServing, o.CertDir, o.CertName, o.KeyName, o.FilterProvider = true, opts.MetricsCertDir, certFile, keyFile, apiauth.FilterProvider
 	}
 	return o
 }

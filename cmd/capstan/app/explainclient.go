@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/capstan-dev/capstan/pkg/explain"
 	"github.com/capstan-dev/capstan/pkg/printable"
+	"github.com/capstan-dev/capstan/pkg/readlimit"
 )
 
 // `capstan explain` is a careful client of whatever --controller-address
@@ -85,27 +87,35 @@ func ask(ctx context.Context, opts ExplainOptions, q question, into any) error {
 		return fmt.Errorf("asking the controller at %s (run without --controller-address to compute from the API alone), %w", printable.Quote(opts.Controller), err)
 	}
 	defer func() { _ = resp.Body.Close() }()
-	limit := int64(maxExcerptBytes)
-	if resp.StatusCode == http.StatusOK {
-		limit = MaxAnswerBytes
+	answered := &answerError{url: target, status: resp.Status, code: resp.StatusCode, contentType: resp.Header.Get("Content-Type"), q: q}
+	if resp.StatusCode != http.StatusOK {
+		// Only an excerpt of an error is shown: read no more than it.
+		excerpt := make([]byte, maxExcerptBytes+1)
+		n, err := io.ReadFull(resp.Body, excerpt)
+		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+			return fmt.Errorf("reading the answer of %s, %w", target, err)
+		}
+		answered.body, answered.location = excerpt[:n], resp.Header.Get("Location")
+		return answered
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	body, err := readlimit.All(resp.Body, MaxAnswerBytes)
+	var tooLarge *readlimit.TooLargeError
+	if errors.As(err, &tooLarge) {
+		return fmt.Errorf("the controller at %s answered more than %d MiB; refusing to read it", printable.Quote(opts.Controller), MaxAnswerBytes>>20)
+	}
 	if err != nil {
 		return fmt.Errorf("reading the answer of %s, %w", target, err)
 	}
-	answered := &answerError{url: target, status: resp.Status, code: resp.StatusCode, contentType: resp.Header.Get("Content-Type"), q: q, body: body}
-	switch {
-	case resp.StatusCode != http.StatusOK:
-		answered.location = resp.Header.Get("Location")
-		return answered
-	case len(body) > MaxAnswerBytes:
-		return fmt.Errorf("the controller at %s answered more than %d MiB; refusing to read it", printable.Quote(opts.Controller), MaxAnswerBytes>>20)
-	}
+	answered.body = body
 	if answered.err = json.Unmarshal(body, into); answered.err != nil || !explains(into, q) {
 		return answered
 	}
 	return nil
 }
+
+// maxCABytes caps --controller-ca-file: a bundle of a few certificates
+// is kilobytes.
+const maxCABytes = 1 << 20
 
 // controllerClient follows no redirect: a redirect is an error naming
 // where it points. Over https it authenticates as the kubeconfig's user,
@@ -123,10 +133,14 @@ func controllerClient(opts ExplainOptions, base *url.URL) (*http.Client, error) 
 		cfg = rest.CopyConfig(cfg)
 		// The kubeconfig's CA and server name are the API server's, not
 		// the controller's.
-		cfg.CAFile, cfg.CAData, cfg.ServerName = opts.ControllerCAFile, nil, ""
+		cfg.CAFile, cfg.CAData, cfg.ServerName = "", nil, ""
 		cfg.Insecure = opts.ControllerInsecure
-		if cfg.Insecure {
-			cfg.CAFile = ""
+		if !cfg.Insecure && opts.ControllerCAFile != "" {
+			// Read here, capped, rather than by client-go, which reads
+			// the whole file.
+			if cfg.CAData, err = readlimit.File(opts.ControllerCAFile, maxCABytes); err != nil {
+				return nil, fmt.Errorf("reading --controller-ca-file, %w", err)
+			}
 		}
 		if c, err = rest.HTTPClientFor(cfg); err != nil {
 			return nil, fmt.Errorf("building the controller client, %w", err)

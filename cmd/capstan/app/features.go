@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/component-base/featuregate"
 
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/disruption"
 	"github.com/capstan-dev/capstan/pkg/interruption"
 	"github.com/capstan-dev/capstan/pkg/simulator"
@@ -71,6 +72,11 @@ func (d *DisruptionFlags) validate() error {
 	if d.ValidationDelay < 0 {
 		delay = fmt.Errorf("--disruption-validation-delay must not be negative, got %s", d.ValidationDelay)
 	}
-	return errors.Join(d.declared, positive("--disruption-poll-interval", d.PollInterval), delay,
-		positive("--disruption-replacement-timeout", d.ReplacementTimeout), positive("--preemptible-replacement-margin", d.PreemptibleMargin))
+	var margin error
+	if d.PreemptibleMargin > interruption.MaxPreemptibleMargin {
+		margin = fmt.Errorf("--preemptible-replacement-margin must be at most %s, half a preemptible VM's %s lifetime, so that each VM serves at least the other half; got %s",
+			interruption.MaxPreemptibleMargin, cloudprovider.PreemptibleLifetime, d.PreemptibleMargin)
+	}
+	return errors.Join(d.declared, atLeast("--disruption-poll-interval", d.PollInterval, MinPollInterval), delay,
+		positive("--disruption-replacement-timeout", d.ReplacementTimeout), positive("--preemptible-replacement-margin", d.PreemptibleMargin), margin)
 }

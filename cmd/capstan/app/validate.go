@@ -1,18 +1,41 @@
 package app
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
+	"path/filepath"
 	"strconv"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/capstan-dev/capstan/pkg/readlimit"
 )
 
 // MaxInstanceTypesLimit bounds --max-instance-types: a NodeClaim's
 // requirement takes at most 100 values (api/v1 requirements' MaxItems).
 const MaxInstanceTypesLimit = 100
+
+// The least values of the flags that pace a loop, so none spins: each is
+// a pass over the cluster (a solve, a disruption evaluation, a list of
+// every instance). docs/security.md ("Input limits") lists them.
+const (
+	// MinBatchIdle bounds --batch-idle-duration: a shorter wait only
+	// splits a burst of pods (a Deployment's replicas arrive over tens
+	// of milliseconds) into more batches, a solve each.
+	MinBatchIdle = 100 * time.Millisecond
+	// MinBatchMax bounds --batch-max-duration: while pods stay pending,
+	// a batch closes, and the pods are solved for, this often.
+	MinBatchMax = time.Second
+	// MinPollInterval bounds --disruption-poll-interval, a tenth of the
+	// default (the reference's 10 s).
+	MinPollInterval = time.Second
+	// MinGCInterval bounds --gc-interval: each round lists the cloud's
+	// instances.
+	MinGCInterval = time.Second
+)
 
 // Validate checks every flag of `capstan controller` before anything
 // starts; each error names its flag.
@@ -28,12 +51,13 @@ func (o Options) Validate() error {
 		positive("--unavailable-offerings-ttl", o.UnavailableTTL),
 		positive("--registration-ttl", o.RegistrationTTL),
 		positive("--launch-timeout", o.LaunchTimeout),
-		positive("--gc-interval", o.GCInterval),
+		atLeast("--gc-interval", o.GCInterval, MinGCInterval),
 		positive("--gc-grace", o.GCGrace),
 		validateMaxInstanceTypes(o.MaxInstanceTypes),
 		validateSchedulerNames(o.SchedulerNames),
 		validateBindAddress("--metrics-bind-address", o.MetricsAddr),
 		validateBindAddress("--health-probe-bind-address", o.HealthAddr),
+		validateCertDir(o.MetricsCertDir),
 	)
 	if o.Disruption != nil {
 		errs = append(errs, o.Disruption.validate())
@@ -92,10 +116,21 @@ func positive(flag string, d time.Duration) error {
 	return nil
 }
 
-// validateWindow checks the batch windows: both positive, idle no longer
-// than max.
+// atLeast checks that d is positive and no shorter than least.
+func atLeast(flag string, d, least time.Duration) error {
+	if err := positive(flag, d); err != nil {
+		return err
+	}
+	if d < least {
+		return fmt.Errorf("%s must be at least %s, got %s", flag, least, d)
+	}
+	return nil
+}
+
+// validateWindow checks the batch windows: each at least its least, idle
+// no longer than max.
 func validateWindow(idle, maxDur time.Duration) error {
-	errs := []error{positive("--batch-idle-duration", idle), positive("--batch-max-duration", maxDur)}
+	errs := []error{atLeast("--batch-idle-duration", idle, MinBatchIdle), atLeast("--batch-max-duration", maxDur, MinBatchMax)}
 	if idle > 0 && maxDur > 0 && idle > maxDur {
 		errs = append(errs, fmt.Errorf("--batch-idle-duration %s must not exceed --batch-max-duration %s", idle, maxDur))
 	}
@@ -136,6 +171,36 @@ func validateBindAddress(flag, addr string) error {
 	}
 	if host != "" && net.ParseIP(host) == nil && len(validation.IsDNS1123Subdomain(host)) > 0 {
 		return fmt.Errorf("%s %q has host %q, want an IP address or a DNS name", flag, addr, host)
+	}
+	return nil
+}
+
+// The files --metrics-cert-dir holds, as controller-runtime's metrics
+// server reads them (metricsOptions names them).
+const (
+	certFile = "tls.crt"
+	keyFile  = "tls.key"
+	// MaxCertBytes caps each of them: a certificate chain is a few KiB.
+	MaxCertBytes = 1 << 20
+)
+
+// validateCertDir checks that a --metrics-cert-dir holds a certificate
+// and its key. The metrics server would otherwise fall back, silently, to
+// a self-signed certificate when the files are missing.
+func validateCertDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	var pem [2][]byte
+	for i, name := range []string{certFile, keyFile} {
+		data, err := readlimit.File(filepath.Join(dir, name), MaxCertBytes)
+		if err != nil {
+			return fmt.Errorf("--metrics-cert-dir %q: reading %s, %w", dir, name, err)
+		}
+		pem[i] = data
+	}
+	if _, err := tls.X509KeyPair(pem[0], pem[1]); err != nil {
+		return fmt.Errorf("--metrics-cert-dir %q: %s and %s are no certificate and its key, %w", dir, certFile, keyFile, err)
 	}
 	return nil
 }

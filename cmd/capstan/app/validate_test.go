@@ -1,11 +1,15 @@
 package app
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	certutil "k8s.io/client-go/util/cert"
 
 	"github.com/capstan-dev/capstan/pkg/simulator"
 )
@@ -66,6 +70,32 @@ func TestControllerOptionsValidate(t *testing.T) {
 		{name: "bad lease namespace", mod: func(o *Options) { o.LeaderNamespace = "Kube_System" }, want: []string{"--leader-election-namespace"}},
 		{name: "every error at once", mod: func(o *Options) { o.GCInterval, o.GCGrace, o.MaxInstanceTypes = 0, 0, 0 },
 			want: []string{"--gc-interval", "--gc-grace", "--max-instance-types"}},
+		// Loops paced by a flag cannot spin.
+		{name: "least windows", mod: func(o *Options) { o.BatchIdle, o.BatchMax = MinBatchIdle, MinBatchMax }},
+		{name: "idle of 1ms", mod: func(o *Options) { o.BatchIdle = time.Millisecond }, want: []string{"--batch-idle-duration must be at least 100ms, got 1ms"}},
+		{name: "max of 1ns", mod: func(o *Options) { o.BatchIdle, o.BatchMax = MinBatchIdle, time.Nanosecond }, want: []string{"--batch-max-duration must be at least 1s, got 1ns"}},
+		{name: "gc every 1ms", mod: func(o *Options) { o.GCInterval = time.Millisecond }, want: []string{"--gc-interval must be at least 1s, got 1ms"}},
+		{name: "disruption poll of 1ms", args: []string{"--disruption-poll-interval=1ms"}, mod: func(*Options) {},
+			want: []string{"--disruption-poll-interval must be at least 1s, got 1ms"}},
+		{name: "least disruption poll", args: []string{"--disruption-poll-interval=1s"}, mod: func(*Options) {}},
+		{name: "preemptible margin of half the lifetime", args: []string{"--preemptible-replacement-margin=12h"}, mod: func(*Options) {}},
+		{name: "preemptible margin of the lifetime", args: []string{"--preemptible-replacement-margin=24h"}, mod: func(*Options) {},
+			want: []string{"--preemptible-replacement-margin must be at most 12h0m0s, half a preemptible VM's 24h0m0s lifetime", "got 24h0m0s"}},
+		{name: "preemptible margin just over half", args: []string{"--preemptible-replacement-margin=12h1s"}, mod: func(*Options) {},
+			want: []string{"--preemptible-replacement-margin must be at most 12h0m0s"}},
+		// Values parsed at start-up.
+		{name: "memory overhead NaN", args: []string{"--cloud-provider=aws", "--cluster-name=prod", "--vm-memory-overhead-percent=NaN"}, mod: func(*Options) {},
+			want: []string{"--vm-memory-overhead-percent NaN is not in [0, 1)"}},
+		{name: "garbage service cidr", args: []string{"--cloud-provider=aws", "--cluster-name=prod", "--service-cidr=10.0.0.0/99"}, mod: func(*Options) {},
+			want: []string{`--service-cidr "10.0.0.0/99" is not a CIDR`}},
+		{name: "sim without a state file", args: []string{"--sim-state="}, mod: func(*Options) {}, want: []string{"--sim-state must name"}},
+		{name: "metrics certificate", mod: func(o *Options) { o.MetricsSecure, o.MetricsCertDir = true, certDir(t, true) }},
+		{name: "missing metrics cert dir", mod: func(o *Options) { o.MetricsSecure, o.MetricsCertDir = true, "/nonexistent" },
+			want: []string{`--metrics-cert-dir "/nonexistent": reading tls.crt, open /nonexistent/tls.crt: no such file or directory`}},
+		{name: "metrics cert dir without a key", mod: func(o *Options) { o.MetricsSecure, o.MetricsCertDir = true, certDir(t, false) },
+			want: []string{"--metrics-cert-dir", "reading tls.key", "no such file or directory"}},
+		{name: "metrics cert dir of garbage", mod: func(o *Options) { o.MetricsSecure, o.MetricsCertDir = true, garbageCertDir(t) },
+			want: []string{"--metrics-cert-dir", "tls.crt and tls.key are no certificate and its key"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := controllerOptions(t, tc.args...)
@@ -80,6 +110,8 @@ func TestSimulateOptionsValidate(t *testing.T) {
 		name string
 		mod  func(*SimulateOptions)
 		want []string
+		// args are disruption flags, parsed before mod runs.
+		args []string
 	}{
 		{name: "defaults", mod: func(*SimulateOptions) {}},
 		{name: "json", mod: func(o *SimulateOptions) { o.Output = "json" }},
@@ -93,9 +125,22 @@ func TestSimulateOptionsValidate(t *testing.T) {
 		{name: "negative max", mod: func(o *SimulateOptions) { o.Simulator.Window.Max = -1 }, want: []string{"--batch-max-duration must be positive"}},
 		{name: "zero unavailable ttl", mod: func(o *SimulateOptions) { o.Simulator.UnavailableTTL = 0 }, want: []string{"--unavailable-offerings-ttl"}},
 		{name: "instance types", mod: func(o *SimulateOptions) { o.Simulator.MaxInstanceTypes = -3 }, want: []string{"--max-instance-types"}},
+		// The controller's bounds hold in simulate, where a spinning loop
+		// is a run that never ends.
+		{name: "max of 1ms", mod: func(o *SimulateOptions) { o.Simulator.Window.Max = time.Millisecond }, want: []string{"--batch-max-duration must be at least 1s, got 1ms"}},
+		{name: "idle of 1ns", mod: func(o *SimulateOptions) { o.Simulator.Window.Idle = time.Nanosecond }, want: []string{"--batch-idle-duration must be at least 100ms, got 1ns"}},
+		{name: "disruption poll of 1ns", args: []string{"--disruption-poll-interval=1ns"}, mod: func(*SimulateOptions) {},
+			want: []string{"--disruption-poll-interval must be at least 1s, got 1ns"}},
+		{name: "preemptible margin of a day", args: []string{"--preemptible-replacement-margin=24h"}, mod: func(*SimulateOptions) {},
+			want: []string{"--preemptible-replacement-margin must be at most 12h0m0s"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := SimulateOptions{Files: []string{"x.yaml"}, Output: "text", Simulator: simulator.DefaultOptions()}
+			f := pflag.NewFlagSet("simulate", pflag.ContinueOnError)
+			opts.Disruption = newDisruptionFlags(f)
+			if err := f.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
 			tc.mod(&opts)
 			checkValidate(t, opts.Validate(), tc.want)
 		})
@@ -134,4 +179,37 @@ func TestInvalidFlagsStopTheCommands(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "--duration must be positive") {
 		t.Errorf("simulate --duration=0s: err = %v, want a --duration error before reading the file", err)
 	}
+}
+
+// certDir is a directory holding a self-signed certificate as tls.crt
+// and, with key, its key as tls.key.
+func certDir(t *testing.T, key bool) string {
+	t.Helper()
+	crt, k, err := certutil.GenerateSelfSignedCertKey("localhost", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	files := map[string][]byte{"tls.crt": crt}
+	if key {
+		files["tls.key"] = k
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// garbageCertDir holds a tls.crt and a tls.key that are not PEM.
+func garbageCertDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, name := range []string{"tls.crt", "tls.key"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("not pem"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }

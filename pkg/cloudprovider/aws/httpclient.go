@@ -7,6 +7,8 @@ import (
 	"net/http"
 
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+
+	"github.com/capstan-dev/capstan/pkg/readlimit"
 )
 
 // NewHTTPClient is the HTTP client the provider's SDK clients use: the
@@ -15,10 +17,15 @@ import (
 // net/http may still read it to check that nothing follows its
 // Content-Length; when the answer is that quick (an endpoint on the same
 // host) the transport then drops the connection with the response half
-// read. EC2 Query and Price List request bodies are small.
+// read. EC2 Query and Price List request bodies are small: one over
+// MaxRequestBytes is refused rather than buffered.
 func NewHTTPClient() *http.Client {
 	return &http.Client{Transport: bufferedBodies{next: awshttp.NewBuildableClient().GetTransport()}}
 }
+
+// MaxRequestBytes caps a request body the client buffers: far above any
+// the provider builds (user data, the largest part, is at most 16 KiB).
+const MaxRequestBytes = 16 << 20
 
 type bufferedBodies struct{ next http.RoundTripper }
 
@@ -27,7 +34,7 @@ func (b bufferedBodies) RoundTrip(r *http.Request) (*http.Response, error) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return b.next.RoundTrip(r)
 	}
-	body, err := io.ReadAll(r.Body)
+	body, err := readlimit.All(r.Body, MaxRequestBytes)
 	_ = r.Body.Close()
 	if err != nil {
 		return nil, fmt.Errorf("reading the request body, %w", err)

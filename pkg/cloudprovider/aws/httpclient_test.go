@@ -1,6 +1,7 @@
 package aws
 
 import (
+	"bytes"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -31,5 +32,22 @@ func TestBufferedBodies(t *testing.T) {
 		if err != nil || string(got) != "Action=DescribeInstances&Version=2016-11-15" {
 			t.Fatalf("echo %q, %v", got, err)
 		}
+	}
+}
+
+// A request body over MaxRequestBytes is refused, not buffered whole.
+func TestBufferedBodiesAreCapped(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer srv.Close()
+	req, err := http.NewRequest(http.MethodPost, srv.URL, io.NopCloser(bytes.NewReader(make([]byte, MaxRequestBytes+1))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := NewHTTPClient().Do(req)
+	if err == nil {
+		_ = resp.Body.Close()
+	}
+	if want := "reading the request body, larger than the 16 MiB limit"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Do(a body over the cap) = %v, want an error with %q", err, want)
 	}
 }

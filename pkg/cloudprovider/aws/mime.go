@@ -10,6 +10,8 @@ import (
 	"net/mail"
 	"net/textproto"
 	"strings"
+
+	"github.com/capstan-dev/capstan/pkg/readlimit"
 )
 
 // mimeBoundary separates the parts of the user data Capstan writes, the
@@ -84,7 +86,8 @@ func copyUserParts(w *multipart.Writer, own, contentType string) error {
 		if err != nil {
 			return fmt.Errorf("reading a part of userData, %w", err)
 		}
-		body, err := io.ReadAll(p)
+		// A part is never longer than the document it is read from.
+		body, err := readlimit.All(p, int64(len(own)))
 		if err != nil {
 			return fmt.Errorf("reading a part of userData, %w", err)
 		}

@@ -19,7 +19,7 @@ import (
 const (
 	AWSSpotNotice          = 2 * time.Minute
 	ShortSpotNotice        = 30 * time.Second
-	PreemptibleMaxLifetime = 24 * time.Hour
+	PreemptibleMaxLifetime = cloudprovider.PreemptibleLifetime
 	// ScheduledChangeNotice is how far ahead maintenance is announced.
 	ScheduledChangeNotice = 10 * time.Minute
 )

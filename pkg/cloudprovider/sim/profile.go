@@ -3,7 +3,6 @@ package sim
 import (
 	"embed"
 	"fmt"
-	"os"
 	"reflect"
 	"regexp"
 	"strings"
@@ -17,6 +16,7 @@ import (
 
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/catalog"
+	"github.com/capstan-dev/capstan/pkg/readlimit"
 )
 
 const (
@@ -66,9 +66,11 @@ func DefaultProfile() (*simv1alpha1.CloudProfile, error) {
 }
 
 // LoadProfile reads the one CloudProfile in a YAML file of one or more
-// documents, then defaults and validates it against the catalog.
+// documents, then defaults and validates it against the catalog. The file
+// is read as simulate's manifests are: a regular file of at most
+// readlimit.MaxDocumentBytes.
 func LoadProfile(path string) (*simv1alpha1.CloudProfile, error) {
-	data, err := os.ReadFile(path)
+	data, err := readlimit.File(path, readlimit.MaxDocumentBytes)
 	if err != nil {
 		return nil, fmt.Errorf("reading cloud profile %s, %w", path, err)
 	}

@@ -6,10 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/capstan-dev/capstan/pkg/readlimit"
 )
 
 // InstanceState is where an instance is in its life.
@@ -206,11 +207,16 @@ func (s *State) validate() error {
 	return nil
 }
 
+// MaxStateBytes caps the state file. It keeps every instance ever
+// launched, terminated ones too, at about 1 KiB each: the cap is some
+// 200,000 launches, far more than a test or demo cluster makes.
+const MaxStateBytes = 256 << 20
+
 // LoadState reads a state file, for tests and tools that inspect the
 // simulated cloud's inventory from outside the controller. The file is
 // replaced atomically, so reading it without the lock is safe.
 func LoadState(path string) (*State, error) {
-	data, err := os.ReadFile(path)
+	data, err := readlimit.File(path, MaxStateBytes)
 	if err != nil {
 		return nil, fmt.Errorf("reading sim state %s, %w", path, err)
 	}

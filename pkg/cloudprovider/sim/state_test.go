@@ -7,14 +7,18 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
 
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/catalog"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
+	"github.com/capstan-dev/capstan/pkg/readlimit"
 )
 
 func TestDurableInventory(t *testing.T) {
@@ -159,5 +163,55 @@ func TestMissingStateFileStartsFresh(t *testing.T) {
 	}
 	if _, err := sim.LoadState(filepath.Join(t.TempDir(), "none.json")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("LoadState of a missing file: %v, want not exist", err)
+	}
+}
+
+// The profile and the state file are read as regular files of at most
+// their cap: a device, a named pipe (which would block) or a file over
+// the cap is refused with its name, before memory runs out.
+func TestFilesAreReadCapped(t *testing.T) {
+	dir := t.TempDir()
+	sparse := func(name string, size int64) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(p, size); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bigProfile, bigState := sparse("profile.yaml", readlimit.MaxDocumentBytes+1), sparse("state.json", sim.MaxStateBytes+1)
+	for _, tc := range []struct {
+		name string
+		read func() error
+		want string
+	}{
+		{"profile over the cap", func() error { _, err := sim.LoadProfile(bigProfile); return err },
+			"reading cloud profile " + bigProfile + ", larger than the 64 MiB limit"},
+		{"profile from a device", func() error { _, err := sim.LoadProfile("/dev/zero"); return err },
+			"reading cloud profile /dev/zero, not a regular file but a character device"},
+		{"profile from a named pipe", func() error { _, err := sim.LoadProfile(fifo); return err },
+			"reading cloud profile " + fifo + ", not a regular file but a named pipe"},
+		{"state over the cap", func() error { _, err := sim.LoadState(bigState); return err },
+			"reading sim state " + bigState + ", larger than the 256 MiB limit"},
+		{"a cloud over a state file over the cap", func() error {
+			cat, err := catalog.Load()
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = sim.New(sim.Options{Profile: profile(simv1alpha1.CloudStyleAWS), Catalog: cat, Clock: clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), StatePath: bigState, NodeClasses: nodeClasses{}})
+			return err
+		}, "reading sim state " + bigState + ", larger than the 256 MiB limit"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.read(); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error = %v, want it to contain %q", err, tc.want)
+			}
+		})
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/capstan-dev/capstan/pkg/readlimit"
 )
 
 // store is the state file. Every operation on the cloud holds an advisory
@@ -57,7 +59,7 @@ func (st *store) close() error {
 // does not or does not exist (a later write recreates it), and an error
 // naming the file when it cannot be read or is corrupt.
 func (st *store) refresh() (*State, error) {
-	data, err := os.ReadFile(st.path)
+	data, err := readlimit.File(st.path, MaxStateBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

@@ -31,6 +31,11 @@ type Options struct {
 	RefreshInterval                   time.Duration
 }
 
+// MinRefreshInterval bounds --aws-refresh-interval: each refresh asks EC2
+// and the Price List API for every instance type, price and capacity
+// reservation.
+const MinRefreshInterval = 10 * time.Second
+
 // Provider is Amazon EC2.
 type Provider struct {
 	opts Options
@@ -68,16 +73,24 @@ func (p *Provider) BindFlags(f *pflag.FlagSet) {
 // Validate implements providers.Provider.
 func (p *Provider) Validate() error {
 	o := p.opts
-	var errs []error
-	if o.ClusterName == "" {
-		errs = append(errs, errors.New("--cluster-name is required with --cloud-provider=aws"))
-	}
-	if o.VMMemoryOverheadPercent < 0 || o.VMMemoryOverheadPercent >= 1 {
+	errs := []error{validateClusterName(o.ClusterName)}
+	// Written so that NaN, which every comparison is false for, fails too.
+	if !(o.VMMemoryOverheadPercent >= 0 && o.VMMemoryOverheadPercent < 1) {
 		errs = append(errs, fmt.Errorf("--vm-memory-overhead-percent %g is not in [0, 1)", o.VMMemoryOverheadPercent))
 	}
-	if o.RefreshInterval <= 0 {
+	switch {
+	case o.RefreshInterval <= 0:
 		errs = append(errs, fmt.Errorf("--aws-refresh-interval must be positive, got %s", o.RefreshInterval))
+	case o.RefreshInterval < MinRefreshInterval:
+		errs = append(errs, fmt.Errorf("--aws-refresh-interval must be at least %s, got %s", MinRefreshInterval, o.RefreshInterval))
 	}
+	for _, f := range []struct{ flag, url string }{
+		{"--aws-endpoint", o.Endpoint}, {"--aws-pricing-endpoint", o.PricingEndpoint}, {"--aws-sqs-endpoint", o.SQSEndpoint},
+		{"--aws-iam-endpoint", o.IAMEndpoint}, {"--aws-eks-endpoint", o.EKSEndpoint}, {"--cluster-endpoint", o.ClusterEndpoint},
+	} {
+		errs = append(errs, validateURL(f.flag, f.url))
+	}
+	errs = append(errs, validateServiceCIDR(o.ServiceCIDR), validateCABundle(o.ClusterCABundle))
 	return errors.Join(errs...)
 }
 

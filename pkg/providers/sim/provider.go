@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/pflag"
@@ -46,9 +47,14 @@ func (p *Provider) BindFlags(f *pflag.FlagSet) {
 	f.StringVar(&p.opts.State, "sim-state", "capstan-sim-state.json", "file the simulated cloud keeps its inventory in")
 }
 
-// Validate implements providers.Provider: the profile is checked when it
-// is loaded, at start.
-func (*Provider) Validate() error { return nil }
+// Validate implements providers.Provider: the state file must be named;
+// the profile is checked when it is loaded, at start.
+func (p *Provider) Validate() error {
+	if p.opts.State == "" {
+		return errors.New("--sim-state must name the file the simulated cloud keeps its inventory in")
+	}
+	return nil
+}
 
 // AddToScheme implements providers.Provider.
 func (*Provider) AddToScheme(s *runtime.Scheme) error { return simv1alpha1.AddToScheme(s) }

@@ -42,6 +42,14 @@ func TestFlags(t *testing.T) {
 	}
 }
 
+// The state file must be named: an empty --sim-state would keep the
+// inventory nowhere.
+func TestValidateNeedsAStateFile(t *testing.T) {
+	if err := parsed(t, "--sim-state=").Validate(); err == nil || !strings.Contains(err.Error(), "--sim-state must name") {
+		t.Errorf("Validate() = %v, want a --sim-state error", err)
+	}
+}
+
 // start is the fake clock's now.
 var start = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 

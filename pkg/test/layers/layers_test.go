@@ -16,8 +16,8 @@ import (
 var layers = [][]string{
 	{"api/...", "config/..."},
 	// Leaves: the requirements algebra, budget windows, llmaz flavors,
-	// escaping for the terminal.
-	{"pkg/scheduling", "pkg/budgets", "pkg/flavors", "pkg/version", "pkg/printable"},
+	// escaping for the terminal, capped reads of files and streams.
+	{"pkg/scheduling", "pkg/budgets", "pkg/flavors", "pkg/version", "pkg/printable", "pkg/readlimit"},
 	// The cloud seam: the interface, offerings, errors.
 	{"pkg/cloudprovider"},
 	// The effect vocabulary the steps return.

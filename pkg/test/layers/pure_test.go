@@ -16,6 +16,7 @@ var pure = []string{
 	"pkg/disruption", "pkg/explain", "pkg/flavors", "pkg/state", "pkg/effects", "pkg/interruption",
 	"pkg/cloudprovider", "pkg/cloudprovider/catalog", "pkg/cloudprovider/sim", "pkg/manifests", "pkg/simulator", "pkg/report",
 	"pkg/printable",
+	"pkg/readlimit",
 }
 
 // clients are the packages that reach the API server.
