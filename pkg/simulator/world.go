@@ -55,7 +55,10 @@ type world struct {
 	onNode map[string][]*corev1.Pod
 	// podEvents are the nodes a pod bound to or left since the NodeClaims'
 	// lastPodEventTime was last stamped (stampPodEvents).
-	podEvents        map[string]bool
+	podEvents map[string]bool
+	// podsChanged are the nodes whose bound pods changed since binding
+	// last read them (binder.go).
+	podsChanged      map[string]bool
 	nodeByProviderID map[string]string
 	// version counts changes to pods and nodes (not NodeClaims, which
 	// binding ignores), so binding runs only when there may be something
@@ -80,7 +83,7 @@ func newWorld(set *manifests.Set) *world {
 		pods: map[string]*corev1.Pod{}, nodes: map[string]*corev1.Node{}, claims: map[string]*v1.NodeClaim{},
 		nodeClasses: map[string]*simv1alpha1.SimNodeClass{}, models: map[string]*flavors.OpenModel{},
 		namespaces: map[string]corev1.Namespace{}, created: map[*corev1.Pod]int{},
-		onNode: map[string][]*corev1.Pod{}, nodeByProviderID: map[string]string{}, podEvents: map[string]bool{},
+		onNode: map[string][]*corev1.Pod{}, nodeByProviderID: map[string]string{}, podEvents: map[string]bool{}, podsChanged: map[string]bool{},
 		nodePools: slices.Clone(set.NodePools), daemonSets: slices.Clone(set.DaemonSets),
 		claimsPVC: slices.Clone(set.PersistentVolumeClaims), volumes: slices.Clone(set.PersistentVolumes),
 		classes: slices.Clone(set.StorageClasses), pdbs: slices.Clone(set.PodDisruptionBudgets),
@@ -140,6 +143,7 @@ func (w *world) addPod(p *corev1.Pod) {
 	if p.Spec.NodeName != "" {
 		w.onNode[p.Spec.NodeName] = append(w.onNode[p.Spec.NodeName], p)
 		w.podEvents[p.Spec.NodeName] = true
+		w.podsChanged[p.Spec.NodeName] = true
 	}
 	w.changed()
 	if _, ok := w.namespaces[p.Namespace]; !ok {
@@ -155,6 +159,7 @@ func (w *world) bindPod(p *corev1.Pod, node string) {
 	p.Spec.NodeName = node
 	w.onNode[node] = append(w.onNode[node], p)
 	w.podEvents[node] = true
+	w.podsChanged[node] = true
 	w.changed()
 }
 
@@ -168,6 +173,7 @@ func (w *world) deletePod(p *corev1.Pod) {
 	}
 	if p.Spec.NodeName != "" {
 		w.podEvents[p.Spec.NodeName] = true
+		w.podsChanged[p.Spec.NodeName] = true
 	}
 	w.changed()
 }
