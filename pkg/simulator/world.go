@@ -64,6 +64,9 @@ type world struct {
 	// binding ignores), so binding runs only when there may be something
 	// new to bind.
 	version int
+	// pending counts the pods not bound to a node, kept as pods come,
+	// bind and go: it is read at every wake.
+	pending int
 }
 
 func (w *world) changed() { w.version++ }
@@ -140,7 +143,9 @@ func (w *world) addPod(p *corev1.Pod) {
 	w.created[p] = w.seq
 	w.order = append(w.order, p)
 	w.pods[podKey(p)] = p
-	if p.Spec.NodeName != "" {
+	if p.Spec.NodeName == "" {
+		w.pending++
+	} else {
 		w.onNode[p.Spec.NodeName] = append(w.onNode[p.Spec.NodeName], p)
 		w.podEvents[p.Spec.NodeName] = true
 		w.podsChanged[p.Spec.NodeName] = true
@@ -156,6 +161,9 @@ func (w *world) addPod(p *corev1.Pod) {
 
 // bindPod binds a pending pod to a node.
 func (w *world) bindPod(p *corev1.Pod, node string) {
+	if p.Spec.NodeName == "" {
+		w.pending--
+	}
 	p.Spec.NodeName = node
 	w.onNode[node] = append(w.onNode[node], p)
 	w.podEvents[node] = true
@@ -164,6 +172,9 @@ func (w *world) bindPod(p *corev1.Pod, node string) {
 }
 
 func (w *world) deletePod(p *corev1.Pod) {
+	if _, live := w.created[p]; live && p.Spec.NodeName == "" {
+		w.pending--
+	}
 	delete(w.pods, podKey(p))
 	delete(w.created, p)
 	if on := slices.DeleteFunc(w.onNode[p.Spec.NodeName], func(q *corev1.Pod) bool { return q == p }); len(on) > 0 {
