@@ -76,8 +76,8 @@ type Cloud struct {
 	catalog map[string]catalog.InstanceType
 	// types are typeLocked's, by name.
 	types map[string]*cloudprovider.InstanceType
-	mu      sync.Mutex
-	state   *State
+	mu    sync.Mutex
+	state *State
 	// store is the state file; nil keeps the inventory in memory.
 	store *store
 	// pending are the side effects of the change in progress (a node
