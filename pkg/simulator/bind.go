@@ -9,6 +9,9 @@ import (
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/utils/ptr"
 
+	"maps"
+	"slices"
+
 	"github.com/capstan-dev/capstan/pkg/provisioning"
 	"github.com/capstan-dev/capstan/pkg/scheduling"
 	"github.com/capstan-dev/capstan/pkg/state"
@@ -90,24 +93,8 @@ func (s *Simulator) bind(context.Context) (bool, error) {
 		return false, nil
 	}
 	now := s.clock.Now()
-	objs := s.world.objects()
-	objs.NodePools, objs.NodeClaims = nil, nil
-	snapshot := state.Build(objs, nil, nil)
-	in := snapshot.Input
-	in.Pods = nil
-	for i := range objs.Pods {
-		p := &objs.Pods[i]
-		if p.Spec.NodeName == "" && p.DeletionTimestamp == nil && !state.IsTerminal(p) {
-			in.Pods = append(in.Pods, p)
-		}
-	}
-	var nodes []*provisioning.Node
-	for _, n := range in.Nodes {
-		if !n.Deleting && !n.InFlight {
-			nodes = append(nodes, n)
-		}
-	}
-	in.Nodes = nodes
+	in := s.binderInput()
+	nodes := in.Nodes
 	changed := false
 	if len(in.Pods) > 0 {
 		result := provisioning.Solve(in)
@@ -151,4 +138,55 @@ func setScheduled(p *corev1.Pod, status corev1.ConditionStatus, reason string, n
 	}
 	p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.PodScheduled, Status: status, Reason: reason, LastTransitionTime: metav1.NewTime(now)})
 	return true
+}
+
+// boundPods are a node's bound pods as binding's snapshot holds them,
+// kept across wakes: a wake applies one pod, and rebuilding every node's
+// pods and requests at each was the run's cost times the cluster's size.
+type boundPods struct {
+	pods      []*corev1.Pod
+	requested scheduling.Resources
+	groups    []provisioning.PodGroup
+}
+
+// binderInput is the snapshot binding solves, as state.Build would build
+// it from the pods and registered nodes alone (no NodePool, no
+// NodeClaim): the pending pods, in creation order, and the nodes not
+// being deleted, each with its pods re-read only when they changed
+// (world.podsChanged).
+func (s *Simulator) binderInput() provisioning.Input {
+	w := s.world
+	if s.bound == nil {
+		s.bound, s.shapes = map[string]*boundPods{}, provisioning.NewPodShapes()
+	}
+	for name := range w.podsChanged {
+		delete(s.bound, name)
+	}
+	clear(w.podsChanged)
+	objs := state.Objects{DaemonSets: w.daemonSets, Claims: w.claimsPVC, Volumes: w.volumes, StorageClasses: w.classes}
+	for _, name := range slices.Sorted(maps.Keys(w.namespaces)) {
+		objs.Namespaces = append(objs.Namespaces, w.namespaces[name])
+	}
+	in := state.Build(objs, nil, nil).Input
+	for _, p := range w.sortedPods() {
+		if p.Spec.NodeName == "" && p.DeletionTimestamp == nil && !state.IsTerminal(p) {
+			in.Pods = append(in.Pods, p)
+		}
+	}
+	live := make(map[string]*boundPods, len(w.nodes))
+	for _, n := range w.sortedNodes() {
+		b := s.bound[n.Name]
+		if b == nil {
+			b = &boundPods{pods: slices.DeleteFunc(w.podsOn(n.Name), state.IsTerminal)}
+			b.requested, b.groups = state.Requests(b.pods), s.shapes.Group(b.pods)
+		}
+		live[n.Name] = b
+		node := state.ExistingNode(n, nil, b.pods, b.requested)
+		node.Groups = b.groups
+		if !node.Deleting {
+			in.Nodes = append(in.Nodes, node)
+		}
+	}
+	s.bound = live
+	return in
 }

@@ -1,11 +1,14 @@
 package simulator
 
 import (
+	"slices"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/capstan-dev/capstan/pkg/manifests"
 	"github.com/capstan-dev/capstan/pkg/provisioning"
 	"github.com/capstan-dev/capstan/pkg/scaleup"
 )
@@ -68,6 +71,52 @@ func TestDaemonSetPodsRunWhereTheyFit(t *testing.T) {
 	} {
 		if got := runsOn(&corev1.Pod{Spec: tc.pod}, node); got != tc.want {
 			t.Errorf("%s: runsOn %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// Binding keeps each node's pods across wakes; a pod that binds to or
+// leaves a node must be in the next snapshot, as state.Build would have
+// it from scratch.
+func TestBinderInputFollowsPodsBindingAndLeaving(t *testing.T) {
+	w := newWorld(&manifests.Set{})
+	node := &corev1.Node{}
+	node.Name, node.Status.Allocatable = "n1", corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourcePods: resource.MustParse("10")}
+	w.setNode(node)
+	pod := func(name, cpu string) *corev1.Pod {
+		p := &corev1.Pod{}
+		p.Name, p.Namespace = name, "team"
+		p.Spec.Containers = []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}}
+		w.addPod(p)
+		return p
+	}
+	s := &Simulator{world: w}
+	a, b := pod("a", "1"), pod("b", "2")
+	w.bindPod(a, "n1")
+	requested := func() (int64, []string) {
+		in := s.binderInput()
+		var pending []string
+		for _, p := range in.Pods {
+			pending = append(pending, p.Name)
+		}
+		return in.Nodes[0].Requested.CPU, pending
+	}
+	steps := []struct {
+		name        string
+		change      func()
+		wantCPU     int64
+		wantPending []string
+	}{
+		{"a bound", func() {}, 1000, []string{"b"}},
+		{"b bound", func() { w.bindPod(b, "n1") }, 3000, nil},
+		{"a deleted", func() { w.deletePod(a) }, 2000, nil},
+		{"c pending", func() { pod("c", "1") }, 2000, []string{"c"}},
+	}
+	for _, st := range steps {
+		st.change()
+		cpu, pending := requested()
+		if cpu != st.wantCPU || !slices.Equal(pending, st.wantPending) {
+			t.Errorf("%s: node requests %dm CPU with %v pending, want %dm with %v", st.name, cpu, pending, st.wantCPU, st.wantPending)
 		}
 	}
 }

@@ -189,3 +189,23 @@ spec:
 func BenchmarkGrowthProfileEvents(b *testing.B) {
 	benchGrowth(b, []int{5000, 10000, 20000, 40000}, profileEvents)
 }
+
+// timedPodsThatStay is n Pods applied 0.3 s apart, each at its own
+// instant with simulate.capstan.dev/apply-at, none deleted: the cluster
+// grows with the timeline, so every wake finds a larger cluster.
+func timedPodsThatStay(n int) string {
+	var out strings.Builder
+	out.WriteString(growthCluster)
+	spec := `{containers: [{name: app, image: registry.k8s.io/pause:3.10, resources: {requests: {cpu: 100m, memory: 128Mi}}}]}`
+	for i := range n {
+		at := time.Duration(i) * 300 * time.Millisecond
+		fmt.Fprintf(&out, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p%d, namespace: default, annotations: {%s: %q}}\nspec: %s\n", i, manifests.ApplyAtAnnotation, at.String(), spec)
+	}
+	return out.String()
+}
+
+// BenchmarkGrowthTimedPodsThatStay grows the number of timed pods that
+// stay.
+func BenchmarkGrowthTimedPodsThatStay(b *testing.B) {
+	benchGrowth(b, []int{2500, 5000, 10000, 20000}, timedPodsThatStay)
+}

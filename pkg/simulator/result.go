@@ -186,11 +186,5 @@ func (s *Simulator) unsolved(p *corev1.Pod) string {
 
 // pendingCount counts pods not bound to a node.
 func (s *Simulator) pendingCount() int {
-	n := 0
-	for _, p := range s.world.pods {
-		if p.Spec.NodeName == "" {
-			n++
-		}
-	}
-	return n
+	return s.world.pending
 }

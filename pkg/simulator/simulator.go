@@ -79,6 +79,10 @@ type Simulator struct {
 	// boundAt is the world version binding last ran at, boundNodes how
 	// many registered nodes it saw.
 	boundAt, boundNodes int
+	// bound are binding's view of each node's pods and shapes numbers
+	// their shapes (binderInput).
+	bound  map[string]*boundPods
+	shapes *provisioning.PodShapes
 	// nominations is the provisioner's guard against launching again for
 	// a pod whose planned node registered without fitting it.
 	nominations scaleup.Nominations

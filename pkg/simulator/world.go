@@ -55,12 +55,18 @@ type world struct {
 	onNode map[string][]*corev1.Pod
 	// podEvents are the nodes a pod bound to or left since the NodeClaims'
 	// lastPodEventTime was last stamped (stampPodEvents).
-	podEvents        map[string]bool
+	podEvents map[string]bool
+	// podsChanged are the nodes whose bound pods changed since binding
+	// last read them (binder.go).
+	podsChanged      map[string]bool
 	nodeByProviderID map[string]string
 	// version counts changes to pods and nodes (not NodeClaims, which
 	// binding ignores), so binding runs only when there may be something
 	// new to bind.
 	version int
+	// pending counts the pods not bound to a node, kept as pods come,
+	// bind and go: it is read at every wake.
+	pending int
 }
 
 func (w *world) changed() { w.version++ }
@@ -80,7 +86,7 @@ func newWorld(set *manifests.Set) *world {
 		pods: map[string]*corev1.Pod{}, nodes: map[string]*corev1.Node{}, claims: map[string]*v1.NodeClaim{},
 		nodeClasses: map[string]*simv1alpha1.SimNodeClass{}, models: map[string]*flavors.OpenModel{},
 		namespaces: map[string]corev1.Namespace{}, created: map[*corev1.Pod]int{},
-		onNode: map[string][]*corev1.Pod{}, nodeByProviderID: map[string]string{}, podEvents: map[string]bool{},
+		onNode: map[string][]*corev1.Pod{}, nodeByProviderID: map[string]string{}, podEvents: map[string]bool{}, podsChanged: map[string]bool{},
 		nodePools: slices.Clone(set.NodePools), daemonSets: slices.Clone(set.DaemonSets),
 		claimsPVC: slices.Clone(set.PersistentVolumeClaims), volumes: slices.Clone(set.PersistentVolumes),
 		classes: slices.Clone(set.StorageClasses), pdbs: slices.Clone(set.PodDisruptionBudgets),
@@ -137,9 +143,12 @@ func (w *world) addPod(p *corev1.Pod) {
 	w.created[p] = w.seq
 	w.order = append(w.order, p)
 	w.pods[podKey(p)] = p
-	if p.Spec.NodeName != "" {
+	if p.Spec.NodeName == "" {
+		w.pending++
+	} else {
 		w.onNode[p.Spec.NodeName] = append(w.onNode[p.Spec.NodeName], p)
 		w.podEvents[p.Spec.NodeName] = true
+		w.podsChanged[p.Spec.NodeName] = true
 	}
 	w.changed()
 	if _, ok := w.namespaces[p.Namespace]; !ok {
@@ -152,13 +161,20 @@ func (w *world) addPod(p *corev1.Pod) {
 
 // bindPod binds a pending pod to a node.
 func (w *world) bindPod(p *corev1.Pod, node string) {
+	if p.Spec.NodeName == "" {
+		w.pending--
+	}
 	p.Spec.NodeName = node
 	w.onNode[node] = append(w.onNode[node], p)
 	w.podEvents[node] = true
+	w.podsChanged[node] = true
 	w.changed()
 }
 
 func (w *world) deletePod(p *corev1.Pod) {
+	if _, live := w.created[p]; live && p.Spec.NodeName == "" {
+		w.pending--
+	}
 	delete(w.pods, podKey(p))
 	delete(w.created, p)
 	if on := slices.DeleteFunc(w.onNode[p.Spec.NodeName], func(q *corev1.Pod) bool { return q == p }); len(on) > 0 {
@@ -168,6 +184,7 @@ func (w *world) deletePod(p *corev1.Pod) {
 	}
 	if p.Spec.NodeName != "" {
 		w.podEvents[p.Spec.NodeName] = true
+		w.podsChanged[p.Spec.NodeName] = true
 	}
 	w.changed()
 }

@@ -106,3 +106,23 @@ func TestWorldIndexesPodsByNode(t *testing.T) {
 		t.Errorf("node of the claim %v after the node was deleted", got)
 	}
 }
+
+func TestWorldCountsPendingPodsAsTheyComeBindAndGo(t *testing.T) {
+	w := newWorld(&manifests.Set{})
+	pod := func(name, node string) *corev1.Pod {
+		p := &corev1.Pod{}
+		p.Name, p.Namespace, p.Spec.NodeName = name, "team", node
+		return p
+	}
+	a, b, c := pod("a", ""), pod("b", ""), pod("c", "n1")
+	for _, p := range []*corev1.Pod{a, b, c} {
+		w.addPod(p)
+	}
+	w.bindPod(a, "n1")
+	w.deletePod(b)
+	w.deletePod(b)
+	w.addPod(pod("d", ""))
+	if w.pending != 1 {
+		t.Errorf("pending %d, want 1: d (a bound, b deleted, c bound from the start)", w.pending)
+	}
+}

@@ -80,7 +80,8 @@ func Build(objs Objects, instanceTypes map[string][]*cloudprovider.InstanceType,
 		if nc != nil {
 			registered[nc.Name] = true
 		}
-		node := existingNode(n, nc, podsByNode[n.Name])
+		pods := podsByNode[n.Name]
+		node := ExistingNode(n, nc, pods, Requests(pods))
 		node.Groups = shapes.Group(node.Pods)
 		in.Nodes = append(in.Nodes, node)
 		if node.Deleting {
@@ -174,11 +175,20 @@ func reschedulable(pods []*corev1.Pod) []*corev1.Pod {
 	return out
 }
 
-func existingNode(n *corev1.Node, nc *v1.NodeClaim, pods []*corev1.Pod) *provisioning.Node {
+// Requests are the pods' requests summed.
+func Requests(pods []*corev1.Pod) scheduling.Resources {
 	var requested scheduling.Resources
 	for _, p := range pods {
 		requested = requested.Add(scheduling.PodRequests(p))
 	}
+	return requested
+}
+
+// ExistingNode is a registered node as the solver sees it, with the pods
+// bound to it, their requests summed (Requests) and its NodeClaim if any.
+// Build calls it for every node; a caller that keeps requested per node
+// across snapshots calls it for one.
+func ExistingNode(n *corev1.Node, nc *v1.NodeClaim, pods []*corev1.Pod, requested scheduling.Resources) *provisioning.Node {
 	out := &provisioning.Node{
 		Name: n.Name, NodePool: n.Labels[v1.NodePoolLabelKey], Labels: n.Labels, Taints: n.Spec.Taints,
 		Allocatable: n.Status.Allocatable, Capacity: n.Status.Capacity, Pods: pods, Requested: &requested,

@@ -74,8 +74,10 @@ func (c *Cloud) nodeName(inst *Instance) string {
 type Cloud struct {
 	opts    Options
 	catalog map[string]catalog.InstanceType
-	mu      sync.Mutex
-	state   *State
+	// types are typeLocked's, by name.
+	types map[string]*cloudprovider.InstanceType
+	mu    sync.Mutex
+	state *State
 	// store is the state file; nil keeps the inventory in memory.
 	store *store
 	// pending are the side effects of the change in progress (a node
@@ -92,7 +94,7 @@ func New(opts Options) (*Cloud, error) {
 	if opts.Kubelet == nil {
 		opts.Kubelet = NewMemoryKubelet()
 	}
-	c := &Cloud{opts: opts, catalog: map[string]catalog.InstanceType{}}
+	c := &Cloud{opts: opts, catalog: map[string]catalog.InstanceType{}, types: map[string]*cloudprovider.InstanceType{}}
 	for _, it := range opts.Catalog {
 		c.catalog[it.Name] = it
 	}

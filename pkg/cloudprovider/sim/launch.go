@@ -286,7 +286,7 @@ func (c *Cloud) toNodeClaim(inst *Instance, it *cloudprovider.InstanceType) *v1.
 	nc.Status.ProviderID = c.providerID(inst)
 	nc.Status.ImageID = "sim-image-1"
 	if it != nil {
-		nc.Status.Capacity = it.Capacity
+		nc.Status.Capacity = it.Capacity.DeepCopy()
 		nc.Status.Allocatable = it.Allocatable()
 	}
 	return nc
@@ -308,7 +308,7 @@ func (c *Cloud) node(inst *Instance, nc *v1.NodeClaim, it *cloudprovider.Instanc
 	n.Spec.ProviderID = c.providerID(inst)
 	n.Spec.Taints = append(slices.Clone(nc.Spec.Taints), nc.Spec.StartupTaints...)
 	n.Spec.Taints = append(n.Spec.Taints, v1.UnregisteredNoExecuteTaint())
-	n.Status.Capacity = it.Capacity
+	n.Status.Capacity = it.Capacity.DeepCopy()
 	n.Status.Allocatable = it.Allocatable()
 	return n
 }
@@ -409,12 +409,20 @@ func (c *Cloud) List(ctx context.Context) ([]*v1.NodeClaim, error) {
 	return out, nil
 }
 
+// typeLocked is the named catalog type without offerings, built once:
+// List calls it for every instance, and the catalog and region do not
+// change. Callers only read it.
 func (c *Cloud) typeLocked(name string) *cloudprovider.InstanceType {
+	if it, ok := c.types[name]; ok {
+		return it
+	}
 	ct, ok := c.catalog[name]
 	if !ok {
 		return nil
 	}
-	return c.instanceType(ct)
+	it := c.instanceType(ct)
+	c.types[name] = it
+	return it
 }
 
 // Reregister has the kubelet register, again, the Node of nodeClaim's
