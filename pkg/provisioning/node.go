@@ -22,12 +22,12 @@ func newNodeData(n *Node, daemons []*podData) *nodeData {
 	d := &nodeData{node: n, free: scheduling.NewResources(n.Allocatable), capacity: scheduling.NewResources(n.Capacity)}
 	if n.Requested != nil {
 		d.free = d.free.Sub(*n.Requested)
-	}
-	for _, p := range n.Pods {
-		if n.Requested == nil {
+		d.hostPorts = append(d.hostPorts, n.HostPorts...)
+	} else {
+		for _, p := range n.Pods {
 			d.free = d.free.Sub(scheduling.PodRequests(p))
+			d.hostPorts = append(d.hostPorts, scheduling.PodHostPorts(p)...)
 		}
-		d.hostPorts = append(d.hostPorts, scheduling.PodHostPorts(p)...)
 	}
 	if n.InFlight {
 		for _, ds := range daemons {

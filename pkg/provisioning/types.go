@@ -102,6 +102,9 @@ type Node struct {
 	// cluster once per candidate, and summing every bound pod's requests
 	// each time was most of its cost. Nil: the solver sums Pods.
 	Requested *scheduling.Resources
+	// HostPorts, with Requested set, are Pods' host ports, gathered with
+	// it for the same reason: the binder solves once per wake.
+	HostPorts []scheduling.HostPort
 	// Groups, when set, are Pods grouped by what topology counting reads
 	// of them (GroupPods), as state.Build computes them once per
 	// snapshot: counting every bound pod against every selector in each

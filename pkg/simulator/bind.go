@@ -144,9 +144,9 @@ func setScheduled(p *corev1.Pod, status corev1.ConditionStatus, reason string, n
 // kept across wakes: a wake applies one pod, and rebuilding every node's
 // pods and requests at each was the run's cost times the cluster's size.
 type boundPods struct {
-	pods      []*corev1.Pod
-	requested scheduling.Resources
-	groups    []provisioning.PodGroup
+	pods   []*corev1.Pod
+	used   state.Usage
+	groups []provisioning.PodGroup
 }
 
 // binderInput is the snapshot binding solves, as state.Build would build
@@ -178,10 +178,10 @@ func (s *Simulator) binderInput() provisioning.Input {
 		b := s.bound[n.Name]
 		if b == nil {
 			b = &boundPods{pods: slices.DeleteFunc(w.podsOn(n.Name), state.IsTerminal)}
-			b.requested, b.groups = state.Requests(b.pods), s.shapes.Group(b.pods)
+			b.used, b.groups = state.UsageOf(b.pods), s.shapes.Group(b.pods)
 		}
 		live[n.Name] = b
-		node := state.ExistingNode(n, nil, b.pods, b.requested)
+		node := state.ExistingNode(n, nil, b.pods, b.used)
 		node.Groups = b.groups
 		if !node.Deleting {
 			in.Nodes = append(in.Nodes, node)

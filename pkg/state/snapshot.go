@@ -81,7 +81,7 @@ func Build(objs Objects, instanceTypes map[string][]*cloudprovider.InstanceType,
 			registered[nc.Name] = true
 		}
 		pods := podsByNode[n.Name]
-		node := ExistingNode(n, nc, pods, Requests(pods))
+		node := ExistingNode(n, nc, pods, UsageOf(pods))
 		node.Groups = shapes.Group(node.Pods)
 		in.Nodes = append(in.Nodes, node)
 		if node.Deleting {
@@ -175,23 +175,31 @@ func reschedulable(pods []*corev1.Pod) []*corev1.Pod {
 	return out
 }
 
-// Requests are the pods' requests summed.
-func Requests(pods []*corev1.Pod) scheduling.Resources {
-	var requested scheduling.Resources
+// UsageOf is what the pods take of their node.
+func UsageOf(pods []*corev1.Pod) Usage {
+	var u Usage
 	for _, p := range pods {
-		requested = requested.Add(scheduling.PodRequests(p))
+		u.Requested = u.Requested.Add(scheduling.PodRequests(p))
+		u.HostPorts = append(u.HostPorts, scheduling.PodHostPorts(p)...)
 	}
-	return requested
+	return u
+}
+
+// Usage is what pods bound to a node take of it: their requests summed
+// and their host ports.
+type Usage struct {
+	Requested scheduling.Resources
+	HostPorts []scheduling.HostPort
 }
 
 // ExistingNode is a registered node as the solver sees it, with the pods
-// bound to it, their requests summed (Requests) and its NodeClaim if any.
+// bound to it, what they take of it (UsageOf) and its NodeClaim if any.
 // Build calls it for every node; a caller that keeps requested per node
 // across snapshots calls it for one.
-func ExistingNode(n *corev1.Node, nc *v1.NodeClaim, pods []*corev1.Pod, requested scheduling.Resources) *provisioning.Node {
+func ExistingNode(n *corev1.Node, nc *v1.NodeClaim, pods []*corev1.Pod, used Usage) *provisioning.Node {
 	out := &provisioning.Node{
 		Name: n.Name, NodePool: n.Labels[v1.NodePoolLabelKey], Labels: n.Labels, Taints: n.Spec.Taints,
-		Allocatable: n.Status.Allocatable, Capacity: n.Status.Capacity, Pods: pods, Requested: &requested,
+		Allocatable: n.Status.Allocatable, Capacity: n.Status.Capacity, Pods: pods, Requested: &used.Requested, HostPorts: used.HostPorts,
 		Deleting: n.DeletionTimestamp != nil,
 	}
 	if nc != nil {
