@@ -63,16 +63,3 @@ func alike(a, b *podData) bool {
 	}
 	return true
 }
-
-// fullFor is the set of claims none of whose options has room for
-// another pod of p's shape: both of placeOnClaim's passes would find
-// nothing there, and as a claim only gains pods and loses options, that
-// stays so for the rest of the solve. The passes skip them, 64 at a
-// time; without it each of 100,000 replicas priced every claim planned
-// before it.
-func (s *solver) fullFor(p *podData) *claimSet {
-	for len(s.full) <= int(p.shape) {
-		s.full = append(s.full, nil)
-	}
-	return &s.full[p.shape]
-}

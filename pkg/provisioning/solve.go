@@ -53,9 +53,6 @@ type solver struct {
 	exclusions           []claimSet
 	// cursors are placeOnNode's, by shape (see nodeCursor).
 	cursors []nodeCursor
-	// full are, by shape, the claims no option of which has room for
-	// another pod of that shape (see fullFor).
-	full []claimSet
 }
 
 // Solve places the input's pods: on existing nodes first, then in-flight
@@ -269,8 +266,6 @@ func (s *solver) placeOnClaim(p *podData, v *variant, mins []int32, thrifty bool
 	// pod the others had no room for, until they reached the largest type
 	// full in one resource and idle in the other).
 	excl, exact := s.excluded(p, v, mins)
-	full := s.fullFor(p)
-	excl = append(excl, *full)
 	admits := func(c *claim) bool { return exact || s.topo.admitFixed(p, v, mins, c) }
 	tight := s.roomsIdx.tight(excl, p.requests)
 	takes := func(i int) bool {
@@ -311,12 +306,8 @@ func (s *solver) placeOnClaim(p *podData, v *variant, mins []int32, thrifty bool
 	// priced only now.
 	s.growable = s.growable[:0]
 	eachOpen(len(s.claims), excl, func(i int) {
-		g, ok := s.growthOf(i, p)
-		switch {
-		case ok && admits(s.claims[i]):
+		if g, ok := s.growthOf(i, p); ok && admits(s.claims[i]) {
 			s.growable = append(s.growable, candidate{s.claims[i], g})
-		case !ok && !p.requests.Fits(s.claims[i].slack):
-			full.add(i)
 		}
 	})
 	return s.grow(p, v, mins, thrifty)
