@@ -28,7 +28,7 @@ func tolerating(p *corev1.Pod) {
 	p.Spec.Tolerations = []corev1.Toleration{{Key: "example.com/spare", Operator: corev1.TolerationOpExists}}
 }
 
-// The solver skips, for a run of pods alike, the nodes and claims an
+// The solver skips, for a run of pods alike, the nodes an
 // earlier one of the run found full (see cursor.go): a pod that is not
 // alike, or whose topology changes a node's verdict, must still be
 // offered every node.
