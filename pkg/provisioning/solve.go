@@ -51,6 +51,8 @@ type solver struct {
 	candidates, growable []candidate
 	scratch, pinned      []*itData
 	exclusions           []claimSet
+	// cursors are placeOnNode's, by shape (see nodeCursor).
+	cursors []nodeCursor
 }
 
 // Solve places the input's pods: on existing nodes first, then in-flight
@@ -181,6 +183,7 @@ func (s *solver) place(p *podData) {
 		passes = []bool{true, false}
 	}
 	defer func() { s.avoid = false }()
+	cur := s.cursor(p)
 	for _, avoid := range passes {
 		s.avoid = avoid
 		for i := range p.variants {
@@ -198,7 +201,7 @@ func (s *solver) place(p *podData) {
 			}
 			// A failed newClaim changes no claim: what placeOnClaim found
 			// could grow still can.
-			if s.placeOnNode(p, v, mins) || s.placeOnClaim(p, v, mins, true) || s.newClaim(p, v, mins, failure) ||
+			if s.placeOnNode(p, v, mins, cur, i) || s.placeOnClaim(p, v, mins, true) || s.newClaim(p, v, mins, failure) ||
 				s.grow(p, v, mins, false) {
 				return
 			}
@@ -216,18 +219,32 @@ func (s *solver) tolerates(pod *corev1.Pod, taints []corev1.Taint) error {
 	return scheduling.Tolerates(pod.Spec.Tolerations, taints)
 }
 
-func (s *solver) placeOnNode(p *podData, v *variant, mins []int32) bool {
-	for i, n := range s.nodes {
+// placeOnNode places the pod on the first node that takes it, from
+// where cur (if any) says the pods before it like it stopped for
+// variant vi.
+func (s *solver) placeOnNode(p *podData, v *variant, mins []int32, cur *nodeCursor, vi int) bool {
+	from := 0
+	if cur != nil {
+		from = cur.from[vi]
+	}
+	for i := from; i < len(s.nodes); i++ {
+		n := s.nodes[i]
 		// Existing and in-flight nodes tolerate PreferNoSchedule at once:
 		// kube-scheduler binds there when nothing else is up, so launching
 		// an untainted node instead would only leave it empty.
 		if n.fits(p, v.reqs) && scheduling.Tolerates(p.pod.Spec.Tolerations, n.node.Taints) == nil && s.topo.admitNode(p, v, mins, n) {
+			if cur != nil {
+				cur.from[vi] = i
+			}
 			n = s.own(i)
 			n.add(p)
 			s.topo.record(p, n.domain)
 			s.result.Nominations = append(s.result.Nominations, Nomination{Pod: p.pod, NodeName: n.node.Name})
 			return true
 		}
+	}
+	if cur != nil {
+		cur.from[vi] = len(s.nodes)
 	}
 	return false
 }
