@@ -77,7 +77,7 @@ func consideration(p *corev1.Pod, schedulerNames []string) (bool, string) {
 	case state.IsTerminal(p):
 		return false, "finished (" + string(p.Status.Phase) + ")"
 	case !slices.Contains(schedulerNames, scheduler):
-		return false, fmt.Sprintf("its scheduler %q is not one Capstan serves (%s); see --scheduler-names", scheduler, strings.Join(schedulerNames, ", "))
+		return false, state.SchedulerNotServed(scheduler, schedulerNames)
 	}
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {

@@ -98,3 +98,23 @@ func File(path string, limit int64) ([]byte, error) {
 	}
 	return All(f, limit)
 }
+
+// Check reports whether path names a regular file of at most limit
+// bytes, without reading it: for a file a library reads whole, such as
+// client-go a kubeconfig. Anything else is a *NotRegularError, a larger
+// file a *TooLargeError; a missing one is os.Stat's error. The file may
+// change between the check and the library's read: it guards against
+// mistakes and stray paths, not a writer racing the read.
+func Check(path string, limit int64) error {
+	info, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if !info.Mode().IsRegular() {
+		return &NotRegularError{Mode: info.Mode()}
+	}
+	if info.Size() > limit {
+		return &TooLargeError{Limit: limit}
+	}
+	return nil
+}

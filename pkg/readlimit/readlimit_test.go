@@ -34,7 +34,13 @@ func TestAll(t *testing.T) {
 	}
 }
 
-func TestFile(t *testing.T) {
+// testFiles are files of 2, 4, 5 and 2^40 bytes (sparse: no disk is
+// used), a named pipe, a symbolic link to the small file, and their
+// directory.
+type testFiles struct{ dir, small, exact, over, huge, fifo, link string }
+
+func newTestFiles(t *testing.T) testFiles {
+	t.Helper()
 	dir := t.TempDir()
 	write := func(name, data string) string {
 		p := filepath.Join(dir, name)
@@ -44,7 +50,6 @@ func TestFile(t *testing.T) {
 		return p
 	}
 	small, exact, over := write("small", "ab"), write("exact", "abcd"), write("over", "abcde")
-	// Sparse: no disk is used.
 	huge := write("huge", "")
 	if err := os.Truncate(huge, 1<<40); err != nil {
 		t.Fatal(err)
@@ -57,6 +62,12 @@ func TestFile(t *testing.T) {
 	if err := os.Symlink(small, link); err != nil {
 		t.Fatal(err)
 	}
+	return testFiles{dir: dir, small: small, exact: exact, over: over, huge: huge, fifo: fifo, link: link}
+}
+
+func TestFile(t *testing.T) {
+	tf := newTestFiles(t)
+	dir, small, exact, over, huge, fifo, link := tf.dir, tf.small, tf.exact, tf.over, tf.huge, tf.fifo, tf.link
 	for _, tc := range []struct {
 		path, want, wantErr string
 	}{
@@ -82,6 +93,28 @@ func TestFile(t *testing.T) {
 	var notRegular *NotRegularError
 	if _, err := File(fifo, 4); !errors.As(err, &notRegular) || notRegular.Mode&fs.ModeNamedPipe == 0 {
 		t.Errorf("File(fifo) = %v, want a *NotRegularError for a named pipe", err)
+	}
+}
+
+// Check tells what File would refuse, without opening the file.
+func TestCheck(t *testing.T) {
+	tf := newTestFiles(t)
+	for _, tc := range []struct {
+		path, wantErr string
+	}{
+		{path: tf.small},
+		{path: tf.exact},
+		{path: tf.link},
+		{path: tf.over, wantErr: "larger than the 4 bytes limit"},
+		{path: tf.huge, wantErr: "larger than the 4 bytes limit"},
+		{path: tf.fifo, wantErr: "not a regular file but a named pipe"},
+		{path: "/dev/zero", wantErr: "not a regular file but a character device"},
+		{path: tf.dir, wantErr: "not a regular file but a directory"},
+		{path: filepath.Join(tf.dir, "missing"), wantErr: "stat " + filepath.Join(tf.dir, "missing") + ": no such file or directory"},
+	} {
+		if diff := cmp.Diff(tc.wantErr, errText(Check(tc.path, 4))); diff != "" {
+			t.Errorf("Check(%s) error (-want +got):\n%s", tc.path, diff)
+		}
 	}
 }
 

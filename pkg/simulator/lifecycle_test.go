@@ -217,7 +217,7 @@ func TestRegistrationTimeoutReplans(t *testing.T) {
 		{name: "the run ends before the batch window closes", latency: "30s", ttl: 15 * time.Minute, duration: 500 * time.Millisecond,
 			pending: "Unschedulable: no node fits it; the provisioner's batch window was still open when the run ended"},
 		{name: "a scheduler Capstan does not serve", latency: "30s", ttl: 15 * time.Minute, duration: time.Hour, schedulerNames: []string{"other"},
-			pending: "Unschedulable: no node fits it, and Capstan does not provision for its scheduler default-scheduler"},
+			pending: `SchedulerNotServed: its scheduler "default-scheduler" is not one Capstan serves (other); see --scheduler-names`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := DefaultOptions()

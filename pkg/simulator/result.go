@@ -2,7 +2,6 @@ package simulator
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -11,6 +10,7 @@ import (
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/manifests"
+	"github.com/capstan-dev/capstan/pkg/state"
 )
 
 // Result is what `capstan simulate -o json` prints: a stable contract,
@@ -174,12 +174,11 @@ func (s *Simulator) result() *Result {
 }
 
 // unsolved is the reason of a pending pod no provisioning decision has
-// named: no node fits it, and the provisioner had not solved for it yet
-// (its batch window was open when the run ended) or never does (it
-// serves other schedulers).
+// named: Capstan does not serve its scheduler, or the provisioner had not
+// solved for it yet (its batch window was open when the run ended).
 func (s *Simulator) unsolved(p *corev1.Pod) string {
 	if !slices.Contains(s.opts.SchedulerNames, p.Spec.SchedulerName) {
-		return fmt.Sprintf("%s: no node fits it, and Capstan does not provision for its scheduler %s", corev1.PodReasonUnschedulable, p.Spec.SchedulerName)
+		return state.ReasonSchedulerNotServed + ": " + state.SchedulerNotServed(p.Spec.SchedulerName, s.opts.SchedulerNames)
 	}
 	return corev1.PodReasonUnschedulable + ": no node fits it; the provisioner's batch window was still open when the run ended"
 }

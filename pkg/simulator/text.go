@@ -55,7 +55,7 @@ func WriteText(w io.Writer, r *Result) error {
 	var pending, key []string
 	for _, p := range r.Pods {
 		if p.Node == "" {
-			pending = append(pending, fmt.Sprintf("  %s  %s", p.Name, cmp.Or(p.PendingReason, "not yet solved for")))
+			pending = append(pending, fmt.Sprintf("  %s  %s", p.Name, p.PendingReason))
 		}
 	}
 	for _, e := range r.Events {

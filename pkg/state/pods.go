@@ -1,7 +1,9 @@
 package state
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -26,6 +28,16 @@ func IsProvisionable(pod *corev1.Pod, schedulerNames []string) bool {
 		}
 	}
 	return false
+}
+
+// ReasonSchedulerNotServed is the reason simulate gives a pending pod
+// whose scheduler Capstan does not serve.
+const ReasonSchedulerNotServed = "SchedulerNotServed"
+
+// SchedulerNotServed says why Capstan leaves a pod whose scheduler is
+// not among served alone; explain and simulate word it the same.
+func SchedulerNotServed(scheduler string, served []string) string {
+	return fmt.Sprintf("its scheduler %q is not one Capstan serves (%s); see --scheduler-names", scheduler, strings.Join(served, ", "))
 }
 
 // IsTerminal reports whether a pod has finished and frees its node.

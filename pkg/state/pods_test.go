@@ -47,3 +47,10 @@ func TestIsDaemonSetPod(t *testing.T) {
 		t.Errorf("daemonset detection wrong")
 	}
 }
+
+func TestSchedulerNotServed(t *testing.T) {
+	want := `its scheduler "volcano" is not one Capstan serves (default-scheduler, a); see --scheduler-names`
+	if got := SchedulerNotServed("volcano", []string{"default-scheduler", "a"}); got != want {
+		t.Errorf("SchedulerNotServed = %q, want %q", got, want)
+	}
+}

@@ -133,7 +133,7 @@ func runController(ctx context.Context, opts Options) error {
 	if err := chosen.AddToScheme(scheme); err != nil {
 		return fmt.Errorf("adding %s's kinds to the scheme, %w", chosen.Name(), err)
 	}
-	cfg, err := ctrl.GetConfig()
+	cfg, err := getConfig()
 	if err != nil {
 		return fmt.Errorf("loading kubeconfig, %w", err)
 	}

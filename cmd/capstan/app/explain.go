@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capstan-dev/capstan/api"
@@ -135,7 +134,7 @@ func computeOffline(ctx context.Context, opts ExplainOptions, path string, into 
 	if err != nil {
 		return err
 	}
-	cfg, err := ctrl.GetConfig()
+	cfg, err := getConfig()
 	if err != nil {
 		return fmt.Errorf("loading kubeconfig, %w", err)
 	}

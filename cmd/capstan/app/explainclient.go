@@ -13,7 +13,6 @@ import (
 	"unicode/utf8"
 
 	"k8s.io/client-go/rest"
-	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/capstan-dev/capstan/pkg/explain"
 	"github.com/capstan-dev/capstan/pkg/printable"
@@ -126,7 +125,7 @@ const maxCABytes = 1 << 20
 func controllerClient(opts ExplainOptions, base *url.URL) (*http.Client, error) {
 	c := &http.Client{}
 	if base.Scheme == "https" {
-		cfg, err := ctrl.GetConfig()
+		cfg, err := getConfig()
 		if err != nil {
 			return nil, fmt.Errorf("loading kubeconfig for the controller's credentials, %w", err)
 		}

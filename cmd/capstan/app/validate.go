@@ -35,6 +35,11 @@ const (
 	// MinGCInterval bounds --gc-interval: each round lists the cloud's
 	// instances.
 	MinGCInterval = time.Second
+	// MinRegistrationTTL bounds --registration-ttl: a registration
+	// timeout deletes the NodeClaim and solves again at once, so a TTL
+	// below a node's boot times out every launch, one after another
+	// without end (the e2e faults suite uses 30s).
+	MinRegistrationTTL = 30 * time.Second
 )
 
 // Validate checks every flag of `capstan controller` before anything
@@ -49,7 +54,7 @@ func (o Options) Validate() error {
 	errs = append(errs,
 		validateWindow(o.BatchIdle, o.BatchMax),
 		positive("--unavailable-offerings-ttl", o.UnavailableTTL),
-		positive("--registration-ttl", o.RegistrationTTL),
+		atLeast("--registration-ttl", o.RegistrationTTL, MinRegistrationTTL),
 		positive("--launch-timeout", o.LaunchTimeout),
 		atLeast("--gc-interval", o.GCInterval, MinGCInterval),
 		positive("--gc-grace", o.GCGrace),
@@ -94,7 +99,7 @@ func (o SimulateOptions) Validate() error {
 	errs = append(errs,
 		validateWindow(s.Window.Idle, s.Window.Max),
 		positive("--unavailable-offerings-ttl", s.UnavailableTTL),
-		positive("--registration-ttl", s.RegistrationTTL),
+		atLeast("--registration-ttl", s.RegistrationTTL, MinRegistrationTTL),
 		positive("--launch-timeout", s.LaunchTimeout),
 		validateMaxInstanceTypes(s.MaxInstanceTypes),
 		validateSchedulerNames(s.SchedulerNames),

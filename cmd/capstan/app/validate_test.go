@@ -74,6 +74,8 @@ func TestControllerOptionsValidate(t *testing.T) {
 		{name: "least windows", mod: func(o *Options) { o.BatchIdle, o.BatchMax = MinBatchIdle, MinBatchMax }},
 		{name: "idle of 1ms", mod: func(o *Options) { o.BatchIdle = time.Millisecond }, want: []string{"--batch-idle-duration must be at least 100ms, got 1ms"}},
 		{name: "max of 1ns", mod: func(o *Options) { o.BatchIdle, o.BatchMax = MinBatchIdle, time.Nanosecond }, want: []string{"--batch-max-duration must be at least 1s, got 1ns"}},
+		{name: "registration ttl of 1ms", mod: func(o *Options) { o.RegistrationTTL = time.Millisecond }, want: []string{"--registration-ttl must be at least 30s, got 1ms"}},
+		{name: "least registration ttl", mod: func(o *Options) { o.RegistrationTTL = MinRegistrationTTL }},
 		{name: "gc every 1ms", mod: func(o *Options) { o.GCInterval = time.Millisecond }, want: []string{"--gc-interval must be at least 1s, got 1ms"}},
 		{name: "disruption poll of 1ms", args: []string{"--disruption-poll-interval=1ms"}, mod: func(*Options) {},
 			want: []string{"--disruption-poll-interval must be at least 1s, got 1ms"}},
@@ -129,6 +131,9 @@ func TestSimulateOptionsValidate(t *testing.T) {
 		// is a run that never ends.
 		{name: "max of 1ms", mod: func(o *SimulateOptions) { o.Simulator.Window.Max = time.Millisecond }, want: []string{"--batch-max-duration must be at least 1s, got 1ms"}},
 		{name: "idle of 1ns", mod: func(o *SimulateOptions) { o.Simulator.Window.Idle = time.Nanosecond }, want: []string{"--batch-idle-duration must be at least 100ms, got 1ns"}},
+		{name: "registration ttl of 1ms", mod: func(o *SimulateOptions) { o.Simulator.RegistrationTTL = time.Millisecond }, want: []string{"--registration-ttl must be at least 30s, got 1ms"}},
+		{name: "registration ttl just under", mod: func(o *SimulateOptions) { o.Simulator.RegistrationTTL = MinRegistrationTTL - time.Nanosecond }, want: []string{"--registration-ttl must be at least 30s"}},
+		{name: "least registration ttl", mod: func(o *SimulateOptions) { o.Simulator.RegistrationTTL = MinRegistrationTTL }},
 		{name: "disruption poll of 1ns", args: []string{"--disruption-poll-interval=1ns"}, mod: func(*SimulateOptions) {},
 			want: []string{"--disruption-poll-interval must be at least 1s, got 1ns"}},
 		{name: "preemptible margin of a day", args: []string{"--preemptible-replacement-margin=24h"}, mod: func(*SimulateOptions) {},
