@@ -194,6 +194,8 @@ func TestTimedVersions(t *testing.T) {
 			[]string{`x.yaml, document 2 (Deployment web): metadata.annotations[simulate.capstan.dev/apply-at]: Invalid value: "30m": Deployment default/web from x.yaml, document 1 is there until its simulate.capstan.dev/delete-at, 1h0m0s`}},
 		{"deleting after the next version is applied", docs(timed(timedWeb, "apply-at: 30m"), timed(timedWeb, "delete-at: 1h")),
 			[]string{`x.yaml, document 2 (Deployment web): metadata.annotations[simulate.capstan.dev/delete-at]: Invalid value: "1h": Deployment default/web is applied again at 30m0s from x.yaml, document 1, before this deletes it`}},
+		{"of several it overlaps, the one read first is named", docs(timed(timedWeb, "apply-at: 50m"), timed(timedWeb, "apply-at: 40m"), timed(timedWeb, "apply-at: 10m", "delete-at: 1h")),
+			[]string{`x.yaml, document 3 (Deployment web): metadata.annotations[simulate.capstan.dev/delete-at]: Invalid value: "1h": Deployment default/web is applied again at 50m0s from x.yaml, document 1, before this deletes it`}},
 		{"cluster-scoped kinds by name", docs(timed(timedModel, "apply-at: 1h"), timedModel, timed(timedModel, "apply-at: 60m")),
 			[]string{`x.yaml, document 3 (OpenModel m): metadata.name: Duplicate value: "m": OpenModel m is already applied at 1h0m0s in x.yaml, document 1`}},
 	} {
