@@ -174,7 +174,10 @@ func (s *Set) conflict(key objectKey, t timing) *field.Error {
 	}
 	for j := at; j < len(vs.byApply); j++ {
 		prev := vs.read[vs.byApply[j]]
-		if prev.applyAt != t.applyAt && !(t.deleted && t.deleteAt > prev.applyAt) {
+		// Those from t's instant on overlap it while at its instant or
+		// applied before it is deleted; sorted, the first that does not
+		// ends them.
+		if overlaps := prev.applyAt == t.applyAt || t.deleted && t.deleteAt > prev.applyAt; !overlaps {
 			break
 		}
 		consider(vs.byApply[j])
