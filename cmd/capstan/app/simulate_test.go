@@ -57,6 +57,22 @@ func TestSimulateListsSkippedKindsEscaped(t *testing.T) {
 	}
 }
 
+// simCluster is a NodePool that allows every instance type, on its
+// SimNodeClass.
+const simCluster = `apiVersion: sim.capstan.dev/v1alpha1
+kind: SimNodeClass
+metadata: {name: default}
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: default}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: sim.capstan.dev, kind: SimNodeClass, name: default}
+      requirements: []
+`
+
 // A launch fault's message from the cloud profile is printed with what
 // does not print escaped, in the text summary and in -o json alike.
 func TestSimulateEscapesAProfilesMessages(t *testing.T) {
@@ -68,19 +84,7 @@ spec:
   launchFaults:
   - {code: UnauthorizedOperation, until: 2m, message: "denied\e[2J\r\u202eevil"}
 ---
-apiVersion: sim.capstan.dev/v1alpha1
-kind: SimNodeClass
-metadata: {name: default}
----
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: default}
-spec:
-  template:
-    spec:
-      nodeClassRef: {group: sim.capstan.dev, kind: SimNodeClass, name: default}
-      requirements: [{key: node.kubernetes.io/instance-type, operator: In, values: [m5.xlarge]}]
----
+` + simCluster + `---
 apiVersion: v1
 kind: Pod
 metadata: {name: p, namespace: default}
@@ -128,19 +132,7 @@ func TestSimulateSharesTheControllersDefaults(t *testing.T) {
 // nodes only when it is named.
 func TestSimulateServesTheNamedSchedulers(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "m.yaml")
-	data := `apiVersion: sim.capstan.dev/v1alpha1
-kind: SimNodeClass
-metadata: {name: default}
----
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: default}
-spec:
-  template:
-    spec:
-      nodeClassRef: {group: sim.capstan.dev, kind: SimNodeClass, name: default}
-      requirements: []
----
+	data := simCluster + `---
 apiVersion: v1
 kind: Pod
 metadata: {name: served, namespace: default}
