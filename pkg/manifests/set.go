@@ -53,7 +53,7 @@ type Set struct {
 	// sources are where each named object's versions were read, so a
 	// copy is an error naming both places unless the versions follow
 	// each other in time.
-	sources map[objectKey][]version
+	sources map[objectKey]*versions
 }
 
 // objectKey is an object's identity in a cluster: applying a second

@@ -132,42 +132,91 @@ type version struct {
 	timing
 }
 
+// versions are the copies of one object read so far: in the order read,
+// and as indices into that ordered by applyAt, so that a new copy is
+// checked against its neighbours in time (found by binary search), not
+// against every copy: many versions of one object load in n log n.
+// Copies recorded never overlap (conflict), so only the one before a new
+// copy can still be there when it is applied, and only those applied
+// before it is deleted can be deleted by it.
+type versions struct {
+	read    []version
+	byApply []int
+}
+
 // conflict is the error for a copy of an object already read, else nil.
 // Copies are versions of the object over the run: each applied at its
 // own instant (no apply-at is the start), and none still there, by its
 // delete-at, when the next is applied. An unnamed object is no one's
 // copy: its kind's validation rejects it, or it is a CloudProfile, a
-// file that needs no name.
+// file that needs no name. Of several conflicting copies, the error
+// names the one read first.
 func (s *Set) conflict(key objectKey, t timing) *field.Error {
 	if key.name == "" {
 		return nil
 	}
+	vs := s.sources[key]
+	if vs == nil {
+		return nil
+	}
+	// at is the first copy applied at or after t.
+	at, _ := slices.BinarySearchFunc(vs.byApply, t.applyAt, func(i int, d time.Duration) int { return cmp.Compare(vs.read[i].applyAt, d) })
+	first := -1
+	consider := func(i int) {
+		if first == -1 || i < first {
+			first = i
+		}
+	}
+	if at > 0 {
+		if prev := vs.read[vs.byApply[at-1]]; prev.deleted && prev.deleteAt > t.applyAt {
+			consider(vs.byApply[at-1])
+		}
+	}
+	for j := at; j < len(vs.byApply); j++ {
+		prev := vs.read[vs.byApply[j]]
+		// Those from t's instant on overlap it while at its instant or
+		// applied before it is deleted; sorted, the first that does not
+		// ends them.
+		if overlaps := prev.applyAt == t.applyAt || t.deleted && t.deleteAt > prev.applyAt; !overlaps {
+			break
+		}
+		consider(vs.byApply[j])
+	}
+	if first == -1 {
+		return nil
+	}
+	prev := vs.read[first]
 	object := key.kind + " " + printable.Quote(key.name)
 	if key.namespace != "" {
 		object = key.kind + " " + printable.Quote(key.namespace+"/"+key.name)
 	}
 	annotations := field.NewPath("metadata", "annotations")
-	for _, prev := range s.sources[key] {
-		switch {
-		case prev.applyAt == t.applyAt && !prev.timed && !t.timed:
-			return &field.Error{Type: field.ErrorTypeDuplicate, Field: "metadata.name", BadValue: key.name, Detail: object + " is already in " + prev.src}
-		case prev.applyAt == t.applyAt:
-			return &field.Error{Type: field.ErrorTypeDuplicate, Field: "metadata.name", BadValue: key.name, Detail: fmt.Sprintf("%s is already applied at %s in %s", object, prev.applyAt, prev.src)}
-		case prev.applyAt < t.applyAt && prev.deleted && prev.deleteAt > t.applyAt:
-			return field.Invalid(annotations.Key(ApplyAtAnnotation), t.applyRaw, fmt.Sprintf("%s from %s is there until its %s, %s", object, prev.src, DeleteAtAnnotation, prev.deleteAt))
-		case t.applyAt < prev.applyAt && t.deleted && t.deleteAt > prev.applyAt:
-			return field.Invalid(annotations.Key(DeleteAtAnnotation), t.deleteRaw, fmt.Sprintf("%s is applied again at %s from %s, before this deletes it", object, prev.applyAt, prev.src))
-		}
+	switch {
+	case prev.applyAt == t.applyAt && !prev.timed && !t.timed:
+		return &field.Error{Type: field.ErrorTypeDuplicate, Field: "metadata.name", BadValue: key.name, Detail: object + " is already in " + prev.src}
+	case prev.applyAt == t.applyAt:
+		return &field.Error{Type: field.ErrorTypeDuplicate, Field: "metadata.name", BadValue: key.name, Detail: fmt.Sprintf("%s is already applied at %s in %s", object, prev.applyAt, prev.src)}
+	case prev.applyAt < t.applyAt:
+		return field.Invalid(annotations.Key(ApplyAtAnnotation), t.applyRaw, fmt.Sprintf("%s from %s is there until its %s, %s", object, prev.src, DeleteAtAnnotation, prev.deleteAt))
+	default:
+		return field.Invalid(annotations.Key(DeleteAtAnnotation), t.deleteRaw, fmt.Sprintf("%s is applied again at %s from %s, before this deletes it", object, prev.applyAt, prev.src))
 	}
-	return nil
 }
 
-// record notes that a version of the object key was read at src.
+// record notes that a version of the object key was read at src; conflict
+// has found it overlaps no other, so its applyAt is its own.
 func (s *Set) record(key objectKey, src string, t timing) {
 	if s.sources == nil {
-		s.sources = map[objectKey][]version{}
+		s.sources = map[objectKey]*versions{}
 	}
-	s.sources[key] = append(s.sources[key], version{src: src, timing: t})
+	vs := s.sources[key]
+	if vs == nil {
+		vs = &versions{}
+		s.sources[key] = vs
+	}
+	at, _ := slices.BinarySearchFunc(vs.byApply, t.applyAt, func(i int, d time.Duration) int { return cmp.Compare(vs.read[i].applyAt, d) })
+	vs.byApply = slices.Insert(vs.byApply, at, len(vs.read))
+	vs.read = append(vs.read, version{src: src, timing: t})
 }
 
 // add puts the one object that read holds into s: with the objects

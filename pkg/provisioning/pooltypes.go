@@ -25,9 +25,10 @@ type poolTypes struct {
 // NodeClass, cloudprovider.InstanceTypesByNodePool) on which the same
 // daemonset variants may run get one poolTypes, so a NodePool costs its
 // own requirements and limits, not a copy of every instance type, and the
-// daemonset overhead is worked out once per instance type and distinct
-// NodePool (docs/simulate.md, "Scale"). Its values are read-only once
-// built.
+// daemonset overhead is worked out once per solve or Prepare for each
+// such group, not per NodePool; it is built again for the next solve,
+// whose daemonsets and instance types may differ (docs/simulate.md,
+// "Scale"). Its values are read-only once built.
 type typesMemo struct {
 	daemons   []*podData
 	wellKnown sets.Set[string]

@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"runtime/metrics"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/capstan-dev/capstan/pkg/manifests"
 	"github.com/capstan-dev/capstan/pkg/simulator"
+	"github.com/capstan-dev/capstan/pkg/test"
 )
 
 // The growth benchmarks (BenchmarkGrowth<Axis>/n=<size>) run `capstan
@@ -18,48 +18,6 @@ import (
 // each, so that how time and peak memory grow is read as a ratio between
 // sizes: doubling n should not much more than double either.
 // docs/simulate.md ("Scale") records the figures.
-
-// heapMetric is the live and not-yet-swept heap: what the process's
-// memory follows.
-const heapMetric = "/memory/classes/heap/objects:bytes"
-
-// peakSampler samples heapMetric in the background until stopped.
-type peakSampler struct {
-	stop chan struct{}
-	done chan uint64
-}
-
-// samplePeak starts sampling every interval.
-func samplePeak(interval time.Duration) *peakSampler {
-	p := &peakSampler{stop: make(chan struct{}), done: make(chan uint64)}
-	go func() {
-		sample := []metrics.Sample{{Name: heapMetric}}
-		var peak uint64
-		read := func() {
-			metrics.Read(sample)
-			peak = max(peak, sample[0].Value.Uint64())
-		}
-		tick := time.NewTicker(interval)
-		defer tick.Stop()
-		for {
-			read()
-			select {
-			case <-p.stop:
-				read()
-				p.done <- peak
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	return p
-}
-
-// Stop ends sampling and returns the largest heap seen, in bytes.
-func (p *peakSampler) Stop() uint64 {
-	close(p.stop)
-	return <-p.done
-}
 
 // benchGrowth runs one sub-benchmark n=<size> per size: manifest(n) is
 // read as `capstan simulate -f` reads a file and simulated with the
@@ -75,7 +33,7 @@ func benchGrowth(b *testing.B, sizes []int, manifest func(n int) string, mods ..
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			data := []byte(manifest(n))
 			runtime.GC()
-			peak := samplePeak(time.Millisecond)
+			peak := test.SampleHeap(time.Millisecond)
 			for b.Loop() {
 				set := &manifests.Set{}
 				if err := manifests.Read("growth.yaml", data, set); err != nil {

@@ -122,3 +122,21 @@ func TestSimulatedSpotServiceLinkedRoleFallsBack(t *testing.T) {
 		}
 	}
 }
+
+// A launch fault's message from the profile reaches the text summary's
+// key events with what does not print escaped, so it cannot clear the
+// screen, overwrite its line or reverse the text after it.
+func TestLaunchFaultMessageIsEscapedInText(t *testing.T) {
+	set := faultsManifests(t, "[on-demand]", "  - {code: UnauthorizedOperation, until: 2m, message: \"denied\\e[2J\\r\\u202eevil\"}")
+	r := run(t, set, func(o *simulator.Options) { o.Duration = 5 * time.Minute })
+	var b strings.Builder
+	if err := simulator.WriteText(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `denied\x1b[2J\r\u202eevil`) {
+		t.Errorf("the key events do not show the message escaped:\n%s", b.String())
+	}
+	if strings.ContainsAny(b.String(), "\x1b\r\u202e") {
+		t.Errorf("the text summary holds a raw control character:\n%q", b.String())
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/printable"
 )
 
 // isKeyEvent picks the events the text summary lists: failures,
@@ -48,7 +49,7 @@ func WriteText(w io.Writer, r *Result) error {
 		tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "  NODEPOOL\tINSTANCE TYPE\tZONE\tCAPACITY TYPE\tNODES\tPRICE/H EACH\tPODS")
 		for _, g := range groups {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%.4f\t%d\n", g.NodePool, g.InstanceType, g.Zone, g.CapacityType, g.count, g.PricePerHour, g.pods)
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%.4f\t%d\n", printable.Line(g.NodePool), printable.Line(g.InstanceType), printable.Line(g.Zone), printable.Line(g.CapacityType), g.count, g.PricePerHour, g.pods)
 		}
 		_ = tw.Flush()
 	}
@@ -74,7 +75,10 @@ func WriteText(w io.Writer, r *Result) error {
 	return err
 }
 
-// writeRows writes a titled list of at most maxTextRows rows.
+// writeRows writes a titled list of at most maxTextRows rows, each on its
+// own line with what does not print escaped: rows carry names and
+// messages from the manifests and the cloud profile, which a terminal
+// would otherwise obey.
 func writeRows(b *strings.Builder, title string, rows []string) {
 	if len(rows) == 0 {
 		return
@@ -85,7 +89,7 @@ func writeRows(b *strings.Builder, title string, rows []string) {
 			fmt.Fprintf(b, "  … and %d more (-o json lists them all)\n", len(rows)-i)
 			break
 		}
-		b.WriteString(row + "\n")
+		b.WriteString(printable.Line(row) + "\n")
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/capstan-dev/capstan/pkg/manifests"
+	"github.com/capstan-dev/capstan/pkg/printable"
 	"github.com/capstan-dev/capstan/pkg/report"
 	"github.com/capstan-dev/capstan/pkg/simulator"
 )
@@ -111,9 +112,14 @@ func writeReport(path string, r *simulator.Result, files string) (err error) {
 
 func writeResult(w io.Writer, output string, r *simulator.Result) error {
 	if output == "json" {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
+		data, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			return err
+		}
+		// Names and messages come from the manifests and the cloud
+		// profile; encoding/json leaves some runes a terminal obeys.
+		_, err = w.Write(append(printable.JSON(data), '\n'))
+		return err
 	}
 	return simulator.WriteText(w, r)
 }

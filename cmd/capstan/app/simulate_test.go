@@ -57,6 +57,56 @@ func TestSimulateListsSkippedKindsEscaped(t *testing.T) {
 	}
 }
 
+// simCluster is a NodePool that allows every instance type, on its
+// SimNodeClass.
+const simCluster = `apiVersion: sim.capstan.dev/v1alpha1
+kind: SimNodeClass
+metadata: {name: default}
+---
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: default}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: sim.capstan.dev, kind: SimNodeClass, name: default}
+      requirements: []
+`
+
+// A launch fault's message from the cloud profile is printed with what
+// does not print escaped, in the text summary and in -o json alike.
+func TestSimulateEscapesAProfilesMessages(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.yaml")
+	data := `apiVersion: sim.capstan.dev/v1alpha1
+kind: CloudProfile
+metadata: {name: faults}
+spec:
+  launchFaults:
+  - {code: UnauthorizedOperation, until: 2m, message: "denied\e[2J\r\u202eevil"}
+---
+` + simCluster + `---
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: default}
+spec: {containers: [{name: c, image: pause, resources: {requests: {cpu: "1"}}}]}
+`
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for output, want := range map[string]string{"text": `denied\x1b[2J\r\u202eevil`, "json": `denied\u001b[2J\r\u202eevil`} {
+		out, err := run(t, "simulate", "-f", path, "--duration", "5m", "-o", output)
+		if err != nil {
+			t.Fatalf("simulate -o %s: %v\n%s", output, err, out)
+		}
+		if !strings.Contains(out, want) {
+			t.Errorf("-o %s does not show the message as %s:\n%s", output, want, out)
+		}
+		if strings.ContainsAny(out, "\x1b\r\u202e") {
+			t.Errorf("-o %s holds a raw control character:\n%q", output, out)
+		}
+	}
+}
+
 // simulate runs the controller's steps with the controller's defaults: a
 // flag both commands take starts from the same value (each default is
 // defined once, in the package that owns it).
@@ -82,19 +132,7 @@ func TestSimulateSharesTheControllersDefaults(t *testing.T) {
 // nodes only when it is named.
 func TestSimulateServesTheNamedSchedulers(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "m.yaml")
-	data := `apiVersion: sim.capstan.dev/v1alpha1
-kind: SimNodeClass
-metadata: {name: default}
----
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: default}
-spec:
-  template:
-    spec:
-      nodeClassRef: {group: sim.capstan.dev, kind: SimNodeClass, name: default}
-      requirements: []
----
+	data := simCluster + `---
 apiVersion: v1
 kind: Pod
 metadata: {name: served, namespace: default}
