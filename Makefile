@@ -61,7 +61,7 @@ e2e: tools build ## End-to-end tests on the local control plane (the controller 
 test: unit e2e ## Everything CI runs.
 
 bench: ## Scheduling benchmarks (pods/s, nodes, cost/h, lowerbound/h, B/op, allocs/op) and peak RSS.
-	go test -run '^$$' -bench . -benchmem -timeout 30m ./pkg/...
+	go test -run '^$$' -bench . -benchmem -timeout 60m ./pkg/...
 	go run ./hack/peakrss
 
 demo: tools build ## The local cluster, capstan controller on the simulated cloud, examples/demo, live summary (Ctrl-C stops).
