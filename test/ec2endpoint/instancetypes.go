@@ -34,6 +34,7 @@ type instanceTypeXML struct {
 	EBSInfo                       ebsInfoXML          `xml:"ebsInfo"`
 	NetworkInfo                   networkInfoXML      `xml:"networkInfo"`
 	GPUInfo                       *gpuInfoXML         `xml:"gpuInfo,omitempty"`
+	NeuronInfo                    *neuronInfoXML      `xml:"neuronInfo,omitempty"`
 	BurstablePerformanceSupported bool                `xml:"burstablePerformanceSupported"`
 	SupportedBootModes            []string            `xml:"supportedBootModes>item"`
 }
@@ -66,22 +67,34 @@ type diskInfoXML struct {
 }
 
 type ebsInfoXML struct {
-	EBSOptimizedSupport string `xml:"ebsOptimizedSupport"`
-	EncryptionSupport   string `xml:"encryptionSupport"`
-	NVMeSupport         string `xml:"nvmeSupport"`
+	EBSOptimizedInfo    *ebsOptimizedInfoXML `xml:"ebsOptimizedInfo,omitempty"`
+	EBSOptimizedSupport string               `xml:"ebsOptimizedSupport"`
+	EncryptionSupport   string               `xml:"encryptionSupport"`
+	NVMeSupport         string               `xml:"nvmeSupport"`
 }
 
 type networkInfoXML struct {
-	NetworkPerformance        string           `xml:"networkPerformance"`
-	MaximumNetworkInterfaces  int              `xml:"maximumNetworkInterfaces"`
-	MaximumNetworkCards       int              `xml:"maximumNetworkCards"`
-	DefaultNetworkCardIndex   int              `xml:"defaultNetworkCardIndex"`
-	NetworkCards              []networkCardXML `xml:"networkCards>item"`
-	IPv4AddressesPerInterface int              `xml:"ipv4AddressesPerInterface"`
-	IPv6AddressesPerInterface int              `xml:"ipv6AddressesPerInterface"`
-	IPv6Supported             bool             `xml:"ipv6Supported"`
-	ENASupport                string           `xml:"enaSupport"`
-	EFASupported              bool             `xml:"efaSupported"`
+	NetworkPerformance           string           `xml:"networkPerformance"`
+	MaximumNetworkInterfaces     int              `xml:"maximumNetworkInterfaces"`
+	MaximumNetworkCards          int              `xml:"maximumNetworkCards"`
+	DefaultNetworkCardIndex      int              `xml:"defaultNetworkCardIndex"`
+	NetworkCards                 []networkCardXML `xml:"networkCards>item"`
+	IPv4AddressesPerInterface    int              `xml:"ipv4AddressesPerInterface"`
+	IPv6AddressesPerInterface    int              `xml:"ipv6AddressesPerInterface"`
+	IPv6Supported                bool             `xml:"ipv6Supported"`
+	ENASupport                   string           `xml:"enaSupport"`
+	EFASupported                 bool             `xml:"efaSupported"`
+	EFAInfo                      *efaInfoXML      `xml:"efaInfo,omitempty"`
+	EncryptionInTransitSupported bool             `xml:"encryptionInTransitSupported"`
+}
+
+type efaInfoXML struct {
+	MaximumEFAInterfaces int `xml:"maximumEfaInterfaces"`
+}
+
+type ebsOptimizedInfoXML struct {
+	BaselineBandwidthInMbps int `xml:"baselineBandwidthInMbps"`
+	MaximumBandwidthInMbps  int `xml:"maximumBandwidthInMbps"`
 }
 
 type networkCardXML struct {
@@ -93,6 +106,23 @@ type networkCardXML struct {
 type gpuInfoXML struct {
 	GPUs                []gpuDeviceXML `xml:"gpus>item"`
 	TotalGPUMemoryInMiB int64          `xml:"totalGpuMemoryInMiB"`
+}
+
+type neuronInfoXML struct {
+	Devices          []neuronDeviceXML `xml:"neuronDevices>item"`
+	TotalMemoryInMiB int64             `xml:"totalNeuronDeviceMemoryInMiB"`
+}
+
+type neuronDeviceXML struct {
+	Name       string        `xml:"name"`
+	Count      int           `xml:"count"`
+	CoreInfo   neuronCoreXML `xml:"coreInfo"`
+	MemoryInfo sizeInMiBXML  `xml:"memoryInfo"`
+}
+
+type neuronCoreXML struct {
+	Count   int `xml:"count"`
+	Version int `xml:"version"`
 }
 
 type gpuDeviceXML struct {
@@ -126,7 +156,7 @@ func (s *Server) describeInstanceTypes(_ context.Context, p params) (response, e
 	}
 	var out []instanceTypeXML
 	for _, t := range s.types {
-		info := instanceTypeInfo(t)
+		info := s.typeInfo[t.Name]
 		if len(want) > 0 && !slices.Contains(want, t.Name) || !matches(fs, info.resource()) {
 			continue
 		}
@@ -157,74 +187,80 @@ func (it instanceTypeXML) resource() resource {
 	}}
 }
 
-// instanceTypeInfo describes a catalog type as EC2 does. The catalog
-// holds vCPUs, memory, architecture, GPUs and the pod limit; the rest
-// follows EC2's rules for the family: previous-generation families (c4,
-// m4) run on Xen, the others on Nitro, metal sizes on none; t families
-// are burstable; families with the d attribute (g4dn, p4d) have local
-// NVMe, synthesized at 30 GB per vCPU; Graviton is AWS's CPU and g5, g6,
-// g6e and p5 run AMD's.
-func instanceTypeInfo(t catalog.InstanceType) instanceTypeXML {
-	previous := slices.Contains([]string{"c", "m", "r"}, t.Category) && t.Generation <= 4
-	enis, ips := networkShape(t.MaxPods)
+// instanceTypeInfo describes a catalog type as EC2 does: its network
+// (interfaces, network cards, default card, hypervisor) as AWS publishes
+// it (networkLimits), its accelerators, EFA, local NVMe, virtualization
+// and generation as published (publishedOf), and the rest by EC2's rules
+// for the family: t families are burstable; families with the d
+// attribute not in the table have local NVMe, synthesized at 30 GB per
+// vCPU; Graviton is AWS's CPU and g5, g6, g6e and p5 run AMD's; c, m and
+// r families before the fifth are a previous generation.
+func instanceTypeInfo(t catalog.InstanceType, n networkLimit, p published) instanceTypeXML {
 	threads := 2
 	if t.Architecture == catalog.ArchARM64 || t.VCPU == 1 {
 		threads = 1
 	}
+	perf := cmpOr(p.network, networkPerformance(t.VCPU))
+	xen := n.hypervisor == "xen"
+	// Xen c4 and m4 are a previous generation, as is the table's t1.
+	previous := p.previous || slices.Contains([]string{"c", "m", "r"}, t.Category) && t.Generation <= 4
 	it := instanceTypeXML{
 		InstanceType:                  t.Name,
 		CurrentGeneration:             !previous,
 		SupportedUsageClasses:         []string{"on-demand", "spot"},
 		SupportedRootDeviceTypes:      []string{"ebs"},
 		SupportedVirtualizationTypes:  []string{"hvm"},
-		BareMetal:                     t.Size == "metal",
-		ProcessorInfo:                 processorInfoXML{SupportedArchitectures: []string{architecture(t.Architecture)}, Manufacturer: cpuManufacturer(t)},
+		BareMetal:                     n.hypervisor == "",
+		Hypervisor:                    n.hypervisor,
+		ProcessorInfo:                 processorInfoXML{SupportedArchitectures: []string{architecture(t.Architecture)}, Manufacturer: cmpOr(p.cpu, cpuManufacturer(t))},
 		VCPUInfo:                      vcpuInfoXML{DefaultVCPUs: t.VCPU, DefaultCores: t.VCPU / threads, DefaultThreadsPerCore: threads},
 		MemoryInfo:                    sizeInMiBXML{SizeInMiB: t.MemoryMiB},
 		EBSInfo:                       ebsInfoXML{EBSOptimizedSupport: "default", EncryptionSupport: "supported", NVMeSupport: "required"},
-		BurstablePerformanceSupported: t.Category == "t",
+		BurstablePerformanceSupported: t.Category == "t" && !p.previous,
 		SupportedBootModes:            []string{"legacy-bios", "uefi"},
 		NetworkInfo: networkInfoXML{
-			NetworkPerformance: networkPerformance(t.VCPU), MaximumNetworkInterfaces: enis, MaximumNetworkCards: 1,
-			NetworkCards:              []networkCardXML{{NetworkPerformance: networkPerformance(t.VCPU), MaximumNetworkInterfaces: enis}},
-			IPv4AddressesPerInterface: ips, IPv6AddressesPerInterface: ips, IPv6Supported: true, ENASupport: "required",
+			NetworkPerformance: perf, MaximumNetworkInterfaces: n.enis, MaximumNetworkCards: len(n.cards), DefaultNetworkCardIndex: n.defaultCard,
+			IPv4AddressesPerInterface: n.ips, IPv6AddressesPerInterface: n.ips, IPv6Supported: !xen, ENASupport: "required",
+			EFASupported: p.efa > 0, EncryptionInTransitSupported: !xen && n.hypervisor != "",
 		},
 	}
+	for i, enis := range n.cards {
+		it.NetworkInfo.NetworkCards = append(it.NetworkInfo.NetworkCards, networkCardXML{NetworkCardIndex: i, NetworkPerformance: perf, MaximumNetworkInterfaces: enis})
+	}
+	if p.efa > 0 {
+		it.NetworkInfo.EFAInfo = &efaInfoXML{MaximumEFAInterfaces: p.efa}
+	}
+	if p.virtualization != nil {
+		it.SupportedVirtualizationTypes = p.virtualization
+	}
 	switch {
-	case it.BareMetal:
-	case previous:
-		it.Hypervisor, it.EBSInfo.NVMeSupport, it.NetworkInfo.ENASupport = "xen", "unsupported", "supported"
-	default:
-		it.Hypervisor = "nitro"
+	case p.previous:
+		it.EBSInfo.EBSOptimizedSupport, it.EBSInfo.NVMeSupport, it.NetworkInfo.ENASupport = "unsupported", "unsupported", "unsupported"
+		it.SupportedBootModes = []string{"legacy-bios"}
+	case xen:
+		it.EBSInfo.NVMeSupport, it.NetworkInfo.ENASupport = "unsupported", "supported"
+	}
+	if p.ebsMbps[1] > 0 {
+		it.EBSInfo.EBSOptimizedInfo = &ebsOptimizedInfoXML{BaselineBandwidthInMbps: p.ebsMbps[0], MaximumBandwidthInMbps: p.ebsMbps[1]}
 	}
 	if t.Architecture == catalog.ArchARM64 {
 		it.SupportedBootModes = []string{"uefi"}
 	}
-	if strings.Contains(strings.TrimLeft(strings.TrimPrefix(t.Family, t.Category), "0123456789"), "d") {
-		size := 30 * t.VCPU
+	size := p.storageGB
+	if size == 0 && strings.Contains(strings.TrimLeft(strings.TrimPrefix(t.Family, t.Category), "0123456789"), "d") {
+		size = 30 * t.VCPU
+	}
+	if size > 0 {
 		it.InstanceStorageSupported = true
 		it.InstanceStorageInfo = &instanceStorageXML{TotalSizeInGB: size, Disks: []diskInfoXML{{SizeInGB: size, Count: 1, Type: "ssd"}}, NVMeSupport: "required"}
 	}
-	if t.GPUCount > 0 {
-		it.GPUInfo = &gpuInfoXML{
-			GPUs:                []gpuDeviceXML{{Name: strings.ToUpper(t.GPUName), Manufacturer: strings.ToUpper(t.GPUManufacturer), Count: t.GPUCount, MemoryInfo: sizeInMiBXML{SizeInMiB: t.GPUMemoryMiB}}},
-			TotalGPUMemoryInMiB: int64(t.GPUCount) * t.GPUMemoryMiB,
-		}
+	if g := p.gpu; g != nil {
+		it.GPUInfo = &gpuInfoXML{GPUs: []gpuDeviceXML{*g}, TotalGPUMemoryInMiB: int64(g.Count) * g.MemoryInfo.SizeInMiB}
+	}
+	if d := p.neuron; d != nil {
+		it.NeuronInfo = &neuronInfoXML{Devices: []neuronDeviceXML{*d}, TotalMemoryInMiB: int64(d.Count) * d.MemoryInfo.SizeInMiB}
 	}
 	return it
-}
-
-// networkShape is a type's network interfaces and IPv4 addresses per
-// interface: the EC2 shape whose VPC CNI pod limit, interfaces ×
-// (addresses − 1) + 2, is the catalog's maxPods, so a provider computing
-// max pods from them gets the catalog's.
-func networkShape(maxPods int) (enis, ips int) {
-	for _, shape := range [][2]int{{2, 4}, {2, 10}, {3, 10}, {3, 12}, {4, 15}, {8, 30}, {10, 30}, {7, 50}, {15, 50}} {
-		if shape[0]*(shape[1]-1)+2 == maxPods {
-			return shape[0], shape[1]
-		}
-	}
-	return 1, maxPods - 1
 }
 
 func cpuManufacturer(t catalog.InstanceType) string {

@@ -13,6 +13,7 @@ import (
 
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/catalog"
+	"github.com/capstan-dev/capstan/test/ec2endpoint"
 )
 
 // instanceTypes pages through DescribeInstanceTypes with the SDK's
@@ -33,7 +34,7 @@ func instanceTypes(t *testing.T, f *fixture, in *ec2.DescribeInstanceTypesInput)
 
 func TestDescribeInstanceTypesIsTheCatalog(t *testing.T) {
 	f := newFixture(t, profile())
-	cat, err := catalog.Load()
+	cat, err := ec2endpoint.ServedCatalog()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,15 +48,19 @@ func TestDescribeInstanceTypesIsTheCatalog(t *testing.T) {
 	}
 	for _, it := range got {
 		c := byName[string(it.InstanceType)]
-		ni := it.NetworkInfo
-		// A provider computing the VPC CNI's pod limit from the network
-		// shape gets the catalog's, which the simulated Node reports.
-		pods := int(*ni.MaximumNetworkInterfaces)*(int(*ni.Ipv4AddressesPerInterface)-1) + 2
-		if int(*it.VCpuInfo.DefaultVCpus) != c.VCPU || *it.MemoryInfo.SizeInMiB != c.MemoryMiB || pods != c.MaxPods {
-			t.Errorf("%s: %d vCPU, %d MiB, %d pods; want %d, %d, %d", c.Name, *it.VCpuInfo.DefaultVCpus, *it.MemoryInfo.SizeInMiB, pods, c.VCPU, c.MemoryMiB, c.MaxPods)
+		if int(*it.VCpuInfo.DefaultVCpus) != c.VCPU || *it.MemoryInfo.SizeInMiB != c.MemoryMiB {
+			t.Errorf("%s: %d vCPU, %d MiB; want %d, %d", c.Name, *it.VCpuInfo.DefaultVCpus, *it.MemoryInfo.SizeInMiB, c.VCPU, c.MemoryMiB)
 		}
-		if (it.GpuInfo != nil) != (c.GPUCount > 0) {
+		if c.GPUCount > 0 && (it.GpuInfo == nil || int(*it.GpuInfo.Gpus[0].Count) != c.GPUCount) {
 			t.Errorf("%s: GPU info %v, catalog has %d GPUs", c.Name, it.GpuInfo, c.GPUCount)
+		}
+		// Every card's interfaces add up to the type's.
+		ni, enis := it.NetworkInfo, int32(0)
+		for _, card := range ni.NetworkCards {
+			enis += *card.MaximumNetworkInterfaces
+		}
+		if enis != *ni.MaximumNetworkInterfaces || int(*ni.MaximumNetworkCards) != len(ni.NetworkCards) {
+			t.Errorf("%s: cards %d with %d interfaces, type %d", c.Name, *ni.MaximumNetworkCards, enis, *ni.MaximumNetworkInterfaces)
 		}
 	}
 }
@@ -86,7 +91,7 @@ func TestDescribeInstanceTypeDetails(t *testing.T) {
 	usage := []ec2types.UsageClassType{ec2types.UsageClassTypeOnDemand, ec2types.UsageClassTypeSpot}
 	want := []summary{
 		{Name: "c4.large", Arch: "x86_64", Manufacturer: "Intel", Hypervisor: "xen", Usage: usage},
-		{Name: "g5.xlarge", Arch: "x86_64", Manufacturer: "AMD", Hypervisor: "nitro", Current: true, GPUs: "1x NVIDIA A10G 24576MiB", Usage: usage},
+		{Name: "g5.xlarge", Arch: "x86_64", Manufacturer: "AMD", Hypervisor: "nitro", Current: true, GPUs: "1x NVIDIA A10G 22888MiB", Storage: true, Usage: usage},
 		{Name: "m5.metal", Arch: "x86_64", Manufacturer: "Intel", BareMetal: true, Current: true, Usage: usage},
 		{Name: "m7g.large", Arch: "arm64", Manufacturer: "AWS", Hypervisor: "nitro", Current: true, Usage: usage},
 		{Name: "t3.large", Arch: "x86_64", Manufacturer: "Intel", Hypervisor: "nitro", Burstable: true, Current: true, Usage: usage},
@@ -110,10 +115,13 @@ func TestDescribeInstanceTypesFilters(t *testing.T) {
 				return c.Family == "c5" || c.Family == "m5" && len(c.Size) == len("2xlarge") && c.Size[1:] == "xlarge"
 			}},
 		{"burstable", []ec2types.Filter{filter("burstable-performance-supported", "true")},
-			func(c catalog.InstanceType) bool { return c.Category == "t" }},
+			// T1 predates CPU credits.
+			func(c catalog.InstanceType) bool { return c.Category == "t" && c.Generation >= 2 }},
+		{"hvm", []ec2types.Filter{filter("supported-virtualization-type", "hvm")},
+			func(c catalog.InstanceType) bool { return c.Name != "t1.micro" }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cat, _ := catalog.Load()
+			cat, _ := ec2endpoint.ServedCatalog()
 			var want []string
 			for _, c := range cat {
 				if tc.want(c) {
@@ -167,7 +175,7 @@ func TestDescribeInstanceTypeOfferings(t *testing.T) {
 			t.Errorf("%s locations (-want +got):\n%s", tc.location, diff)
 		}
 	}
-	cat, _ := catalog.Load()
+	cat, _ := ec2endpoint.ServedCatalog()
 	all := 0
 	pager := ec2.NewDescribeInstanceTypeOfferingsPaginator(f.client, &ec2.DescribeInstanceTypeOfferingsInput{LocationType: ec2types.LocationTypeAvailabilityZone, MaxResults: aws.Int32(50)})
 	for pager.HasMorePages() {

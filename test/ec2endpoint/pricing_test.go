@@ -14,7 +14,6 @@ import (
 	"github.com/aws/smithy-go"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/capstan-dev/capstan/pkg/cloudprovider/catalog"
 	"github.com/capstan-dev/capstan/test/ec2endpoint"
 )
 
@@ -74,7 +73,7 @@ func TestOnDemandPricesAreTheCatalogs(t *testing.T) {
 	for k, v := range metal {
 		got[k] = v
 	}
-	cat, err := catalog.Load()
+	cat, err := ec2endpoint.ServedCatalog()
 	if err != nil {
 		t.Fatal(err)
 	}

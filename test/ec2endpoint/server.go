@@ -107,10 +107,14 @@ type Server struct {
 	profile *simv1alpha1.CloudProfile
 	// types are the catalog's types sold in the profile's region, in
 	// catalog order, and byName indexes them.
-	types   []catalog.InstanceType
-	byName  map[string]catalog.InstanceType
-	images  []image
-	actions map[string]action
+	types  []catalog.InstanceType
+	byName map[string]catalog.InstanceType
+	// typeInfo are the served types as DescribeInstanceTypes describes
+	// them, and published their published facts, by name.
+	typeInfo  map[string]instanceTypeXML
+	published map[string]published
+	images    []image
+	actions   map[string]action
 
 	mu sync.Mutex
 	// templates are the launch templates by id; nextID numbers them and
@@ -150,7 +154,7 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("serving EC2 over a %s-style cloud profile: only aws style has EC2's semantics", profile.Spec.Style)
 	}
 	if opts.Catalog == nil {
-		types, err := catalog.Load()
+		types, err := servedCatalog()
 		if err != nil {
 			return nil, fmt.Errorf("loading the instance type catalog, %w", err)
 		}
@@ -184,11 +188,20 @@ func New(opts Options) (*Server, error) {
 		opts.PrincipalARN = defaultPrincipal(opts.AccountID)
 	}
 	s := &Server{opts: opts, profile: profile, byName: map[string]catalog.InstanceType{}, templates: map[string]*launchTemplate{}, fleets: map[string]fleetRecord{}, queue: queue{noticed: map[string]bool{}}}
+	networks, table := networkLimits(), publishedTypes()
+	s.typeInfo, s.published = map[string]instanceTypeXML{}, map[string]published{}
 	for _, t := range opts.Catalog {
-		if _, ok := t.OnDemandPrice(profile.Spec.Region); ok {
-			s.types = append(s.types, t)
-			s.byName[t.Name] = t
+		if _, ok := t.OnDemandPrice(profile.Spec.Region); !ok {
+			continue
 		}
+		n, ok := networks[t.Name]
+		if !ok {
+			return nil, fmt.Errorf("instance type %s: AWS publishes no network limits for it", t.Name)
+		}
+		s.types = append(s.types, t)
+		s.byName[t.Name] = t
+		s.published[t.Name] = publishedOf(t, table)
+		s.typeInfo[t.Name] = instanceTypeInfo(t, n, s.published[t.Name])
 	}
 	if err := s.loadPolicies(); err != nil {
 		return nil, err

@@ -1,0 +1,81 @@
+package ec2endpoint_test
+
+import (
+	"fmt"
+
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/google/go-cmp/cmp"
+)
+
+// The types with several network cards, accelerators of every kind and
+// a paravirtual Xen type, as EC2 describes them. Expected values are
+// AWS's published data: the network cards and the VPC CNI's pod limit on
+// the default card from the reference's
+// pkg/providers/instancetype/zz_generated.vpclimits.go (v1.14.1: p5 100,
+// p4d 737, trn1.32xlarge 247, c6in.32xlarge 394), accelerators from its
+// pkg/fake/zz_generated.describe_instance_types.go and AWS's instance
+// type specifications.
+func TestDescribeInstanceTypesPublished(t *testing.T) {
+	f := newFixture(t, profile())
+	names := []ec2types.InstanceType{"c6in.32xlarge", "dl1.24xlarge", "g4ad.16xlarge", "g5.12xlarge", "inf1.xlarge", "inf2.24xlarge", "m5.large", "p4d.24xlarge", "p5.48xlarge", "t1.micro", "trn1.32xlarge"}
+	got, _ := instanceTypes(t, f, &ec2.DescribeInstanceTypesInput{InstanceTypes: names})
+	type summary struct {
+		Name, Hypervisor       string
+		Virtualization         []ec2types.VirtualizationType
+		Cards, DefaultCardENIs int32
+		// DefaultCardPods is the VPC CNI's limit on the default card.
+		DefaultCardPods int32
+		EFA             int32
+		Accelerator     string
+		NVMeGB          int64
+		EBSMaxMbps      int32
+	}
+	var sums []summary
+	for _, it := range got {
+		ni := it.NetworkInfo
+		def := ni.NetworkCards[*ni.DefaultNetworkCardIndex]
+		s := summary{
+			Name: string(it.InstanceType), Hypervisor: string(it.Hypervisor), Virtualization: it.SupportedVirtualizationTypes,
+			Cards: *ni.MaximumNetworkCards, DefaultCardENIs: *def.MaximumNetworkInterfaces,
+			DefaultCardPods: *def.MaximumNetworkInterfaces*(*ni.Ipv4AddressesPerInterface-1) + 2,
+		}
+		if ni.EfaInfo != nil {
+			s.EFA = *ni.EfaInfo.MaximumEfaInterfaces
+		}
+		if g := it.GpuInfo; g != nil {
+			s.Accelerator = fmt.Sprintf("%dx %s %s %dMiB", *g.Gpus[0].Count, *g.Gpus[0].Manufacturer, *g.Gpus[0].Name, *g.Gpus[0].MemoryInfo.SizeInMiB)
+		}
+		if n := it.NeuronInfo; n != nil {
+			d := n.NeuronDevices[0]
+			s.Accelerator = fmt.Sprintf("%dx %s %d cores v%d %dMiB", *d.Count, *d.Name, *d.CoreInfo.Count, *d.CoreInfo.Version, *d.MemoryInfo.SizeInMiB)
+		}
+		if it.InstanceStorageInfo != nil {
+			s.NVMeGB = *it.InstanceStorageInfo.TotalSizeInGB
+		}
+		if e := it.EbsInfo.EbsOptimizedInfo; e != nil {
+			s.EBSMaxMbps = *e.MaximumBandwidthInMbps
+		}
+		sums = append(sums, s)
+	}
+	hvm := []ec2types.VirtualizationType{"hvm"}
+	want := []summary{
+		{"c6in.32xlarge", "nitro", hvm, 2, 8, 394, 2, "", 0, 80000},
+		{"dl1.24xlarge", "nitro", hvm, 4, 15, 737, 4, "8x Habana Gaudi HL-205 32768MiB", 4000, 19000},
+		{"g4ad.16xlarge", "nitro", hvm, 1, 8, 234, 0, "4x AMD Radeon Pro V520 8192MiB", 2400, 6300},
+		{"g5.12xlarge", "nitro", hvm, 1, 15, 737, 1, "4x NVIDIA A10G 22888MiB", 3800, 0},
+		{"inf1.xlarge", "nitro", hvm, 1, 4, 38, 0, "1x Inferentia 4 cores v1 8192MiB", 0, 4750},
+		{"inf2.24xlarge", "nitro", hvm, 1, 15, 737, 0, "6x Inferentia2 2 cores v2 32768MiB", 0, 30000},
+		{"m5.large", "nitro", hvm, 1, 3, 29, 0, "", 0, 0},
+		{"p4d.24xlarge", "nitro", hvm, 4, 15, 737, 4, "8x NVIDIA A100 40960MiB", 8000, 0},
+		{"p5.48xlarge", "nitro", hvm, 32, 2, 100, 32, "8x NVIDIA H100 81920MiB", 30400, 0},
+		{"t1.micro", "xen", []ec2types.VirtualizationType{"paravirtual"}, 1, 2, 4, 0, "", 0, 0},
+		{"trn1.32xlarge", "nitro", hvm, 8, 5, 247, 8, "16x Trainium 2 cores v2 32768MiB", 7600, 80000},
+	}
+	if diff := cmp.Diff(want, sums); diff != "" {
+		t.Errorf("instance types (-want +got):\n%s", diff)
+	}
+}
