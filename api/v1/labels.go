@@ -62,6 +62,26 @@ const (
 	LabelCapacityReservationType          = awsGroup + "/capacity-reservation-type"
 	LabelCapacityReservationInterruptible = awsGroup + "/capacity-reservation-interruptible"
 	LabelZoneID                           = "topology.k8s.aws/zone-id"
+
+	// The reference AWS provider's other well-known instance labels
+	// (pkg/apis/v1/labels.go at v1.14.1); docs/aws.md, "Instance types".
+	LabelInstanceHypervisor                   = awsGroup + "/instance-hypervisor"
+	LabelInstanceEncryptionInTransitSupported = awsGroup + "/instance-encryption-in-transit-supported"
+	LabelInstanceCapabilityFlex               = awsGroup + "/instance-capability-flex"
+	LabelInstanceLocalNVME                    = awsGroup + "/instance-local-nvme"
+	LabelInstanceCPUManufacturer              = awsGroup + "/instance-cpu-manufacturer"
+	LabelInstanceCPUSustainedClockSpeedMhz    = awsGroup + "/instance-cpu-sustained-clock-speed-mhz"
+	LabelInstanceEBSBandwidth                 = awsGroup + "/instance-ebs-bandwidth"
+	LabelInstanceNetworkBandwidth             = awsGroup + "/instance-network-bandwidth"
+	LabelInstanceAcceleratorName              = awsGroup + "/instance-accelerator-name"
+	LabelInstanceAcceleratorManufacturer      = awsGroup + "/instance-accelerator-manufacturer"
+	LabelInstanceAcceleratorCount             = awsGroup + "/instance-accelerator-count"
+	LabelInstanceTenancy                      = awsGroup + "/instance-tenancy"
+	LabelPlacementGroupID                     = awsGroup + "/placement-group-id"
+	LabelPlacementGroupPartition              = awsGroup + "/placement-group-partition"
+	// LabelWindowsBuild is a Windows node's build, a Kubernetes label the
+	// reference counts as well known.
+	LabelWindowsBuild = "node.kubernetes.io/windows-build"
 )
 
 // Annotations.

@@ -20,7 +20,12 @@ func IsWellKnown(key string) bool {
 		v1.LabelInstanceSize, v1.LabelInstanceCPU, v1.LabelInstanceMemory,
 		v1.LabelInstanceGPUName, v1.LabelInstanceGPUCount, v1.LabelInstanceGPUManufacturer,
 		v1.LabelInstanceGPUMemory, v1.LabelCapacityReservationID, v1.LabelZoneID,
-		v1.LabelCapacityReservationType, v1.LabelCapacityReservationInterruptible:
+		v1.LabelCapacityReservationType, v1.LabelCapacityReservationInterruptible,
+		v1.LabelInstanceHypervisor, v1.LabelInstanceEncryptionInTransitSupported, v1.LabelInstanceCapabilityFlex,
+		v1.LabelInstanceLocalNVME, v1.LabelInstanceCPUManufacturer, v1.LabelInstanceCPUSustainedClockSpeedMhz,
+		v1.LabelInstanceEBSBandwidth, v1.LabelInstanceNetworkBandwidth, v1.LabelInstanceAcceleratorName,
+		v1.LabelInstanceAcceleratorManufacturer, v1.LabelInstanceAcceleratorCount, v1.LabelInstanceTenancy,
+		v1.LabelPlacementGroupID, v1.LabelPlacementGroupPartition, v1.LabelWindowsBuild:
 		return true
 	}
 	return false
@@ -36,5 +41,30 @@ func WellKnownLabels() sets.Set[string] {
 		v1.LabelInstanceGPUName, v1.LabelInstanceGPUCount, v1.LabelInstanceGPUManufacturer,
 		v1.LabelInstanceGPUMemory, v1.LabelCapacityReservationID, v1.LabelZoneID,
 		v1.LabelCapacityReservationType, v1.LabelCapacityReservationInterruptible,
+		v1.LabelInstanceHypervisor, v1.LabelInstanceEncryptionInTransitSupported, v1.LabelInstanceCapabilityFlex,
+		v1.LabelInstanceLocalNVME, v1.LabelInstanceCPUManufacturer, v1.LabelInstanceCPUSustainedClockSpeedMhz,
+		v1.LabelInstanceEBSBandwidth, v1.LabelInstanceNetworkBandwidth, v1.LabelInstanceAcceleratorName,
+		v1.LabelInstanceAcceleratorManufacturer, v1.LabelInstanceAcceleratorCount, v1.LabelInstanceTenancy,
+		v1.LabelPlacementGroupID, v1.LabelPlacementGroupPartition, v1.LabelWindowsBuild,
 	)
+}
+
+// InstanceTypeLabels are the well-known labels that describe an instance
+// type itself rather than an offering of it (zone, capacity type,
+// reservation): a provider either gives a type a value for each or
+// requires the label absent, as the reference AWS provider does
+// (pkg/providers/instancetype/types.go computeRequirements), so that a
+// requirement on one filters types that have no value instead of being
+// ignored.
+func InstanceTypeLabels() []string {
+	return []string{
+		v1.LabelInstanceCategory, v1.LabelInstanceFamily, v1.LabelInstanceGeneration, v1.LabelInstanceSize,
+		v1.LabelInstanceCPU, v1.LabelInstanceMemory, v1.LabelInstanceGPUName, v1.LabelInstanceGPUCount,
+		v1.LabelInstanceGPUManufacturer, v1.LabelInstanceGPUMemory,
+		v1.LabelInstanceHypervisor, v1.LabelInstanceEncryptionInTransitSupported, v1.LabelInstanceCapabilityFlex,
+		v1.LabelInstanceLocalNVME, v1.LabelInstanceCPUManufacturer, v1.LabelInstanceCPUSustainedClockSpeedMhz,
+		v1.LabelInstanceEBSBandwidth, v1.LabelInstanceNetworkBandwidth, v1.LabelInstanceAcceleratorName,
+		v1.LabelInstanceAcceleratorManufacturer, v1.LabelInstanceAcceleratorCount, v1.LabelInstanceTenancy,
+		v1.LabelWindowsBuild,
+	}
 }

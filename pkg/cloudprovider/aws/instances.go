@@ -12,6 +12,7 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	awsv1 "github.com/capstan-dev/capstan/api/aws/v1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 )
@@ -171,7 +172,10 @@ func (p *Provider) toNodeClaim(ctx context.Context, inst ec2types.Instance) *v1.
 	}
 	if c != nil {
 		if m, ok := c.types[name]; ok {
-			it := m.shape.CloudInstanceType(p.opts.Region)
+			// The instance's NodeClass is not at hand: its labels, which
+			// are the type's, do not depend on it; capacity is the
+			// defaults'.
+			it := instanceType(m.info, &awsv1.EC2NodeClass{}, p.opts)
 			maps.Copy(nc.Labels, it.Requirements.Labels())
 			nc.Status.Capacity, nc.Status.Allocatable = it.Capacity, it.Allocatable()
 		}

@@ -4,10 +4,7 @@ import (
 	"context"
 	"maps"
 	"slices"
-	"strings"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 
 	awsv1 "github.com/capstan-dev/capstan/api/aws/v1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
@@ -20,9 +17,9 @@ import (
 // reserved offering per capacity reservation in the NodeClass's status
 // (none free for an expiring capacity block), with the free slots last
 // described less the launches since, at
-// on-demand / 10^7 (decision 15). The NodeClass's kubelet settings
-// (maxPods, podsPerCore, kubeReserved, systemReserved, evictionHard
-// quantities) shape capacity and overhead.
+// on-demand / 10^7 (decision 15). The NodeClass's AMI family, block
+// devices, instance store policy and kubelet settings shape capacity and
+// overhead (shape.go, overhead.go).
 func (p *Provider) GetInstanceTypes(ctx context.Context, np *v1.NodePool) ([]*cloudprovider.InstanceType, error) {
 	nc, err := p.nodeClass(ctx, np.Spec.Template.Spec.NodeClassRef)
 	if err != nil {
@@ -60,10 +57,7 @@ func (p *Provider) instanceTypes(c *region, nc *awsv1.EC2NodeClass) []*cloudprov
 	var out []*cloudprovider.InstanceType
 	for _, name := range slices.Sorted(maps.Keys(c.types)) {
 		m := c.types[name]
-		shape := m.shape
-		shape.MaxPods = podLimit(shape.MaxPods, shape.VCPU, nc.Spec.Kubelet)
-		it := shape.CloudInstanceType(p.opts.Region)
-		applyKubelet(it, nc.Spec.Kubelet)
+		it := instanceType(m.info, nc, p.opts)
 		for _, z := range slices.Sorted(maps.Keys(zones)) {
 			if !m.zones[z] {
 				continue
@@ -105,56 +99,4 @@ func reservationType(r awsv1.CapacityReservation) string {
 		return v1.ReservationTypeCapacityBlock
 	}
 	return v1.ReservationTypeDefault
-}
-
-// podLimit is the pods a node runs: the CNI's limit, or the NodeClass's
-// maxPods, capped by podsPerCore × vCPUs.
-func podLimit(cni, vcpu int, k *awsv1.KubeletConfiguration) int {
-	pods := cni
-	if k == nil {
-		return pods
-	}
-	if k.MaxPods != nil {
-		pods = int(*k.MaxPods)
-	}
-	if k.PodsPerCore != nil && *k.PodsPerCore > 0 {
-		pods = min(pods, int(*k.PodsPerCore)*vcpu)
-	}
-	return pods
-}
-
-// applyKubelet puts the NodeClass's kubeReserved, systemReserved and
-// absolute evictionHard thresholds into it's overhead (percentages are
-// left to the defaults).
-func applyKubelet(it *cloudprovider.InstanceType, k *awsv1.KubeletConfiguration) {
-	if k == nil {
-		return
-	}
-	set := func(rl *corev1.ResourceList, values map[string]awsv1.Quantity) {
-		for name, v := range values {
-			q, err := resource.ParseQuantity(string(v))
-			if err != nil || name == "pid" {
-				continue
-			}
-			if *rl == nil {
-				*rl = corev1.ResourceList{}
-			}
-			(*rl)[corev1.ResourceName(name)] = q
-		}
-	}
-	set(&it.Overhead.KubeReserved, k.KubeReserved)
-	set(&it.Overhead.SystemReserved, k.SystemReserved)
-	signals := map[string]corev1.ResourceName{"memory.available": corev1.ResourceMemory, "nodefs.available": corev1.ResourceEphemeralStorage}
-	for signal, v := range k.EvictionHard {
-		name, ok := signals[signal]
-		if !ok || strings.HasSuffix(string(v), "%") {
-			continue
-		}
-		if q, err := resource.ParseQuantity(string(v)); err == nil {
-			if it.Overhead.EvictionThreshold == nil {
-				it.Overhead.EvictionThreshold = corev1.ResourceList{}
-			}
-			it.Overhead.EvictionThreshold[name] = q
-		}
-	}
 }

@@ -64,6 +64,10 @@ type Options struct {
 	// hypervisor and firmware keep, subtracted before the node's own
 	// overhead (the reference's --vm-memory-overhead-percent).
 	VMMemoryOverheadPercent float64
+	// ReservedENIs are network interfaces of the default card kept for
+	// other uses (VPC CNI custom networking), left out of the pod limit
+	// (the reference's --reserved-enis).
+	ReservedENIs int
 	// Cluster is what the launch templates' user data joins nodes to
 	// (a *ClusterDiscovery).
 	Cluster Cluster

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"strconv"
-	"strings"
 	"time"
 
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
@@ -27,10 +26,10 @@ type region struct {
 	loaded   time.Time
 }
 
-// machine is one instance type: its shape, the zones that sell it,
-// whether it is sold as spot, and its on-demand price.
+// machine is one instance type: as EC2 describes it, the zones that sell
+// it, whether it is sold as spot, and its on-demand price.
 type machine struct {
-	shape    catalog.InstanceType
+	info     ec2types.InstanceTypeInfo
 	zones    map[string]bool
 	spot     bool
 	onDemand float64
@@ -83,30 +82,48 @@ func (p *Provider) loadedCatalog(ctx context.Context) (*region, error) {
 	return p.catalog, nil
 }
 
+// describeTypes keeps the types Capstan can run nodes on: hardware
+// virtualization and an architecture it launches, filtered by EC2 as the
+// reference asks (pkg/providers/instancetype/instancetype.go).
 func (p *Provider) describeTypes(ctx context.Context, c *region) error {
 	prices := p.onDemandPrices(ctx)
-	pages := ec2.NewDescribeInstanceTypesPaginator(p.ec2, &ec2.DescribeInstanceTypesInput{})
+	pages := ec2.NewDescribeInstanceTypesPaginator(p.ec2, &ec2.DescribeInstanceTypesInput{Filters: instanceTypeFilters()})
 	for pages.HasMorePages() {
 		out, err := pages.NextPage(ctx)
 		if err != nil {
 			return fmt.Errorf("describing instance types, %w", err)
 		}
 		for _, info := range out.InstanceTypes {
-			shape, ok := shapeOf(info, p.opts.VMMemoryOverheadPercent)
-			price, priced := prices[shape.Name]
-			if !ok || !priced {
+			name := string(info.InstanceType)
+			price, priced := prices[name]
+			if !runnable(info) || !priced {
 				// Without an on-demand price the solver cannot compare the
 				// type, and spot would have no cap.
 				continue
 			}
-			m := machine{shape: shape, zones: map[string]bool{}, onDemand: price}
+			m := machine{info: info, zones: map[string]bool{}, onDemand: price}
 			for _, u := range info.SupportedUsageClasses {
 				m.spot = m.spot || u == ec2types.UsageClassTypeSpot
 			}
-			c.types[shape.Name] = m
+			c.types[name] = m
 		}
 	}
 	return nil
+}
+
+// instanceTypeFilters ask EC2 for the types nodes can run on: HVM, and an
+// architecture Capstan launches.
+func instanceTypeFilters() []ec2types.Filter {
+	return []ec2types.Filter{
+		{Name: awssdk.String("supported-virtualization-type"), Values: []string{string(ec2types.VirtualizationTypeHvm)}},
+		{Name: awssdk.String("processor-info.supported-architecture"), Values: []string{string(ec2types.ArchitectureTypeX8664), string(ec2types.ArchitectureTypeArm64)}},
+	}
+}
+
+// runnable: EC2 described what sizing a node needs (vCPUs, memory, an
+// architecture Capstan launches), whatever filters it honoured.
+func runnable(info ec2types.InstanceTypeInfo) bool {
+	return architecture(info) != "" && vcpus(info) > 0 && info.MemoryInfo != nil && awssdk.ToInt64(info.MemoryInfo.SizeInMiB) > 0
 }
 
 // onDemandPrices are the Price List API's prices for the region, over the
@@ -131,58 +148,6 @@ func (p *Provider) onDemandPrices(ctx context.Context) map[string]float64 {
 	}
 	maps.Copy(prices, listed)
 	return prices
-}
-
-// shapeOf describes an instance type as the catalog does; false for types
-// Capstan cannot run nodes on (no Linux architecture it knows, a name it
-// cannot parse).
-func shapeOf(info ec2types.InstanceTypeInfo, vmOverhead float64) (catalog.InstanceType, bool) {
-	name := string(info.InstanceType)
-	family, size, category, generation, err := catalog.ParseName(name)
-	if err != nil || info.VCpuInfo == nil || info.MemoryInfo == nil || info.ProcessorInfo == nil {
-		return catalog.InstanceType{}, false
-	}
-	arch := ""
-	for _, a := range info.ProcessorInfo.SupportedArchitectures {
-		switch a {
-		case ec2types.ArchitectureTypeX8664:
-			arch = catalog.ArchAMD64
-		case ec2types.ArchitectureTypeArm64:
-			arch = catalog.ArchARM64
-		}
-	}
-	if arch == "" {
-		return catalog.InstanceType{}, false
-	}
-	memory := awssdk.ToInt64(info.MemoryInfo.SizeInMiB)
-	t := catalog.InstanceType{
-		Name: name, Family: family, Category: category, Generation: generation, Size: size, Architecture: arch,
-		VCPU:      int(awssdk.ToInt32(info.VCpuInfo.DefaultVCpus)),
-		MemoryMiB: memory - int64(float64(memory)*vmOverhead),
-		MaxPods:   maxPods(info.NetworkInfo),
-	}
-	if info.GpuInfo != nil && len(info.GpuInfo.Gpus) > 0 {
-		g := info.GpuInfo.Gpus[0]
-		t.GPUName = strings.ToLower(awssdk.ToString(g.Name))
-		t.GPUManufacturer = strings.ToLower(awssdk.ToString(g.Manufacturer))
-		t.GPUCount = int(awssdk.ToInt32(g.Count))
-		if g.MemoryInfo != nil {
-			t.GPUMemoryMiB = int64(awssdk.ToInt32(g.MemoryInfo.SizeInMiB))
-		}
-	}
-	return t, t.VCPU > 0 && t.MemoryMiB > 0
-}
-
-// maxPods is the VPC CNI's limit: ENIs × (IPv4 addresses per ENI − 1) + 2.
-func maxPods(n *ec2types.NetworkInfo) int {
-	if n == nil {
-		return 110
-	}
-	enis, ips := int(awssdk.ToInt32(n.MaximumNetworkInterfaces)), int(awssdk.ToInt32(n.Ipv4AddressesPerInterface))
-	if enis <= 0 || ips <= 1 {
-		return 110
-	}
-	return enis*(ips-1) + 2
 }
 
 func (p *Provider) describeOfferings(ctx context.Context, c *region) error {

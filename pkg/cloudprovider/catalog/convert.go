@@ -18,8 +18,17 @@ import (
 // the same shape, so the solver sees them alike.
 func (t InstanceType) CloudInstanceType(region string) *cloudprovider.InstanceType {
 	reqs := scheduling.Requirements{}
-	for k, v := range t.Labels() {
+	labels := t.Labels()
+	for k, v := range labels {
 		reqs.Add(scheduling.NewRequirement(k, corev1.NodeSelectorOpIn, v))
+	}
+	// A label the type has no value for (a GPU's on a CPU type, the
+	// hypervisor the catalog does not record) is required absent, so a
+	// requirement on it excludes the type rather than passing unchecked.
+	for _, k := range scheduling.InstanceTypeLabels() {
+		if _, ok := labels[k]; !ok {
+			reqs.Add(scheduling.NewRequirement(k, corev1.NodeSelectorOpDoesNotExist))
+		}
 	}
 	reqs.Add(scheduling.NewRequirement(v1.LabelRegion, corev1.NodeSelectorOpIn, region))
 	return &cloudprovider.InstanceType{Name: t.Name, Requirements: reqs, Capacity: t.capacity(), Overhead: t.overhead()}

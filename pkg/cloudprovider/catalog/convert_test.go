@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/scheduling"
 )
 
 func TestCloudInstanceType(t *testing.T) {
@@ -44,5 +45,25 @@ func TestCloudInstanceType(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A type without a value for a type-level label (a CPU type's GPU name,
+// the hypervisor the catalog does not record) does not satisfy a
+// requirement that the label be one value: it is required absent.
+func TestCloudInstanceTypeWithoutALabel(t *testing.T) {
+	it := InstanceType{Name: "m5.large", Family: "m5", Category: "m", Generation: 5, Size: "large", Architecture: ArchAMD64, VCPU: 2, MemoryMiB: 8192, MaxPods: 29}.CloudInstanceType("us-west-2")
+	for _, key := range []string{v1.LabelInstanceGPUName, v1.LabelInstanceHypervisor, v1.LabelInstanceAcceleratorCount} {
+		want := scheduling.NewRequirements(scheduling.NewRequirement(key, corev1.NodeSelectorOpIn, "a10g"))
+		if it.Requirements.Intersects(want) == nil {
+			t.Errorf("m5.large satisfies %s In [a10g]", key)
+		}
+		absent := scheduling.NewRequirements(scheduling.NewRequirement(key, corev1.NodeSelectorOpDoesNotExist))
+		if err := it.Requirements.Intersects(absent); err != nil {
+			t.Errorf("m5.large does not satisfy %s DoesNotExist: %v", key, err)
+		}
+	}
+	if labels := it.Requirements.Labels(); labels[v1.LabelInstanceGPUName] != "" || len(labels) != 10 {
+		t.Errorf("labels %v, want the type's 9 and the region only", labels)
 	}
 }
