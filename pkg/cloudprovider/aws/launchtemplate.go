@@ -137,7 +137,8 @@ func (p *Provider) collectLaunchTemplates(ctx context.Context) error {
 
 // launchTemplateData is what every instance of nc's NodePool on the AMI
 // starts with: image, security groups, instance profile, user data,
-// metadata options, block devices, monitoring, the capacity reservation
+// metadata options, block devices (the family's default ones when the
+// class has none), monitoring, the capacity reservation
 // the offering launches into with its market type, or none
 // (reservationSpecification), and the tags of what the launch creates
 // that the fleet request cannot tag.
@@ -166,7 +167,16 @@ func (p *Provider) launchTemplateData(nc *v1.NodeClaim, class *awsv1.EC2NodeClas
 	} else {
 		data.SecurityGroupIds = groups
 	}
-	for _, bdm := range spec.BlockDeviceMappings {
+	// Without mappings of its own the class gets its AMI family's, as the
+	// reference's resolver does (amifamily/resolver.go
+	// resolveLaunchTemplates): an encrypted gp3 root volume of the size
+	// the instance type's ephemeral storage was computed from, not the
+	// AMI's unencrypted default.
+	mappings := spec.BlockDeviceMappings
+	if len(mappings) == 0 {
+		mappings = defaultBlockDeviceMappings(class.AMIFamily())
+	}
+	for _, bdm := range mappings {
 		data.BlockDeviceMappings = append(data.BlockDeviceMappings, blockDevice(bdm))
 	}
 	data.TagSpecifications = templateTagSpecifications(o.CapacityType, tags)
