@@ -327,8 +327,10 @@ func (s *Server) usedResources(c candidate) []iampolicy.Resource {
 		owner := cmp.Or(c.reservationOwner, s.opts.AccountID)
 		out = append(out, iampolicy.Resource{ARN: s.ownedARN("capacity-reservation", owner, c.reservationID)})
 	}
-	for _, id := range c.template.data.snapshotIDs {
-		out = append(out, iampolicy.Resource{ARN: s.ec2ARN("snapshot", id)})
+	for _, bd := range c.template.data.blockDevices {
+		if bd.snapshotID != "" {
+			out = append(out, iampolicy.Resource{ARN: s.ec2ARN("snapshot", bd.snapshotID)})
+		}
 	}
 	return out
 }

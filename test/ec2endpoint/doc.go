@@ -35,9 +35,11 @@
 // # Served
 //
 // DescribeInstanceTypes (the catalog's types sold in the profile's
-// region: vCPUs, memory, architecture, GPUs, the network shape whose VPC
-// CNI pod limit is the catalog's maxPods, hypervisor, burstable, local
-// NVMe for families with the d attribute, on-demand and spot usage),
+// region, and a few more: AMD, Habana and Neuron accelerators, several
+// network cards, a paravirtual Xen type; vCPUs, memory, architecture,
+// and as AWS publishes them the network cards and interfaces, hypervisor,
+// virtualization, GPUs, Neuron devices, EFA, local NVMe, bandwidths:
+// published.go, networklimits.go, with their sources), 
 // DescribeInstanceTypeOfferings (every type in every zone of the profile,
 // by region, zone or zone ID), DescribeAvailabilityZones (the profile's
 // zones with the IDs the sim labels nodes with), DescribeSpotPriceHistory
@@ -45,8 +47,9 @@
 // DescribeSubnets, DescribeSecurityGroups, DescribeImages,
 // DescribeCapacityReservations (the profile's reservations, their true
 // use, state, match criteria, end, tags), CreateLaunchTemplate,
-// DescribeLaunchTemplates, DeleteLaunchTemplate (in memory, one version
-// each, names unique), CreateFleet (instant), DescribeInstances,
+// DescribeLaunchTemplates, DescribeLaunchTemplateVersions (image, type,
+// user data, groups, profile, block devices), DeleteLaunchTemplate (in
+// memory, one version each, names unique), CreateFleet (instant), DescribeInstances,
 // TerminateInstances and CreateTags. SSM parameters (the public AMI
 // aliases) and every other EC2 action are not served.
 //
@@ -125,6 +128,17 @@
 // config key KubeletConfiguration v1beta1 does not have is refused; the
 // comparison with the cluster is the endpoint's own. Instances the sim
 // re-registers after a restart of the endpoint are not read again.
+//
+// A Node that joins reports what its kubelet would (nodeCapacity): pods
+// as the user data's maxPods (nodeadm's kubelet.config.maxPods,
+// Bottlerocket's max-pods), else the VPC CNI's limit on the default
+// network card; ephemeral storage as the volume the kubelet's root
+// directory is on (AL2023's /dev/xvda, Bottlerocket's /dev/xvdb, as the
+// template maps it, else the image's 20 GiB); and the extended resources
+// its accelerators' device plugins advertise (nvidia.com/gpu,
+// amd.com/gpu, habana.ai/gaudi, aws.amazon.com/neuron and neuroncore,
+// vpc.amazonaws.com/efa). An override of a paravirtual-only type (every
+// image is HVM) fails with EC2's InvalidParameterCombination.
 //
 // # Synthesized resources
 //

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
@@ -163,7 +165,12 @@ func (s *Server) launchFleet(ctx context.Context, p params) (*createFleetRespons
 			}
 			// Its node joins as its user data lets it.
 			launchedFrom := group[res.Offering]
-			s.kubelet.joined(context.WithoutCancel(ctx), res.Instance, s.whyNotJoining(launchedFrom.template.data.userData, launchedFrom.imageID))
+			d := launchedFrom.template.data
+			var capacity corev1.ResourceList
+			if img, ok := s.image(launchedFrom.imageID); ok {
+				capacity = s.nodeCapacity(launchedFrom.instanceType, d, img)
+			}
+			s.kubelet.joined(context.WithoutCancel(ctx), res.Instance, s.whyNotJoining(d.userData, launchedFrom.imageID), capacity)
 			resp.Errors = s.appendErrors(ctx, resp.Errors, group, res.Failed)
 			resp.Instances = s.addInstance(resp.Instances, launchedFrom, res.Instance.ID)
 			launched = true

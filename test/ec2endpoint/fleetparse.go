@@ -152,6 +152,9 @@ func (s *Server) parseFleet(p params) (fleetRequest, error) {
 				if cands[i].refusal, cands[i].refusalMessage = marketRefusal(c, capacityType, reservationTypes, snap); cands[i].refusal == "" {
 					cands[i].refusal, cands[i].refusalMessage = s.metadataTagRefusal(lt.data, req.tags)
 				}
+				if cands[i].refusal == "" {
+					cands[i].refusal, cands[i].refusalMessage = s.virtualizationRefusal(c)
+				}
 			}
 			req.candidates = append(req.candidates, cands...)
 		}
@@ -338,4 +341,15 @@ func parsePrice(name, v string) (float64, error) {
 		return 0, errorf("InvalidParameterValue", "Invalid value '%s' for %s", v, name)
 	}
 	return p, nil
+}
+
+// virtualizationRefusal refuses an override whose type does not run the
+// image's virtualization (every image the endpoint serves is HVM), with
+// EC2's answer for an HVM image on a paravirtual-only type such as
+// t1.micro.
+func (s *Server) virtualizationRefusal(c candidate) (code, message string) {
+	if slices.Contains(s.typeInfo[c.instanceType].SupportedVirtualizationTypes, "hvm") {
+		return "", ""
+	}
+	return "InvalidParameterCombination", "Non-Windows instances with a virtualization type of 'hvm' are currently not supported for this instance type."
 }

@@ -50,8 +50,9 @@ func (k *joiningKubelet) Launch(_ context.Context, node *corev1.Node, registerAt
 
 // joined rules on the launched instance: why is why its node would not
 // join (whyNotJoining), empty when it joins. A Node that joins registers
-// at the time the simulated cloud gave; one that does not never appears.
-func (k *joiningKubelet) joined(ctx context.Context, inst sim.Instance, why string) {
+// at the time the simulated cloud gave, with capacity as its kubelet
+// reports it (nodeCapacity); one that does not never appears.
+func (k *joiningKubelet) joined(ctx context.Context, inst sim.Instance, why string, capacity corev1.ResourceList) {
 	k.mu.Lock()
 	held, ok := k.held[inst.ID]
 	delete(k.held, inst.ID)
@@ -65,7 +66,7 @@ func (k *joiningKubelet) joined(ctx context.Context, inst sim.Instance, why stri
 	case why != "":
 		log.FromContext(ctx).Info("instance launched, its node will not join", "instance", inst.ID, "reason", why)
 	default:
-		k.inner.Launch(ctx, held.node, held.registerAt)
+		k.inner.Launch(ctx, reported(held.node, capacity), held.registerAt)
 	}
 }
 

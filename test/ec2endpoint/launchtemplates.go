@@ -46,8 +46,8 @@ type templateData struct {
 	// instanceProfile is IamInstanceProfile.Name, whose role a launch
 	// passes.
 	instanceProfile string
-	// snapshotIDs are the block devices' snapshots, which a launch uses.
-	snapshotIDs []string
+	// blockDevices are the EBS volumes the template maps.
+	blockDevices []blockDevice
 	// userData is the UserData, base64.
 	userData string
 }
@@ -83,10 +83,9 @@ func parseTemplateData(p params) (templateData, error) {
 	if err := checkTagTypes(d.tags, templateTagTypes); err != nil {
 		return templateData{}, err
 	}
-	for _, bdm := range p.items("BlockDeviceMapping") {
-		if id := bdm.get("Ebs.SnapshotId"); id != "" {
-			d.snapshotIDs = append(d.snapshotIDs, id)
-		}
+	var err error
+	if d.blockDevices, err = parseBlockDevices(p); err != nil {
+		return templateData{}, err
 	}
 	for _, ni := range p.items("NetworkInterface") {
 		d.securityGroupIDs = append(d.securityGroupIDs, ni.list("SecurityGroupId")...)
@@ -101,7 +100,6 @@ func parseTemplateData(p params) (templateData, error) {
 	if markets := []string{"spot", marketCapacityBlock, marketInterruptible, "on-demand"}; d.marketType != "" && !slices.Contains(markets, d.marketType) {
 		return templateData{}, errorf("InvalidParameterValue", "Value (%s) for parameter MarketType is invalid. Valid values: %s", d.marketType, strings.Join(markets, ", "))
 	}
-	var err error
 	if d.metadata, err = parseMetadataOptions(p.sub("MetadataOptions")); err != nil {
 		return templateData{}, err
 	}

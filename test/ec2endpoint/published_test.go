@@ -7,6 +7,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 
+	v1 "github.com/capstan-dev/capstan/api/v1"
+
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/google/go-cmp/cmp"
 )
@@ -77,5 +79,19 @@ func TestDescribeInstanceTypesPublished(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, sums); diff != "" {
 		t.Errorf("instance types (-want +got):\n%s", diff)
+	}
+}
+
+// An HVM image does not run on paravirtual-only t1.micro: its override
+// fails with EC2's answer and the fleet launches the other.
+func TestFleetRefusesHVMOnParavirtual(t *testing.T) {
+	f := newFixture(t, profile())
+	lt := createTemplate(t, f, "hvm", nil)
+	out := launch(t, f, fleetInput(lt, v1.CapacityTypeOnDemand, override("t1.micro", subnetA), override("m5.large", subnetA)))
+	if len(out.Instances) != 1 || out.Instances[0].InstanceType != "m5.large" {
+		t.Fatalf("launched %+v, want one m5.large", out.Instances)
+	}
+	if len(out.Errors) != 1 || *out.Errors[0].ErrorCode != "InvalidParameterCombination" || out.Errors[0].LaunchTemplateAndOverrides.Overrides.InstanceType != "t1.micro" {
+		t.Errorf("errors %+v, want t1.micro's InvalidParameterCombination", out.Errors)
 	}
 }

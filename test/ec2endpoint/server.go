@@ -274,21 +274,22 @@ type action func(ctx context.Context, p params) (response, error)
 
 func (s *Server) actionTable() map[string]action {
 	return map[string]action{
-		"DescribeInstanceTypes":         s.describeInstanceTypes,
-		"DescribeInstanceTypeOfferings": s.describeInstanceTypeOfferings,
-		"DescribeAvailabilityZones":     s.describeAvailabilityZones,
-		"DescribeSpotPriceHistory":      s.describeSpotPriceHistory,
-		"DescribeSubnets":               s.describeSubnets,
-		"DescribeSecurityGroups":        s.describeSecurityGroups,
-		"DescribeImages":                s.describeImages,
-		"DescribeCapacityReservations":  s.describeCapacityReservations,
-		"CreateLaunchTemplate":          s.createLaunchTemplate,
-		"DescribeLaunchTemplates":       s.describeLaunchTemplates,
-		"DeleteLaunchTemplate":          s.deleteLaunchTemplate,
-		"CreateFleet":                   s.createFleet,
-		"DescribeInstances":             s.describeInstances,
-		"TerminateInstances":            s.terminateInstances,
-		"CreateTags":                    s.createTags,
+		"DescribeInstanceTypes":          s.describeInstanceTypes,
+		"DescribeInstanceTypeOfferings":  s.describeInstanceTypeOfferings,
+		"DescribeAvailabilityZones":      s.describeAvailabilityZones,
+		"DescribeSpotPriceHistory":       s.describeSpotPriceHistory,
+		"DescribeSubnets":                s.describeSubnets,
+		"DescribeSecurityGroups":         s.describeSecurityGroups,
+		"DescribeImages":                 s.describeImages,
+		"DescribeCapacityReservations":   s.describeCapacityReservations,
+		"CreateLaunchTemplate":           s.createLaunchTemplate,
+		"DescribeLaunchTemplates":        s.describeLaunchTemplates,
+		"DescribeLaunchTemplateVersions": s.describeLaunchTemplateVersions,
+		"DeleteLaunchTemplate":           s.deleteLaunchTemplate,
+		"CreateFleet":                    s.createFleet,
+		"DescribeInstances":              s.describeInstances,
+		"TerminateInstances":             s.terminateInstances,
+		"CreateTags":                     s.createTags,
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/mail"
-	"slices"
 	"strings"
 
 	nodeadm "github.com/awslabs/amazon-eks-ami/nodeadm/api/v1alpha1"
@@ -62,13 +61,13 @@ func userDataBytes(b64 string) ([]byte, error) {
 // another cluster; "" when it joins. An image the endpoint does not
 // know never launches.
 func (s *Server) whyNotJoining(b64, imageID string) string {
-	i := slices.IndexFunc(s.images, func(img image) bool { return img.id == imageID })
-	if i < 0 {
+	img, ok := s.image(imageID)
+	if !ok {
 		return ""
 	}
 	raw, err := userDataBytes(b64)
 	if err == nil {
-		switch agentOf(s.images[i]) {
+		switch agentOf(img) {
 		case agentBottlerocket:
 			err = s.checkBottlerocket(raw)
 		default:
@@ -76,7 +75,7 @@ func (s *Server) whyNotJoining(b64, imageID string) string {
 		}
 	}
 	if err != nil {
-		return fmt.Sprintf("the node of image %s (%s) does not join cluster %s with its user data: %v", imageID, s.images[i].name, s.opts.ClusterName, err)
+		return fmt.Sprintf("the node of image %s (%s) does not join cluster %s with its user data: %v", imageID, img.name, s.opts.ClusterName, err)
 	}
 	return ""
 }
