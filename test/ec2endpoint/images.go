@@ -36,7 +36,8 @@ type amiRelease struct {
 // Kubernetes version of Options and each of two releases (January and
 // June 2025, so a provider picking the newest by CreationDate has a
 // choice), the EKS AL2023 standard and nvidia variants and Bottlerocket's
-// standard and nvidia variants, each for x86_64 and arm64, named as the
+// standard and nvidia variants, each for x86_64 and arm64, and AL2023's
+// neuron variant for x86_64, named as the
 // public ones are (amazon-eks-node-al2023-x86_64-standard-1.37-v20250610,
 // bottlerocket-aws-k8s-1.37-aarch64-v1.40.0-8b2d1a07); and one private
 // AMI of the account's, <cluster>-custom-al2023-x86_64, tagged
@@ -78,6 +79,17 @@ func (s *Server) synthesizeImages() []image {
 		architecture: "x86_64", owner: s.opts.AccountID, created: releases[1].created.AddDate(0, 1, 0),
 		tags: s.discoveryTags(s.opts.ClusterName + "-custom-al2023-x86_64"),
 	})
+	// EKS's AL2023 Neuron variant, for inf and trn types, exists for
+	// x86_64 only; listed last so the other images keep their ids.
+	for _, k8s := range s.opts.KubernetesVersions {
+		for _, r := range releases {
+			add(image{
+				name:         fmt.Sprintf("amazon-eks-node-al2023-x86_64-neuron-%s-%s", k8s, r.al2023),
+				description:  fmt.Sprintf("EKS-optimized Kubernetes node based on Amazon Linux 2023, (k8s: %s, neuron variant)", k8s),
+				architecture: "x86_64", owner: eksAMIOwner, alias: amazonAlias, created: r.created, public: true,
+			})
+		}
+	}
 	return out
 }
 

@@ -86,8 +86,9 @@ func TestDescribeImagesPagesAndErrors(t *testing.T) {
 	all := images(t, f, &ec2.DescribeImagesInput{})
 	paged := images(t, f, &ec2.DescribeImagesInput{MaxResults: aws.Int32(6)})
 	// 2 releases × 2 architectures × (2 AL2023 + 2 Bottlerocket variants)
-	// for one Kubernetes version, and the account's own.
-	if len(all) != 17 || !cmp.Equal(names(all), names(paged)) {
+	// for one Kubernetes version, the account's own, and 2 releases of
+	// AL2023's x86_64 neuron variant.
+	if len(all) != 19 || !cmp.Equal(names(all), names(paged)) {
 		t.Errorf("%d images, paged %d", len(all), len(paged))
 	}
 	ctx := context.Background()

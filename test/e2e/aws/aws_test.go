@@ -284,7 +284,8 @@ func TestLeakedInstanceIsCollected(t *testing.T) {
 // (role, alias al2023@latest, discovery tags), becomes Ready with the
 // instance profile Capstan made for the role, the endpoint's subnets and
 // security groups and the newest AL2023 images for the cluster's
-// Kubernetes minor, one per architecture and variant.
+// Kubernetes minor, one per architecture and variant (neuron for x86_64
+// only).
 func TestReferenceEC2NodeClass(t *testing.T) {
 	t.Parallel()
 	if !aliasResolves() {
@@ -317,7 +318,8 @@ func TestReferenceEC2NodeClass(t *testing.T) {
 	}
 	g.Expect(names).To(gomega.ConsistOf(
 		"amazon-eks-node-al2023-x86_64-standard-1.37-v20250610", "amazon-eks-node-al2023-x86_64-nvidia-1.37-v20250610",
-		"amazon-eks-node-al2023-arm64-standard-1.37-v20250610", "amazon-eks-node-al2023-arm64-nvidia-1.37-v20250610"))
+		"amazon-eks-node-al2023-arm64-standard-1.37-v20250610", "amazon-eks-node-al2023-arm64-nvidia-1.37-v20250610",
+		"amazon-eks-node-al2023-x86_64-neuron-1.37-v20250610"))
 	g.Expect(subnetIDs).To(gomega.ConsistOf(subnets["us-west-2a"], subnets["us-west-2b"], subnets["us-west-2c"]))
 	g.Expect(groups).To(gomega.ConsistOf(securityGroups))
 	g.Expect(got.Status.InstanceProfile).To(gomega.HavePrefix(clusterName+"_"), "the instance profile Capstan made for the role")
