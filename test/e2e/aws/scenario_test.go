@@ -43,6 +43,10 @@ type setup struct {
 	reservations []string
 	// slots bound the live NodeClaims in each reservation (the checker's).
 	slots map[string]int
+	// requirements are the NodePool's further requirements.
+	requirements []v1.NodeSelectorRequirementWithMinValues
+	// class changes the EC2NodeClass before it is created.
+	class func(*awsv1.EC2NodeClass)
 }
 
 // scenario is one test's world: a namespace, an EC2NodeClass, a NodePool
@@ -96,12 +100,18 @@ func start(t *testing.T, s setup) *scenario {
 	for _, id := range s.reservations {
 		class.Spec.CapacityReservationSelectorTerms = append(class.Spec.CapacityReservationSelectorTerms, awsv1.CapacityReservationSelectorTerm{ID: id})
 	}
+	if s.class != nil {
+		s.class(class)
+	}
 	np := test.NodePool(func(np *v1.NodePool) {
 		np.Spec.Template.Spec.NodeClassRef = &v1.NodeClassReference{Group: awsv1.Group, Kind: "EC2NodeClass", Name: class.Name}
 		np.Spec.Template.Spec.Taints = []corev1.Taint{{Key: "scenario", Value: ns, Effect: corev1.TaintEffectNoSchedule}}
-		np.Spec.Template.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{
-			{Key: v1.LabelInstanceType, Operator: corev1.NodeSelectorOpIn, Values: s.instanceTypes},
+		np.Spec.Template.Spec.Requirements = append([]v1.NodeSelectorRequirementWithMinValues{
 			{Key: v1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: s.capacityTypes},
+		}, s.requirements...)
+		if s.instanceTypes != nil {
+			np.Spec.Template.Spec.Requirements = append(np.Spec.Template.Spec.Requirements,
+				v1.NodeSelectorRequirementWithMinValues{Key: v1.LabelInstanceType, Operator: corev1.NodeSelectorOpIn, Values: s.instanceTypes})
 		}
 		np.Spec.Disruption.ConsolidateAfter = v1.MustParseNillableDuration(v1.Never)
 	})
@@ -165,9 +175,27 @@ func (s *scenario) ready() *awsv1.EC2NodeClass {
 // spreadOut is a Deployment whose pods need a node each (hostname
 // anti-affinity) and tolerate the scenario's taint.
 func (s *scenario) spreadOut(replicas int32) *appsv1.Deployment {
+	return s.spreadOutWith(replicas, nil)
+}
+
+// spreadOutWith is spreadOut with pods that also request (and, for
+// extended resources, limit) more.
+func (s *scenario) spreadOutWith(replicas int32, more corev1.ResourceList) *appsv1.Deployment {
 	labels := map[string]string{"app": "spread"}
 	pod := test.Pod(s.ns, func(p *corev1.Pod) {
 		p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("512Mi")}
+		for name, q := range more {
+			p.Spec.Containers[0].Resources.Requests[name] = q
+			if !strings.Contains(string(name), "/") {
+				continue
+			}
+			// Extended resources are not overcommitted: limits equal
+			// requests.
+			if p.Spec.Containers[0].Resources.Limits == nil {
+				p.Spec.Containers[0].Resources.Limits = corev1.ResourceList{}
+			}
+			p.Spec.Containers[0].Resources.Limits[name] = q
+		}
 		p.Spec.Tolerations = []corev1.Toleration{{Key: "scenario", Operator: corev1.TolerationOpEqual, Value: s.ns, Effect: corev1.TaintEffectNoSchedule}}
 		p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](0)
 		p.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
