@@ -87,14 +87,15 @@ func userData(n nodeUserData, nc *v1.NodeClaim, class *awsv1.EC2NodeClass) (stri
 }
 
 // kubeletConfig is the NodeClass's kubelet configuration with what the
-// reference always adds: maxPods, and clusterDNS from the cluster's
-// kube-dns Service unless the NodeClass names its own.
+// reference always adds unless the NodeClass names its own (resolver.go
+// resolveLaunchTemplates): maxPods, the template's instance types' pod
+// limit, and clusterDNS from the cluster's kube-dns Service.
 func kubeletConfig(spec *awsv1.KubeletConfiguration, n nodeUserData) awsv1.KubeletConfiguration {
 	var k awsv1.KubeletConfiguration
 	if spec != nil {
 		k = *spec.DeepCopy()
 	}
-	if n.maxPods > 0 {
+	if k.MaxPods == nil && n.maxPods > 0 {
 		k.MaxPods = &n.maxPods
 	}
 	if len(k.ClusterDNS) == 0 && n.bootstrap.ClusterDNS != "" {

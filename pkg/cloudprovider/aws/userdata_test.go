@@ -124,7 +124,7 @@ func TestUserDataAL2023(t *testing.T) {
 		{"the user's script first", ptr.To("#!/bin/bash\necho hi\n"), nil, []string{"text/x-shellscript"}, "#!/bin/bash\necho hi\n", []string{"172.20.0.10"}, 42},
 		{"the user's NodeConfig first", ptr.To(userNodeConfig), nil, []string{"application/node.eks.aws"}, userNodeConfig, []string{"172.20.0.10"}, 42},
 		{"the user's MIME parts kept", ptr.To(own), nil, []string{"text/x-shellscript"}, "echo mine", []string{"172.20.0.10"}, 42},
-		{"the NodeClass's clusterDNS and maxPods win", nil, &awsv1.KubeletConfiguration{ClusterDNS: []string{"10.0.0.53"}, MaxPods: ptr.To[int32](7)}, nil, "", []string{"10.0.0.53"}, 42},
+		{"the NodeClass's clusterDNS and maxPods win", nil, &awsv1.KubeletConfiguration{ClusterDNS: []string{"10.0.0.53"}, MaxPods: ptr.To[int32](7)}, nil, "", []string{"10.0.0.53"}, 7},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
