@@ -39,7 +39,7 @@
 // network cards, a paravirtual Xen type; vCPUs, memory, architecture,
 // and as AWS publishes them the network cards and interfaces, hypervisor,
 // virtualization, GPUs, Neuron devices, EFA, local NVMe, bandwidths:
-// published.go, networklimits.go, with their sources), 
+// published.go, networklimits.go, with their sources),
 // DescribeInstanceTypeOfferings (every type in every zone of the profile,
 // by region, zone or zone ID), DescribeAvailabilityZones (the profile's
 // zones with the IDs the sim labels nodes with), DescribeSpotPriceHistory

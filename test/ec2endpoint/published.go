@@ -100,14 +100,18 @@ type extraType struct {
 	published
 }
 
-// extraTypes are served with the catalog (Options.Catalog nil). Prices
-// are the us-east-1 on-demand Linux list prices, the same in every
-// region of the catalog's.
+// extraSpotDiscount is the extra types' default spot saving, the
+// catalog's most common.
+const extraSpotDiscount = 0.6
+
+// extraTypes are served with the catalog (Options.Catalog nil), all
+// x86_64. Prices are the us-east-1 on-demand Linux list prices, the same
+// in every region of the catalog's.
 func extraTypes() []extraType {
-	x := func(name, arch string, vcpu int, memMiB int64, usd, spotDiscount float64, p published) extraType {
+	x := func(name string, vcpu int, memMiB int64, usd float64, p published) extraType {
 		family, size, category, generation, _ := catalog.ParseName(name)
-		it := catalog.InstanceType{Name: name, Family: family, Category: category, Generation: generation, Size: size, Architecture: arch,
-			VCPU: vcpu, MemoryMiB: memMiB, Prices: map[string]float64{}, SpotDiscount: spotDiscount}
+		it := catalog.InstanceType{Name: name, Family: family, Category: category, Generation: generation, Size: size, Architecture: catalog.ArchAMD64,
+			VCPU: vcpu, MemoryMiB: memMiB, Prices: map[string]float64{}, SpotDiscount: extraSpotDiscount}
 		for _, r := range catalog.Regions() {
 			it.Prices[r] = usd
 		}
@@ -122,23 +126,23 @@ func extraTypes() []extraType {
 		return &neuronDeviceXML{Name: "Trainium", Count: count, CoreInfo: neuronCoreXML{Count: 2, Version: 2}, MemoryInfo: sizeInMiBXML{SizeInMiB: 32768}}
 	}
 	return []extraType{
-		x("c6in.32xlarge", catalog.ArchAMD64, 128, 262144, 7.2576, 0.6, published{efa: 2, cpu: "Intel", network: "200 Gigabit", ebsMbps: [2]int{80000, 80000}}),
-		x("dl1.24xlarge", catalog.ArchAMD64, 96, 786432, 13.10904, 0.6, published{
+		x("c6in.32xlarge", 128, 262144, 7.2576, published{efa: 2, cpu: "Intel", network: "200 Gigabit", ebsMbps: [2]int{80000, 80000}}),
+		x("dl1.24xlarge", 96, 786432, 13.10904, published{
 			gpu: &gpuDeviceXML{Name: "Gaudi HL-205", Manufacturer: "Habana", Count: 8, MemoryInfo: sizeInMiBXML{SizeInMiB: 32768}},
 			efa: 4, storageGB: 4000, cpu: "Intel", network: "4x 100 Gigabit", ebsMbps: [2]int{19000, 19000}}),
-		x("g4ad.16xlarge", catalog.ArchAMD64, 64, 262144, 3.468, 0.6, published{
+		x("g4ad.16xlarge", 64, 262144, 3.468, published{
 			gpu:       &gpuDeviceXML{Name: "Radeon Pro V520", Manufacturer: "AMD", Count: 4, MemoryInfo: sizeInMiBXML{SizeInMiB: 8192}},
 			storageGB: 2400, cpu: "AMD", network: "25 Gigabit", ebsMbps: [2]int{6300, 6300}}),
-		x("inf1.xlarge", catalog.ArchAMD64, 4, 8192, 0.228, 0.6, published{
+		x("inf1.xlarge", 4, 8192, 0.228, published{
 			neuron: &neuronDeviceXML{Name: "Inferentia", Count: 1, CoreInfo: neuronCoreXML{Count: 4, Version: 1}, MemoryInfo: sizeInMiBXML{SizeInMiB: 8192}},
 			cpu:    "Intel", network: "Up to 25 Gigabit", ebsMbps: [2]int{1190, 4750}}),
-		x("inf2.24xlarge", catalog.ArchAMD64, 96, 393216, 6.49063, 0.6, published{neuron: inferentia2(6), cpu: "AMD", network: "50 Gigabit", ebsMbps: [2]int{30000, 30000}}),
-		x("inf2.xlarge", catalog.ArchAMD64, 4, 16384, 0.7582, 0.6, published{neuron: inferentia2(1), cpu: "AMD", network: "Up to 15 Gigabit", ebsMbps: [2]int{1250, 10000}}),
+		x("inf2.24xlarge", 96, 393216, 6.49063, published{neuron: inferentia2(6), cpu: "AMD", network: "50 Gigabit", ebsMbps: [2]int{30000, 30000}}),
+		x("inf2.xlarge", 4, 16384, 0.7582, published{neuron: inferentia2(1), cpu: "AMD", network: "Up to 15 Gigabit", ebsMbps: [2]int{1250, 10000}}),
 		// Xen, paravirtual only: an HVM image does not run on it, so a
 		// provider must filter types to hvm (the reference does).
-		x("t1.micro", catalog.ArchAMD64, 1, 627, 0.02, 0.6, published{virtualization: []string{"paravirtual"}, previous: true, cpu: "Intel", network: "Very Low"}),
-		x("trn1.2xlarge", catalog.ArchAMD64, 8, 32768, 1.34375, 0.6, published{neuron: trainium(1), storageGB: 474, cpu: "Intel", network: "Up to 12.5 Gigabit", ebsMbps: [2]int{5000, 20000}}),
-		x("trn1.32xlarge", catalog.ArchAMD64, 128, 524288, 21.5, 0.6, published{neuron: trainium(16), efa: 8, storageGB: 7600, cpu: "Intel", network: "800 Gigabit", ebsMbps: [2]int{80000, 80000}}),
+		x("t1.micro", 1, 627, 0.02, published{virtualization: []string{"paravirtual"}, previous: true, cpu: "Intel", network: "Very Low"}),
+		x("trn1.2xlarge", 8, 32768, 1.34375, published{neuron: trainium(1), storageGB: 474, cpu: "Intel", network: "Up to 12.5 Gigabit", ebsMbps: [2]int{5000, 20000}}),
+		x("trn1.32xlarge", 128, 524288, 21.5, published{neuron: trainium(16), efa: 8, storageGB: 7600, cpu: "Intel", network: "800 Gigabit", ebsMbps: [2]int{80000, 80000}}),
 	}
 }
 
