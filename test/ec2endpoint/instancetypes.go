@@ -225,7 +225,13 @@ func instanceTypeInfo(t catalog.InstanceType, n networkLimit, p published) insta
 		},
 	}
 	for i, enis := range n.cards {
-		it.NetworkInfo.NetworkCards = append(it.NetworkInfo.NetworkCards, networkCardXML{NetworkCardIndex: i, NetworkPerformance: perf, MaximumNetworkInterfaces: enis})
+		card := networkCardXML{NetworkCardIndex: i, MaximumNetworkInterfaces: enis}
+		if len(n.cards) == 1 {
+			// A card's share of a multi-card type's bandwidth is not in
+			// the published data the endpoint keeps.
+			card.NetworkPerformance = perf
+		}
+		it.NetworkInfo.NetworkCards = append(it.NetworkInfo.NetworkCards, card)
 	}
 	if p.efa > 0 {
 		it.NetworkInfo.EFAInfo = &efaInfoXML{MaximumEFAInterfaces: p.efa}

@@ -7,7 +7,7 @@ package ec2endpoint
 // aws/karpenter-provider-aws v1.14.1
 // pkg/providers/instancetype/zz_generated.vpclimits.go (generated there from
 // EC2 DescribeInstanceTypes). Every type the endpoint serves has an entry
-// (TestEveryServedTypeHasPublishedData).
+// (New refuses a catalog type without one).
 func networkLimits() map[string]networkLimit {
 	return map[string]networkLimit{
 		"c4.2xlarge":    {enis: 4, ips: 15, cards: []int{4}, defaultCard: 0, hypervisor: "xen"},
