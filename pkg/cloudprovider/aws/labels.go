@@ -75,7 +75,7 @@ func requirements(info ec2types.InstanceTypeInfo, region, family string) schedul
 		v1.LabelRegion:       region,
 		// Capstan launches default tenancy only (no placement tenancy in
 		// its launch templates), so dedicated is not offered.
-		v1.LabelInstanceTenancy: string(ec2types.TenancyDefault),
+		v1.LabelInstanceTenancy:    string(ec2types.TenancyDefault),
 		v1.LabelInstanceHypervisor: string(info.Hypervisor),
 	}
 	arch := architecture(info)

@@ -82,9 +82,9 @@ func TestMemoryMiB(t *testing.T) {
 		name string
 		want int64
 	}{
-		{"m5.large", 8192 - 615},         // 614.4 rounded up
-		{"c6g.large", 4096 - 64 - 303},   // 4032 × 0.075 = 302.4
-		{"m5.metal", 393216 - 29492},     // 29491.2
+		{"m5.large", 8192 - 615},          // 614.4 rounded up
+		{"c6g.large", 4096 - 64 - 303},    // 4032 × 0.075 = 302.4
+		{"m5.metal", 393216 - 29492},      // 29491.2
 		{"p5.48xlarge", 2097152 - 157287}, // 157286.4
 	} {
 		if got := memoryMiB(describe(tc.name), 0.075); got != tc.want {
