@@ -76,7 +76,9 @@ func (a *typesAPI) DescribeCapacityReservations(context.Context, *ec2.DescribeCa
 // oneClass is a NodeClasses holding one Ready class.
 type oneClass struct{ nc *awsv1.EC2NodeClass }
 
-func (o oneClass) EC2NodeClass(context.Context, string) (*awsv1.EC2NodeClass, error) { return o.nc, nil }
+func (o oneClass) EC2NodeClass(context.Context, string) (*awsv1.EC2NodeClass, error) {
+	return o.nc, nil
+}
 
 // GetInstanceTypes end to end over EC2's descriptions: the pod limit of
 // the default network card (zz_generated.vpclimits.go), instance-memory
