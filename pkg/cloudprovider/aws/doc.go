@@ -12,7 +12,10 @@
 //     NodeClass's subnets (status.subnets) × spot and on-demand, plus one
 //     reserved offering per capacity reservation in status, with the free
 //     slots DescribeCapacityReservations last reported less the launches
-//     since.
+//     since. Each type's capacity, overhead and labels are pure functions
+//     of its InstanceTypeInfo, the EC2NodeClass and the flags, as the
+//     reference computes them (shape.go, overhead.go, labels.go,
+//     blockdevices.go; docs/aws.md lists every formula).
 //   - Create launches with CreateFleet (type instant) over the offerings
 //     CloudProvider.Create's contract chooses (cloudprovider.
 //     LaunchCandidates): one override per instance type × subnet,

@@ -5,7 +5,6 @@ import (
 	"maps"
 	"slices"
 
-
 	awsv1 "github.com/capstan-dev/capstan/api/aws/v1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"

@@ -55,11 +55,11 @@ var kubeArchitectures = map[ec2types.ArchitectureType]string{
 }
 
 // windowsBuilds are the node.kubernetes.io/windows-build values of the
-// Windows families (the reference's pkg/apis/v1/labels.go).
+// Windows families.
 var windowsBuilds = map[string]string{
-	awsv1.AMIFamilyWindows2019: "10.0.17763",
-	awsv1.AMIFamilyWindows2022: "10.0.20348",
-	awsv1.AMIFamilyWindows2025: "10.0.26100",
+	awsv1.AMIFamilyWindows2019: awsv1.Windows2019Build,
+	awsv1.AMIFamilyWindows2022: awsv1.Windows2022Build,
+	awsv1.AMIFamilyWindows2025: awsv1.Windows2025Build,
 }
 
 // requirements are the labels a node of the type carries, as the
@@ -75,7 +75,7 @@ func requirements(info ec2types.InstanceTypeInfo, region, family string) schedul
 		v1.LabelRegion:       region,
 		// Capstan launches default tenancy only (no placement tenancy in
 		// its launch templates), so dedicated is not offered.
-		v1.LabelInstanceTenancy: string(ec2types.TenancyDefault),
+		v1.LabelInstanceTenancy:    string(ec2types.TenancyDefault),
 		v1.LabelInstanceHypervisor: string(info.Hypervisor),
 	}
 	arch := architecture(info)

@@ -12,20 +12,6 @@ import (
 	v1 "github.com/capstan-dev/capstan/api/v1"
 )
 
-// LabelInstanceAcceleratorCount is the reference's label for an instance
-// type's Neuron accelerators. Capstan's catalog sets no such label, so
-// the Neuron images an alias finds fit no instance type yet; they are
-// listed all the same, with the reference's requirements.
-const LabelInstanceAcceleratorCount = "karpenter.k8s.aws/instance-accelerator-count"
-
-// Windows builds of the Windows AMI families, the node label
-// node.kubernetes.io/windows-build their nodes carry.
-const (
-	windows2019Build = "10.0.17763"
-	windows2022Build = "10.0.20348"
-	windows2025Build = "10.0.26100"
-)
-
 // AliasError is an alias that cannot be resolved for this cluster, in
 // words for the AMIsReady condition; retrying does not help.
 type AliasError struct {
@@ -71,15 +57,15 @@ func aliasQueries(alias awsv1.Alias, kubernetesVersion string) ([]ImageQuery, er
 	case awsv1.AMIFamilyBottlerocket:
 		images = bottlerocketImages(k8s, alias.Version)
 	case awsv1.AMIFamilyWindows2019:
-		images = windowsImages("2019", windows2019Build, k8s)
+		images = windowsImages("2019", awsv1.Windows2019Build, k8s)
 	case awsv1.AMIFamilyWindows2022:
-		images = windowsImages("2022", windows2022Build, k8s)
+		images = windowsImages("2022", awsv1.Windows2022Build, k8s)
 	case awsv1.AMIFamilyWindows2025:
 		if minor < 35 {
 			return nil, &AliasError{Reason: ReasonUnsupportedAlias, Message: fmt.Sprintf(
 				"alias %s: EKS publishes Windows Server 2025 images for Kubernetes 1.35 and later only (the cluster runs %s)", text, k8s)}
 		}
-		images = windowsImages("2025", windows2025Build, k8s)
+		images = windowsImages("2025", awsv1.Windows2025Build, k8s)
 	default:
 		return nil, &AliasError{Reason: ReasonUnsupportedAlias, Message: fmt.Sprintf("alias %s: unknown AMI family", text)}
 	}
@@ -158,7 +144,7 @@ func variants(v ...[]corev1.NodeSelectorRequirement) [][]corev1.NodeSelectorRequ
 // standard images have no GPU or accelerator drivers.
 func standard() []corev1.NodeSelectorRequirement {
 	return []corev1.NodeSelectorRequirement{
-		{Key: LabelInstanceAcceleratorCount, Operator: corev1.NodeSelectorOpDoesNotExist},
+		{Key: v1.LabelInstanceAcceleratorCount, Operator: corev1.NodeSelectorOpDoesNotExist},
 		{Key: v1.LabelInstanceGPUCount, Operator: corev1.NodeSelectorOpDoesNotExist},
 	}
 }
@@ -168,7 +154,7 @@ func nvidia() []corev1.NodeSelectorRequirement {
 }
 
 func neuron() []corev1.NodeSelectorRequirement {
-	return []corev1.NodeSelectorRequirement{{Key: LabelInstanceAcceleratorCount, Operator: corev1.NodeSelectorOpExists}}
+	return []corev1.NodeSelectorRequirement{{Key: v1.LabelInstanceAcceleratorCount, Operator: corev1.NodeSelectorOpExists}}
 }
 
 // minorVersion reads a Kubernetes version such as 1.30, v1.30.2 or

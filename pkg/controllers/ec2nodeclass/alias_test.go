@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	awsv1 "github.com/capstan-dev/capstan/api/aws/v1"
+	v1 "github.com/capstan-dev/capstan/api/v1"
 )
 
 func aliasClass(alias string) *awsv1.EC2NodeClass {
@@ -189,7 +190,7 @@ func TestAliasResolution(t *testing.T) {
 	want := []awsv1.AMI{{ID: "ami-x-old", Name: "amazon-eks-node-al2023-x86_64-standard-1.30-v20240701", Requirements: []corev1.NodeSelectorRequirement{
 		{Key: corev1.LabelArchStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"amd64"}},
 		{Key: "karpenter.k8s.aws/instance-gpu-count", Operator: corev1.NodeSelectorOpDoesNotExist},
-		{Key: LabelInstanceAcceleratorCount, Operator: corev1.NodeSelectorOpDoesNotExist},
+		{Key: v1.LabelInstanceAcceleratorCount, Operator: corev1.NodeSelectorOpDoesNotExist},
 	}}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ami (-want +got):\n%s", diff)

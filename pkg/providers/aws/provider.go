@@ -28,6 +28,7 @@ type Options struct {
 	ClusterCABundle                   string
 	ServiceCIDR                       string
 	VMMemoryOverheadPercent           float64
+	ReservedENIs                      int
 	RefreshInterval                   time.Duration
 }
 
@@ -67,6 +68,7 @@ func (p *Provider) BindFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.ClusterCABundle, "cluster-ca-bundle", "", "base64 PEM CA bundle of the API server, for nodes (default: the EKS cluster's, from eks:DescribeCluster)")
 	f.StringVar(&o.ServiceCIDR, "service-cidr", "", "the cluster's service CIDR, for nodes (default: the EKS cluster's, from eks:DescribeCluster)")
 	f.Float64Var(&o.VMMemoryOverheadPercent, "vm-memory-overhead-percent", 0.075, "share of an instance's memory the hypervisor keeps")
+	f.IntVar(&o.ReservedENIs, "reserved-enis", 0, "network interfaces of each node's default network card kept for other uses (VPC CNI custom networking), left out of the pod limit and kube-reserved")
 	f.DurationVar(&o.RefreshInterval, "aws-refresh-interval", 5*time.Minute, "how often instance types, prices and capacity reservations are reloaded")
 }
 
@@ -77,6 +79,9 @@ func (p *Provider) Validate() error {
 	// Written so that NaN, which every comparison is false for, fails too.
 	if !(o.VMMemoryOverheadPercent >= 0 && o.VMMemoryOverheadPercent < 1) {
 		errs = append(errs, fmt.Errorf("--vm-memory-overhead-percent %g is not in [0, 1)", o.VMMemoryOverheadPercent))
+	}
+	if o.ReservedENIs < 0 {
+		errs = append(errs, fmt.Errorf("--reserved-enis must not be negative, got %d", o.ReservedENIs))
 	}
 	switch {
 	case o.RefreshInterval <= 0:
@@ -127,6 +132,7 @@ func (p *Provider) Start(ctx context.Context, env providers.Env) (providers.Star
 		SQS: c.sqs, InterruptionQueue: o.InterruptionQueue,
 		NodeClasses:             awscloud.ClientNodeClasses{Client: mgr.GetClient()},
 		VMMemoryOverheadPercent: o.VMMemoryOverheadPercent,
+		ReservedENIs:            o.ReservedENIs,
 		Cluster:                 cluster,
 	})
 	if err != nil {
