@@ -239,6 +239,9 @@ func instanceTypeInfo(t catalog.InstanceType, n networkLimit, p published) insta
 	if p.virtualization != nil {
 		it.SupportedVirtualizationTypes = p.virtualization
 	}
+	if p.architectures != nil {
+		it.ProcessorInfo.SupportedArchitectures = p.architectures
+	}
 	switch {
 	case p.previous:
 		it.EBSInfo.EBSOptimizedSupport, it.EBSInfo.NVMeSupport, it.NetworkInfo.ENASupport = "unsupported", "unsupported", "unsupported"

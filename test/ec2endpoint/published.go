@@ -30,6 +30,8 @@ type published struct {
 	storageGB int
 	// virtualization are SupportedVirtualizationTypes; nil is hvm only.
 	virtualization []string
+	// architectures are SupportedArchitectures; nil is the catalog's.
+	architectures []string
 	previous       bool
 	// cpu is ProcessorInfo.Manufacturer.
 	cpu string
@@ -138,9 +140,10 @@ func extraTypes() []extraType {
 			cpu:    "Intel", network: "Up to 25 Gigabit", ebsMbps: [2]int{1190, 4750}}),
 		x("inf2.24xlarge", 96, 393216, 6.49063, published{neuron: inferentia2(6), cpu: "AMD", network: "50 Gigabit", ebsMbps: [2]int{30000, 30000}}),
 		x("inf2.xlarge", 4, 16384, 0.7582, published{neuron: inferentia2(1), cpu: "AMD", network: "Up to 15 Gigabit", ebsMbps: [2]int{1250, 10000}}),
-		// Xen, paravirtual only: an HVM image does not run on it, so a
-		// provider must filter types to hvm (the reference does).
-		x("t1.micro", 1, 627, 0.02, published{virtualization: []string{"paravirtual"}, previous: true, cpu: "Intel", network: "Very Low"}),
+		// Xen, paravirtual only, 32 or 64 bits: an HVM image does not run
+		// on it, so a provider must filter types to hvm (the reference
+		// does).
+		x("t1.micro", 1, 627, 0.02, published{virtualization: []string{"paravirtual"}, architectures: []string{"i386", "x86_64"}, previous: true, cpu: "Intel", network: "Very Low"}),
 		x("trn1.2xlarge", 8, 32768, 1.34375, published{neuron: trainium(1), storageGB: 474, cpu: "Intel", network: "Up to 12.5 Gigabit", ebsMbps: [2]int{5000, 20000}}),
 		x("trn1.32xlarge", 128, 524288, 21.5, published{neuron: trainium(16), efa: 8, storageGB: 7600, cpu: "Intel", network: "800 Gigabit", ebsMbps: [2]int{80000, 80000}}),
 	}

@@ -28,6 +28,7 @@ func TestDescribeInstanceTypesPublished(t *testing.T) {
 	type summary struct {
 		Name, Hypervisor       string
 		Virtualization         []ec2types.VirtualizationType
+		Architectures          []ec2types.ArchitectureType
 		Cards, DefaultCardENIs int32
 		// DefaultCardPods is the VPC CNI's limit on the default card.
 		DefaultCardPods int32
@@ -42,7 +43,8 @@ func TestDescribeInstanceTypesPublished(t *testing.T) {
 		def := ni.NetworkCards[*ni.DefaultNetworkCardIndex]
 		s := summary{
 			Name: string(it.InstanceType), Hypervisor: string(it.Hypervisor), Virtualization: it.SupportedVirtualizationTypes,
-			Cards: *ni.MaximumNetworkCards, DefaultCardENIs: *def.MaximumNetworkInterfaces,
+			Architectures: it.ProcessorInfo.SupportedArchitectures,
+			Cards:         *ni.MaximumNetworkCards, DefaultCardENIs: *def.MaximumNetworkInterfaces,
 			DefaultCardPods: *def.MaximumNetworkInterfaces*(*ni.Ipv4AddressesPerInterface-1) + 2,
 		}
 		if ni.EfaInfo != nil {
@@ -63,19 +65,19 @@ func TestDescribeInstanceTypesPublished(t *testing.T) {
 		}
 		sums = append(sums, s)
 	}
-	hvm := []ec2types.VirtualizationType{"hvm"}
+	hvm, x86 := []ec2types.VirtualizationType{"hvm"}, []ec2types.ArchitectureType{"x86_64"}
 	want := []summary{
-		{"c6in.32xlarge", "nitro", hvm, 2, 8, 394, 2, "", 0, 80000},
-		{"dl1.24xlarge", "nitro", hvm, 4, 15, 737, 4, "8x Habana Gaudi HL-205 32768MiB", 4000, 19000},
-		{"g4ad.16xlarge", "nitro", hvm, 1, 8, 234, 0, "4x AMD Radeon Pro V520 8192MiB", 2400, 6300},
-		{"g5.12xlarge", "nitro", hvm, 1, 15, 737, 1, "4x NVIDIA A10G 22888MiB", 3800, 0},
-		{"inf1.xlarge", "nitro", hvm, 1, 4, 38, 0, "1x Inferentia 4 cores v1 8192MiB", 0, 4750},
-		{"inf2.24xlarge", "nitro", hvm, 1, 15, 737, 0, "6x Inferentia2 2 cores v2 32768MiB", 0, 30000},
-		{"m5.large", "nitro", hvm, 1, 3, 29, 0, "", 0, 0},
-		{"p4d.24xlarge", "nitro", hvm, 4, 15, 737, 4, "8x NVIDIA A100 40960MiB", 8000, 0},
-		{"p5.48xlarge", "nitro", hvm, 32, 2, 100, 32, "8x NVIDIA H100 81920MiB", 30400, 0},
-		{"t1.micro", "xen", []ec2types.VirtualizationType{"paravirtual"}, 1, 2, 4, 0, "", 0, 0},
-		{"trn1.32xlarge", "nitro", hvm, 8, 5, 247, 8, "16x Trainium 2 cores v2 32768MiB", 7600, 80000},
+		{"c6in.32xlarge", "nitro", hvm, x86, 2, 8, 394, 2, "", 0, 80000},
+		{"dl1.24xlarge", "nitro", hvm, x86, 4, 15, 737, 4, "8x Habana Gaudi HL-205 32768MiB", 4000, 19000},
+		{"g4ad.16xlarge", "nitro", hvm, x86, 1, 8, 234, 0, "4x AMD Radeon Pro V520 8192MiB", 2400, 6300},
+		{"g5.12xlarge", "nitro", hvm, x86, 1, 15, 737, 1, "4x NVIDIA A10G 22888MiB", 3800, 0},
+		{"inf1.xlarge", "nitro", hvm, x86, 1, 4, 38, 0, "1x Inferentia 4 cores v1 8192MiB", 0, 4750},
+		{"inf2.24xlarge", "nitro", hvm, x86, 1, 15, 737, 0, "6x Inferentia2 2 cores v2 32768MiB", 0, 30000},
+		{"m5.large", "nitro", hvm, x86, 1, 3, 29, 0, "", 0, 0},
+		{"p4d.24xlarge", "nitro", hvm, x86, 4, 15, 737, 4, "8x NVIDIA A100 40960MiB", 8000, 0},
+		{"p5.48xlarge", "nitro", hvm, x86, 32, 2, 100, 32, "8x NVIDIA H100 81920MiB", 30400, 0},
+		{"t1.micro", "xen", []ec2types.VirtualizationType{"paravirtual"}, []ec2types.ArchitectureType{"i386", "x86_64"}, 1, 2, 4, 0, "", 0, 0},
+		{"trn1.32xlarge", "nitro", hvm, x86, 8, 5, 247, 8, "16x Trainium 2 cores v2 32768MiB", 7600, 80000},
 	}
 	if diff := cmp.Diff(want, sums); diff != "" {
 		t.Errorf("instance types (-want +got):\n%s", diff)
