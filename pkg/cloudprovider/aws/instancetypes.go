@@ -60,6 +60,7 @@ func (p *Provider) instanceTypes(c *region, nc *awsv1.EC2NodeClass) []*cloudprov
 	var out []*cloudprovider.InstanceType
 	for _, name := range slices.Sorted(maps.Keys(c.types)) {
 		m := c.types[name]
+		spotCap, spotCapped := spotCap(nc, m.onDemand)
 		shape := m.shape
 		shape.MaxPods = podLimit(shape.MaxPods, shape.VCPU, nc.Spec.Kubelet)
 		it := shape.CloudInstanceType(p.opts.Region)
@@ -69,7 +70,7 @@ func (p *Provider) instanceTypes(c *region, nc *awsv1.EC2NodeClass) []*cloudprov
 				continue
 			}
 			it.Offerings = append(it.Offerings, &cloudprovider.Offering{Zone: z, ZoneID: zoneIDs[z], CapacityType: v1.CapacityTypeOnDemand, Price: m.onDemand, Available: cloudprovider.Unlimited})
-			if price, ok := c.spot[name+"/"+z]; ok && m.spot {
+			if price, ok := c.spot[name+"/"+z]; ok && m.spot && (!spotCapped || price <= spotCap) {
 				it.Offerings = append(it.Offerings, &cloudprovider.Offering{Zone: z, ZoneID: zoneIDs[z], CapacityType: v1.CapacityTypeSpot, Price: price, Available: cloudprovider.Unlimited})
 			}
 		}

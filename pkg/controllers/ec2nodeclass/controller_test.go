@@ -138,6 +138,34 @@ func TestEC2NodeClassWithManager(t *testing.T) {
 	}).Should(gomega.Succeed())
 }
 
+// A spot max price annotation changes no generation, yet the class is
+// looked at again at once: ValidationSucceeded follows it.
+func TestSpotMaxPriceAnnotationWakesTheClass(t *testing.T) {
+	g := test.NewGomega(t)
+	ctx := context.Background()
+	clk := clocktesting.NewFakeClock(start)
+	startManager(t, func(mgr manager.Manager) error {
+		return mustNew(t, Deps{Client: mgr.GetClient(), EC2: account(), Clock: clk, Recorder: mgr.GetEventRecorder("test"), Cluster: flagsOnly},
+			Options{KubernetesVersion: "v1.30.4"}).Register(t.Context(), mgr)
+	})
+	nc := ec2NodeClass()
+	create(t, nc)
+	key := client.ObjectKeyFromObject(nc)
+	got := &awsv1.EC2NodeClass{}
+	g.Eventually(func(g gomega.Gomega) {
+		g.Expect(env.Client.Get(ctx, key, got)).To(gomega.Succeed())
+		expectCondition(g, got, awsv1.ConditionTypeReady, metav1.ConditionTrue, awsv1.ConditionTypeReady)
+	}).Should(gomega.Succeed())
+	patched := got.DeepCopy()
+	patched.Annotations = map[string]string{awsv1.SpotMaxPriceAnnotationKey: "cheap"}
+	g.Expect(env.Client.Patch(ctx, patched, client.MergeFrom(got))).To(gomega.Succeed())
+	g.Eventually(func(g gomega.Gomega) {
+		g.Expect(env.Client.Get(ctx, key, got)).To(gomega.Succeed())
+		expectCondition(g, got, awsv1.ConditionTypeValidationSucceeded, metav1.ConditionFalse, ReasonInvalidSpotMaxPrice)
+		expectCondition(g, got, awsv1.ConditionTypeReady, metav1.ConditionFalse, ReasonInvalidSpotMaxPrice)
+	}).Should(gomega.Succeed())
+}
+
 // Reconcile called directly with a fake clock: a missing subnet is
 // reported, with one event, and looked for again every minute; once it
 // exists the class is Ready and looked at every five minutes; a failing
