@@ -7,7 +7,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 snapshot=$(mktemp -d)
 trap 'rm -rf "$snapshot"' EXIT
-paths=(api config charts go.mod go.sum)
+paths=(api config charts docs/iam deploy go.mod go.sum)
 cp -r "${paths[@]}" "$snapshot"/
 make --no-print-directory generate >/dev/null
 status=0
