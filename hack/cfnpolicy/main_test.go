@@ -429,4 +429,3 @@ func ruleOrder(t *testing.T, mod tfModule) []string {
 }
 
 func obj(key string, v cty.Value) cty.Value { return cty.ObjectVal(map[string]cty.Value{key: v}) }
-
