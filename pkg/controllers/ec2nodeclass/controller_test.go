@@ -100,8 +100,9 @@ func expectCondition(g gomega.Gomega, nc *awsv1.EC2NodeClass, typ string, status
 }
 
 // Run by a manager: the class becomes Ready with the subnet, group and
-// both architectures' images, and follows a spec change to a subnet
-// that does not exist.
+// both architectures' images, follows a spot max price annotation EC2
+// would refuse (which changes no generation) and a spec change to a
+// subnet that does not exist.
 func TestEC2NodeClassWithManager(t *testing.T) {
 	g := test.NewGomega(t)
 	ctx := context.Background()
@@ -127,6 +128,16 @@ func TestEC2NodeClassWithManager(t *testing.T) {
 	}).Should(gomega.Succeed())
 
 	patched := got.DeepCopy()
+	patched.Annotations = map[string]string{awsv1.SpotMaxPriceAnnotationKey: "cheap"}
+	g.Expect(env.Client.Patch(ctx, patched, client.MergeFrom(got))).To(gomega.Succeed())
+	g.Eventually(func(g gomega.Gomega) {
+		g.Expect(env.Client.Get(ctx, key, got)).To(gomega.Succeed())
+		expectCondition(g, got, awsv1.ConditionTypeValidationSucceeded, metav1.ConditionFalse, ReasonInvalidSpotMaxPrice)
+		expectCondition(g, got, awsv1.ConditionTypeReady, metav1.ConditionFalse, ReasonInvalidSpotMaxPrice)
+	}).Should(gomega.Succeed())
+
+	patched = got.DeepCopy()
+	patched.Annotations = nil
 	patched.Spec.SubnetSelectorTerms = []awsv1.SubnetSelectorTerm{{ID: "subnet-missing"}}
 	g.Expect(env.Client.Patch(ctx, patched, client.MergeFrom(got))).To(gomega.Succeed())
 	g.Eventually(func(g gomega.Gomega) {
@@ -135,34 +146,6 @@ func TestEC2NodeClassWithManager(t *testing.T) {
 		g.Expect(c.Message).To(gomega.Equal(`no subnet matches subnetSelectorTerms [{"id":"subnet-missing"}]`))
 		expectCondition(g, got, awsv1.ConditionTypeReady, metav1.ConditionFalse, ReasonSubnetsNotFound)
 		g.Expect(got.Status.Subnets).To(gomega.BeEmpty())
-	}).Should(gomega.Succeed())
-}
-
-// A spot max price annotation changes no generation, yet the class is
-// looked at again at once: ValidationSucceeded follows it.
-func TestSpotMaxPriceAnnotationWakesTheClass(t *testing.T) {
-	g := test.NewGomega(t)
-	ctx := context.Background()
-	clk := clocktesting.NewFakeClock(start)
-	startManager(t, func(mgr manager.Manager) error {
-		return mustNew(t, Deps{Client: mgr.GetClient(), EC2: account(), Clock: clk, Recorder: mgr.GetEventRecorder("test"), Cluster: flagsOnly},
-			Options{KubernetesVersion: "v1.30.4"}).Register(t.Context(), mgr)
-	})
-	nc := ec2NodeClass()
-	create(t, nc)
-	key := client.ObjectKeyFromObject(nc)
-	got := &awsv1.EC2NodeClass{}
-	g.Eventually(func(g gomega.Gomega) {
-		g.Expect(env.Client.Get(ctx, key, got)).To(gomega.Succeed())
-		expectCondition(g, got, awsv1.ConditionTypeReady, metav1.ConditionTrue, awsv1.ConditionTypeReady)
-	}).Should(gomega.Succeed())
-	patched := got.DeepCopy()
-	patched.Annotations = map[string]string{awsv1.SpotMaxPriceAnnotationKey: "cheap"}
-	g.Expect(env.Client.Patch(ctx, patched, client.MergeFrom(got))).To(gomega.Succeed())
-	g.Eventually(func(g gomega.Gomega) {
-		g.Expect(env.Client.Get(ctx, key, got)).To(gomega.Succeed())
-		expectCondition(g, got, awsv1.ConditionTypeValidationSucceeded, metav1.ConditionFalse, ReasonInvalidSpotMaxPrice)
-		expectCondition(g, got, awsv1.ConditionTypeReady, metav1.ConditionFalse, ReasonInvalidSpotMaxPrice)
 	}).Should(gomega.Succeed())
 }
 
