@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -116,15 +117,15 @@ func read(t *testing.T, path string) []byte {
 
 // made is what either side makes, in common terms.
 type made struct {
-	NodeRole         string
-	NodeTrust        any
-	NodePolicies     []string
-	Queue            string
-	QueueRetention   float64
-	QueueSSE         bool
-	QueuePolicy      any
-	Rules            []any // event patterns, in order
-	RuleTargets      []string
+	NodeRole       string
+	NodeTrust      any
+	NodePolicies   []string
+	Queue          string
+	QueueRetention float64
+	QueueSSE       bool
+	QueuePolicy    any
+	// Rules are each rule's event pattern (JSON) and target, sorted.
+	Rules            []string
 	ControllerPolicy map[string]any // by name
 }
 
@@ -230,10 +231,10 @@ func cfnResources(t *testing.T) made {
 		switch child(res, "Type").Value {
 		case "AWS::Events::Rule":
 			p := child(res, "Properties")
-			m.Rules = append(m.Rules, cfnValue(t, child(p, "EventPattern"), vars))
+			pattern := jsonText(t, cfnValue(t, child(p, "EventPattern"), vars))
 			for _, target := range cfnValue(t, child(p, "Targets"), vars).([]any) {
 				tg := target.(map[string]any)
-				m.RuleTargets = append(m.RuleTargets, tg["Id"].(string)+" "+tg["Arn"].(string))
+				m.Rules = append(m.Rules, pattern+" to "+tg["Id"].(string)+" "+tg["Arn"].(string))
 			}
 		case "AWS::IAM::ManagedPolicy":
 			p := child(res, "Properties")
@@ -258,7 +259,18 @@ func cfnResources(t *testing.T) made {
 			m.ControllerPolicy[name] = jsonValue(t, s)
 		}
 	}
+	slices.Sort(m.Rules)
 	return m
+}
+
+// jsonText is v as JSON, its keys sorted.
+func jsonText(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 func jsonValue(t *testing.T, text string) any {
@@ -358,11 +370,6 @@ func evalTerraform(t *testing.T) made {
 	ctx.Variables["aws_iam_role"] = obj("node", obj("name", cty.StringVal(m.NodeRole)))
 	ctx.Variables["aws_sqs_queue"] = obj("interruption", cty.ObjectVal(map[string]cty.Value{
 		"name": cty.StringVal(m.Queue), "arn": cty.StringVal(queueArn), "url": cty.StringVal("https://queue/" + m.Queue)}))
-	rules := map[string]cty.Value{}
-	for name := range mod.resources["aws_cloudwatch_event_rule"] {
-		rules[name] = obj("name", cty.StringVal("rule/"+name))
-	}
-	ctx.Variables["aws_cloudwatch_event_rule"] = cty.ObjectVal(rules)
 	locals := map[string]cty.Value{}
 	for name, a := range mod.locals {
 		locals[name] = eval(a.Expr)
@@ -387,45 +394,31 @@ func evalTerraform(t *testing.T) made {
 	}
 	m.QueuePolicy = jsonValue(t, eval(attr("aws_sqs_queue_policy", "interruption", "policy")).AsString())
 
-	// Rules in the template's order: by their event patterns' place there
-	// is what is compared, so collect them by rule and order by target.
-	byRule := map[string]any{}
-	for name := range mod.resources["aws_cloudwatch_event_rule"] {
-		byRule["rule/"+name] = jsonValue(t, eval(attr("aws_cloudwatch_event_rule", name, "event_pattern")).AsString())
+	// The rules, one per for_each entry, and their targets, one per rule.
+	patterns, rules := map[string]string{}, map[string]cty.Value{}
+	for key, value := range eval(attr("aws_cloudwatch_event_rule", "interruption", "for_each")).AsValueMap() {
+		ctx.Variables["each"] = cty.ObjectVal(map[string]cty.Value{"key": cty.StringVal(key), "value": value})
+		patterns["rule/"+key] = jsonText(t, jsonValue(t, eval(attr("aws_cloudwatch_event_rule", "interruption", "event_pattern")).AsString()))
+		rules[key] = obj("name", cty.StringVal("rule/"+key))
 	}
-	for _, name := range ruleOrder(t, mod) {
-		rule := eval(attr("aws_cloudwatch_event_target", name, "rule")).AsString()
-		pattern, ok := byRule[rule]
+	ctx.Variables["aws_cloudwatch_event_rule"] = obj("interruption", cty.ObjectVal(rules))
+	for key, value := range eval(attr("aws_cloudwatch_event_target", "interruption", "for_each")).AsValueMap() {
+		ctx.Variables["each"] = cty.ObjectVal(map[string]cty.Value{"key": cty.StringVal(key), "value": value})
+		rule := eval(attr("aws_cloudwatch_event_target", "interruption", "rule")).AsString()
+		pattern, ok := patterns[rule]
 		if !ok {
-			t.Fatalf("target %s points at %s, no rule", name, rule)
+			t.Fatalf("target %s points at %s, no rule", key, rule)
 		}
-		delete(byRule, rule)
-		m.Rules = append(m.Rules, pattern)
-		m.RuleTargets = append(m.RuleTargets, eval(attr("aws_cloudwatch_event_target", name, "target_id")).AsString()+" "+
-			eval(attr("aws_cloudwatch_event_target", name, "arn")).AsString())
+		m.Rules = append(m.Rules, pattern+" to "+eval(attr("aws_cloudwatch_event_target", "interruption", "target_id")).AsString()+" "+
+			eval(attr("aws_cloudwatch_event_target", "interruption", "arn")).AsString())
 	}
-	if len(byRule) > 0 {
-		t.Errorf("rules without a target: %v", byRule)
-	}
+	delete(ctx.Variables, "each")
+	slices.Sort(m.Rules)
 	m.ControllerPolicy = map[string]any{}
 	for name := range mod.resources["aws_iam_policy"] {
 		m.ControllerPolicy[eval(attr("aws_iam_policy", name, "name")).AsString()] = jsonValue(t, eval(attr("aws_iam_policy", name, "policy")).AsString())
 	}
 	return m
-}
-
-// ruleOrder are the event targets in the order main.tf declares them,
-// which follows the template's rules.
-func ruleOrder(t *testing.T, mod tfModule) []string {
-	src, err := os.ReadFile(filepath.Join(mod.dir, "main.tf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, m := range regexp.MustCompile(`(?m)^resource "aws_cloudwatch_event_target" "([^"]+)"`).FindAllSubmatch(src, -1) {
-		out = append(out, string(m[1]))
-	}
-	return out
 }
 
 func obj(key string, v cty.Value) cty.Value { return cty.ObjectVal(map[string]cty.Value{key: v}) }

@@ -39,6 +39,14 @@ locals {
     "AmazonEC2ContainerRegistryPullOnly",
     "AmazonSSMManagedInstanceCore",
   ]
+  # The EventBridge rules feeding the queue, by name.
+  interruption_rules = {
+    scheduled_change                  = { source = "aws.health", detail_type = "AWS Health Event", description = "AWS Health events (scheduled changes)" }
+    spot_interruption                 = { source = "aws.ec2", detail_type = "EC2 Spot Instance Interruption Warning", description = "EC2 spot interruption warnings" }
+    rebalance                         = { source = "aws.ec2", detail_type = "EC2 Instance Rebalance Recommendation", description = "EC2 rebalance recommendations" }
+    instance_state_change             = { source = "aws.ec2", detail_type = "EC2 Instance State-change Notification", description = "EC2 instance state changes" }
+    reservation_interruption          = { source = "aws.ec2", detail_type = "EC2 Capacity Reservation Instance Interruption Warning", description = "EC2 capacity reservation interruption warnings" }
+  }
   # The substitutions of the generated policy documents.
   policy_variables = {
     partition               = data.aws_partition.current.partition
@@ -102,63 +110,17 @@ resource "aws_sqs_queue_policy" "interruption" {
 }
 
 # The events Capstan's interruption handling reads: the same five rules
-# as the CloudFormation template.
-resource "aws_cloudwatch_event_rule" "scheduled_change" {
-  name_prefix   = "capstan-scheduled-change-"
-  description   = "AWS Health events (scheduled changes) to Capstan's interruption queue"
-  event_pattern = jsonencode({ source = ["aws.health"], "detail-type" = ["AWS Health Event"] })
+# as the CloudFormation template, each to the queue.
+resource "aws_cloudwatch_event_rule" "interruption" {
+  for_each      = local.interruption_rules
+  name_prefix   = "capstan-${replace(each.key, "_", "-")}-"
+  description   = "${each.value.description} to Capstan's interruption queue"
+  event_pattern = jsonencode({ source = [each.value.source], "detail-type" = [each.value.detail_type] })
 }
 
-resource "aws_cloudwatch_event_rule" "spot_interruption" {
-  name_prefix   = "capstan-spot-interruption-"
-  description   = "EC2 spot interruption warnings to Capstan's interruption queue"
-  event_pattern = jsonencode({ source = ["aws.ec2"], "detail-type" = ["EC2 Spot Instance Interruption Warning"] })
-}
-
-resource "aws_cloudwatch_event_rule" "rebalance" {
-  name_prefix   = "capstan-rebalance-"
-  description   = "EC2 rebalance recommendations to Capstan's interruption queue"
-  event_pattern = jsonencode({ source = ["aws.ec2"], "detail-type" = ["EC2 Instance Rebalance Recommendation"] })
-}
-
-resource "aws_cloudwatch_event_rule" "instance_state_change" {
-  name_prefix   = "capstan-state-change-"
-  description   = "EC2 instance state changes to Capstan's interruption queue"
-  event_pattern = jsonencode({ source = ["aws.ec2"], "detail-type" = ["EC2 Instance State-change Notification"] })
-}
-
-resource "aws_cloudwatch_event_rule" "capacity_reservation_interruption" {
-  name_prefix   = "capstan-cr-interruption-"
-  description   = "EC2 capacity reservation interruption warnings to Capstan's interruption queue"
-  event_pattern = jsonencode({ source = ["aws.ec2"], "detail-type" = ["EC2 Capacity Reservation Instance Interruption Warning"] })
-}
-
-resource "aws_cloudwatch_event_target" "scheduled_change" {
-  rule      = aws_cloudwatch_event_rule.scheduled_change.name
-  target_id = "CapstanInterruptionQueueTarget"
-  arn       = aws_sqs_queue.interruption.arn
-}
-
-resource "aws_cloudwatch_event_target" "spot_interruption" {
-  rule      = aws_cloudwatch_event_rule.spot_interruption.name
-  target_id = "CapstanInterruptionQueueTarget"
-  arn       = aws_sqs_queue.interruption.arn
-}
-
-resource "aws_cloudwatch_event_target" "rebalance" {
-  rule      = aws_cloudwatch_event_rule.rebalance.name
-  target_id = "CapstanInterruptionQueueTarget"
-  arn       = aws_sqs_queue.interruption.arn
-}
-
-resource "aws_cloudwatch_event_target" "instance_state_change" {
-  rule      = aws_cloudwatch_event_rule.instance_state_change.name
-  target_id = "CapstanInterruptionQueueTarget"
-  arn       = aws_sqs_queue.interruption.arn
-}
-
-resource "aws_cloudwatch_event_target" "capacity_reservation_interruption" {
-  rule      = aws_cloudwatch_event_rule.capacity_reservation_interruption.name
+resource "aws_cloudwatch_event_target" "interruption" {
+  for_each  = aws_cloudwatch_event_rule.interruption
+  rule      = each.value.name
   target_id = "CapstanInterruptionQueueTarget"
   arn       = aws_sqs_queue.interruption.arn
 }
