@@ -38,12 +38,14 @@ generate: tools ## Regenerate CRDs, deepcopy and RBAC.
 	$(CONTROLLER_GEN) rbac:roleName=capstan paths="./cmd/...;./pkg/providers/..." output:rbac:artifacts:config=config/rbac
 	$(CONTROLLER_GEN) rbac:roleName=capstan-sim-kubelet paths=./pkg/cloudprovider/sim/... output:rbac:stdout > config/rbac/sim-kubelet.yaml
 	go run ./hack/chartgen
+	go run ./hack/cfnpolicy
 	go mod tidy
 
 verify: tools ## Regenerate, vet and lint; fail if anything generated was stale.
 	./hack/verify-generated.sh
 	go run ./hack/catalog -check
 	./hack/verify-chart.sh
+	./hack/verify-cfn.sh
 	go vet -tags e2e ./...
 	$(GOLANGCI_LINT) run ./...
 

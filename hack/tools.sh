@@ -15,6 +15,7 @@ GOLANGCI_LINT_VERSION=v2.15.0
 HELM_VERSION=v3.22.0
 # Prometheus's Go module version of promtool 3.x.
 PROMTOOL_VERSION=v0.316.0
+CFN_LINT_NPM_VERSION=1.9.7
 
 k8s_dir="$bin/k8s-$K8S_VERSION"
 mkdir -p "$k8s_dir"
@@ -64,6 +65,26 @@ install "$bin/helm-$HELM_VERSION" helm "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
 # treble its build (one of them is not on the module proxy either).
 install "$bin/promtool-$PROMTOOL_VERSION" promtool "github.com/prometheus/prometheus/cmd/promtool@$PROMTOOL_VERSION" remove_all_sd
 
+# The CloudFormation linter `make verify` runs (hack/verify-cfn.sh): the
+# npm registry's cfn-lint, the one these machines can install (PyPI,
+# where AWS's own cfn-lint lives, is out of reach; Debian 12 packages
+# none). Its bundled resource specification predates properties the
+# template uses; they are added to it here, each with the type the
+# CloudFormation resource reference gives it.
+if [ ! -x "$bin/cfn-lint-npm-$CFN_LINT_NPM_VERSION/node_modules/.bin/cfn-lint" ]; then
+	echo "installing cfn-lint@$CFN_LINT_NPM_VERSION (npm)"
+	rm -rf "$bin/cfn-lint-npm-$CFN_LINT_NPM_VERSION.tmp"
+	npm install --silent --no-audit --no-fund --prefix "$bin/cfn-lint-npm-$CFN_LINT_NPM_VERSION.tmp" "cfn-lint@$CFN_LINT_NPM_VERSION" >/dev/null
+	node -e '
+		const f = process.argv[1] + "/node_modules/cfn-lint/data/aws_resources_specification.json";
+		const spec = require(f);
+		// AWS::SQS::Queue SqsManagedSseEnabled (2021): SSE-SQS encryption.
+		spec.ResourceTypes["AWS::SQS::Queue"].Properties.SqsManagedSseEnabled = {PrimitiveType: "Boolean", Required: false, UpdateType: "Mutable"};
+		require("fs").writeFileSync(f, JSON.stringify(spec));
+	' "$bin/cfn-lint-npm-$CFN_LINT_NPM_VERSION.tmp"
+	mv "$bin/cfn-lint-npm-$CFN_LINT_NPM_VERSION.tmp" "$bin/cfn-lint-npm-$CFN_LINT_NPM_VERSION"
+fi
+
 # pkg/report's test renders the HTML report in headless Chromium, Debian's
 # package: the one browser these machines can install.
 if ! command -v chromium >/dev/null; then
@@ -81,3 +102,4 @@ ln -sfn "controller-gen-$CONTROLLER_GEN_VERSION/controller-gen" "$bin/controller
 ln -sfn "golangci-lint-$GOLANGCI_LINT_VERSION/golangci-lint" "$bin/golangci-lint"
 ln -sfn "helm-$HELM_VERSION/helm" "$bin/helm"
 ln -sfn "promtool-$PROMTOOL_VERSION/promtool" "$bin/promtool"
+ln -sfn "cfn-lint-npm-$CFN_LINT_NPM_VERSION/node_modules/.bin/cfn-lint" "$bin/cfn-lint-npm"

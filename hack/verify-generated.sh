@@ -7,8 +7,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 snapshot=$(mktemp -d)
 trap 'rm -rf "$snapshot"' EXIT
-paths=(api config charts go.mod go.sum)
-cp -r "${paths[@]}" "$snapshot"/
+paths=(api config charts docs/iam deploy go.mod go.sum)
+cp -r --parents "${paths[@]}" "$snapshot"/
 make --no-print-directory generate >/dev/null
 status=0
 for p in "${paths[@]}"; do

@@ -193,7 +193,9 @@
 //
 //	InsufficientInstanceCapacity  the pool is empty (profile capacity count 0, or used up)
 //	MaxSpotInstanceCountExceeded  the account runs the profile's maxSpotInstances spot instances
-//	SpotMaxPriceTooLow            the spot price is above MaxPrice (or the on-demand price)
+//	SpotMaxPriceTooLow            the spot price is above MaxPrice (or the on-demand price); EC2 lists
+//	                              the code in its API error codes ("Error codes for the Amazon EC2
+//	                              API": the Spot maximum price is below the Spot price)
 //	ReservationCapacityExceeded   the reservation is full, not active, or (capacity-reservations-only) none fits
 //	Unsupported                   the override's type or zone is not the targeted reservation's
 //

@@ -278,6 +278,9 @@ func TestFleetRequestErrors(t *testing.T) {
 		{"bad max price", func(in *ec2.CreateFleetInput) {
 			in.LaunchTemplateConfigs[0].Overrides[0].MaxPrice = aws.String("cheap")
 		}, "InvalidParameterValue"},
+		{"max price below EC2's minimum of 0.001", func(in *ec2.CreateFleetInput) {
+			in.LaunchTemplateConfigs[0].Overrides[0].MaxPrice = aws.String("0.0005")
+		}, "InvalidParameterValue"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := fleetInput(lt, v1.CapacityTypeOnDemand, override("m5.large", subnetA))

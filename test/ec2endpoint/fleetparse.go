@@ -332,12 +332,20 @@ func (s *Server) placeInReservation(c candidate, snap sim.State) candidate {
 	return c
 }
 
+// minMaxPrice is the lowest spot max price EC2 takes: "If you specify a
+// maximum price, it must be more than USD $0.001. Specifying a value
+// below USD $0.001 will result in an InvalidParameterValue error" (the
+// EC2 API model, FleetLaunchTemplateOverridesRequest.MaxPrice).
+const minMaxPrice = 0.001
+
+// parsePrice reads a spot max price: a number of dollars of at least
+// minMaxPrice, else InvalidParameterValue.
 func parsePrice(name, v string) (float64, error) {
 	if v == "" {
 		return 0, nil
 	}
 	p, err := strconv.ParseFloat(v, 64)
-	if err != nil || p <= 0 {
+	if err != nil || p < minMaxPrice {
 		return 0, errorf("InvalidParameterValue", "Invalid value '%s' for %s", v, name)
 	}
 	return p, nil

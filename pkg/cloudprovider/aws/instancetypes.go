@@ -57,12 +57,13 @@ func (p *Provider) instanceTypes(c *region, nc *awsv1.EC2NodeClass) []*cloudprov
 	for _, name := range slices.Sorted(maps.Keys(c.types)) {
 		m := c.types[name]
 		it := instanceType(m.info, nc, p.opts)
+		spotCap, spotCapped := spotCap(nc, m.onDemand)
 		for _, z := range slices.Sorted(maps.Keys(zones)) {
 			if !m.zones[z] {
 				continue
 			}
 			it.Offerings = append(it.Offerings, &cloudprovider.Offering{Zone: z, ZoneID: zoneIDs[z], CapacityType: v1.CapacityTypeOnDemand, Price: m.onDemand, Available: cloudprovider.Unlimited})
-			if price, ok := c.spot[name+"/"+z]; ok && m.spot {
+			if price, ok := c.spot[name+"/"+z]; ok && m.spot && (!spotCapped || price <= spotCap) {
 				it.Offerings = append(it.Offerings, &cloudprovider.Offering{Zone: z, ZoneID: zoneIDs[z], CapacityType: v1.CapacityTypeSpot, Price: price, Available: cloudprovider.Unlimited})
 			}
 		}

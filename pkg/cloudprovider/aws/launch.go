@@ -99,6 +99,7 @@ func (p *Provider) fleet(ctx context.Context, nc *v1.NodeClaim, class *awsv1.EC2
 	}
 	byOverride := map[string]cloudprovider.LaunchCandidate{}
 	configs := map[string]*ec2types.FleetLaunchTemplateConfigRequest{}
+	maxPrice := fleetMaxPrice(class, ct)
 	for _, cand := range cands {
 		subnet, ok := subnets[cand.Offering.Zone]
 		if !ok {
@@ -127,6 +128,7 @@ func (p *Provider) fleet(ctx context.Context, nc *v1.NodeClaim, class *awsv1.EC2
 		byOverride[key] = cand
 		cfg.Overrides = append(cfg.Overrides, ec2types.FleetLaunchTemplateOverridesRequest{
 			InstanceType: ec2types.InstanceType(cand.InstanceType.Name), SubnetId: awssdk.String(subnet), AvailabilityZone: awssdk.String(cand.Offering.Zone),
+			MaxPrice: maxPrice,
 		})
 	}
 	if len(byOverride) == 0 {

@@ -46,6 +46,10 @@ func TestFleetErrors(t *testing.T) {
 			map[cloudprovider.OfferingKey]string{spotKey: "InsufficientInstanceCapacity", reservedKey: "ReservationCapacityExceeded"}, nil, "", "", ""},
 		{"the account's spot limit marks spot everywhere", []ec2types.CreateFleetError{fleetErr("MaxSpotInstanceCountExceeded", "subnet-a")},
 			map[cloudprovider.OfferingKey]string{spotKey: "MaxSpotInstanceCountExceeded"}, []string{v1.CapacityTypeSpot}, "", "", ""},
+		// A max price below the spot price (the class's annotation, docs/aws.md
+		// "Spot max price") fails that offering only.
+		{"a max price too low marks the offering", []ec2types.CreateFleetError{fleetErr("SpotMaxPriceTooLow", "subnet-a")},
+			map[cloudprovider.OfferingKey]string{spotKey: "SpotMaxPriceTooLow"}, nil, "", "", ""},
 		{"the spot service-linked role marks spot everywhere", []ec2types.CreateFleetError{fleetErr("AuthFailure.ServiceLinkedRoleCreationNotPermitted", "subnet-a")},
 			map[cloudprovider.OfferingKey]string{spotKey: "AuthFailure.ServiceLinkedRoleCreationNotPermitted"}, []string{v1.CapacityTypeSpot}, "", "", ""},
 		{"a refusal is a launch failure with its code", []ec2types.CreateFleetError{fleetErr("InvalidLaunchTemplateId.NotFound", "subnet-a")}, nil, nil,

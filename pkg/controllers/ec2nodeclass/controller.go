@@ -102,16 +102,22 @@ func New(deps Deps, opts Options) (*Controller, error) {
 }
 
 // Register adds the controller to mgr. Status-only updates (its own
-// patches) are ignored, but not a deletion; the requeue after each
+// patches) are ignored, but not a deletion nor a new spot max price
+// annotation (which ValidationSucceeded checks); the requeue after each
 // reconcile covers changes in EC2. A deleted NodeClaim wakes its class,
 // which may be waiting for it to go.
 func (c *Controller) Register(_ context.Context, mgr manager.Manager) error {
 	deleting := predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 		return e.ObjectNew.GetDeletionTimestamp() != nil && e.ObjectOld.GetDeletionTimestamp() == nil
 	}}
+	maxPrice := predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		old, ok := e.ObjectOld.GetAnnotations()[awsv1.SpotMaxPriceAnnotationKey]
+		now, set := e.ObjectNew.GetAnnotations()[awsv1.SpotMaxPriceAnnotationKey]
+		return old != now || ok != set
+	}}
 	err := builder.ControllerManagedBy(mgr).
 		Named(Name).
-		For(&awsv1.EC2NodeClass{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, deleting))).
+		For(&awsv1.EC2NodeClass{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, deleting, maxPrice))).
 		Watches(&v1.NodeClaim{}, handler.EnqueueRequestsFromMapFunc(nodeClassOf), builder.WithPredicates(predicate.Funcs{
 			CreateFunc: func(event.CreateEvent) bool { return false },
 			UpdateFunc: func(event.UpdateEvent) bool { return false },

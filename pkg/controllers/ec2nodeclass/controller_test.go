@@ -100,8 +100,9 @@ func expectCondition(g gomega.Gomega, nc *awsv1.EC2NodeClass, typ string, status
 }
 
 // Run by a manager: the class becomes Ready with the subnet, group and
-// both architectures' images, and follows a spec change to a subnet
-// that does not exist.
+// both architectures' images, follows a spot max price annotation EC2
+// would refuse (which changes no generation) and a spec change to a
+// subnet that does not exist.
 func TestEC2NodeClassWithManager(t *testing.T) {
 	g := test.NewGomega(t)
 	ctx := context.Background()
@@ -127,6 +128,16 @@ func TestEC2NodeClassWithManager(t *testing.T) {
 	}).Should(gomega.Succeed())
 
 	patched := got.DeepCopy()
+	patched.Annotations = map[string]string{awsv1.SpotMaxPriceAnnotationKey: "cheap"}
+	g.Expect(env.Client.Patch(ctx, patched, client.MergeFrom(got))).To(gomega.Succeed())
+	g.Eventually(func(g gomega.Gomega) {
+		g.Expect(env.Client.Get(ctx, key, got)).To(gomega.Succeed())
+		expectCondition(g, got, awsv1.ConditionTypeValidationSucceeded, metav1.ConditionFalse, ReasonInvalidSpotMaxPrice)
+		expectCondition(g, got, awsv1.ConditionTypeReady, metav1.ConditionFalse, ReasonInvalidSpotMaxPrice)
+	}).Should(gomega.Succeed())
+
+	patched = got.DeepCopy()
+	patched.Annotations = nil
 	patched.Spec.SubnetSelectorTerms = []awsv1.SubnetSelectorTerm{{ID: "subnet-missing"}}
 	g.Expect(env.Client.Patch(ctx, patched, client.MergeFrom(got))).To(gomega.Succeed())
 	g.Eventually(func(g gomega.Gomega) {

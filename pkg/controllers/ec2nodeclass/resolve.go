@@ -31,6 +31,9 @@ const (
 	// instance profile that failed otherwise (AccessDenied, ...).
 	ReasonInstanceProfileCreationFailed = "InstanceProfileCreationFailed"
 	ReasonUnsupportedField              = "UnsupportedField"
+	// ReasonInvalidSpotMaxPrice is a spot max price annotation EC2 would
+	// not take (docs/aws.md, "Spot max price").
+	ReasonInvalidSpotMaxPrice = "InvalidSpotMaxPrice"
 	// ReasonClusterResolutionFailed is a class whose AMI family's user
 	// data needs what the cluster's discovery cannot tell (the
 	// reference's ClusterCIDRResolutionFailed, for the endpoint and CA
@@ -235,10 +238,14 @@ func resolveSecurityGroups(terms []awsv1.SecurityGroupSelectorTerm, found []ec2t
 	return out, trueCondition(awsv1.ConditionTypeSecurityGroupsReady, "")
 }
 
-// validation is ValidationSucceeded: False for fields Capstan does not
-// honour yet, or when the user data of the class's AMI family needs
-// what the cluster's discovery cannot tell.
+// validation is ValidationSucceeded: False for a spot max price
+// annotation EC2 would refuse, for fields Capstan does not honour yet,
+// or when the user data of the class's AMI family needs what the
+// cluster's discovery cannot tell.
 func validation(nc *awsv1.EC2NodeClass, found Found) metav1.Condition {
+	if _, _, _, err := nc.SpotMaxPrice(); err != nil {
+		return falseCondition(awsv1.ConditionTypeValidationSucceeded, ReasonInvalidSpotMaxPrice, err.Error())
+	}
 	fields := Unsupported(nc.Spec)
 	if len(fields) == 0 {
 		if missing := found.Bootstrap.Missing(nc.AMIFamily()); len(missing) > 0 {

@@ -114,6 +114,14 @@ func TestResolveConditions(t *testing.T) {
 		}, allTrueBut("", "", "", "", "",
 			"ValidationSucceeded=False/UnsupportedField: spec.instanceStorePolicy, spec.amiSelectorTerms[1].ssmParameter: accepted by the API but not honoured yet by Capstan's AWS provider; remove them to launch from this EC2NodeClass",
 			"Ready=False/UnsupportedField: ValidationSucceeded=False: spec.instanceStorePolicy, spec.amiSelectorTerms[1].ssmParameter: accepted by the API but not honoured yet by Capstan's AWS provider; remove them to launch from this EC2NodeClass"), 1},
+		{"a spot max price EC2 would refuse", func(nc *awsv1.EC2NodeClass, _ *Found) {
+			nc.Annotations = map[string]string{awsv1.SpotMaxPriceAnnotationKey: "0.0001"}
+		}, allTrueBut("", "", "", "", "",
+			"ValidationSucceeded=False/InvalidSpotMaxPrice: annotation capstan.dev/spot-max-price \"0.0001\" is below EC2's minimum max price of 0.001 dollars",
+			"Ready=False/InvalidSpotMaxPrice: ValidationSucceeded=False: annotation capstan.dev/spot-max-price \"0.0001\" is below EC2's minimum max price of 0.001 dollars"), 1},
+		{"a spot max price", func(nc *awsv1.EC2NodeClass, _ *Found) {
+			nc.Annotations = map[string]string{awsv1.SpotMaxPriceAnnotationKey: "0.05"}
+		}, allTrueBut(), 1},
 		{"the cluster's CIDR unknown", func(_ *awsv1.EC2NodeClass, f *Found) {
 			f.Bootstrap.ServiceCIDR, f.BootstrapErr = "", errors.New("describing eks cluster prod, AccessDeniedException")
 		}, allTrueBut("", "", "", "", "",
