@@ -68,7 +68,9 @@ func (p *Provider) instanceTypes(c *region, nc *awsv1.EC2NodeClass) []*cloudprov
 			if !m.zones[z] {
 				continue
 			}
-			it.Offerings = append(it.Offerings, &cloudprovider.Offering{Zone: z, ZoneID: zoneIDs[z], CapacityType: v1.CapacityTypeOnDemand, Price: m.onDemand, Available: cloudprovider.Unlimited})
+			// Without an on-demand price the solver could not rank the
+			// offering: unavailable, as the reference's (pricing.go).
+			it.Offerings = append(it.Offerings, &cloudprovider.Offering{Zone: z, ZoneID: zoneIDs[z], CapacityType: v1.CapacityTypeOnDemand, Price: m.onDemand, Available: availableIf(m.priced)})
 			if price, ok := c.spot[name+"/"+z]; ok && m.spot {
 				it.Offerings = append(it.Offerings, &cloudprovider.Offering{Zone: z, ZoneID: zoneIDs[z], CapacityType: v1.CapacityTypeSpot, Price: price, Available: cloudprovider.Unlimited})
 			}
@@ -157,4 +159,12 @@ func applyKubelet(it *cloudprovider.InstanceType, k *awsv1.KubeletConfiguration)
 			it.Overhead.EvictionThreshold[name] = q
 		}
 	}
+}
+
+// availableIf is Unlimited when ok, else unavailable.
+func availableIf(ok bool) int {
+	if ok {
+		return cloudprovider.Unlimited
+	}
+	return 0
 }

@@ -67,9 +67,15 @@ type Options struct {
 	// Cluster is what the launch templates' user data joins nodes to
 	// (a *ClusterDiscovery).
 	Cluster Cluster
-	// Pricing is the Price List API for on-demand prices; nil, or when
-	// it fails, the embedded catalog's table for the region.
+	// Pricing is the Price List API for on-demand prices, at the
+	// partition's endpoint (PricingRegion); over the embedded table
+	// (docs/aws.md, "Prices"), which alone prices when it is nil.
 	Pricing Pricing
+	// IsolatedVPC: the Price List API cannot be reached, only the
+	// embedded table prices (the reference's --isolated-vpc).
+	IsolatedVPC bool
+	// PriceMetrics count the types without an on-demand price; nil, none.
+	PriceMetrics *PriceMetrics
 	// SQS reads InterruptionQueue, the queue EventBridge sends the
 	// cluster's instance events to; either empty: no interruptions.
 	SQS               SQS
@@ -83,10 +89,14 @@ type Provider struct {
 	// mu guards the catalog and the reservations' launches; launchMu
 	// serializes Create, so a NodeClaim never gets two fleets, and guards
 	// templates: when each launch template was last used (or first seen).
-	mu        sync.RWMutex
-	catalog   *region
-	launchMu  sync.Mutex
-	templates map[string]time.Time
+	mu      sync.RWMutex
+	catalog *region
+	// listed is the Price List API's last answer, unpricedSeen the
+	// types without a price last logged (both under mu).
+	listed       map[string]float64
+	unpricedSeen string
+	launchMu     sync.Mutex
+	templates    map[string]time.Time
 	// noticesMu guards the notices read from the interruption queue and
 	// its URL.
 	noticesMu     sync.Mutex
