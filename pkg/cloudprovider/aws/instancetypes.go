@@ -53,6 +53,13 @@ func (p *Provider) instanceTypes(c *region, nc *awsv1.EC2NodeClass) []*cloudprov
 			zoneIDs[s.Zone] = s.ZoneID
 		}
 	}
+	// A zone whose every subnet a launch found full offers nothing until
+	// one is usable again (the reference's IsUnavailable over the zone's
+	// subnets).
+	usable := map[string]bool{}
+	for _, s := range p.subnets.usable(nc.Status.Subnets, p.opts.Clock.Now()) {
+		usable[s.Zone] = true
+	}
 	reserved := map[string][]awsv1.CapacityReservation{}
 	for _, r := range nc.Status.CapacityReservations {
 		reserved[r.InstanceType] = append(reserved[r.InstanceType], r)
@@ -70,9 +77,9 @@ func (p *Provider) instanceTypes(c *region, nc *awsv1.EC2NodeClass) []*cloudprov
 			}
 			// Without an on-demand price the solver could not rank the
 			// offering: unavailable, as the reference's (pricing.go).
-			it.Offerings = append(it.Offerings, &cloudprovider.Offering{Zone: z, ZoneID: zoneIDs[z], CapacityType: v1.CapacityTypeOnDemand, Price: m.onDemand, Available: availableIf(m.priced)})
+			it.Offerings = append(it.Offerings, &cloudprovider.Offering{Zone: z, ZoneID: zoneIDs[z], CapacityType: v1.CapacityTypeOnDemand, Price: m.onDemand, Available: availableIf(m.priced && usable[z])})
 			if price, ok := c.spot[name+"/"+z]; ok && m.spot {
-				it.Offerings = append(it.Offerings, &cloudprovider.Offering{Zone: z, ZoneID: zoneIDs[z], CapacityType: v1.CapacityTypeSpot, Price: price, Available: cloudprovider.Unlimited})
+				it.Offerings = append(it.Offerings, &cloudprovider.Offering{Zone: z, ZoneID: zoneIDs[z], CapacityType: v1.CapacityTypeSpot, Price: price, Available: availableIf(usable[z])})
 			}
 		}
 		for _, r := range reserved[name] {
@@ -87,7 +94,7 @@ func (p *Provider) instanceTypes(c *region, nc *awsv1.EC2NodeClass) []*cloudprov
 			// its instances soon (the reference's reserved offering
 			// resolver does the same). It stays listed, unavailable, so
 			// its nodes keep their price.
-			if r.State == awsv1.CapacityReservationStateExpiring {
+			if r.State == awsv1.CapacityReservationStateExpiring || !usable[r.AvailabilityZone] {
 				free = 0
 			}
 			it.Offerings = append(it.Offerings, &cloudprovider.Offering{Zone: r.AvailabilityZone, ZoneID: zoneIDs[r.AvailabilityZone], CapacityType: v1.CapacityTypeReserved,
