@@ -85,7 +85,7 @@ func network(profile simv1alpha1.CloudProfileSpec) ([]subnet, error) {
 			}
 		}
 	}
-	out := append(firsts, others...)
+	out := slices.Concat(firsts, others)
 	for i := range out {
 		out[i].id = fmt.Sprintf("subnet-%017x", i+1)
 	}
