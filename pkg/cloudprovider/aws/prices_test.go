@@ -187,3 +187,17 @@ func TestUnpricedTypeKept(t *testing.T) {
 		t.Errorf("offerings available (-want +got):\n%s", diff)
 	}
 }
+
+// The cost of the table's one parse, on first use.
+func BenchmarkParsePriceTable(b *testing.B) {
+	raw, err := priceFiles.ReadFile("prices/aws.txt")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ParsePriceTable(raw); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
