@@ -70,7 +70,10 @@
 // attributes Karpenter-style providers filter on (regionCode, tenancy,
 // productFamily "Compute Instance", or "Compute Instance (bare metal)"
 // with tenancy Dedicated for metal sizes, operatingSystem,
-// preInstalledSw, capacitystatus, marketoption, ...).
+// preInstalledSw, capacitystatus, marketoption, ...), and beside it the
+// same type under another tenancy, Windows, SQL Server, an unused
+// reservation and a capacity block, at other prices, so only the
+// reference's filters get the on-demand price.
 //
 // The same listener also speaks the IAM Query API (a form with Version
 // 2010-05-08, or a SigV4 scope for service iam), for the instance
@@ -143,12 +146,17 @@
 // # Synthesized resources
 //
 // Account Options.AccountID (default 111122223333). One VPC,
-// vpc-00000000000000001 (10.0.0.0/16). One subnet per zone, in the
-// profile's order: subnet-00000000000000001 for the first zone
-// (10.0.0.0/19), subnet-00000000000000002 (10.0.32.0/19), ...; tagged
+// vpc-00000000000000001 (10.0.0.0/16). Each zone, in the profile's
+// order, has its /19 (10.0.0.0/19, 10.0.32.0/19, ...) and in it the
+// profile's subnets for the zone, in order and aligned to their size, or
+// one subnet of the whole /19: subnet-00000000000000001 onwards, each
+// zone's first subnet in zone order, then the others; tagged
 // Name=<cluster>-private-<zone>, karpenter.sh/discovery=<cluster>,
-// kubernetes.io/role/internal-elb=1; their free addresses drop with the
-// instances running in their zone. Security groups sg-00000000000000001
+// kubernetes.io/role/internal-elb=1, or with the profile's tags. A
+// subnet's free addresses are its size less AWS's five, the profile's
+// used addresses and one per network interface of each instance running
+// in it; a launch into a subnet with too few is refused with
+// InsufficientFreeAddressesInSubnet. Security groups sg-00000000000000001
 // (eks-cluster-sg-<cluster>, tagged as EKS tags a cluster's group:
 // aws:eks:cluster-name, kubernetes.io/cluster/<cluster>=owned) and
 // sg-00000000000000002 (<cluster>-node); both tagged Name and

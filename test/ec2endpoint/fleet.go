@@ -113,6 +113,12 @@ func fingerprint(p params) string {
 	return b.String()
 }
 
+// codeInsufficientFreeAddresses is EC2's error for a launch into a
+// subnet without enough free private addresses (EC2 API Reference,
+// "Error codes": docs.aws.amazon.com/AWSEC2/latest/APIReference/errors-overview.html,
+// InsufficientFreeAddressesInSubnet).
+const codeInsufficientFreeAddresses = "InsufficientFreeAddressesInSubnet"
+
 func (s *Server) launchFleet(ctx context.Context, p params) (*createFleetResponse, error) {
 	req, err := s.parseFleet(p)
 	if err != nil {
@@ -128,6 +134,17 @@ func (s *Server) launchFleet(ctx context.Context, p params) (*createFleetRespons
 		if d, denied := errors.AsType[*denial](s.authorizeLaunch(ctx, req, c)); denied {
 			e := d.ec2Error()
 			req.candidates[i].refusal, req.candidates[i].refusalMessage = e.Code, e.Message
+		}
+	}
+	// The subnets' free addresses are read and taken under one lock, so
+	// two fleets never both take a subnet's last address.
+	s.addressMu.Lock()
+	defer s.addressMu.Unlock()
+	free := s.freeAddresses()
+	for i, c := range req.candidates {
+		if c.refusal == "" && free[c.subnetID] < c.template.data.networkInterfaces {
+			req.candidates[i].refusal = codeInsufficientFreeAddresses
+			req.candidates[i].refusalMessage = fmt.Sprintf("There are not enough free addresses in subnet '%s' to satisfy the requested number of instances.", c.subnetID)
 		}
 	}
 	s.mu.Lock()
@@ -204,6 +221,7 @@ func (s *Server) launchRequest(req fleetRequest, group []candidate, fleetID stri
 			InstanceType: c.instanceType, Zone: c.zone, ReservationID: c.reservationID, MaxPrice: c.maxPrice, Tags: tags,
 			Attributes: map[string]string{
 				attrImageID: c.imageID, attrSubnetID: c.subnetID, attrSecurityGroupIDs: strings.Join(c.securityGroupIDs, ","),
+				attrNetworkInterfaces:     strconv.Itoa(c.template.data.networkInterfaces),
 				attrReservationPreference: cmpOr(c.template.data.reservationPreference, "open"),
 				attrReservationTargeted:   strconv.FormatBool(c.targeted), attrLaunchTemplateID: c.template.id, attrFleetID: fleetID,
 			},

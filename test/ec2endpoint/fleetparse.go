@@ -245,7 +245,7 @@ func (s *Server) overrideCandidates(lt *launchTemplate, spec templateSpecXML, o 
 	out := make([]candidate, 0, len(zones))
 	for _, z := range zones {
 		zc := c
-		zc.zone, zc.subnetID = z, subnetID(s.zoneIndex(z))
+		zc.zone, zc.subnetID = z, cmpOr(subnetOf(echo, lt), s.zoneSubnet(z))
 		if capacityType != v1.CapacityTypeSpot {
 			zc = s.placeInReservation(zc, snap)
 		}
@@ -272,6 +272,15 @@ func (s *Server) checkOverride(c candidate) error {
 	return nil
 }
 
+// subnetOf is the subnet an override (or, without subnet and zone, its
+// template) names.
+func subnetOf(echo overridesXML, lt *launchTemplate) string {
+	if echo.SubnetID == "" && echo.AvailabilityZone == "" {
+		return lt.data.subnetID
+	}
+	return echo.SubnetID
+}
+
 func (s *Server) overrideZones(lt *launchTemplate, echo overridesXML) ([]string, error) {
 	subnet, zone := echo.SubnetID, echo.AvailabilityZone
 	if subnet == "" && zone == "" {
@@ -279,10 +288,8 @@ func (s *Server) overrideZones(lt *launchTemplate, echo overridesXML) ([]string,
 	}
 	switch {
 	case subnet != "":
-		for i, z := range s.profile.Spec.Zones {
-			if subnetID(i) == subnet {
-				return []string{z}, nil
-			}
+		if sn, ok := s.subnetByID(subnet); ok {
+			return []string{sn.zone}, nil
 		}
 		return nil, errorf("InvalidSubnetID.NotFound", "The subnet ID '%s' does not exist", subnet)
 	case zone != "":

@@ -21,6 +21,7 @@ import (
 const (
 	attrImageID               = "imageId"
 	attrSubnetID              = "subnetId"
+	attrNetworkInterfaces     = "networkInterfaces"
 	attrSecurityGroupIDs      = "securityGroupIds"
 	attrReservationPreference = "capacityReservationPreference"
 	attrReservationTargeted   = "capacityReservationTargeted"

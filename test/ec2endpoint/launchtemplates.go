@@ -50,6 +50,9 @@ type templateData struct {
 	blockDevices []blockDevice
 	// userData is the UserData, base64.
 	userData string
+	// networkInterfaces are the interfaces an instance gets, each an
+	// address of its subnet: the data's, at least the primary one.
+	networkInterfaces int
 }
 
 // templateTagTypes are the resource types launch template data may tag:
@@ -87,6 +90,7 @@ func parseTemplateData(p params) (templateData, error) {
 	if d.blockDevices, err = parseBlockDevices(p); err != nil {
 		return templateData{}, err
 	}
+	d.networkInterfaces = max(len(p.items("NetworkInterface")), 1)
 	for _, ni := range p.items("NetworkInterface") {
 		d.securityGroupIDs = append(d.securityGroupIDs, ni.list("SecurityGroupId")...)
 		if d.subnetID == "" {

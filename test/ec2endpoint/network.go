@@ -8,21 +8,26 @@ import (
 	"strconv"
 	"strings"
 
+	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
 )
 
-// The synthesized network: one VPC, 10.0.0.0/16; one private subnet per
-// zone of the profile, the zone's /19 in order (10.0.0.0/19 for the
-// first, 10.0.32.0/19 for the second, ...); two security groups. Ids are
-// fixed, EC2's long form, numbered from 1: vpc-00000000000000001, the
-// subnets subnet-00000000000000001 onwards in zone order,
-// sg-00000000000000001 (the cluster's) and sg-00000000000000002 (the
-// nodes').
+// The synthesized network: one VPC, 10.0.0.0/16; each zone of the
+// profile its /19 in order (10.0.0.0/19 for the first, 10.0.32.0/19 for
+// the second, ...), holding the subnets the profile lists for it, in
+// order and each aligned to its size, or one subnet of the whole /19;
+// two security groups. Ids are fixed, EC2's long form, numbered from 1:
+// vpc-00000000000000001; the subnets subnet-00000000000000001 onwards,
+// each zone's first in zone order, then the zones' others; sg-...1 (the
+// cluster's) and sg-...2 (the nodes').
 const (
 	vpcCIDR = "10.0.0.0/16"
-	// subnetBits is each subnet's prefix length, subnetSize its addresses.
-	subnetBits = 19
-	subnetSize = 1 << (32 - subnetBits)
+	// zoneBits is each zone's block's prefix length, zoneSize its
+	// addresses.
+	zoneBits = 19
+	zoneSize = 1 << (32 - zoneBits)
+	// smallestSubnetBits is the longest prefix AWS allows a subnet.
+	smallestSubnetBits = 28
 	// reservedAddresses are the addresses AWS keeps in every subnet.
 	reservedAddresses = 5
 )
@@ -30,7 +35,103 @@ const (
 // vpcID is the VPC's id.
 const vpcID = "vpc-00000000000000001"
 
-func subnetID(zoneIndex int) string { return fmt.Sprintf("subnet-%017x", zoneIndex+1) }
+// subnet is one synthesized subnet.
+type subnet struct {
+	id, zone string
+	prefix   netip.Prefix
+	// used are the addresses other network interfaces hold.
+	used int
+	// tags replace the discovery tags when set.
+	tags map[string]string
+}
+
+// size is the subnet's addresses AWS lets instances use.
+func (sn subnet) size() int { return 1<<(32-sn.prefix.Bits()) - reservedAddresses }
+
+// network lays out the profile's subnets.
+func network(profile simv1alpha1.CloudProfileSpec) ([]subnet, error) {
+	byZone := map[string][]simv1alpha1.Subnet{}
+	for _, sn := range profile.Subnets {
+		if !slices.Contains(profile.Zones, sn.Zone) {
+			return nil, fmt.Errorf("subnet in zone %q, which the profile does not have", sn.Zone)
+		}
+		if sn.PrefixLength < zoneBits || sn.PrefixLength > smallestSubnetBits {
+			return nil, fmt.Errorf("subnet in %s: prefix length %d is not in [%d, %d]", sn.Zone, sn.PrefixLength, zoneBits, smallestSubnetBits)
+		}
+		if sn.UsedAddresses < 0 || sn.UsedAddresses > 1<<(32-sn.PrefixLength)-reservedAddresses {
+			return nil, fmt.Errorf("subnet in %s: %d used addresses do not fit a /%d", sn.Zone, sn.UsedAddresses, sn.PrefixLength)
+		}
+		byZone[sn.Zone] = append(byZone[sn.Zone], sn)
+	}
+	var firsts, others []subnet
+	for i, z := range profile.Zones {
+		specs := byZone[z]
+		if len(specs) == 0 {
+			specs = []simv1alpha1.Subnet{{Zone: z, PrefixLength: zoneBits}}
+		}
+		offset := i * zoneSize
+		for j, spec := range specs {
+			size := 1 << (32 - spec.PrefixLength)
+			offset = (offset + size - 1) / size * size
+			if offset+size > (i+1)*zoneSize {
+				return nil, fmt.Errorf("the subnets of %s do not fit its /%d", z, zoneBits)
+			}
+			sn := subnet{zone: z, prefix: netip.PrefixFrom(addrAt(offset), spec.PrefixLength), used: spec.UsedAddresses, tags: spec.Tags}
+			offset += size
+			if j == 0 {
+				firsts = append(firsts, sn)
+			} else {
+				others = append(others, sn)
+			}
+		}
+	}
+	out := slices.Concat(firsts, others)
+	for i := range out {
+		out[i].id = fmt.Sprintf("subnet-%017x", i+1)
+	}
+	return out, nil
+}
+
+// subnetByID is the subnet with id.
+func (s *Server) subnetByID(id string) (subnet, bool) {
+	i := slices.IndexFunc(s.network, func(sn subnet) bool { return sn.id == id })
+	if i < 0 {
+		return subnet{}, false
+	}
+	return s.network[i], true
+}
+
+// zoneSubnet is the zone's first subnet, where EC2 places an instance
+// given a zone and no subnet (its default subnet).
+func (s *Server) zoneSubnet(zone string) string {
+	for _, sn := range s.network {
+		if sn.zone == zone {
+			return sn.id
+		}
+	}
+	return ""
+}
+
+// freeAddresses are, per subnet, its addresses less AWS's reserved five,
+// the other interfaces' and one per network interface of each instance
+// not terminated in it: what DescribeSubnets counts as available.
+func (s *Server) freeAddresses() map[string]int {
+	out := map[string]int{}
+	for _, sn := range s.network {
+		out[sn.id] = sn.size() - sn.used
+	}
+	for _, inst := range s.cloud.Snapshot().Instances {
+		if inst.State == sim.InstanceTerminated {
+			continue
+		}
+		n, err := strconv.Atoi(inst.Attributes[attrNetworkInterfaces])
+		if err != nil || n < 1 {
+			n = 1
+		}
+		out[inst.Attributes[attrSubnetID]] -= n
+	}
+	return out
+}
 
 // discoveryTags are the tags a Karpenter-style provider selects the
 // cluster's resources by.
@@ -59,33 +160,24 @@ type subnetXML struct {
 	Tags                    []tagXML `xml:"tagSet>item"`
 }
 
-// subnets are the synthesized subnets; each one's free addresses are its
-// size less AWS's reserved five and the instances running in its zone.
+// subnets are the synthesized subnets as DescribeSubnets answers them.
 func (s *Server) subnets() []subnetXML {
-	live := map[string]int{}
-	for _, inst := range s.cloud.Snapshot().Instances {
-		if inst.State != sim.InstanceTerminated {
-			live[inst.Zone]++
-		}
-	}
+	free := s.freeAddresses()
 	var out []subnetXML
-	for i, z := range s.profile.Spec.Zones {
-		id := subnetID(i)
-		tags := s.discoveryTags(fmt.Sprintf("%s-private-%s", s.opts.ClusterName, z))
-		tags["kubernetes.io/role/internal-elb"] = "1"
+	for _, sn := range s.network {
+		tags := sn.tags
+		if tags == nil {
+			tags = s.discoveryTags(fmt.Sprintf("%s-private-%s", s.opts.ClusterName, sn.zone))
+			tags["kubernetes.io/role/internal-elb"] = "1"
+		}
 		out = append(out, subnetXML{
-			SubnetID: id, SubnetArn: fmt.Sprintf("arn:aws:ec2:%s:%s:subnet/%s", s.profile.Spec.Region, s.opts.AccountID, id),
-			State: "available", OwnerID: s.opts.AccountID, VpcID: vpcID, CidrBlock: subnetPrefix(i).String(),
-			AvailableIPAddressCount: subnetSize - reservedAddresses - live[z],
-			AvailabilityZone:        z, AvailabilityZoneID: s.zoneID(z), Tags: tagSet(tags),
+			SubnetID: sn.id, SubnetArn: fmt.Sprintf("arn:aws:ec2:%s:%s:subnet/%s", s.profile.Spec.Region, s.opts.AccountID, sn.id),
+			State: "available", OwnerID: s.opts.AccountID, VpcID: vpcID, CidrBlock: sn.prefix.String(),
+			AvailableIPAddressCount: max(free[sn.id], 0),
+			AvailabilityZone:        sn.zone, AvailabilityZoneID: s.zoneID(sn.zone), Tags: tagSet(tags),
 		})
 	}
 	return out
-}
-
-// subnetPrefix is the CIDR of zone i's subnet.
-func subnetPrefix(zoneIndex int) netip.Prefix {
-	return netip.PrefixFrom(addrAt(zoneIndex*subnetSize), subnetBits)
 }
 
 // addrAt is the address offset addresses into the VPC.
@@ -96,11 +188,17 @@ func addrAt(offset int) netip.Addr {
 	return netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)})
 }
 
-// privateIP is an instance's address in its zone's subnet, from its
-// number: the subnet's first addresses are AWS's.
+// privateIP is an instance's address in its subnet, from its number:
+// the subnet's first addresses are AWS's.
 func (s *Server) privateIP(inst *sim.Instance) netip.Addr {
-	hosts := subnetSize - reservedAddresses
-	return addrAt(s.zoneIndex(inst.Zone)*subnetSize + 4 + int((idNumber(inst.ID)-1)%uint64(hosts)))
+	sn, ok := s.subnetByID(inst.Attributes[attrSubnetID])
+	if !ok {
+		sn, _ = s.subnetByID(s.zoneSubnet(inst.Zone))
+	}
+	base := netip.MustParsePrefix(vpcCIDR).Addr().As4()
+	first := sn.prefix.Addr().As4()
+	offset := int(first[2]-base[2])<<8 | int(first[3]-base[3])
+	return addrAt(offset + 4 + int((idNumber(inst.ID)-1)%uint64(max(sn.size(), 1))))
 }
 
 // privateDNSName is EC2's name for the instance's address, and its

@@ -2,12 +2,15 @@ package ec2endpoint_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/google/go-cmp/cmp"
+
+	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 )
 
 func TestDescribeSubnets(t *testing.T) {
@@ -96,5 +99,69 @@ func TestSubnetFreeAddressesCountInstances(t *testing.T) {
 	}
 	if got := aws.ToInt32(out.Subnets[0].AvailableIpAddressCount); got != 8186 {
 		t.Errorf("free addresses %d, want 8186", got)
+	}
+}
+
+// A zone with several subnets, each aligned in the zone's /19: free
+// addresses are its size less AWS's five, the other interfaces' and one
+// per network interface of each instance; a launch into a subnet with
+// too few is refused with InsufficientFreeAddressesInSubnet (EC2 API
+// Reference, "Error codes").
+func TestSeveralSubnetsPerZone(t *testing.T) {
+	f := newFixture(t, profile(func(s *simv1alpha1.CloudProfileSpec) {
+		s.Subnets = []simv1alpha1.Subnet{
+			{Zone: "us-west-2a", PrefixLength: 28, UsedAddresses: 9},
+			{Zone: "us-west-2a", PrefixLength: 27, Tags: map[string]string{"team": "e2e"}},
+		}
+	}))
+	ctx := context.Background()
+	free := func() []string {
+		t.Helper()
+		out, err := f.client.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, s := range out.Subnets {
+			got = append(got, fmt.Sprintf("%s %s %s %d", *s.SubnetId, *s.AvailabilityZone, *s.CidrBlock, *s.AvailableIpAddressCount))
+		}
+		return got
+	}
+	want := []string{
+		"subnet-00000000000000001 us-west-2a 10.0.0.0/28 2",
+		"subnet-00000000000000002 us-west-2b 10.0.32.0/19 8187",
+		"subnet-00000000000000003 us-west-2a 10.0.0.32/27 27",
+	}
+	if diff := cmp.Diff(want, free()); diff != "" {
+		t.Errorf("subnets (-want +got):\n%s", diff)
+	}
+	tagged, err := f.client.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{Filters: []ec2types.Filter{filter("tag:team", "e2e")}})
+	if err != nil || len(tagged.Subnets) != 1 || *tagged.Subnets[0].SubnetId != "subnet-00000000000000003" {
+		t.Errorf("the tagged subnet: %v, %v", tagged, err)
+	}
+	twoENIs := createTemplate(t, f, "two-enis", func(d *ec2types.RequestLaunchTemplateData) {
+		d.SecurityGroupIds = nil
+		d.NetworkInterfaces = []ec2types.LaunchTemplateInstanceNetworkInterfaceSpecificationRequest{
+			{DeviceIndex: aws.Int32(0), Groups: []string{"sg-00000000000000002"}}, {DeviceIndex: aws.Int32(1), Groups: []string{"sg-00000000000000002"}},
+		}
+	})
+	inA := func(subnet string) ec2types.FleetLaunchTemplateOverridesRequest {
+		return ec2types.FleetLaunchTemplateOverridesRequest{InstanceType: "m5.large", SubnetId: aws.String(subnet), AvailabilityZone: aws.String("us-west-2a")}
+	}
+	if out := launch(t, f, fleetInput(twoENIs, "on-demand", inA("subnet-00000000000000001"))); len(out.Instances) != 1 {
+		t.Fatalf("two interfaces into two free addresses: %+v", out.Errors)
+	}
+	out := launch(t, f, fleetInput(twoENIs, "on-demand", inA("subnet-00000000000000001")))
+	if len(out.Instances) != 0 || len(out.Errors) != 1 || aws.ToString(out.Errors[0].ErrorCode) != "InsufficientFreeAddressesInSubnet" {
+		t.Errorf("a full subnet: instances %v, errors %+v", out.Instances, out.Errors)
+	}
+	lt := createTemplate(t, f, "one-eni", nil)
+	if out := launch(t, f, fleetInput(lt, "on-demand", inA("subnet-00000000000000001"), inA("subnet-00000000000000003"))); len(out.Instances) != 1 ||
+		aws.ToString(out.Instances[0].SubnetId) != "subnet-00000000000000003" {
+		t.Errorf("a fleet over a full and a free subnet: %+v", out)
+	}
+	want[0], want[2] = "subnet-00000000000000001 us-west-2a 10.0.0.0/28 0", "subnet-00000000000000003 us-west-2a 10.0.0.32/27 26"
+	if diff := cmp.Diff(want, free()); diff != "" {
+		t.Errorf("subnets after the launches (-want +got):\n%s", diff)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -13,11 +14,30 @@ import (
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/catalog"
 )
 
-// The Price List API's GetProducts on the endpoint's listener: one
-// product per catalog type sold in the profile's region, Linux on-demand,
-// at the catalog's on-demand price (the price the simulated cloud bills).
-// Metal sizes are listed as AWS lists them, product family "Compute
-// Instance (bare metal)" with tenancy Dedicated.
+// The Price List API's GetProducts on the endpoint's listener: for each
+// catalog type sold in the profile's region, its Linux on-demand product
+// at the catalog's on-demand price (the price the simulated cloud bills),
+// and, as the real catalogue lists them beside it, the same type under
+// other terms at other prices: dedicated tenancy, Windows, SQL Server
+// pre-installed, an unused capacity reservation and a capacity block
+// (the AmazonEC2 offer file's tenancy, operatingSystem, preInstalledSw,
+// capacitystatus and marketoption attributes). Only a query with the
+// reference's filters gets the on-demand price alone. Metal sizes are
+// listed as AWS lists them, product family "Compute Instance (bare
+// metal)" with tenancy Dedicated.
+
+// variants are the other terms each type is listed under, and their
+// price as a multiple of the on-demand price.
+var variants = []struct {
+	attrs map[string]string
+	price float64
+}{
+	{map[string]string{"tenancy": "Dedicated"}, 1.1},
+	{map[string]string{"operatingSystem": "Windows", "licenseModel": "License Included"}, 1.8},
+	{map[string]string{"preInstalledSw": "SQL Std", "licenseModel": "License Included"}, 5},
+	{map[string]string{"capacitystatus": "UnusedCapacityReservation"}, 1},
+	{map[string]string{"marketoption": "CapacityBlock"}, 0.3},
+}
 
 // onDemandTerm is the offer term code of EC2's on-demand prices, and
 // hourlyRate the rate code suffix of their hourly dimension.
@@ -81,15 +101,35 @@ func (s *Server) getProducts(_ *http.Request, body []byte) (any, error) {
 	}
 	var list []string
 	for _, t := range s.types {
-		attrs := s.productAttributes(t)
-		if slices.ContainsFunc(in.Filters, func(f priceFilter) bool { return !f.matches(attrs) }) {
-			continue
+		onDemand, _ := t.OnDemandPrice(s.profile.Spec.Region)
+		base := s.productAttributes(t)
+		products := []struct {
+			attrs map[string]string
+			price float64
+		}{{base, onDemand}}
+		for _, v := range variants {
+			attrs := maps.Clone(base)
+			maps.Copy(attrs, v.attrs)
+			if base["tenancy"] == "Dedicated" && v.attrs["tenancy"] != "" {
+				// Metal is listed dedicated already: its other tenancy
+				// is a dedicated host's.
+				attrs["tenancy"] = "Host"
+			}
+			products = append(products, struct {
+				attrs map[string]string
+				price float64
+			}{attrs, onDemand * v.price})
 		}
-		item, err := s.priceListItem(t, attrs)
-		if err != nil {
-			return nil, err
+		for i, p := range products {
+			if slices.ContainsFunc(in.Filters, func(f priceFilter) bool { return !f.matches(p.attrs) }) {
+				continue
+			}
+			item, err := s.priceListItem(t, p.attrs, p.price, i)
+			if err != nil {
+				return nil, err
+			}
+			list = append(list, item)
 		}
-		list = append(list, item)
 	}
 	start := 0
 	if in.NextToken != "" {
@@ -142,10 +182,9 @@ func instanceFamily(t catalog.InstanceType) string {
 
 // priceListItem is one price list entry, the JSON string GetProducts
 // returns for a product and its on-demand term.
-func (s *Server) priceListItem(t catalog.InstanceType, attrs map[string]string) (string, error) {
-	price, _ := t.OnDemandPrice(s.profile.Spec.Region)
+func (s *Server) priceListItem(t catalog.InstanceType, attrs map[string]string, price float64, variant int) (string, error) {
 	h := fnv.New64a()
-	_, _ = h.Write([]byte(s.profile.Spec.Region + "/" + t.Name))
+	_, _ = h.Write([]byte(s.profile.Spec.Region + "/" + t.Name + "/" + strconv.Itoa(variant)))
 	sku := strings.ToUpper(fmt.Sprintf("%016x", h.Sum64()))
 	term := sku + "." + onDemandTerm
 	item := map[string]any{

@@ -87,6 +87,17 @@ func TestOnDemandPricesAreTheCatalogs(t *testing.T) {
 	if len(metal) == 0 {
 		t.Error("no metal prices")
 	}
+	// The filters matter: without the market option a capacity block's
+	// price comes along, without the product family a dedicated
+	// instance's stands for metal.
+	loose := onDemandPrices(t, c, append(common[:5:5], termMatch("tenancy", "Shared"))...)
+	if loose["m5.large"] == want["m5.large"] {
+		t.Errorf("without marketoption, m5.large is still %g: the endpoint lists no other market option", loose["m5.large"])
+	}
+	looseMetal := onDemandPrices(t, c, append(common, termMatch("tenancy", "Dedicated"))...)
+	if looseMetal["m5.large"] == 0 {
+		t.Error("without productFamily, no dedicated m5.large: the endpoint lists no other tenancy")
+	}
 	_, err = c.GetProducts(context.Background(), &pricing.GetProductsInput{ServiceCode: aws.String("AmazonS3")})
 	var apiErr smithy.APIError
 	if !errors.As(err, &apiErr) || apiErr.ErrorCode() != "NotFoundException" {

@@ -32,7 +32,7 @@ type published struct {
 	virtualization []string
 	// architectures are SupportedArchitectures; nil is the catalog's.
 	architectures []string
-	previous       bool
+	previous      bool
 	// cpu is ProcessorInfo.Manufacturer.
 	cpu string
 	// network is NetworkInfo.NetworkPerformance.

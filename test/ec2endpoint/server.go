@@ -115,6 +115,10 @@ type Server struct {
 	published map[string]published
 	images    []image
 	actions   map[string]action
+	// network are the VPC's subnets; addressMu serializes the launches'
+	// taking of their addresses.
+	network   []subnet
+	addressMu sync.Mutex
 
 	mu sync.Mutex
 	// templates are the launch templates by id; nextID numbers them and
@@ -187,7 +191,11 @@ func New(opts Options) (*Server, error) {
 	if opts.PrincipalARN == "" {
 		opts.PrincipalARN = defaultPrincipal(opts.AccountID)
 	}
-	s := &Server{opts: opts, profile: profile, byName: map[string]catalog.InstanceType{}, templates: map[string]*launchTemplate{}, fleets: map[string]fleetRecord{}, queue: queue{noticed: map[string]bool{}}}
+	subnets, err := network(profile.Spec)
+	if err != nil {
+		return nil, fmt.Errorf("laying out the profile's subnets, %w", err)
+	}
+	s := &Server{opts: opts, profile: profile, network: subnets, byName: map[string]catalog.InstanceType{}, templates: map[string]*launchTemplate{}, fleets: map[string]fleetRecord{}, queue: queue{noticed: map[string]bool{}}}
 	networks, table := networkLimits(), publishedTypes()
 	s.typeInfo, s.published = map[string]instanceTypeXML{}, map[string]published{}
 	for _, t := range opts.Catalog {

@@ -68,10 +68,31 @@ type CloudProfileSpec struct {
 	// Events happen at offsets from the start.
 	// +optional
 	Events []CloudEvent `json:"events,omitempty"`
+	// Subnets are the subnets of the zones they name, in order, for the
+	// local EC2 endpoint (test/ec2endpoint); a zone none names has one
+	// /19. The simulated cloud itself has no subnets.
+	// +optional
+	Subnets []Subnet `json:"subnets,omitempty"`
 	// LaunchFaults make the cloud refuse launches, as a real account
 	// does when it is misconfigured, lacks a permission or a quota.
 	// +optional
 	LaunchFaults []LaunchFault `json:"launchFaults,omitempty"`
+}
+
+// Subnet is one subnet of a zone: its size, the addresses taken by
+// network interfaces outside the cloud's instances, and its tags.
+type Subnet struct {
+	Zone string `json:"zone"`
+	// PrefixLength is the subnet's CIDR prefix length, 19 (the zone's
+	// whole block) to 28 (AWS's smallest subnet).
+	PrefixLength int `json:"prefixLength"`
+	// UsedAddresses are taken by other network interfaces.
+	// +optional
+	UsedAddresses int `json:"usedAddresses,omitempty"`
+	// Tags replace the cluster's discovery tags, so only a NodeClass that
+	// selects them uses the subnet.
+	// +optional
+	Tags map[string]string `json:"tags,omitempty"`
 }
 
 // LaunchFault makes every offering of a launch it matches fail with Code,

@@ -5,8 +5,9 @@
 //   - Instance types come from DescribeInstanceTypes and
 //     DescribeInstanceTypeOfferings (which zones sell which types), with
 //     zone IDs from the NodeClass's subnets, spot prices from
-//     DescribeSpotPriceHistory and on-demand prices from the embedded
-//     catalog's table for the region (the Pricing API is not read yet).
+//     DescribeSpotPriceHistory and on-demand prices from the partition's
+//     Price List endpoint over an embedded table (prices.go,
+//     pricetable.go; docs/aws.md "Prices").
 //     Refresh reloads them; the provider's controller calls it
 //     periodically. Offerings are each type × the zones of the
 //     NodeClass's subnets (status.subnets) × spot and on-demand, plus one
@@ -18,7 +19,8 @@
 //     blockdevices.go; docs/aws.md lists every formula).
 //   - Create launches with CreateFleet (type instant) over the offerings
 //     CloudProvider.Create's contract chooses (cloudprovider.
-//     LaunchCandidates): one override per instance type × subnet,
+//     LaunchCandidates): one override per instance type × the zone's
+//     subnet with the most free addresses (subnets.go),
 //     price-capacity-optimized for spot, lowest-price for on-demand, and
 //     a launch template per NodePool × AMI × capacity reservation ×
 //     spot or not × pod limit, created on demand (and again when deleted outside

@@ -91,7 +91,7 @@ func TestFleetRequest(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			in, byOverride, err := p.fleet(context.Background(), nc, class, tc.ct, tc.cands)
+			in, byOverride, _, err := p.fleet(context.Background(), nc, class, tc.ct, tc.cands)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -49,6 +49,13 @@ func (p *Provider) instanceTypes(c *region, nc *awsv1.EC2NodeClass) []*cloudprov
 			zoneIDs[s.Zone] = s.ZoneID
 		}
 	}
+	// A zone whose every subnet a launch found full offers nothing until
+	// one is usable again (the reference's IsUnavailable over the zone's
+	// subnets).
+	usable := map[string]bool{}
+	for _, s := range p.subnets.usable(nc.Status.Subnets, p.opts.Clock.Now()) {
+		usable[s.Zone] = true
+	}
 	reserved := map[string][]awsv1.CapacityReservation{}
 	for _, r := range nc.Status.CapacityReservations {
 		reserved[r.InstanceType] = append(reserved[r.InstanceType], r)
@@ -62,9 +69,11 @@ func (p *Provider) instanceTypes(c *region, nc *awsv1.EC2NodeClass) []*cloudprov
 			if !m.zones[z] {
 				continue
 			}
-			it.Offerings = append(it.Offerings, &cloudprovider.Offering{Zone: z, ZoneID: zoneIDs[z], CapacityType: v1.CapacityTypeOnDemand, Price: m.onDemand, Available: cloudprovider.Unlimited})
+			// Without an on-demand price the solver could not rank the
+			// offering: unavailable, as the reference's (pricing.go).
+			it.Offerings = append(it.Offerings, &cloudprovider.Offering{Zone: z, ZoneID: zoneIDs[z], CapacityType: v1.CapacityTypeOnDemand, Price: m.onDemand, Available: availableIf(m.priced && usable[z])})
 			if price, ok := c.spot[name+"/"+z]; ok && m.spot && (!spotCapped || price <= spotCap) {
-				it.Offerings = append(it.Offerings, &cloudprovider.Offering{Zone: z, ZoneID: zoneIDs[z], CapacityType: v1.CapacityTypeSpot, Price: price, Available: cloudprovider.Unlimited})
+				it.Offerings = append(it.Offerings, &cloudprovider.Offering{Zone: z, ZoneID: zoneIDs[z], CapacityType: v1.CapacityTypeSpot, Price: price, Available: availableIf(usable[z])})
 			}
 		}
 		for _, r := range reserved[name] {
@@ -79,7 +88,7 @@ func (p *Provider) instanceTypes(c *region, nc *awsv1.EC2NodeClass) []*cloudprov
 			// its instances soon (the reference's reserved offering
 			// resolver does the same). It stays listed, unavailable, so
 			// its nodes keep their price.
-			if r.State == awsv1.CapacityReservationStateExpiring {
+			if r.State == awsv1.CapacityReservationStateExpiring || !usable[r.AvailabilityZone] {
 				free = 0
 			}
 			it.Offerings = append(it.Offerings, &cloudprovider.Offering{Zone: r.AvailabilityZone, ZoneID: zoneIDs[r.AvailabilityZone], CapacityType: v1.CapacityTypeReserved,
@@ -99,4 +108,12 @@ func reservationType(r awsv1.CapacityReservation) string {
 		return v1.ReservationTypeCapacityBlock
 	}
 	return v1.ReservationTypeDefault
+}
+
+// availableIf is Unlimited when ok, else unavailable.
+func availableIf(ok bool) int {
+	if ok {
+		return cloudprovider.Unlimited
+	}
+	return 0
 }

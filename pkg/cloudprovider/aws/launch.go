@@ -55,7 +55,8 @@ func (p *Provider) Create(ctx context.Context, nc *v1.NodeClaim) (*v1.NodeClaim,
 	if ct == v1.CapacityTypeReserved {
 		cands = oneFleetOfReservations(cands)
 	}
-	fleet, byOverride, err := p.fleet(ctx, nc, class, ct, cands)
+	p.refreshSubnetIPs(ctx, class)
+	fleet, byOverride, subnets, err := p.fleet(ctx, nc, class, ct, cands)
 	if err != nil {
 		return nil, err
 	}
@@ -64,38 +65,92 @@ func (p *Provider) Create(ctx context.Context, nc *v1.NodeClaim) (*v1.NodeClaim,
 		// Deleted outside Capstan since it was cached: made again, at
 		// once, as the reference retries once.
 		p.forgetTemplates(fleet)
-		if fleet, byOverride, err = p.fleet(ctx, nc, class, ct, cands); err != nil {
+		p.subnets.release(subnets, "")
+		if fleet, byOverride, subnets, err = p.fleet(ctx, nc, class, ct, cands); err != nil {
 			return nil, err
 		}
 		out, err = p.ec2.CreateFleet(ctx, fleet)
 	}
 	if err != nil {
+		p.subnets.release(subnets, "")
 		return nil, apiCreateError("CreateFleetFailed", fmt.Errorf("launching nodeclaim %s, %w", nc.Name, err))
 	}
 	p.forgetMissingTemplates(out.Errors)
+	errs, full := p.markFullSubnets(out.Errors)
 	for _, inst := range out.Instances {
 		if len(inst.InstanceIds) == 0 {
 			continue
 		}
 		cand, ok := launchedAs(inst, byOverride)
 		if !ok {
+			p.subnets.release(subnets, "")
 			return nil, p.unexpectedFleetResult(ctx, nc, inst)
 		}
+		p.subnets.release(subnets, subnets[cand.Offering.Zone].ID)
 		p.booked(cand)
-		p.markFailed(nc, out.Errors, byOverride)
+		p.markFailed(nc, errs, byOverride)
 		return p.created(nc, class, cand, inst.InstanceIds[0]), nil
 	}
-	return nil, fleetErrors(nc, out.Errors, byOverride)
+	p.subnets.release(subnets, "")
+	if len(errs) == 0 && len(full) > 0 {
+		// Only subnets were full: the next launch takes the zones'
+		// next subnets, whatever the offering.
+		return nil, cloudprovider.NewInsufficientCapacityError(fmt.Errorf("launching nodeclaim %s, %s in subnets %v", nc.Name, cloudprovider.CodeInsufficientFreeAddressesInSubnet, full))
+	}
+	return nil, fleetErrors(nc, errs, byOverride)
+}
+
+// markFullSubnets marks the subnets a fleet found without a free address
+// (InsufficientFreeAddressesInSubnet,
+// docs.aws.amazon.com/AWSEC2/latest/APIReference/errors-overview.html),
+// so the zones' launches take their next subnets, and returns the other
+// errors and those subnets. The offering is not marked: the instance
+// type has capacity, the subnet has no address (the reference marks
+// both, docs/aws.md "Subnets").
+func (p *Provider) markFullSubnets(errs []ec2types.CreateFleetError) ([]ec2types.CreateFleetError, []string) {
+	var rest []ec2types.CreateFleetError
+	var full []string
+	ttl := cloudprovider.DefaultUnavailableOfferingsTTL
+	if p.opts.Unavailable != nil {
+		ttl = p.opts.Unavailable.TTL()
+	}
+	for _, e := range errs {
+		var subnet string
+		if lto := e.LaunchTemplateAndOverrides; lto != nil && lto.Overrides != nil {
+			subnet = awssdk.ToString(lto.Overrides.SubnetId)
+		}
+		if awssdk.ToString(e.ErrorCode) != string(cloudprovider.CodeInsufficientFreeAddressesInSubnet) || subnet == "" {
+			rest = append(rest, e)
+			continue
+		}
+		if !slices.Contains(full, subnet) {
+			full = append(full, subnet)
+			p.subnets.markFull(subnet, p.opts.Clock.Now(), ttl)
+		}
+	}
+	return rest, full
 }
 
 // fleet is the CreateFleet request for the candidates, and which
 // candidate each override (type × subnet) stands for.
-func (p *Provider) fleet(ctx context.Context, nc *v1.NodeClaim, class *awsv1.EC2NodeClass, ct string, cands []cloudprovider.LaunchCandidate) (*ec2.CreateFleetInput, map[string]cloudprovider.LaunchCandidate, error) {
+// Each zone's subnet is the one with the most free addresses, launches
+// in flight counted (subnetIPs.reserve); the caller releases them.
+func (p *Provider) fleet(ctx context.Context, nc *v1.NodeClaim, class *awsv1.EC2NodeClass, ct string, cands []cloudprovider.LaunchCandidate) (*ec2.CreateFleetInput, map[string]cloudprovider.LaunchCandidate, map[string]zonalSubnet, error) {
+	zonal := p.subnets.reserve(class.Status.Subnets, predictedIPs(cands), p.opts.Clock.Now())
+	in, byOverride, err := p.fleetOver(ctx, nc, class, ct, cands, zonal)
+	if err != nil {
+		p.subnets.release(zonal, "")
+		return nil, nil, nil, err
+	}
+	return in, byOverride, zonal, nil
+}
+
+// fleetOver is the CreateFleet request for the candidates over the
+// zones' subnets.
+func (p *Provider) fleetOver(ctx context.Context, nc *v1.NodeClaim, class *awsv1.EC2NodeClass, ct string, cands []cloudprovider.LaunchCandidate, zonal map[string]zonalSubnet) (*ec2.CreateFleetInput, map[string]cloudprovider.LaunchCandidate, error) {
 	subnets := map[string]string{}
-	for _, s := range class.Status.Subnets {
-		if _, ok := subnets[s.Zone]; !ok {
-			subnets[s.Zone] = s.ID
-		}
+	for zone, zs := range zonal {
+		subnets[zone] = zs.ID
 	}
 	byOverride := map[string]cloudprovider.LaunchCandidate{}
 	configs := map[string]*ec2types.FleetLaunchTemplateConfigRequest{}
@@ -132,7 +187,7 @@ func (p *Provider) fleet(ctx context.Context, nc *v1.NodeClaim, class *awsv1.EC2
 		})
 	}
 	if len(byOverride) == 0 {
-		return nil, nil, cloudprovider.NewCreateError("NoLaunchableOffering", fmt.Errorf("launching nodeclaim %s, no candidate offering has a subnet and an AMI in its NodeClass's status", nc.Name))
+		return nil, nil, cloudprovider.NewCreateError("NoLaunchableOffering", fmt.Errorf("launching nodeclaim %s, no candidate offering has a usable subnet and an AMI in its NodeClass's status", nc.Name))
 	}
 	in := &ec2.CreateFleetInput{
 		Type: ec2types.FleetTypeInstant,

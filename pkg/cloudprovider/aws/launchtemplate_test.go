@@ -77,7 +77,7 @@ func TestLaunchTemplateBlockDevices(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.family, func(t *testing.T) {
 			p, api, class := launchClass(t, tc.family, tc.mappings)
-			if _, _, err := p.fleet(context.Background(), launchClaim, class, v1.CapacityTypeOnDemand, []cloudprovider.LaunchCandidate{onDemand(m5)}); err != nil {
+			if _, _, _, err := p.fleet(context.Background(), launchClaim, class, v1.CapacityTypeOnDemand, []cloudprovider.LaunchCandidate{onDemand(m5)}); err != nil {
 				t.Fatal(err)
 			}
 			if len(api.created) != 1 {
@@ -105,7 +105,7 @@ func TestLaunchTemplatesByMaxPods(t *testing.T) {
 	for _, family := range []string{awsv1.AMIFamilyAL2023, awsv1.AMIFamilyAL2, awsv1.AMIFamilyBottlerocket} {
 		t.Run(family, func(t *testing.T) {
 			p, api, class := launchClass(t, family, nil)
-			in, _, err := p.fleet(context.Background(), launchClaim, class, v1.CapacityTypeOnDemand, cands)
+			in, _, _, err := p.fleet(context.Background(), launchClaim, class, v1.CapacityTypeOnDemand, cands)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -30,6 +30,7 @@ type EC2 interface {
 	DescribeInstanceTypes(ctx context.Context, in *ec2.DescribeInstanceTypesInput, opts ...func(*ec2.Options)) (*ec2.DescribeInstanceTypesOutput, error)
 	DescribeInstanceTypeOfferings(ctx context.Context, in *ec2.DescribeInstanceTypeOfferingsInput, opts ...func(*ec2.Options)) (*ec2.DescribeInstanceTypeOfferingsOutput, error)
 	DescribeSpotPriceHistory(ctx context.Context, in *ec2.DescribeSpotPriceHistoryInput, opts ...func(*ec2.Options)) (*ec2.DescribeSpotPriceHistoryOutput, error)
+	DescribeSubnets(ctx context.Context, in *ec2.DescribeSubnetsInput, opts ...func(*ec2.Options)) (*ec2.DescribeSubnetsOutput, error)
 	DescribeCapacityReservations(ctx context.Context, in *ec2.DescribeCapacityReservationsInput, opts ...func(*ec2.Options)) (*ec2.DescribeCapacityReservationsOutput, error)
 	DescribeInstances(ctx context.Context, in *ec2.DescribeInstancesInput, opts ...func(*ec2.Options)) (*ec2.DescribeInstancesOutput, error)
 	CreateFleet(ctx context.Context, in *ec2.CreateFleetInput, opts ...func(*ec2.Options)) (*ec2.CreateFleetOutput, error)
@@ -71,9 +72,15 @@ type Options struct {
 	// Cluster is what the launch templates' user data joins nodes to
 	// (a *ClusterDiscovery).
 	Cluster Cluster
-	// Pricing is the Price List API for on-demand prices; nil, or when
-	// it fails, the embedded catalog's table for the region.
+	// Pricing is the Price List API for on-demand prices, at the
+	// partition's endpoint (PricingRegion); over the embedded table
+	// (docs/aws.md, "Prices"), which alone prices when it is nil.
 	Pricing Pricing
+	// IsolatedVPC: the Price List API cannot be reached, only the
+	// embedded table prices (the reference's --isolated-vpc).
+	IsolatedVPC bool
+	// PriceMetrics count the types without an on-demand price; nil, none.
+	PriceMetrics *PriceMetrics
 	// SQS reads InterruptionQueue, the queue EventBridge sends the
 	// cluster's instance events to; either empty: no interruptions.
 	SQS               SQS
@@ -87,10 +94,17 @@ type Provider struct {
 	// mu guards the catalog and the reservations' launches; launchMu
 	// serializes Create, so a NodeClaim never gets two fleets, and guards
 	// templates: when each launch template was last used (or first seen).
-	mu        sync.RWMutex
-	catalog   *region
-	launchMu  sync.Mutex
-	templates map[string]time.Time
+	mu      sync.RWMutex
+	catalog *region
+	// listed is the Price List API's last answer, unpricedSeen the
+	// types without a price last logged (both under mu).
+	listed       map[string]float64
+	unpricedSeen string
+	launchMu     sync.Mutex
+	templates    map[string]time.Time
+	// subnets are the free addresses of the NodeClasses' subnets, as
+	// launches know them.
+	subnets *subnetIPs
 	// noticesMu guards the notices read from the interruption queue and
 	// its URL.
 	noticesMu     sync.Mutex
@@ -104,7 +118,7 @@ func New(api EC2, opts Options) (*Provider, error) {
 	if api == nil || opts.Clock == nil || opts.NodeClasses == nil || opts.Cluster == nil || opts.Region == "" || opts.ClusterName == "" {
 		return nil, errors.New("aws provider needs an EC2 client, a clock, node classes, the cluster, a region and a cluster name")
 	}
-	return &Provider{ec2: api, opts: opts, templates: map[string]time.Time{}, notices: map[noticeKey]cloudprovider.InterruptionNotice{}}, nil
+	return &Provider{ec2: api, opts: opts, templates: map[string]time.Time{}, notices: map[noticeKey]cloudprovider.InterruptionNotice{}, subnets: newSubnetIPs()}, nil
 }
 
 // Name implements CloudProvider.

@@ -3,17 +3,12 @@ package aws
 import (
 	"context"
 	"fmt"
-	"maps"
 	"strconv"
 	"time"
 
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
-
-	"sigs.k8s.io/controller-runtime/pkg/log"
-
-	"github.com/capstan-dev/capstan/pkg/cloudprovider/catalog"
 )
 
 // region is what the region sells, as last described: machine shapes,
@@ -27,12 +22,13 @@ type region struct {
 }
 
 // machine is one instance type: as EC2 describes it, the zones that sell
-// it, whether it is sold as spot, and its on-demand price.
+// it, whether it is sold as spot, and its on-demand price if it has one.
 type machine struct {
 	info     ec2types.InstanceTypeInfo
 	zones    map[string]bool
 	spot     bool
 	onDemand float64
+	priced   bool
 }
 
 // reservation is a capacity reservation's free slots as last described,
@@ -57,6 +53,7 @@ func (p *Provider) Refresh(ctx context.Context) error {
 	if err := p.describeSpotPrices(ctx, c); err != nil {
 		return err
 	}
+	p.reportUnpriced(ctx, c)
 	if err := p.describeReservations(ctx, c); err != nil {
 		return err
 	}
@@ -95,13 +92,14 @@ func (p *Provider) describeTypes(ctx context.Context, c *region) error {
 		}
 		for _, info := range out.InstanceTypes {
 			name := string(info.InstanceType)
-			price, priced := prices[name]
-			if !runnable(info) || !priced {
-				// Without an on-demand price the solver cannot compare the
-				// type, and spot would have no cap.
+			if !runnable(info) {
 				continue
 			}
-			m := machine{info: info, zones: map[string]bool{}, onDemand: price}
+			// A type without an on-demand price stays, its on-demand
+			// offerings unavailable (instanceTypes; unpricedTypes says
+			// which and why).
+			price, priced := prices[name]
+			m := machine{info: info, zones: map[string]bool{}, onDemand: price, priced: priced}
 			for _, u := range info.SupportedUsageClasses {
 				m.spot = m.spot || u == ec2types.UsageClassTypeSpot
 			}
@@ -126,30 +124,6 @@ func runnable(info ec2types.InstanceTypeInfo) bool {
 	return architecture(info) != "" && vcpus(info) > 0 && info.MemoryInfo != nil && awssdk.ToInt64(info.MemoryInfo.SizeInMiB) > 0
 }
 
-// onDemandPrices are the Price List API's prices for the region, over the
-// embedded catalog's table: the API when it answers, the table for types
-// it does not price or when it cannot be reached.
-func (p *Provider) onDemandPrices(ctx context.Context) map[string]float64 {
-	prices := map[string]float64{}
-	if table, err := catalog.Load(); err == nil {
-		for _, t := range table {
-			if price, ok := t.OnDemandPrice(p.opts.Region); ok {
-				prices[t.Name] = price
-			}
-		}
-	}
-	if p.opts.Pricing == nil {
-		return prices
-	}
-	listed, err := onDemandPrices(ctx, p.opts.Pricing, p.opts.Region)
-	if err != nil {
-		log.FromContext(ctx).Error(err, "reading on-demand prices, using the built-in table")
-		return prices
-	}
-	maps.Copy(prices, listed)
-	return prices
-}
-
 func (p *Provider) describeOfferings(ctx context.Context, c *region) error {
 	pages := ec2.NewDescribeInstanceTypeOfferingsPaginator(p.ec2, &ec2.DescribeInstanceTypeOfferingsInput{LocationType: ec2types.LocationTypeAvailabilityZone})
 	for pages.HasMorePages() {
@@ -170,7 +144,10 @@ func (p *Provider) describeOfferings(ctx context.Context, c *region) error {
 func (p *Provider) describeSpotPrices(ctx context.Context, c *region) error {
 	latest := map[string]time.Time{}
 	pages := ec2.NewDescribeSpotPriceHistoryPaginator(p.ec2, &ec2.DescribeSpotPriceHistoryInput{
-		StartTime: awssdk.Time(p.opts.Clock.Now()), ProductDescriptions: []string{"Linux/UNIX"},
+		// Both Linux descriptions, as the reference asks
+		// (pkg/providers/pricing/pricing.go UpdateSpotPricing): accounts
+		// that predate default VPCs see the "(Amazon VPC)" one.
+		StartTime: awssdk.Time(p.opts.Clock.Now()), ProductDescriptions: []string{"Linux/UNIX", "Linux/UNIX (Amazon VPC)"},
 	})
 	for pages.HasMorePages() {
 		out, err := pages.NextPage(ctx)

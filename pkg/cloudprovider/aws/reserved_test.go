@@ -72,7 +72,7 @@ func TestFleetRequestPerReservationKind(t *testing.T) {
 				t.Fatal(err)
 			}
 			o := tc.o
-			in, _, err := p.fleet(context.Background(), nc, class, tc.ct, []cloudprovider.LaunchCandidate{{InstanceType: m5large, Offering: &o}})
+			in, _, _, err := p.fleet(context.Background(), nc, class, tc.ct, []cloudprovider.LaunchCandidate{{InstanceType: m5large, Offering: &o}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -121,7 +121,7 @@ func TestFleetMaxPrice(t *testing.T) {
 				{InstanceType: m5, Offering: &cloudprovider.Offering{Zone: "zone-a", CapacityType: tc.ct}},
 				{InstanceType: m5, Offering: &cloudprovider.Offering{Zone: "zone-b", CapacityType: tc.ct}},
 			}
-			in, _, err := p.fleet(context.Background(), nc, class, tc.ct, cands)
+			in, _, _, err := p.fleet(context.Background(), nc, class, tc.ct, cands)
 			if err != nil {
 				t.Fatal(err)
 			}

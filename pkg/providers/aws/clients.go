@@ -36,9 +36,10 @@ func newClients(cfg aws.Config, o Options, reg prometheus.Registerer) (clients, 
 	cfg.APIOptions = append(cfg.APIOptions, apiMetrics.Middleware)
 	return clients{
 		ec2: ec2.NewFromConfig(cfg, func(eo *ec2.Options) { at(o.Endpoint, &eo.BaseEndpoint) }),
-		// The Price List API answers in us-east-1 for every region.
+		// The Price List API answers in a few regions only: the
+		// partition's nearest (docs/aws.md, "Prices").
 		pricing: pricing.NewFromConfig(cfg, func(po *pricing.Options) {
-			po.Region = "us-east-1"
+			po.Region = awscloud.PricingRegion(cfg.Region)
 			at(o.PricingEndpoint, &po.BaseEndpoint)
 		}),
 		sqs: sqs.NewFromConfig(cfg, func(so *sqs.Options) { at(o.SQSEndpoint, &so.BaseEndpoint) }),

@@ -8,7 +8,7 @@ import (
 )
 
 // Each client goes to its own endpoint flag; one not given leaves the
-// SDK's, and pricing is asked in us-east-1 whatever the region.
+// SDK's, and pricing is asked at the region's Price List endpoint.
 func TestClientsEndpoints(t *testing.T) {
 	o := Options{Endpoint: "http://ec2.test", PricingEndpoint: "http://pricing.test", IAMEndpoint: "http://iam.test"}
 	c, err := newClients(aws.Config{Region: "eu-west-1"}, o, prometheus.NewRegistry())
@@ -29,8 +29,8 @@ func TestClientsEndpoints(t *testing.T) {
 			t.Errorf("%s endpoint = %q, want %q", name, got, tc.want)
 		}
 	}
-	if r := c.pricing.Options().Region; r != "us-east-1" {
-		t.Errorf("pricing region = %q, want us-east-1", r)
+	if r := c.pricing.Options().Region; r != "eu-central-1" {
+		t.Errorf("pricing region = %q, want eu-central-1, the Price List endpoint of Europe", r)
 	}
 	if r := c.ec2.Options().Region; r != "eu-west-1" {
 		t.Errorf("ec2 region = %q, want eu-west-1", r)

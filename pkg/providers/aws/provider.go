@@ -30,6 +30,7 @@ type Options struct {
 	VMMemoryOverheadPercent           float64
 	ReservedENIs                      int
 	RefreshInterval                   time.Duration
+	IsolatedVPC                       bool
 }
 
 // MinRefreshInterval bounds --aws-refresh-interval: each refresh asks EC2
@@ -58,7 +59,8 @@ func (p *Provider) BindFlags(f *pflag.FlagSet) {
 	o := &p.opts
 	f.StringVar(&o.Region, "aws-region", "", "AWS region (default: the SDK's, e.g. AWS_REGION)")
 	f.StringVar(&o.Endpoint, "aws-endpoint", "", "EC2 endpoint URL instead of the region's (a local EC2 endpoint in tests)")
-	f.StringVar(&o.PricingEndpoint, "aws-pricing-endpoint", "", "Price List API endpoint URL instead of us-east-1's")
+	f.StringVar(&o.PricingEndpoint, "aws-pricing-endpoint", "", "Price List API endpoint URL instead of the partition's (us-east-1, ap-south-1, eu-central-1 or cn-northwest-1)")
+	f.BoolVar(&o.IsolatedVPC, "isolated-vpc", false, "the VPC cannot reach the Price List API: on-demand prices come from the embedded table only")
 	f.StringVar(&o.InterruptionQueue, "interruption-queue", "", "SQS queue EventBridge sends the cluster's EC2 instance events to (spot interruptions, rebalance, scheduled changes, state changes); none: interruptions are not read")
 	f.StringVar(&o.SQSEndpoint, "aws-sqs-endpoint", "", "SQS endpoint URL instead of the region's")
 	f.StringVar(&o.IAMEndpoint, "aws-iam-endpoint", "", "IAM endpoint URL instead of the partition's (instance profiles for an EC2NodeClass's role)")
@@ -122,13 +124,18 @@ func (p *Provider) Start(ctx context.Context, env providers.Env) (providers.Star
 	if err != nil {
 		return providers.Started{}, err
 	}
+	priceMetrics, err := awscloud.NewPriceMetrics(env.Metrics)
+	if err != nil {
+		return providers.Started{}, err
+	}
 	mgr := env.Manager
 	cluster := &awscloud.ClusterDiscovery{
 		EKS: c.eks, Name: o.ClusterName, Services: mgr.GetAPIReader(), Clock: env.Clock,
 		Overrides: awscloud.Bootstrap{Endpoint: o.ClusterEndpoint, CABundle: o.ClusterCABundle, ServiceCIDR: o.ServiceCIDR},
 	}
 	cloud, err := awscloud.New(c.ec2, awscloud.Options{
-		Region: cfg.Region, ClusterName: o.ClusterName, Clock: env.Clock, Unavailable: env.Unavailable, Pricing: c.pricing,
+		Region: cfg.Region, ClusterName: o.ClusterName, Clock: env.Clock, Unavailable: env.Unavailable,
+		Pricing: c.pricing, IsolatedVPC: o.IsolatedVPC, PriceMetrics: priceMetrics,
 		SQS: c.sqs, InterruptionQueue: o.InterruptionQueue,
 		NodeClasses:             awscloud.ClientNodeClasses{Client: mgr.GetClient()},
 		VMMemoryOverheadPercent: o.VMMemoryOverheadPercent,

@@ -29,7 +29,7 @@ func TestValidate(t *testing.T) {
 		{name: "refresh of 1ms", args: []string{"--cluster-name=prod", "--aws-refresh-interval=1ms"}, want: []string{"--aws-refresh-interval must be at least 10s, got 1ms"}},
 		{name: "every value parsed", args: []string{"--cluster-name=prod_2-a", "--aws-endpoint=http://127.0.0.1:4566", "--aws-pricing-endpoint=https://api.pricing.us-east-1.amazonaws.com",
 			"--aws-sqs-endpoint=https://sqs.us-west-2.amazonaws.com/", "--aws-iam-endpoint=https://iam.amazonaws.com", "--aws-eks-endpoint=https://eks.us-west-2.amazonaws.com",
-			"--cluster-endpoint=https://ABC.gr7.us-west-2.eks.amazonaws.com", "--service-cidr=fd00:10:96::/112", "--cluster-ca-bundle=" + caBundle(t, 2)}},
+			"--cluster-endpoint=https://ABC.gr7.us-west-2.eks.amazonaws.com", "--service-cidr=fd00:10:96::/112", "--cluster-ca-bundle=" + caBundle(t, 2), "--isolated-vpc"}},
 		{name: "a 100-character cluster name", args: []string{"--cluster-name=" + strings.Repeat("a", 100)}},
 		{name: "a 101-character cluster name", args: []string{"--cluster-name=" + strings.Repeat("a", 101)}, want: []string{"--cluster-name", "is not a cluster name"}},
 		{name: "a cluster name with control characters", args: []string{"--cluster-name=prod\x1b[2J"}, want: []string{`--cluster-name "prod\x1b[2J" is not a cluster name`}},
