@@ -58,7 +58,7 @@ type EC2NodeClassSpec struct {
 	// +kubebuilder:validation:XValidation:message="'id' is mutually exclusive, cannot be set with a combination of other fields in a subnet selector term",rule="!self.all(x, has(x.id) && has(x.tags))"
 	// +kubebuilder:validation:MaxItems=30
 	// +required
-	SubnetSelectorTerms []SubnetSelectorTerm `json:"subnetSelectorTerms"`
+	SubnetSelectorTerms []SubnetSelectorTerm `json:"subnetSelectorTerms" hash:"ignore"`
 	// SecurityGroupSelectorTerms select the security groups attached to
 	// instances; terms are ORed. The exclusivity rules hold only when every
 	// term breaks them, as the reference's do (see SubnetSelectorTerms).
@@ -69,7 +69,7 @@ type EC2NodeClassSpec struct {
 	// +kubebuilder:validation:XValidation:message="'name' is mutually exclusive, cannot be set with a combination of other fields in a security group selector term",rule="!self.all(x, has(x.name) && (has(x.tags) || has(x.id)))"
 	// +kubebuilder:validation:MaxItems=30
 	// +required
-	SecurityGroupSelectorTerms []SecurityGroupSelectorTerm `json:"securityGroupSelectorTerms"`
+	SecurityGroupSelectorTerms []SecurityGroupSelectorTerm `json:"securityGroupSelectorTerms" hash:"ignore"`
 	// CapacityReservationSelectorTerms select the capacity reservations
 	// launches may use; terms are ORed. A reservation no term selects is
 	// never used, not even an open one (compat decision 1).
@@ -78,7 +78,7 @@ type EC2NodeClassSpec struct {
 	// +kubebuilder:validation:XValidation:message="'id' is mutually exclusive, cannot be set along with other fields in a capacity reservation selector term",rule="!self.all(x, has(x.id) && (has(x.tags) || has(x.ownerID) || has(x.instanceMatchCriteria)))"
 	// +kubebuilder:validation:MaxItems=30
 	// +optional
-	CapacityReservationSelectorTerms []CapacityReservationSelectorTerm `json:"capacityReservationSelectorTerms,omitempty"`
+	CapacityReservationSelectorTerms []CapacityReservationSelectorTerm `json:"capacityReservationSelectorTerms,omitempty" hash:"ignore"`
 	// PlacementGroupSelector names the placement group instances launch
 	// into, by name or by id; the controller resolves it into
 	// status.placementGroup (PlacementGroupReady).
@@ -94,7 +94,7 @@ type EC2NodeClassSpec struct {
 	// primary network interface at launch.
 	// +kubebuilder:validation:Minimum=0
 	// +optional
-	IPPrefixCount *int32 `json:"ipPrefixCount,omitempty"`
+	IPPrefixCount *int32 `json:"ipPrefixCount,omitempty" hash:"ignore"`
 	// AMISelectorTerms select the images instances boot; terms are ORed.
 	// An alias (family@version, e.g. al2023@latest) names the EKS-optimized
 	// image of a family and must be the only term.
@@ -106,13 +106,13 @@ type EC2NodeClassSpec struct {
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=30
 	// +required
-	AMISelectorTerms []AMISelectorTerm `json:"amiSelectorTerms"`
+	AMISelectorTerms []AMISelectorTerm `json:"amiSelectorTerms" hash:"ignore"`
 	// AMIFamily decides the user data format and default block devices.
 	// With an alias it may be left out (the alias names the family) or be
 	// that family or Custom; without an alias it is required.
 	// +kubebuilder:validation:Enum={AL2,AL2023,Bottlerocket,Custom,Windows2019,Windows2022,Windows2025}
 	// +optional
-	AMIFamily *string `json:"amiFamily,omitempty"`
+	AMIFamily *string `json:"amiFamily,omitempty" hash:"ignore"`
 	// UserData is passed to instances, in the AMI family's format; the
 	// provider merges what a node needs to join the cluster into it (not
 	// yet for Bottlerocket, whose TOML settings are not merged).

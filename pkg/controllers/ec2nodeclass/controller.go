@@ -175,10 +175,45 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		log.FromContext(ctx).V(1).Info("updated ec2nodeclass status", "subnets", len(status.Subnets),
 			"securityGroups", len(status.SecurityGroups), "amis", len(status.AMIs), "capacityReservations", len(status.CapacityReservations))
 	}
+	if err := c.stamp(ctx, nc, found.Bootstrap.CABundle); err != nil {
+		return reconcile.Result{}, err
+	}
 	if err := found.Err(); err != nil {
 		return reconcile.Result{}, fmt.Errorf("resolving ec2nodeclass %s, %w", nc.Name, err)
 	}
 	return reconcile.Result{RequeueAfter: RequeueAfter(status, now, c.refresh, c.notReady)}, nil
+}
+
+// stamp writes the hash annotations HashStamps decides: the NodeClaims'
+// first, so that a failure leaves the class's old version in place and
+// the next reconcile stamps them again.
+func (c *Controller) stamp(ctx context.Context, nc *awsv1.EC2NodeClass, caBundle string) error {
+	var claims []v1.NodeClaim
+	if nc.Annotations[awsprovider.NodeClassHashVersionAnnotationKey] != awsprovider.NodeClassHashVersion {
+		list := &v1.NodeClaimList{}
+		if err := c.client.List(ctx, list); err != nil {
+			return fmt.Errorf("listing nodeclaims, %w", err)
+		}
+		claims = list.Items
+	}
+	stamps := HashStamps(nc, claims, caBundle)
+	for i := range stamps.Claims {
+		patched := &stamps.Claims[i]
+		base := patched.DeepCopy()
+		base.Annotations = nil
+		if err := c.client.Patch(ctx, patched, client.MergeFrom(base)); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("stamping nodeclaim %s with the ec2nodeclass hash, %w", patched.Name, err)
+		}
+	}
+	if stamps.Class == nil {
+		return nil
+	}
+	patched := nc.DeepCopy()
+	patched.Annotations = stamps.Class
+	if err := c.client.Patch(ctx, patched, client.MergeFrom(nc)); err != nil {
+		return client.IgnoreNotFound(fmt.Errorf("stamping ec2nodeclass %s with its hash, %w", nc.Name, err))
+	}
+	return nil
 }
 
 // finalize deletes a class that carries TerminationFinalizer: once no
