@@ -36,6 +36,9 @@ type Deps struct {
 	Client client.Client
 	// EC2 is asked on every reconcile.
 	EC2 EC2
+	// SSM reads the image ids of amiSelectorTerms' ssmParameter; nil: a
+	// class with such a term is not Ready.
+	SSM SSM
 	// IAM makes the instance profile of a class with spec.role; nil: such
 	// a class is not Ready.
 	IAM IAM
@@ -71,6 +74,7 @@ type Options struct {
 type Controller struct {
 	client            client.Client
 	ec2               EC2
+	ssm               SSM
 	iam               IAM
 	clock             clock.Clock
 	recorder          events.EventRecorder
@@ -96,7 +100,7 @@ func New(deps Deps, opts Options) (*Controller, error) {
 	if notReady <= 0 {
 		notReady = DefaultNotReadyRefreshPeriod
 	}
-	return &Controller{client: deps.Client, ec2: deps.EC2, iam: deps.IAM, clock: deps.Clock, recorder: deps.Recorder,
+	return &Controller{client: deps.Client, ec2: deps.EC2, ssm: deps.SSM, iam: deps.IAM, clock: deps.Clock, recorder: deps.Recorder,
 		kubernetesVersion: opts.KubernetesVersion, refresh: refresh, notReady: notReady,
 		clusterName: opts.ClusterName, region: opts.Region, cluster: deps.Cluster}, nil
 }
@@ -157,7 +161,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		nc = patched
 	}
 	now := c.clock.Now()
-	found := Gather(ctx, c.ec2, nc, c.kubernetesVersion)
+	found := Gather(ctx, c.ec2, c.ssm, nc, c.kubernetesVersion)
 	found.Bootstrap, found.BootstrapErr = c.cluster.Bootstrap(ctx)
 	if nc.Spec.Role != "" && (nc.Spec.InstanceProfile == nil || *nc.Spec.InstanceProfile == "") {
 		found.InstanceProfile, found.InstanceProfileErr = EnsureInstanceProfile(ctx, c.iam, nc, c.clusterName, c.region)

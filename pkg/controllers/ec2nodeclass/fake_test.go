@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 	"github.com/aws/smithy-go"
 )
 
@@ -32,6 +34,9 @@ type fakeEC2 struct {
 	groups       []ec2types.SecurityGroup
 	images       []ec2types.Image
 	reservations []ec2types.CapacityReservation
+	// parameters are the SSM parameters GetParameter answers (the fake
+	// stands for SSM too), by name.
+	parameters map[string]string
 	// fail makes an operation fail with the error, by operation name.
 	fail  map[string]error
 	calls map[string]int
@@ -267,4 +272,19 @@ func reservation(id, owner string, imc ec2types.InstanceMatchCriteria, kv ...str
 	return ec2types.CapacityReservation{CapacityReservationId: aws.String(id), OwnerId: aws.String(owner), InstanceMatchCriteria: imc,
 		InstanceType: aws.String("m5.large"), AvailabilityZone: aws.String("us-west-2a"), State: ec2types.CapacityReservationStateActive,
 		Tags: tags(kv...)}
+}
+
+// GetParameter answers a parameter of f.parameters, and SSM's
+// ParameterNotFound for any other.
+func (f *fakeEC2) GetParameter(_ context.Context, in *ssm.GetParameterInput, _ ...func(*ssm.Options)) (*ssm.GetParameterOutput, error) {
+	err := f.begin("GetParameter")
+	defer f.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	v, ok := f.parameters[aws.ToString(in.Name)]
+	if !ok {
+		return nil, &ssmtypes.ParameterNotFound{}
+	}
+	return &ssm.GetParameterOutput{Parameter: &ssmtypes.Parameter{Name: in.Name, Value: aws.String(v), Type: ssmtypes.ParameterTypeString}}, nil
 }

@@ -30,7 +30,6 @@ const (
 	// ReasonInstanceProfileCreationFailed is an IAM call for spec.role's
 	// instance profile that failed otherwise (AccessDenied, ...).
 	ReasonInstanceProfileCreationFailed = "InstanceProfileCreationFailed"
-	ReasonUnsupportedField              = "UnsupportedField"
 	// ReasonClusterResolutionFailed is a class whose AMI family's user
 	// data needs what the cluster's discovery cannot tell (the
 	// reference's ClusterCIDRResolutionFailed, for the endpoint and CA
@@ -235,27 +234,17 @@ func resolveSecurityGroups(terms []awsv1.SecurityGroupSelectorTerm, found []ec2t
 	return out, trueCondition(awsv1.ConditionTypeSecurityGroupsReady, "")
 }
 
-// validation is ValidationSucceeded: False for fields Capstan does not
-// honour yet, or when the user data of the class's AMI family needs
-// what the cluster's discovery cannot tell.
+// validation is ValidationSucceeded: False when the user data of the
+// class's AMI family needs what the cluster's discovery cannot tell.
 func validation(nc *awsv1.EC2NodeClass, found Found) metav1.Condition {
-	fields := Unsupported(nc.Spec)
-	if len(fields) == 0 {
-		if missing := found.Bootstrap.Missing(nc.AMIFamily()); len(missing) > 0 {
-			msg := fmt.Sprintf("%s user data needs the cluster's %s, which could not be discovered; set the flags or allow eks:DescribeCluster on the cluster", nc.AMIFamily(), strings.Join(missing, ", "))
-			if found.BootstrapErr != nil {
-				msg += ": " + found.BootstrapErr.Error()
-			}
-			return falseCondition(awsv1.ConditionTypeValidationSucceeded, ReasonClusterResolutionFailed, msg)
+	if missing := found.Bootstrap.Missing(nc.AMIFamily()); len(missing) > 0 {
+		msg := fmt.Sprintf("%s user data needs the cluster's %s, which could not be discovered; set the flags or allow eks:DescribeCluster on the cluster", nc.AMIFamily(), strings.Join(missing, ", "))
+		if found.BootstrapErr != nil {
+			msg += ": " + found.BootstrapErr.Error()
 		}
-		return trueCondition(awsv1.ConditionTypeValidationSucceeded, "")
+		return falseCondition(awsv1.ConditionTypeValidationSucceeded, ReasonClusterResolutionFailed, msg)
 	}
-	them := "it"
-	if len(fields) > 1 {
-		them = "them"
-	}
-	return falseCondition(awsv1.ConditionTypeValidationSucceeded, ReasonUnsupportedField, fmt.Sprintf(
-		"%s: accepted by the API but not honoured yet by Capstan's AWS provider; remove %s to launch from this EC2NodeClass", strings.Join(fields, ", "), them))
+	return trueCondition(awsv1.ConditionTypeValidationSucceeded, "")
 }
 
 // ready sums up the other conditions.

@@ -108,12 +108,11 @@ func TestResolveConditions(t *testing.T) {
 		}, allTrueBut("", "", "",
 			`InstanceProfileReady=False/InstanceProfileCreationFailed: making the instance profile for spec.role "KarpenterNodeRole" failed, retrying (check the controller's IAM permissions): api error AccessDenied: not authorized to perform: iam:CreateInstanceProfile`, "", "",
 			`Ready=False/InstanceProfileCreationFailed: InstanceProfileReady=False: making the instance profile for spec.role "KarpenterNodeRole" failed, retrying (check the controller's IAM permissions): api error AccessDenied: not authorized to perform: iam:CreateInstanceProfile`), 1},
-		{"unsupported fields", func(nc *awsv1.EC2NodeClass, _ *Found) {
+		// Honoured since: an ssmParameter term, instanceStorePolicy.
+		{"fields once unsupported", func(nc *awsv1.EC2NodeClass, _ *Found) {
 			nc.Spec.AMISelectorTerms = append(nc.Spec.AMISelectorTerms, awsv1.AMISelectorTerm{SSMParameter: "/my/ami"})
 			nc.Spec.InstanceStorePolicy = ptr.To(awsv1.InstanceStorePolicyRAID0)
-		}, allTrueBut("", "", "", "", "",
-			"ValidationSucceeded=False/UnsupportedField: spec.instanceStorePolicy, spec.amiSelectorTerms[1].ssmParameter: accepted by the API but not honoured yet by Capstan's AWS provider; remove them to launch from this EC2NodeClass",
-			"Ready=False/UnsupportedField: ValidationSucceeded=False: spec.instanceStorePolicy, spec.amiSelectorTerms[1].ssmParameter: accepted by the API but not honoured yet by Capstan's AWS provider; remove them to launch from this EC2NodeClass"), 1},
+		}, allTrueBut(), 1},
 		{"the cluster's CIDR unknown", func(_ *awsv1.EC2NodeClass, f *Found) {
 			f.Bootstrap.ServiceCIDR, f.BootstrapErr = "", errors.New("describing eks cluster prod, AccessDeniedException")
 		}, allTrueBut("", "", "", "", "",
