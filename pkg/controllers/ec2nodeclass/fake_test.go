@@ -34,6 +34,8 @@ type fakeEC2 struct {
 	groups       []ec2types.SecurityGroup
 	images       []ec2types.Image
 	reservations []ec2types.CapacityReservation
+	// placementGroups are all the account's placement groups.
+	placementGroups []ec2types.PlacementGroup
 	// parameters are the SSM parameters GetParameter answers (the fake
 	// stands for SSM too), by name.
 	parameters map[string]string
@@ -287,4 +289,29 @@ func (f *fakeEC2) GetParameter(_ context.Context, in *ssm.GetParameterInput, _ .
 		return nil, &ssmtypes.ParameterNotFound{}
 	}
 	return &ssm.GetParameterOutput{Parameter: &ssmtypes.Parameter{Name: in.Name, Value: aws.String(v), Type: ssmtypes.ParameterTypeString}}, nil
+}
+
+// DescribePlacementGroups answers the groups of the ids or names asked
+// that are in the state filter's states, as EC2 does.
+func (f *fakeEC2) DescribePlacementGroups(_ context.Context, in *ec2.DescribePlacementGroupsInput, _ ...func(*ec2.Options)) (*ec2.DescribePlacementGroupsOutput, error) {
+	err := f.begin("DescribePlacementGroups")
+	defer f.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	out := &ec2.DescribePlacementGroupsOutput{}
+	for _, g := range f.placementGroups {
+		if len(in.GroupIds) > 0 && !slices.Contains(in.GroupIds, aws.ToString(g.GroupId)) ||
+			len(in.GroupNames) > 0 && !slices.Contains(in.GroupNames, aws.ToString(g.GroupName)) {
+			continue
+		}
+		ok, err := matches(in.Filters, g.Tags, map[string]string{"state": string(g.State)})
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out.PlacementGroups = append(out.PlacementGroups, g)
+		}
+	}
+	return out, nil
 }

@@ -22,6 +22,7 @@ type EC2 interface {
 	DescribeSecurityGroups(context.Context, *ec2.DescribeSecurityGroupsInput, ...func(*ec2.Options)) (*ec2.DescribeSecurityGroupsOutput, error)
 	DescribeImages(context.Context, *ec2.DescribeImagesInput, ...func(*ec2.Options)) (*ec2.DescribeImagesOutput, error)
 	DescribeCapacityReservations(context.Context, *ec2.DescribeCapacityReservationsInput, ...func(*ec2.Options)) (*ec2.DescribeCapacityReservationsOutput, error)
+	DescribePlacementGroups(context.Context, *ec2.DescribePlacementGroupsInput, ...func(*ec2.Options)) (*ec2.DescribePlacementGroupsOutput, error)
 }
 
 var _ EC2 = (*ec2.Client)(nil)
@@ -56,7 +57,36 @@ func Gather(ctx context.Context, api EC2, ssmAPI SSM, nc *awsv1.EC2NodeClass, ku
 		f.Images, f.ImagesErr = describeImages(ctx, api, queries)
 	}
 	f.CapacityReservations, f.CapacityReservationsErr = describeCapacityReservations(ctx, api, CapacityReservationQueries(nc.Spec.CapacityReservationSelectorTerms))
+	if sel := nc.Spec.PlacementGroupSelector; sel != nil {
+		f.PlacementGroups, f.PlacementGroupsErr = describePlacementGroups(ctx, api, PlacementGroupQuery(*sel))
+	}
 	return f
+}
+
+// PlacementGroupQuery is the DescribePlacementGroups call for the
+// selector: by id or by name, available groups only, as the reference
+// asks (providers/placementgroup/types.go).
+func PlacementGroupQuery(sel awsv1.PlacementGroupSelector) *ec2.DescribePlacementGroupsInput {
+	in := &ec2.DescribePlacementGroupsInput{Filters: []ec2types.Filter{filter("state", string(ec2types.PlacementGroupStateAvailable))}}
+	if sel.ID != nil && *sel.ID != "" {
+		in.GroupIds = []string{*sel.ID}
+	} else if sel.Name != nil {
+		in.GroupNames = []string{*sel.Name}
+	}
+	return in
+}
+
+// describePlacementGroups is what EC2 answers; a group id or name it
+// does not know is no group, not an error.
+func describePlacementGroups(ctx context.Context, api EC2, in *ec2.DescribePlacementGroupsInput) ([]ec2types.PlacementGroup, error) {
+	out, err := api.DescribePlacementGroups(ctx, in)
+	if notFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("describing placement groups, %w", err)
+	}
+	return out.PlacementGroups, nil
 }
 
 func describeSubnets(ctx context.Context, api EC2, queries []*ec2.DescribeSubnetsInput) ([]ec2types.Subnet, error) {

@@ -60,6 +60,7 @@ func allTrueBut(failing ...string) []string {
 		"CapacityReservationsReady=True/CapacityReservationsReady: ",
 		"ValidationSucceeded=True/ValidationSucceeded: ",
 		"Ready=True/Ready: ",
+		"PlacementGroupReady=True/PlacementGroupReady: ",
 	}
 	for i, f := range failing {
 		if f != "" {
@@ -137,6 +138,7 @@ func TestResolveConditions(t *testing.T) {
 			"Ready=False/SubnetsNotFound: SubnetsReady=False: spec.subnetSelectorTerms is empty; " +
 				"SecurityGroupsReady=False: spec.securityGroupSelectorTerms is empty; AMIsReady=False: spec.amiSelectorTerms is empty; " +
 				"InstanceProfileReady=False: set spec.role or spec.instanceProfile",
+			"PlacementGroupReady=True/PlacementGroupReady: ",
 		}, 0},
 		{"a describe failure before anything was resolved", func(_ *awsv1.EC2NodeClass, f *Found) {
 			f.SubnetsErr, f.CapacityReservationsErr = denied, denied
