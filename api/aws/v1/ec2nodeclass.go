@@ -114,8 +114,8 @@ type EC2NodeClassSpec struct {
 	// +optional
 	AMIFamily *string `json:"amiFamily,omitempty" hash:"ignore"`
 	// UserData is passed to instances, in the AMI family's format; the
-	// provider merges what a node needs to join the cluster into it (not
-	// yet for Bottlerocket, whose TOML settings are not merged).
+	// provider merges what a node needs to join the cluster into it
+	// (Bottlerocket: the user's TOML settings under the node's).
 	// +optional
 	UserData *string `json:"userData,omitempty"`
 	// Role is the IAM role instances assume, through an instance profile
@@ -154,7 +154,7 @@ type EC2NodeClassSpec struct {
 	// +optional
 	BlockDeviceMappings []BlockDeviceMapping `json:"blockDeviceMappings,omitempty"`
 	// InstanceStorePolicy is what to do with the instance's local NVMe
-	// disks. Not honoured yet: the provider reports a class that sets it.
+	// disks: RAID0 makes them one array for the kubelet and containerd.
 	// +optional
 	InstanceStorePolicy *InstanceStorePolicy `json:"instanceStorePolicy,omitempty"`
 	// NetworkInterfaces are the network interfaces instances launch with,
@@ -293,7 +293,8 @@ type AMISelectorTerm struct {
 	// +optional
 	Owner string `json:"owner,omitempty"`
 	// SSMParameter names an SSM parameter (or its ARN) that holds an image
-	// id. Not honoured yet: the provider reports a class that sets it.
+	// id, read with SSM GetParameter; the term's other fields are not
+	// read.
 	// +optional
 	SSMParameter string `json:"ssmParameter,omitempty"`
 }
