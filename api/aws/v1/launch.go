@@ -10,7 +10,11 @@ type BlockDeviceMapping struct {
 	// DeviceName is where the volume attaches, e.g. /dev/xvda.
 	// +optional
 	DeviceName *string `json:"deviceName,omitempty"`
-	// EBS describes the volume.
+	// EBS describes the volume. Its rules sit on this field, as the
+	// reference's do: gofmt would rewrite a type comment's '' into a
+	// typographic quote.
+	// +kubebuilder:validation:XValidation:message="snapshotID or volumeSize must be defined",rule="has(self.snapshotID) || has(self.volumeSize)"
+	// +kubebuilder:validation:XValidation:message="snapshotID must be set when volumeInitializationRate is set",rule="!has(self.volumeInitializationRate) || (has(self.snapshotID) && self.snapshotID != '')"
 	// +optional
 	EBS *BlockDevice `json:"ebs,omitempty"`
 	// RootVolume marks the volume that holds the kubelet's root directory;
@@ -20,9 +24,6 @@ type BlockDeviceMapping struct {
 }
 
 // BlockDevice is an EBS volume created at launch.
-//
-// +kubebuilder:validation:XValidation:message="snapshotID or volumeSize must be defined",rule="has(self.snapshotID) || has(self.volumeSize)"
-// +kubebuilder:validation:XValidation:message="snapshotID must be set when volumeInitializationRate is set",rule="!has(self.volumeInitializationRate) || (has(self.snapshotID) && self.snapshotID != '')"
 type BlockDevice struct {
 	// DeleteOnTermination deletes the volume with the instance.
 	// +optional

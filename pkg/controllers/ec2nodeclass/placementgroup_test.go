@@ -61,7 +61,9 @@ func TestPlacementGroup(t *testing.T) {
 		})
 	}
 
-	nc := ec2NodeClass(func(nc *awsv1.EC2NodeClass) { nc.Spec.PlacementGroupSelector = &awsv1.PlacementGroupSelector{Name: ptr.To("training")} })
+	nc := ec2NodeClass(func(nc *awsv1.EC2NodeClass) {
+		nc.Spec.PlacementGroupSelector = &awsv1.PlacementGroupSelector{Name: ptr.To("training")}
+	})
 	nc.Status = Resolve(nc, Gather(context.Background(), api, api, nc, ""), start)
 	api.setFail("DescribePlacementGroups", errors.New("RequestLimitExceeded"))
 	found := Gather(context.Background(), api, api, nc, "")
