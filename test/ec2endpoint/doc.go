@@ -44,7 +44,8 @@
 // (each pool's current spot price, Linux/UNIX, stamped now),
 // DescribeSubnets, DescribeSecurityGroups, DescribeImages,
 // DescribeCapacityReservations (the profile's reservations, their true
-// use, state, match criteria, end, tags), CreateLaunchTemplate,
+// use, state, match criteria, end, tags), DescribePlacementGroups
+// (Options.PlacementGroups), CreateLaunchTemplate,
 // DescribeLaunchTemplates, DeleteLaunchTemplate (in memory, one version
 // each, names unique), CreateFleet (instant), DescribeInstances,
 // TerminateInstances and CreateTags. SSM parameters (the public AMI

@@ -97,6 +97,9 @@ type Options struct {
 	// cluster is still CREATING. ServiceCIDR is its service CIDR; empty
 	// is 172.20.0.0/16, EKS's pick for the endpoint's VPC.
 	ClusterEndpoint, ClusterCABundle, ServiceCIDR string
+	// PlacementGroups are the account's placement groups, which
+	// DescribePlacementGroups answers.
+	PlacementGroups []PlacementGroup
 }
 
 // Server serves the EC2 Query API over the simulated cloud. It is an
@@ -266,6 +269,7 @@ func (s *Server) actionTable() map[string]action {
 		"DescribeAvailabilityZones":     s.describeAvailabilityZones,
 		"DescribeSpotPriceHistory":      s.describeSpotPriceHistory,
 		"DescribeSubnets":               s.describeSubnets,
+		"DescribePlacementGroups":       s.describePlacementGroups,
 		"DescribeSecurityGroups":        s.describeSecurityGroups,
 		"DescribeImages":                s.describeImages,
 		"DescribeCapacityReservations":  s.describeCapacityReservations,

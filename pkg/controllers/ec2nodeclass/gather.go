@@ -77,10 +77,11 @@ func PlacementGroupQuery(sel awsv1.PlacementGroupSelector) *ec2.DescribePlacemen
 }
 
 // describePlacementGroups is what EC2 answers; a group id or name it
-// does not know is no group, not an error.
+// does not know (InvalidPlacementGroupId.NotFound,
+// InvalidPlacementGroup.Unknown) is no group, not an error.
 func describePlacementGroups(ctx context.Context, api EC2, in *ec2.DescribePlacementGroupsInput) ([]ec2types.PlacementGroup, error) {
 	out, err := api.DescribePlacementGroups(ctx, in)
-	if notFound(err) {
+	if apiErr, ok := errors.AsType[smithy.APIError](err); ok && apiErr.ErrorCode() == "InvalidPlacementGroup.Unknown" || notFound(err) {
 		return nil, nil
 	}
 	if err != nil {
