@@ -100,6 +100,9 @@ type Options struct {
 	// PlacementGroups are the account's placement groups, which
 	// DescribePlacementGroups answers.
 	PlacementGroups []PlacementGroup
+	// Parameters are the SSM parameters GetParameter answers, by name
+	// (a path such as /aws/service/... or /my/ami).
+	Parameters map[string]string
 }
 
 // Server serves the EC2 Query API over the simulated cloud. It is an
