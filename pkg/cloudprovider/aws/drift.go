@@ -34,6 +34,7 @@ const (
 	DriftSubnet              cloudprovider.DriftReason = "SubnetDrift"
 	DriftSecurityGroup       cloudprovider.DriftReason = "SecurityGroupDrift"
 	DriftCapacityReservation cloudprovider.DriftReason = "CapacityReservationDrift"
+	DriftPlacementGroup      cloudprovider.DriftReason = "PlacementGroupDrift"
 	DriftNodeClass           cloudprovider.DriftReason = "NodeClassDrift"
 )
 
@@ -89,8 +90,9 @@ func (p *Provider) IsDrifted(ctx context.Context, nc *v1.NodeClaim) (cloudprovid
 // Drift is why the instance of nc is no longer what its class launches,
 // in the reference's order: the class's static fields (its hash
 // annotation against the claim's, when both carry one of the same
-// version), the image, the security groups, the subnet, and a capacity
-// reservation the class no longer selects. "" when none.
+// version), the image, the security groups, the subnet, a capacity
+// reservation the class no longer selects, and a placement group other
+// than the class's (or none). "" when none.
 func Drift(nc *v1.NodeClaim, class *awsv1.EC2NodeClass, inst ec2types.Instance) cloudprovider.DriftReason {
 	if r := staticDrift(nc, class); r != "" {
 		return r
@@ -121,6 +123,18 @@ func instanceDrift(class *awsv1.EC2NodeClass, inst ec2types.Instance) cloudprovi
 	if cr := awssdk.ToString(inst.CapacityReservationId); cr != "" &&
 		!slices.ContainsFunc(class.Status.CapacityReservations, func(r awsv1.CapacityReservation) bool { return r.ID == cr }) {
 		return DriftCapacityReservation
+	}
+	// The reference compares the group recorded on the NodeClaim; the
+	// instance's own placement says the same.
+	group, instGroup := "", ""
+	if class.Status.PlacementGroup != nil {
+		group = class.Status.PlacementGroup.ID
+	}
+	if inst.Placement != nil {
+		instGroup = awssdk.ToString(inst.Placement.GroupId)
+	}
+	if group != instGroup {
+		return DriftPlacementGroup
 	}
 	return ""
 }

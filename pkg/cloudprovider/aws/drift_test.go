@@ -117,6 +117,13 @@ func TestDrift(t *testing.T) {
 		return i
 	}
 	inReservation := func(i *ec2types.Instance) { i.CapacityReservationId = awssdk.String("cr-1") }
+	inGroup := func(id string) func(*ec2types.Instance) {
+		return func(i *ec2types.Instance) { i.Placement = &ec2types.Placement{GroupId: awssdk.String(id)} }
+	}
+	withGroup := func(c *awsv1.EC2NodeClass, id string) *awsv1.EC2NodeClass {
+		c.Status.PlacementGroup = &awsv1.PlacementGroup{ID: id}
+		return c
+	}
 	for _, tc := range []struct {
 		name  string
 		claim *v1.NodeClaim
@@ -137,6 +144,10 @@ func TestDrift(t *testing.T) {
 		{"reservation still selected", claim(nil), class(nil, "cr-0", "cr-1"), instance(inReservation), ""},
 		{"reservation deselected", claim(nil), class(nil, "cr-0"), instance(inReservation), aws.DriftCapacityReservation},
 		{"no reservation, none selected", claim(nil), class(nil), instance(nil), ""},
+		{"placement group of the class", claim(nil), withGroup(class(nil), "pg-1"), instance(inGroup("pg-1")), ""},
+		{"placement group changed", claim(nil), withGroup(class(nil), "pg-2"), instance(inGroup("pg-1")), aws.DriftPlacementGroup},
+		{"placement group added", claim(nil), withGroup(class(nil), "pg-2"), instance(nil), aws.DriftPlacementGroup},
+		{"placement group removed", claim(nil), class(nil), instance(inGroup("pg-1")), aws.DriftPlacementGroup},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := aws.Drift(tc.claim, tc.class, tc.inst); got != tc.want {
