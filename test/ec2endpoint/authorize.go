@@ -422,6 +422,10 @@ func (s *Server) authorizeJSON(ctx context.Context, service, op string, body []b
 		return s.authorize(ctx, "sqs:"+op, nil, iampolicy.Resource{ARN: s.queueARN(name)})
 	case "AWSPriceListService":
 		return s.authorize(ctx, "pricing:"+op, nil, everything)
+	case "AmazonSSM":
+		var q struct{ Name string }
+		_ = json.Unmarshal(body, &q)
+		return s.authorize(ctx, "ssm:"+op, nil, iampolicy.Resource{ARN: s.parameterARN(q.Name)})
 	}
 	return nil
 }

@@ -46,15 +46,17 @@
 // (each pool's current spot price, Linux/UNIX, stamped now),
 // DescribeSubnets, DescribeSecurityGroups, DescribeImages,
 // DescribeCapacityReservations (the profile's reservations, their true
-// use, state, match criteria, end, tags), CreateLaunchTemplate,
+// use, state, match criteria, end, tags), DescribePlacementGroups
+// (Options.PlacementGroups), CreateLaunchTemplate,
 // DescribeLaunchTemplates, DescribeLaunchTemplateVersions (image, type,
 // user data, groups, profile, block devices), DeleteLaunchTemplate (in
 // memory, one version each, names unique), CreateFleet (instant), DescribeInstances,
-// TerminateInstances and CreateTags. SSM parameters (the public AMI
-// aliases) and every other EC2 action are not served.
+// TerminateInstances and CreateTags. Every other EC2 action is not
+// served.
 //
-// The same listener speaks two JSON protocols, told apart by
-// X-Amz-Target. SQS (GetQueueUrl, ReceiveMessage with long polling,
+// The same listener speaks three JSON protocols, told apart by
+// X-Amz-Target. SSM: GetParameter over Options.Parameters (no public
+// parameters are synthesized: aliases resolve with DescribeImages). SQS (GetQueueUrl, ReceiveMessage with long polling,
 // DeleteMessage, SendMessage): one queue, Options.InterruptionQueue
 // (default the cluster name), whose messages are the cloud's interruption
 // notices as EventBridge delivers EC2's: "EC2 Spot Instance Interruption

@@ -25,8 +25,9 @@ func (e *jsonError) Error() string { return e.Type + ": " + e.Message }
 type jsonAction func(r *http.Request, body []byte) (any, error)
 
 // serveJSON serves the JSON protocols on the EC2 listener, told apart by
-// X-Amz-Target: SQS (AmazonSQS.*, JSON 1.0) and the Price List API
-// (AWSPriceListService.*, JSON 1.1).
+// X-Amz-Target: SQS (AmazonSQS.*, JSON 1.0), the Price List API
+// (AWSPriceListService.*, JSON 1.1) and SSM's GetParameter (AmazonSSM.*,
+// JSON 1.1).
 func (s *Server) serveJSON(w http.ResponseWriter, r *http.Request) {
 	target := r.Header.Get("X-Amz-Target")
 	service, op, _ := strings.Cut(target, ".")
@@ -41,6 +42,9 @@ func (s *Server) serveJSON(w http.ResponseWriter, r *http.Request) {
 	case "AWSPriceListService":
 		contentType = "application/x-amz-json-1.1"
 		act = map[string]jsonAction{"GetProducts": s.getProducts}[op]
+	case "AmazonSSM":
+		contentType = "application/x-amz-json-1.1"
+		act = map[string]jsonAction{"GetParameter": s.getParameter}[op]
 	}
 	body, err := io.ReadAll(r.Body)
 	switch {

@@ -18,7 +18,7 @@ func TestJSONProtocolErrors(t *testing.T) {
 		want         map[string]string
 	}{
 		{"AmazonSQS.PurgeQueue", `{}`, map[string]string{"__type": "com.amazon.coral.service#UnknownOperationException", "message": "The operation AmazonSQS.PurgeQueue is not served by this endpoint"}},
-		{"AmazonSSM.GetParameter", `{}`, map[string]string{"__type": "com.amazon.coral.service#UnknownOperationException", "message": "The operation AmazonSSM.GetParameter is not served by this endpoint"}},
+		{"AmazonSSM.PutParameter", `{}`, map[string]string{"__type": "com.amazon.coral.service#UnknownOperationException", "message": "The operation AmazonSSM.PutParameter is not served by this endpoint"}},
 		{"AmazonSQS.GetQueueUrl", `{"QueueName":`, nil},
 	} {
 		req, err := http.NewRequest(http.MethodPost, f.url, strings.NewReader(tc.body))

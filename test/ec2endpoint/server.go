@@ -97,6 +97,12 @@ type Options struct {
 	// cluster is still CREATING. ServiceCIDR is its service CIDR; empty
 	// is 172.20.0.0/16, EKS's pick for the endpoint's VPC.
 	ClusterEndpoint, ClusterCABundle, ServiceCIDR string
+	// PlacementGroups are the account's placement groups, which
+	// DescribePlacementGroups answers.
+	PlacementGroups []PlacementGroup
+	// Parameters are the SSM parameters GetParameter answers, by name
+	// (a path such as /aws/service/... or /my/ami).
+	Parameters map[string]string
 }
 
 // Server serves the EC2 Query API over the simulated cloud. It is an
@@ -298,6 +304,7 @@ func (s *Server) actionTable() map[string]action {
 		"DescribeInstances":              s.describeInstances,
 		"TerminateInstances":             s.terminateInstances,
 		"CreateTags":                     s.createTags,
+		"DescribePlacementGroups":        s.describePlacementGroups,
 	}
 }
 

@@ -21,14 +21,14 @@ type EC2NodeClass struct {
 
 	// Spec is optional, as in the reference's schema.
 	//
-	// +kubebuilder:validation:XValidation:message="must specify exactly one of ['role', 'instanceProfile']",rule="has(self.role) != has(self.instanceProfile)"
-	// +kubebuilder:validation:XValidation:message="if set, amiFamily must be 'AL2' or 'Custom' when using an AL2 alias",rule="!has(self.amiFamily) || !self.amiSelectorTerms.exists(t, has(t.alias) && t.alias.split('@')[0] == 'al2') || self.amiFamily in ['AL2', 'Custom']"
-	// +kubebuilder:validation:XValidation:message="if set, amiFamily must be 'AL2023' or 'Custom' when using an AL2023 alias",rule="!has(self.amiFamily) || !self.amiSelectorTerms.exists(t, has(t.alias) && t.alias.split('@')[0] == 'al2023') || self.amiFamily in ['AL2023', 'Custom']"
-	// +kubebuilder:validation:XValidation:message="if set, amiFamily must be 'Bottlerocket' or 'Custom' when using a Bottlerocket alias",rule="!has(self.amiFamily) || !self.amiSelectorTerms.exists(t, has(t.alias) && t.alias.split('@')[0] == 'bottlerocket') || self.amiFamily in ['Bottlerocket', 'Custom']"
-	// +kubebuilder:validation:XValidation:message="if set, amiFamily must be 'Windows2019' or 'Custom' when using a Windows2019 alias",rule="!has(self.amiFamily) || !self.amiSelectorTerms.exists(t, has(t.alias) && t.alias.split('@')[0] == 'windows2019') || self.amiFamily in ['Windows2019', 'Custom']"
-	// +kubebuilder:validation:XValidation:message="if set, amiFamily must be 'Windows2022' or 'Custom' when using a Windows2022 alias",rule="!has(self.amiFamily) || !self.amiSelectorTerms.exists(t, has(t.alias) && t.alias.split('@')[0] == 'windows2022') || self.amiFamily in ['Windows2022', 'Custom']"
-	// +kubebuilder:validation:XValidation:message="if set, amiFamily must be 'Windows2025' or 'Custom' when using a Windows2025 alias",rule="!has(self.amiFamily) || !self.amiSelectorTerms.exists(t, has(t.alias) && t.alias.split('@')[0] == 'windows2025') || self.amiFamily in ['Windows2025', 'Custom']"
-	// +kubebuilder:validation:XValidation:message="must specify amiFamily if amiSelectorTerms does not contain an alias",rule="has(self.amiFamily) || self.amiSelectorTerms.exists(t, has(t.alias))"
+	// +kubebuilder:validation:XValidation:message="must specify exactly one of ['role', 'instanceProfile']",rule="(has(self.role) && !has(self.instanceProfile)) || (!has(self.role) && has(self.instanceProfile))"
+	// +kubebuilder:validation:XValidation:message="if set, amiFamily must be 'AL2' or 'Custom' when using an AL2 alias",rule="!has(self.amiFamily) || (self.amiSelectorTerms.exists(x, has(x.alias) && x.alias.find('^[^@]+') == 'al2') ? (self.amiFamily == 'Custom' || self.amiFamily == 'AL2') : true)"
+	// +kubebuilder:validation:XValidation:message="if set, amiFamily must be 'AL2023' or 'Custom' when using an AL2023 alias",rule="!has(self.amiFamily) || (self.amiSelectorTerms.exists(x, has(x.alias) && x.alias.find('^[^@]+') == 'al2023') ? (self.amiFamily == 'Custom' || self.amiFamily == 'AL2023') : true)"
+	// +kubebuilder:validation:XValidation:message="if set, amiFamily must be 'Bottlerocket' or 'Custom' when using a Bottlerocket alias",rule="!has(self.amiFamily) || (self.amiSelectorTerms.exists(x, has(x.alias) && x.alias.find('^[^@]+') == 'bottlerocket') ? (self.amiFamily == 'Custom' || self.amiFamily == 'Bottlerocket') : true)"
+	// +kubebuilder:validation:XValidation:message="if set, amiFamily must be 'Windows2019' or 'Custom' when using a Windows2019 alias",rule="!has(self.amiFamily) || (self.amiSelectorTerms.exists(x, has(x.alias) && x.alias.find('^[^@]+') == 'windows2019') ? (self.amiFamily == 'Custom' || self.amiFamily == 'Windows2019') : true)"
+	// +kubebuilder:validation:XValidation:message="if set, amiFamily must be 'Windows2022' or 'Custom' when using a Windows2022 alias",rule="!has(self.amiFamily) || (self.amiSelectorTerms.exists(x, has(x.alias) && x.alias.find('^[^@]+') == 'windows2022') ? (self.amiFamily == 'Custom' || self.amiFamily == 'Windows2022') : true)"
+	// +kubebuilder:validation:XValidation:message="if set, amiFamily must be 'Windows2025' or 'Custom' when using a Windows2025 alias",rule="!has(self.amiFamily) || (self.amiSelectorTerms.exists(x, has(x.alias) && x.alias.find('^[^@]+') == 'windows2025') ? (self.amiFamily == 'Custom' || self.amiFamily == 'Windows2025') : true)"
+	// +kubebuilder:validation:XValidation:message="must specify amiFamily if amiSelectorTerms does not contain an alias",rule="self.amiSelectorTerms.exists(x, has(x.alias)) ? true : has(self.amiFamily)"
 	// +optional
 	Spec EC2NodeClassSpec `json:"spec,omitzero"`
 	// +optional
@@ -53,57 +53,69 @@ type EC2NodeClassSpec struct {
 	// combines id with tags, exactly as the reference's does: a stricter
 	// rule would refuse manifests that the reference accepts.
 	//
-	// +kubebuilder:validation:XValidation:message="subnetSelectorTerms cannot be empty",rule="size(self) > 0"
-	// +kubebuilder:validation:XValidation:message="expected at least one, got none, ['tags', 'id']",rule="self.all(t, has(t.tags) || has(t.id))"
-	// +kubebuilder:validation:XValidation:message="'id' is mutually exclusive, cannot be set with a combination of other fields in a subnet selector term",rule="self.exists(t, !has(t.id) || !has(t.tags))"
+	// +kubebuilder:validation:XValidation:message="subnetSelectorTerms cannot be empty",rule="self.size() != 0"
+	// +kubebuilder:validation:XValidation:message="expected at least one, got none, ['tags', 'id']",rule="self.all(x, has(x.tags) || has(x.id))"
+	// +kubebuilder:validation:XValidation:message="'id' is mutually exclusive, cannot be set with a combination of other fields in a subnet selector term",rule="!self.all(x, has(x.id) && has(x.tags))"
 	// +kubebuilder:validation:MaxItems=30
 	// +required
-	SubnetSelectorTerms []SubnetSelectorTerm `json:"subnetSelectorTerms"`
+	SubnetSelectorTerms []SubnetSelectorTerm `json:"subnetSelectorTerms" hash:"ignore"`
 	// SecurityGroupSelectorTerms select the security groups attached to
 	// instances; terms are ORed. The exclusivity rules hold only when every
 	// term breaks them, as the reference's do (see SubnetSelectorTerms).
 	//
-	// +kubebuilder:validation:XValidation:message="securityGroupSelectorTerms cannot be empty",rule="size(self) > 0"
-	// +kubebuilder:validation:XValidation:message="expected at least one, got none, ['tags', 'id', 'name']",rule="self.all(t, has(t.tags) || has(t.id) || has(t.name))"
-	// +kubebuilder:validation:XValidation:message="'id' is mutually exclusive, cannot be set with a combination of other fields in a security group selector term",rule="self.exists(t, !has(t.id) || !(has(t.tags) || has(t.name)))"
-	// +kubebuilder:validation:XValidation:message="'name' is mutually exclusive, cannot be set with a combination of other fields in a security group selector term",rule="self.exists(t, !has(t.name) || !(has(t.tags) || has(t.id)))"
+	// +kubebuilder:validation:XValidation:message="securityGroupSelectorTerms cannot be empty",rule="self.size() != 0"
+	// +kubebuilder:validation:XValidation:message="expected at least one, got none, ['tags', 'id', 'name']",rule="self.all(x, has(x.tags) || has(x.id) || has(x.name))"
+	// +kubebuilder:validation:XValidation:message="'id' is mutually exclusive, cannot be set with a combination of other fields in a security group selector term",rule="!self.all(x, has(x.id) && (has(x.tags) || has(x.name)))"
+	// +kubebuilder:validation:XValidation:message="'name' is mutually exclusive, cannot be set with a combination of other fields in a security group selector term",rule="!self.all(x, has(x.name) && (has(x.tags) || has(x.id)))"
 	// +kubebuilder:validation:MaxItems=30
 	// +required
-	SecurityGroupSelectorTerms []SecurityGroupSelectorTerm `json:"securityGroupSelectorTerms"`
+	SecurityGroupSelectorTerms []SecurityGroupSelectorTerm `json:"securityGroupSelectorTerms" hash:"ignore"`
 	// CapacityReservationSelectorTerms select the capacity reservations
 	// launches may use; terms are ORed. A reservation no term selects is
 	// never used, not even an open one (compat decision 1).
 	//
-	// +kubebuilder:validation:XValidation:message="expected at least one, got none, ['tags', 'id', 'instanceMatchCriteria']",rule="self.all(t, has(t.tags) || has(t.id) || has(t.instanceMatchCriteria))"
-	// +kubebuilder:validation:XValidation:message="'id' is mutually exclusive, cannot be set along with other fields in a capacity reservation selector term",rule="self.exists(t, !has(t.id) || !(has(t.tags) || has(t.ownerID) || has(t.instanceMatchCriteria)))"
+	// +kubebuilder:validation:XValidation:message="expected at least one, got none, ['tags', 'id', 'instanceMatchCriteria']",rule="self.all(x, has(x.tags) || has(x.id) || has(x.instanceMatchCriteria))"
+	// +kubebuilder:validation:XValidation:message="'id' is mutually exclusive, cannot be set along with other fields in a capacity reservation selector term",rule="!self.all(x, has(x.id) && (has(x.tags) || has(x.ownerID) || has(x.instanceMatchCriteria)))"
 	// +kubebuilder:validation:MaxItems=30
 	// +optional
-	CapacityReservationSelectorTerms []CapacityReservationSelectorTerm `json:"capacityReservationSelectorTerms,omitempty"`
+	CapacityReservationSelectorTerms []CapacityReservationSelectorTerm `json:"capacityReservationSelectorTerms,omitempty" hash:"ignore"`
+	// PlacementGroupSelector names the placement group instances launch
+	// into, by name or by id; the controller resolves it into
+	// status.placementGroup (PlacementGroupReady).
+	// +kubebuilder:validation:XValidation:message="expected at least one, got none, ['name', 'id']",rule="has(self.name) || has(self.id)"
+	// +kubebuilder:validation:XValidation:message="'name' and 'id' are mutually exclusive",rule="!(has(self.name) && has(self.id))"
+	// +optional
+	PlacementGroupSelector *PlacementGroupSelector `json:"placementGroupSelector,omitempty"`
 	// AssociatePublicIPAddress gives instances a public IPv4 address;
 	// unset leaves it to the subnet's setting.
 	// +optional
 	AssociatePublicIPAddress *bool `json:"associatePublicIPAddress,omitempty"`
+	// IPPrefixCount is how many IPv4 /28 prefixes EC2 assigns to the
+	// primary network interface at launch.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	IPPrefixCount *int32 `json:"ipPrefixCount,omitempty" hash:"ignore"`
 	// AMISelectorTerms select the images instances boot; terms are ORed.
 	// An alias (family@version, e.g. al2023@latest) names the EKS-optimized
 	// image of a family and must be the only term.
 	//
-	// +kubebuilder:validation:XValidation:message="expected at least one, got none, ['tags', 'id', 'name', 'alias', 'ssmParameter']",rule="self.all(t, has(t.tags) || has(t.id) || has(t.name) || has(t.alias) || has(t.ssmParameter))"
-	// +kubebuilder:validation:XValidation:message="'id' is mutually exclusive, cannot be set with a combination of other fields in amiSelectorTerms",rule="self.all(t, !has(t.id) || !(has(t.alias) || has(t.tags) || has(t.name) || has(t.owner)))"
-	// +kubebuilder:validation:XValidation:message="'alias' is mutually exclusive, cannot be set with a combination of other fields in amiSelectorTerms",rule="self.all(t, !has(t.alias) || !(has(t.id) || has(t.tags) || has(t.name) || has(t.owner)))"
-	// +kubebuilder:validation:XValidation:message="'alias' is mutually exclusive, cannot be set with a combination of other amiSelectorTerms",rule="size(self) == 1 || !self.exists(t, has(t.alias))"
+	// +kubebuilder:validation:XValidation:message="expected at least one, got none, ['tags', 'id', 'name', 'alias', 'ssmParameter']",rule="self.all(x, has(x.tags) || has(x.id) || has(x.name) || has(x.alias) || has(x.ssmParameter))"
+	// +kubebuilder:validation:XValidation:message="'id' is mutually exclusive, cannot be set with a combination of other fields in amiSelectorTerms",rule="!self.exists(x, has(x.id) && (has(x.alias) || has(x.tags) || has(x.name) || has(x.owner)))"
+	// +kubebuilder:validation:XValidation:message="'alias' is mutually exclusive, cannot be set with a combination of other fields in amiSelectorTerms",rule="!self.exists(x, has(x.alias) && (has(x.id) || has(x.tags) || has(x.name) || has(x.owner)))"
+	// +kubebuilder:validation:XValidation:message="'alias' is mutually exclusive, cannot be set with a combination of other amiSelectorTerms",rule="!(self.exists(x, has(x.alias)) && self.size() != 1)"
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=30
 	// +required
-	AMISelectorTerms []AMISelectorTerm `json:"amiSelectorTerms"`
+	AMISelectorTerms []AMISelectorTerm `json:"amiSelectorTerms" hash:"ignore"`
 	// AMIFamily decides the user data format and default block devices.
 	// With an alias it may be left out (the alias names the family) or be
 	// that family or Custom; without an alias it is required.
 	// +kubebuilder:validation:Enum={AL2,AL2023,Bottlerocket,Custom,Windows2019,Windows2022,Windows2025}
 	// +optional
-	AMIFamily *string `json:"amiFamily,omitempty"`
+	AMIFamily *string `json:"amiFamily,omitempty" hash:"ignore"`
 	// UserData is passed to instances, in the AMI family's format; the
-	// provider merges what a node needs to join the cluster into it (not
-	// yet for Bottlerocket, whose TOML settings are not merged).
+	// provider merges what a node needs to join the cluster into it
+	// (Bottlerocket: the user's TOML settings under the node's).
 	// +optional
 	UserData *string `json:"userData,omitempty"`
 	// Role is the IAM role instances assume, through an instance profile
@@ -122,11 +134,11 @@ type EC2NodeClassSpec struct {
 	// Tags are set on instances, volumes and launch templates. The keys
 	// Capstan sets itself to find and own its resources are refused.
 	// +kubebuilder:validation:XValidation:message="empty tag keys aren't supported",rule="self.all(k, k != '')"
-	// +kubebuilder:validation:XValidation:message="tag contains a restricted tag matching eks:eks-cluster-name",rule="self.all(k, k != 'eks:eks-cluster-name')"
-	// +kubebuilder:validation:XValidation:message="tag contains a restricted tag matching kubernetes.io/cluster/",rule="self.all(k, !k.startsWith('kubernetes.io/cluster'))"
+	// +kubebuilder:validation:XValidation:message="tag contains a restricted tag matching eks:eks-cluster-name",rule="self.all(k, k !='eks:eks-cluster-name')"
+	// +kubebuilder:validation:XValidation:message="tag contains a restricted tag matching kubernetes.io/cluster/",rule="self.all(k, !k.startsWith('kubernetes.io/cluster') )"
 	// +kubebuilder:validation:XValidation:message="tag contains a restricted tag matching karpenter.sh/nodepool",rule="self.all(k, k != 'karpenter.sh/nodepool')"
-	// +kubebuilder:validation:XValidation:message="tag contains a restricted tag matching karpenter.sh/nodeclaim",rule="self.all(k, k != 'karpenter.sh/nodeclaim')"
-	// +kubebuilder:validation:XValidation:message="tag contains a restricted tag matching karpenter.k8s.aws/ec2nodeclass",rule="self.all(k, k != 'karpenter.k8s.aws/ec2nodeclass')"
+	// +kubebuilder:validation:XValidation:message="tag contains a restricted tag matching karpenter.sh/nodeclaim",rule="self.all(k, k !='karpenter.sh/nodeclaim')"
+	// +kubebuilder:validation:XValidation:message="tag contains a restricted tag matching karpenter.k8s.aws/ec2nodeclass",rule="self.all(k, k !='karpenter.k8s.aws/ec2nodeclass')"
 	// +optional
 	Tags map[string]string `json:"tags,omitempty"`
 	// Kubelet configures the kubelet of launched nodes: AL2023 nodes get
@@ -137,14 +149,23 @@ type EC2NodeClassSpec struct {
 	Kubelet *KubeletConfiguration `json:"kubelet,omitempty"`
 	// BlockDeviceMappings are the volumes attached to instances; unset
 	// means the AMI family's default root volume.
-	// +kubebuilder:validation:XValidation:message="must have only one blockDeviceMappings with rootVolume",rule="self.filter(m, has(m.rootVolume) && m.rootVolume).size() <= 1"
+	// +kubebuilder:validation:XValidation:message="must have only one blockDeviceMappings with rootVolume",rule="self.filter(x, has(x.rootVolume)?x.rootVolume==true:false).size() <= 1"
 	// +kubebuilder:validation:MaxItems=50
 	// +optional
 	BlockDeviceMappings []BlockDeviceMapping `json:"blockDeviceMappings,omitempty"`
 	// InstanceStorePolicy is what to do with the instance's local NVMe
-	// disks. Not honoured yet: the provider reports a class that sets it.
+	// disks: RAID0 makes them one array for the kubelet and containerd.
 	// +optional
 	InstanceStorePolicy *InstanceStorePolicy `json:"instanceStorePolicy,omitempty"`
+	// NetworkInterfaces are the network interfaces instances launch with,
+	// each on a network card and device index: ENA interfaces
+	// ("interface", which the primary one on card 0, device 0 must be) and
+	// EFA-only ones. Unset: one primary interface.
+	// +kubebuilder:validation:XValidation:message="networkInterfaces must include a primary interface with interfaceType='interface'",rule="self.size() == 0 || self.exists(x, x.deviceIndex == 0 && x.networkCardIndex == 0 && x.interfaceType == 'interface')"
+	// +kubebuilder:validation:XValidation:message="networkInterfaces must not have duplicate networkCardIndex and deviceIndex pairs, and can have at most one efa device per network card",rule="self.all(x, self.filter(y, x.networkCardIndex == y.networkCardIndex && x.deviceIndex == y.deviceIndex).size() == 1 && (x.interfaceType != 'efa-only' || self.filter(y, x.networkCardIndex == y.networkCardIndex && y.interfaceType == 'efa-only').size() == 1))"
+	// +kubebuilder:validation:MaxItems=150
+	// +optional
+	NetworkInterfaces []NetworkInterface `json:"networkInterfaces,omitempty"`
 	// DetailedMonitoring turns on 1-minute CloudWatch metrics.
 	// +optional
 	DetailedMonitoring *bool `json:"detailedMonitoring,omitempty"`
@@ -154,9 +175,29 @@ type EC2NodeClassSpec struct {
 	// +kubebuilder:default={"httpEndpoint":"enabled","httpProtocolIPv6":"disabled","httpPutResponseHopLimit":1,"httpTokens":"required"}
 	// +optional
 	MetadataOptions *MetadataOptions `json:"metadataOptions,omitempty"`
+	// ConnectionTracking sets the idle connection tracking timeouts of the
+	// network interfaces of the launch template (not of EFA-only ones, nor
+	// of those the CNI adds later).
+	// +optional
+	ConnectionTracking *ConnectionTracking `json:"connectionTracking,omitempty"`
 	// Context is EC2's reserved fleet context, passed to CreateFleet.
 	// +optional
 	Context *string `json:"context,omitempty"`
+	// CPUOptions are the instances' CPU options.
+	// +optional
+	CPUOptions *CPUOptions `json:"cpuOptions,omitempty"`
+}
+
+// PlacementGroupSelector names one placement group, by name or by id.
+type PlacementGroupSelector struct {
+	// Name of the placement group.
+	// +kubebuilder:validation:MinLength=1
+	// +optional
+	Name *string `json:"name,omitempty"`
+	// ID of the placement group, e.g. pg-0a1b2c.
+	// +kubebuilder:validation:Pattern="^pg-[0-9a-z]+$"
+	// +optional
+	ID *string `json:"id,omitempty"`
 }
 
 // SubnetSelectorTerm selects subnets by id or by tags.
@@ -230,8 +271,8 @@ type AMISelectorTerm struct {
 	// al2023@v20240625) or latest, the only version Windows takes. latest
 	// follows new releases, so nodes drift when one comes out.
 	// +kubebuilder:validation:XValidation:message="'alias' is improperly formatted, must match the format 'family@version'",rule="self.matches('^[a-zA-Z0-9]+@.+$')"
-	// +kubebuilder:validation:XValidation:message="family is not supported, must be one of the following: 'al2', 'al2023', 'bottlerocket', 'windows2019', 'windows2022', 'windows2025'",rule="self.split('@')[0] in ['al2', 'al2023', 'bottlerocket', 'windows2019', 'windows2022', 'windows2025']"
-	// +kubebuilder:validation:XValidation:message="windows families may only specify version 'latest'",rule="!(self.split('@')[0] in ['windows2019', 'windows2022', 'windows2025']) || self.split('@')[1] == 'latest'"
+	// +kubebuilder:validation:XValidation:message="family is not supported, must be one of the following: 'al2', 'al2023', 'bottlerocket', 'windows2019', 'windows2022', 'windows2025'",rule="self.split('@')[0] in ['al2','al2023','bottlerocket','windows2019','windows2022','windows2025']"
+	// +kubebuilder:validation:XValidation:message="windows families may only specify version 'latest'",rule="self.split('@')[0] in ['windows2019','windows2022','windows2025'] ? self.split('@')[1] == 'latest' : true"
 	// +kubebuilder:validation:MaxLength=30
 	// +optional
 	Alias string `json:"alias,omitempty"`
@@ -252,7 +293,8 @@ type AMISelectorTerm struct {
 	// +optional
 	Owner string `json:"owner,omitempty"`
 	// SSMParameter names an SSM parameter (or its ARN) that holds an image
-	// id. Not honoured yet: the provider reports a class that sets it.
+	// id, read with SSM GetParameter; the term's other fields are not
+	// read.
 	// +optional
 	SSMParameter string `json:"ssmParameter,omitempty"`
 }

@@ -10,7 +10,11 @@ type BlockDeviceMapping struct {
 	// DeviceName is where the volume attaches, e.g. /dev/xvda.
 	// +optional
 	DeviceName *string `json:"deviceName,omitempty"`
-	// EBS describes the volume.
+	// EBS describes the volume. Its rules sit on this field, as the
+	// reference's do: gofmt would rewrite a type comment's '' into a
+	// typographic quote.
+	// +kubebuilder:validation:XValidation:message="snapshotID or volumeSize must be defined",rule="has(self.snapshotID) || has(self.volumeSize)"
+	// +kubebuilder:validation:XValidation:message="snapshotID must be set when volumeInitializationRate is set",rule="!has(self.volumeInitializationRate) || (has(self.snapshotID) && self.snapshotID != '')"
 	// +optional
 	EBS *BlockDevice `json:"ebs,omitempty"`
 	// RootVolume marks the volume that holds the kubelet's root directory;
@@ -20,9 +24,6 @@ type BlockDeviceMapping struct {
 }
 
 // BlockDevice is an EBS volume created at launch.
-//
-// +kubebuilder:validation:XValidation:message="snapshotID or volumeSize must be defined",rule="has(self.snapshotID) || has(self.volumeSize)"
-// +kubebuilder:validation:XValidation:message="snapshotID must be set when volumeInitializationRate is set",rule="!has(self.volumeInitializationRate) || (has(self.snapshotID) && size(self.snapshotID) > 0)"
 type BlockDevice struct {
 	// DeleteOnTermination deletes the volume with the instance.
 	// +optional
@@ -56,7 +57,7 @@ type BlockDevice struct {
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^((?:[1-9][0-9]{0,3}|[1-4][0-9]{4}|[5][0-8][0-9]{3}|59000)Gi|(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|[6][0-3][0-9]{3}|64000)G|([1-9]||[1-5][0-7]|58)Ti|([1-9]||[1-5][0-9]|6[0-3]|64)T)$`
 	// +optional
-	VolumeSize *resource.Quantity `json:"volumeSize,omitempty"`
+	VolumeSize *resource.Quantity `json:"volumeSize,omitempty" hash:"string"`
 	// VolumeType is the EBS volume type.
 	// +kubebuilder:validation:Enum={standard,io1,io2,gp2,sc1,st1,gp3}
 	// +optional
@@ -103,9 +104,9 @@ type MetadataOptions struct {
 // (k8s.io/kubelet/config/v1beta1) that an EC2NodeClass may set, with the
 // upstream names.
 //
-// +kubebuilder:validation:XValidation:message="imageGCHighThresholdPercent must be greater than imageGCLowThresholdPercent",rule="!has(self.imageGCHighThresholdPercent) || !has(self.imageGCLowThresholdPercent) || self.imageGCHighThresholdPercent > self.imageGCLowThresholdPercent"
-// +kubebuilder:validation:XValidation:message="evictionSoft OwnerKey does not have a matching evictionSoftGracePeriod",rule="!has(self.evictionSoft) || self.evictionSoft.all(k, has(self.evictionSoftGracePeriod) && k in self.evictionSoftGracePeriod)"
-// +kubebuilder:validation:XValidation:message="evictionSoftGracePeriod OwnerKey does not have a matching evictionSoft",rule="!has(self.evictionSoftGracePeriod) || self.evictionSoftGracePeriod.all(k, has(self.evictionSoft) && k in self.evictionSoft)"
+// +kubebuilder:validation:XValidation:message="imageGCHighThresholdPercent must be greater than imageGCLowThresholdPercent",rule="has(self.imageGCHighThresholdPercent) && has(self.imageGCLowThresholdPercent) ?  self.imageGCHighThresholdPercent > self.imageGCLowThresholdPercent  : true"
+// +kubebuilder:validation:XValidation:message="evictionSoft OwnerKey does not have a matching evictionSoftGracePeriod",rule="has(self.evictionSoft) ? self.evictionSoft.all(e, (e in self.evictionSoftGracePeriod)):true"
+// +kubebuilder:validation:XValidation:message="evictionSoftGracePeriod OwnerKey does not have a matching evictionSoft",rule="has(self.evictionSoftGracePeriod) ? self.evictionSoftGracePeriod.all(e, (e in self.evictionSoft)):true"
 type KubeletConfiguration struct {
 	// ClusterDNS are the cluster DNS server addresses.
 	// +optional
@@ -119,28 +120,28 @@ type KubeletConfiguration struct {
 	// +optional
 	PodsPerCore *int32 `json:"podsPerCore,omitempty"`
 	// SystemReserved is held back for the OS and kernel.
-	// +kubebuilder:validation:XValidation:message="valid keys for systemReserved are ['cpu','memory','ephemeral-storage','pid']",rule="self.all(k, k in ['cpu', 'memory', 'ephemeral-storage', 'pid'])"
-	// +kubebuilder:validation:XValidation:message="systemReserved value cannot be a negative resource quantity",rule="self.all(k, !self[k].startsWith('-'))"
+	// +kubebuilder:validation:XValidation:message="valid keys for systemReserved are ['cpu','memory','ephemeral-storage','pid']",rule="self.all(x, x=='cpu' || x=='memory' || x=='ephemeral-storage' || x=='pid')"
+	// +kubebuilder:validation:XValidation:message="systemReserved value cannot be a negative resource quantity",rule="self.all(x, !self[x].startsWith('-'))"
 	// +optional
 	SystemReserved map[string]Quantity `json:"systemReserved,omitempty"`
 	// KubeReserved is held back for the kubelet and container runtime.
-	// +kubebuilder:validation:XValidation:message="valid keys for kubeReserved are ['cpu','memory','ephemeral-storage','pid']",rule="self.all(k, k in ['cpu', 'memory', 'ephemeral-storage', 'pid'])"
-	// +kubebuilder:validation:XValidation:message="kubeReserved value cannot be a negative resource quantity",rule="self.all(k, !self[k].startsWith('-'))"
+	// +kubebuilder:validation:XValidation:message="valid keys for kubeReserved are ['cpu','memory','ephemeral-storage','pid']",rule="self.all(x, x=='cpu' || x=='memory' || x=='ephemeral-storage' || x=='pid')"
+	// +kubebuilder:validation:XValidation:message="kubeReserved value cannot be a negative resource quantity",rule="self.all(x, !self[x].startsWith('-'))"
 	// +optional
 	KubeReserved map[string]Quantity `json:"kubeReserved,omitempty"`
 	// EvictionHard are the signals' thresholds at which pods are evicted
 	// at once.
-	// +kubebuilder:validation:XValidation:message="valid keys for evictionHard are ['memory.available','nodefs.available','nodefs.inodesFree','imagefs.available','imagefs.inodesFree','pid.available']",rule="self.all(k, k in ['memory.available', 'nodefs.available', 'nodefs.inodesFree', 'imagefs.available', 'imagefs.inodesFree', 'pid.available'])"
+	// +kubebuilder:validation:XValidation:message="valid keys for evictionHard are ['memory.available','nodefs.available','nodefs.inodesFree','imagefs.available','imagefs.inodesFree','pid.available']",rule="self.all(x, x in ['memory.available','nodefs.available','nodefs.inodesFree','imagefs.available','imagefs.inodesFree','pid.available'])"
 	// +optional
 	EvictionHard map[string]EvictionThreshold `json:"evictionHard,omitempty"`
 	// EvictionSoft are the signals' thresholds at which pods are evicted
 	// after the signal's grace period; each needs one.
-	// +kubebuilder:validation:XValidation:message="valid keys for evictionSoft are ['memory.available','nodefs.available','nodefs.inodesFree','imagefs.available','imagefs.inodesFree','pid.available']",rule="self.all(k, k in ['memory.available', 'nodefs.available', 'nodefs.inodesFree', 'imagefs.available', 'imagefs.inodesFree', 'pid.available'])"
+	// +kubebuilder:validation:XValidation:message="valid keys for evictionSoft are ['memory.available','nodefs.available','nodefs.inodesFree','imagefs.available','imagefs.inodesFree','pid.available']",rule="self.all(x, x in ['memory.available','nodefs.available','nodefs.inodesFree','imagefs.available','imagefs.inodesFree','pid.available'])"
 	// +optional
 	EvictionSoft map[string]EvictionThreshold `json:"evictionSoft,omitempty"`
 	// EvictionSoftGracePeriod is how long each soft signal must hold
 	// before pods are evicted.
-	// +kubebuilder:validation:XValidation:message="valid keys for evictionSoftGracePeriod are ['memory.available','nodefs.available','nodefs.inodesFree','imagefs.available','imagefs.inodesFree','pid.available']",rule="self.all(k, k in ['memory.available', 'nodefs.available', 'nodefs.inodesFree', 'imagefs.available', 'imagefs.inodesFree', 'pid.available'])"
+	// +kubebuilder:validation:XValidation:message="valid keys for evictionSoftGracePeriod are ['memory.available','nodefs.available','nodefs.inodesFree','imagefs.available','imagefs.inodesFree','pid.available']",rule="self.all(x, x in ['memory.available','nodefs.available','nodefs.inodesFree','imagefs.available','imagefs.inodesFree','pid.available'])"
 	// +optional
 	EvictionSoftGracePeriod map[string]metav1.Duration `json:"evictionSoftGracePeriod,omitempty"`
 	// EvictionMaxPodGracePeriod caps, in seconds, the grace period of pods
@@ -175,3 +176,60 @@ type Quantity string
 // (e.g. 500Mi).
 // +kubebuilder:validation:Pattern=`^((\d{1,2}(\.\d{1,2})?|100(\.0{1,2})?)%||(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?)$`
 type EvictionThreshold string
+
+// InterfaceType is the kind of a network interface, as EC2 names it.
+type InterfaceType string
+
+// Network interface types.
+const (
+	// InterfaceTypeInterface is an ENA interface (with EFA when the type
+	// supports it and the interface is not the primary one).
+	InterfaceTypeInterface = InterfaceType("interface")
+	// InterfaceTypeEFAOnly is an EFA interface without IP addresses.
+	InterfaceTypeEFAOnly = InterfaceType("efa-only")
+)
+
+// NetworkInterface is one network interface attached at launch.
+type NetworkInterface struct {
+	// NetworkCardIndex is the network card the interface is on.
+	// +kubebuilder:validation:Minimum=0
+	NetworkCardIndex int32 `json:"networkCardIndex"`
+	// DeviceIndex is the interface's device index on the instance.
+	// +kubebuilder:validation:Minimum=0
+	DeviceIndex int32 `json:"deviceIndex"`
+	// InterfaceType is interface or efa-only.
+	// +kubebuilder:validation:Enum={interface,efa-only}
+	InterfaceType InterfaceType `json:"interfaceType"`
+}
+
+// ConnectionTracking are idle connection tracking timeouts, in seconds;
+// unset ones keep EC2's defaults. They need Nitro instance types.
+// +kubebuilder:validation:XValidation:message="at least one of tcpEstablishedTimeout, udpStreamTimeout, or udpTimeout must be set",rule="has(self.tcpEstablishedTimeout) || has(self.udpStreamTimeout) || has(self.udpTimeout)"
+type ConnectionTracking struct {
+	// TCPEstablishedTimeout is for idle established TCP connections.
+	// +kubebuilder:validation:Minimum=60
+	// +kubebuilder:validation:Maximum=432000
+	// +optional
+	TCPEstablishedTimeout *int32 `json:"tcpEstablishedTimeout,omitempty"`
+	// UDPStreamTimeout is for idle UDP flows that saw more than one
+	// request-response.
+	// +kubebuilder:validation:Minimum=60
+	// +kubebuilder:validation:Maximum=180
+	// +optional
+	UDPStreamTimeout *int32 `json:"udpStreamTimeout,omitempty"`
+	// UDPTimeout is for idle UDP flows seen in one direction or with a
+	// single request-response.
+	// +kubebuilder:validation:Minimum=30
+	// +kubebuilder:validation:Maximum=60
+	// +optional
+	UDPTimeout *int32 `json:"udpTimeout,omitempty"`
+}
+
+// CPUOptions are an instance's CPU options.
+type CPUOptions struct {
+	// NestedVirtualization turns nested virtualization on or off; on,
+	// only instance types that support it are launched.
+	// +kubebuilder:validation:Enum={enabled,disabled}
+	// +optional
+	NestedVirtualization *string `json:"nestedVirtualization,omitempty"`
+}

@@ -14,6 +14,7 @@ const (
 	ConditionTypeAMIsReady                 = "AMIsReady"
 	ConditionTypeInstanceProfileReady      = "InstanceProfileReady"
 	ConditionTypeCapacityReservationsReady = "CapacityReservationsReady"
+	ConditionTypePlacementGroupReady       = "PlacementGroupReady"
 	// ConditionTypeValidationSucceeded is also where the provider reports
 	// fields it accepts but does not honour yet.
 	ConditionTypeValidationSucceeded = "ValidationSucceeded"
@@ -37,9 +38,12 @@ type EC2NodeClassStatus struct {
 	// provider made for spec.role, or spec.instanceProfile.
 	// +optional
 	InstanceProfile string `json:"instanceProfile,omitempty"`
-	// Conditions: Ready, and the condition types above.
-	// +listType=map
-	// +listMapKey=type
+	// PlacementGroup is the placement group spec.placementGroupSelector
+	// names, as EC2 describes it.
+	// +optional
+	PlacementGroup *PlacementGroup `json:"placementGroup,omitempty"`
+	// Conditions: Ready, and the condition types above. A plain list, as
+	// the reference's.
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
@@ -130,4 +134,27 @@ type CapacityReservation struct {
 	// +kubebuilder:default=active
 	// +optional
 	State CapacityReservationState `json:"state,omitempty"`
+	// AvailableInstanceCount is how many more instances the reservation
+	// takes, as EC2 last reported it.
+	// +optional
+	AvailableInstanceCount *int32 `json:"availableInstanceCount,omitempty"`
+	// TotalInstanceCount is how many instances the reservation holds.
+	// +optional
+	TotalInstanceCount *int32 `json:"totalInstanceCount,omitempty"`
+}
+
+// PlacementGroup is the resolved placement group.
+type PlacementGroup struct {
+	// ID of the placement group.
+	ID string `json:"id"`
+	// Name of the placement group.
+	Name string `json:"name"`
+	// Strategy is cluster, partition or spread.
+	Strategy string `json:"strategy"`
+	// PartitionCount is a partition group's number of partitions.
+	// +optional
+	PartitionCount int32 `json:"partitionCount,omitempty"`
+	// SpreadLevel is a spread group's level, host or rack.
+	// +optional
+	SpreadLevel string `json:"spreadLevel,omitempty"`
 }

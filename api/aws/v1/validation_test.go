@@ -251,6 +251,19 @@ func invalidNodeClasses() []invalidCase {
 			"imageGCHighThresholdPercent must be greater than imageGCLowThresholdPercent"},
 		{"image GC over 100", "{kubelet: {imageGCHighThresholdPercent: 101}}", "spec.kubelet.imageGCHighThresholdPercent", "should be less than or equal to 100"},
 		{"negative maxPods", "{kubelet: {maxPods: -1}}", "spec.kubelet.maxPods", "should be greater than or equal to 0"},
+		{"placement group by nothing", "{placementGroupSelector: {}}", "spec.placementGroupSelector", "expected at least one, got none, ['name', 'id']"},
+		{"placement group by name and id", "{placementGroupSelector: {name: training, id: pg-0a1}}", "spec.placementGroupSelector", "'name' and 'id' are mutually exclusive"},
+		{"placement group id malformed", "{placementGroupSelector: {id: placement-1}}", "spec.placementGroupSelector.id", shouldMatch},
+		{"negative ipPrefixCount", "{ipPrefixCount: -1}", "spec.ipPrefixCount", "should be greater than or equal to 0"},
+		{"network interfaces without a primary", "{networkInterfaces: [{networkCardIndex: 0, deviceIndex: 0, interfaceType: efa-only}]}", "spec.networkInterfaces",
+			"networkInterfaces must include a primary interface with interfaceType='interface'"},
+		{"two EFA-only interfaces on one card", "{networkInterfaces: [{networkCardIndex: 0, deviceIndex: 0, interfaceType: interface}, {networkCardIndex: 1, deviceIndex: 1, interfaceType: efa-only}, {networkCardIndex: 1, deviceIndex: 2, interfaceType: efa-only}]}", "spec.networkInterfaces",
+			"networkInterfaces must not have duplicate networkCardIndex and deviceIndex pairs, and can have at most one efa device per network card"},
+		{"network interface type unknown", "{networkInterfaces: [{networkCardIndex: 0, deviceIndex: 0, interfaceType: trunk}]}", "spec.networkInterfaces[0].interfaceType", "Unsupported value"},
+		{"connection tracking empty", "{connectionTracking: {}}", "spec.connectionTracking",
+			"at least one of tcpEstablishedTimeout, udpStreamTimeout, or udpTimeout must be set"},
+		{"udp timeout over 60", "{connectionTracking: {udpTimeout: 61}}", "spec.connectionTracking.udpTimeout", "should be less than or equal to 60"},
+		{"nested virtualization unknown", "{cpuOptions: {nestedVirtualization: on}}", "spec.cpuOptions.nestedVirtualization", "Unsupported value"},
 	}
 }
 
@@ -291,6 +304,7 @@ func TestValidEC2NodeClassesAreAccepted(t *testing.T) {
 		{"block devices at the limits", "{blockDeviceMappings: [{deviceName: /dev/xvda, rootVolume: true, ebs: {volumeSize: 64T, volumeType: io2, iops: 64000}}, {deviceName: /dev/xvdb, rootVolume: false, ebs: {volumeSize: 1Gi}}, {deviceName: /dev/xvdc, ebs: {snapshotID: snap-0a1, volumeInitializationRate: 300}}]}"},
 		{"everything kubelet takes", "{kubelet: {clusterDNS: [10.0.0.10], maxPods: 110, podsPerCore: 10, kubeReserved: {cpu: 100m, memory: 1Gi, ephemeral-storage: 1Gi, pid: '100'}, systemReserved: {cpu: '0.5', memory: 512Mi}, evictionHard: {memory.available: 5%, nodefs.available: 10%, imagefs.inodesFree: '1000'}, evictionSoft: {memory.available: 500Mi}, evictionSoftGracePeriod: {memory.available: 1m30s}, evictionMaxPodGracePeriod: 60, imageGCHighThresholdPercent: 85, imageGCLowThresholdPercent: 80, cpuCFSQuota: true}}"},
 		{"empty evictionSoft without grace period", "{kubelet: {evictionSoft: {}}}"},
+		{"placement group, prefixes, EFA interfaces, connection tracking, CPU options", "{placementGroupSelector: {name: training}, ipPrefixCount: 2, networkInterfaces: [{networkCardIndex: 0, deviceIndex: 0, interfaceType: interface}, {networkCardIndex: 1, deviceIndex: 1, interfaceType: efa-only}, {networkCardIndex: 2, deviceIndex: 1, interfaceType: interface}], connectionTracking: {tcpEstablishedTimeout: 432000, udpTimeout: 30}, cpuOptions: {nestedVirtualization: enabled}}"},
 		{"metadata, user data and the rest", "{metadataOptions: {httpTokens: optional, httpPutResponseHopLimit: 64}, userData: '#!/bin/bash\necho hi', associatePublicIPAddress: false, detailedMonitoring: true, instanceStorePolicy: RAID0, context: ctx-0a1}"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -89,7 +89,7 @@ func (p *Provider) Create(ctx context.Context, nc *v1.NodeClaim) (*v1.NodeClaim,
 		p.subnets.release(subnets, subnets[cand.Offering.Zone].ID)
 		p.booked(cand)
 		p.markFailed(nc, errs, byOverride)
-		return p.created(nc, class, cand, inst.InstanceIds[0]), nil
+		return p.created(ctx, nc, class, cand, inst.InstanceIds[0]), nil
 	}
 	p.subnets.release(subnets, "")
 	if len(errs) == 0 && len(full) > 0 {
@@ -320,7 +320,7 @@ func (p *Provider) booked(cand cloudprovider.LaunchCandidate) {
 
 // created is what Create returns for instance id launched as cand: nc
 // with the instance's status and labels.
-func (p *Provider) created(nc *v1.NodeClaim, class *awsv1.EC2NodeClass, cand cloudprovider.LaunchCandidate, id string) *v1.NodeClaim {
+func (p *Provider) created(ctx context.Context, nc *v1.NodeClaim, class *awsv1.EC2NodeClass, cand cloudprovider.LaunchCandidate, id string) *v1.NodeClaim {
 	out := nc.DeepCopy()
 	if out.Labels == nil {
 		out.Labels = map[string]string{}
@@ -340,17 +340,20 @@ func (p *Provider) created(nc *v1.NodeClaim, class *awsv1.EC2NodeClass, cand clo
 	}
 	out.Status.ProviderID = providerID(o.Zone, id)
 	out.Status.Capacity, out.Status.Allocatable = cand.InstanceType.Capacity, cand.InstanceType.Allocatable()
-	stampHash(out, class)
+	p.stampHash(ctx, out, class)
 	return out
 }
 
-// stampHash records the NodeClass's static hash on a launched NodeClaim.
-func stampHash(nc *v1.NodeClaim, class *awsv1.EC2NodeClass) {
+// stampHash records the NodeClass's static hash on a launched NodeClaim,
+// computed now as the reference does at launch (drift.go).
+func (p *Provider) stampHash(ctx context.Context, nc *v1.NodeClaim, class *awsv1.EC2NodeClass) {
 	if nc.Annotations == nil {
 		nc.Annotations = map[string]string{}
 	}
-	nc.Annotations[NodeClassHashAnnotationKey] = NodeClassHash(class.Spec)
-	nc.Annotations[NodeClassHashVersionAnnotationKey] = NodeClassHashVersion
+	// The launch already needed the bootstrap, which is cached; a CA
+	// bundle that cannot be told hashes as the reference's absent one.
+	b, _ := p.opts.Cluster.Bootstrap(ctx)
+	maps.Copy(nc.Annotations, HashAnnotations(class, b.CABundle))
 }
 
 // launched is what Create returns for an instance already running for nc.
@@ -362,6 +365,6 @@ func (p *Provider) launched(ctx context.Context, nc *v1.NodeClaim, class *awsv1.
 	}
 	maps.Copy(out.Labels, got.Labels)
 	out.Status = got.Status
-	stampHash(out, class)
+	p.stampHash(ctx, out, class)
 	return out
 }

@@ -136,9 +136,10 @@ func (p *Provider) collectLaunchTemplates(ctx context.Context) error {
 }
 
 // launchTemplateData is what every instance of nc's NodePool on the AMI
-// starts with: image, security groups, instance profile, user data,
-// metadata options, block devices (the family's default ones when the
-// class has none), monitoring, the capacity reservation
+// starts with: image, security groups or network interfaces
+// (networkInterfaces), instance profile, user data, metadata options,
+// block devices (the family's default ones when the class has none),
+// monitoring, CPU options, placement group, the capacity reservation
 // the offering launches into with its market type, or none
 // (reservationSpecification), and the tags of what the launch creates
 // that the fleet request cannot tag.
@@ -160,13 +161,10 @@ func (p *Provider) launchTemplateData(nc *v1.NodeClaim, class *awsv1.EC2NodeClas
 		MetadataOptions:    metadataOptions(spec.MetadataOptions),
 	}
 	data.CapacityReservationSpecification, data.InstanceMarketOptions = reservationSpecification(o)
-	if spec.AssociatePublicIPAddress != nil {
-		data.NetworkInterfaces = []ec2types.LaunchTemplateInstanceNetworkInterfaceSpecificationRequest{{
-			DeviceIndex: awssdk.Int32(0), AssociatePublicIpAddress: spec.AssociatePublicIPAddress, Groups: groups,
-		}}
-	} else {
+	if data.NetworkInterfaces = networkInterfaces(spec, groups); data.NetworkInterfaces == nil {
 		data.SecurityGroupIds = groups
 	}
+	data.CpuOptions, data.Placement = cpuOptions(spec.CPUOptions), placement(class.Status.PlacementGroup)
 	// Without mappings of its own the class gets its AMI family's, as the
 	// reference's resolver does (amifamily/resolver.go
 	// resolveLaunchTemplates): an encrypted gp3 root volume of the size

@@ -3,7 +3,6 @@ package aws
 import (
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -50,7 +49,7 @@ type nodeUserData struct {
 // (pkg/providers/amifamily/bootstrap): AL2023, a MIME multi-part document
 // of the user's parts and a nodeadm NodeConfig; AL2, a MIME multi-part
 // document of the user's parts and a bootstrap.sh script; Bottlerocket,
-// TOML settings (the user's TOML is not merged yet); Custom, the user's
+// the user's TOML settings merged under the node's; Custom, the user's
 // user data alone. The bootstrap has what the family needs (Missing).
 func userData(n nodeUserData, nc *v1.NodeClaim, class *awsv1.EC2NodeClass) (string, error) {
 	own := ""
@@ -60,6 +59,7 @@ func userData(n nodeUserData, nc *v1.NodeClaim, class *awsv1.EC2NodeClass) (stri
 	labels := map[string]string{v1.NodePoolLabelKey: nc.Labels[v1.NodePoolLabelKey]}
 	taints := append(append([]corev1.Taint{UnregisteredTaint}, nc.Spec.Taints...), nc.Spec.StartupTaints...)
 	k := kubeletConfig(class.Spec.Kubelet, n)
+	raid0 := class.Spec.InstanceStorePolicy != nil && *class.Spec.InstanceStorePolicy == awsv1.InstanceStorePolicyRAID0
 	var out string
 	var err error
 	switch family := class.AMIFamily(); family {
@@ -67,16 +67,13 @@ func userData(n nodeUserData, nc *v1.NodeClaim, class *awsv1.EC2NodeClass) (stri
 		out = own
 	case awsv1.AMIFamilyAL2023:
 		var cfg string
-		if cfg, err = nodeConfig(n, labels, taints, k); err == nil {
+		if cfg, err = nodeConfig(n, labels, taints, k, raid0); err == nil {
 			out, err = mergeMIME(own, contentTypeNodeConfig, part{contentTypeNodeConfig, cfg})
 		}
 	case awsv1.AMIFamilyAL2:
-		out, err = mergeMIME(own, contentTypeShell, part{contentTypeShell, bootstrapScript(n, labels, taints, k)})
+		out, err = mergeMIME(own, contentTypeShell, part{contentTypeShell, bootstrapScript(n, labels, taints, k, raid0)})
 	case awsv1.AMIFamilyBottlerocket:
-		if own != "" {
-			return "", errors.New("merging userData into Bottlerocket settings is not supported yet")
-		}
-		out, err = bottlerocket(n, labels, taints, k)
+		out, err = bottlerocket(n, own, labels, taints, k, raid0)
 	default:
 		return "", fmt.Errorf("AMI family %s is not supported yet", family)
 	}
@@ -124,9 +121,10 @@ func nodeTaints(taints []corev1.Taint) string {
 // types: the cluster's coordinates (the CA decoded: the type holds the
 // bytes and marshals them base64 again), the kubelet configuration
 // (KubeletConfiguration v1beta1 keys, which awsv1's JSON names are, plus
-// registerWithTaints) and the labels as a flag, as the reference writes
-// it (bootstrap/nodeadm.go).
-func nodeConfig(n nodeUserData, labels map[string]string, taints []corev1.Taint, k awsv1.KubeletConfiguration) (string, error) {
+// registerWithTaints), the labels as a flag and, for instanceStorePolicy
+// RAID0, the local storage strategy, as the reference writes it
+// (bootstrap/nodeadm.go).
+func nodeConfig(n nodeUserData, labels map[string]string, taints []corev1.Taint, k awsv1.KubeletConfiguration, raid0 bool) (string, error) {
 	ca, err := base64.StdEncoding.DecodeString(n.bootstrap.CABundle)
 	if err != nil {
 		return "", fmt.Errorf("decoding the cluster's CA bundle, %w", err)
@@ -144,6 +142,11 @@ func nodeConfig(n nodeUserData, labels map[string]string, taints []corev1.Taint,
 			Cluster: nodeadm.ClusterDetails{Name: n.cluster, APIServerEndpoint: n.bootstrap.Endpoint, CertificateAuthority: ca, CIDR: n.bootstrap.ServiceCIDR},
 			Kubelet: nodeadm.KubeletOptions{Config: config, Flags: []string{"--node-labels=" + nodeLabels(labels)}},
 		},
+	}
+	if raid0 {
+		// nodeadm makes the instance stores one RAID0 array for the
+		// kubelet and containerd (the reference's nodeadm.go).
+		cfg.Spec.Instance.LocalStorage.Strategy = nodeadm.LocalStorageRAID0
 	}
 	raw, err := yaml.Marshal(cfg)
 	if err != nil {
@@ -177,8 +180,9 @@ func rawJSON(v any) (runtime.RawExtension, error) {
 // reference passes (bootstrap/eksbootstrap.go): the cluster, its
 // endpoint and CA, the cluster DNS address, and the kubelet's labels,
 // taints and maxPods (--use-max-pods false keeps bootstrap.sh from
-// writing its own).
-func bootstrapScript(n nodeUserData, labels map[string]string, taints []corev1.Taint, k awsv1.KubeletConfiguration) string {
+// writing its own), and --local-disks raid0 for instanceStorePolicy
+// RAID0.
+func bootstrapScript(n nodeUserData, labels map[string]string, taints []corev1.Taint, k awsv1.KubeletConfiguration, raid0 bool) string {
 	var s strings.Builder
 	fmt.Fprintf(&s, "#!/bin/bash -xe\n/etc/eks/bootstrap.sh '%s' --apiserver-endpoint '%s' --b64-cluster-ca '%s'", n.cluster, n.bootstrap.Endpoint, n.bootstrap.CABundle)
 	if len(k.ClusterDNS) > 0 {
@@ -189,6 +193,12 @@ func bootstrapScript(n nodeUserData, labels map[string]string, taints []corev1.T
 		s.WriteString(" --use-max-pods false")
 		args += fmt.Sprintf(" --max-pods=%d", *k.MaxPods)
 	}
-	fmt.Fprintf(&s, " --kubelet-extra-args '%s'\n", args)
+	fmt.Fprintf(&s, " --kubelet-extra-args '%s'", args)
+	if raid0 {
+		// bootstrap.sh's own RAID0 of the instance stores (the
+		// reference's eksbootstrap.go).
+		s.WriteString(" --local-disks raid0")
+	}
+	s.WriteString("\n")
 	return s.String()
 }

@@ -276,7 +276,8 @@ func TestUserDataRefusedAndCustom(t *testing.T) {
 	}{
 		{"Custom: the user's alone", testClass(awsv1.AMIFamilyCustom, ptr.To("anything"), nil), "anything", ""},
 		{"AL2023: a broken MIME document", testClass(awsv1.AMIFamilyAL2023, ptr.To("MIME-Version: 1.0\nContent-Type: multipart/mixed\n\nbody"), nil), "", "not multi-part with a boundary"},
-		{"Bottlerocket with the user's TOML: not yet", testClass(awsv1.AMIFamilyBottlerocket, ptr.To("[settings]"), nil), "", "not supported yet"},
+		{"Bottlerocket: the user's settings not TOML", testClass(awsv1.AMIFamilyBottlerocket, ptr.To("[settings"), nil), "", "reading the userData's Bottlerocket settings"},
+		{"Bottlerocket: the user's kubernetes settings not a table", testClass(awsv1.AMIFamilyBottlerocket, ptr.To("settings.kubernetes = 1"), nil), "", "kubernetes is not a table"},
 		{"Windows: not yet", testClass(awsv1.AMIFamilyWindows2022, nil, nil), "", "Windows2022 is not supported yet"},
 	}
 	for _, tc := range cases {

@@ -87,7 +87,7 @@ func TestAliasQueries(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.alias+" on "+tc.version, func(t *testing.T) {
-			queries, err := ImageQueries(aliasClass(tc.alias), tc.version)
+			queries, err := ImageQueries(aliasClass(tc.alias), tc.version, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -117,7 +117,7 @@ func TestAliasErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.alias+" on "+tc.version, func(t *testing.T) {
-			_, err := ImageQueries(aliasClass(tc.alias), tc.version)
+			_, err := ImageQueries(aliasClass(tc.alias), tc.version, nil)
 			aliasErr, ok := errors.AsType[*AliasError](err)
 			if !ok {
 				t.Fatalf("error %v, want an *AliasError", err)
@@ -174,7 +174,7 @@ func TestAliasResolution(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.alias, func(t *testing.T) {
 			nc := aliasClass(tc.alias)
-			found := Gather(context.Background(), api, nc, "1.30")
+			found := Gather(context.Background(), api, nil, nc, "1.30")
 			if err := found.Err(); err != nil {
 				t.Fatal(err)
 			}
@@ -186,7 +186,7 @@ func TestAliasResolution(t *testing.T) {
 	}
 	// The status entries' requirements in full, for one alias image.
 	nc := aliasClass("al2023@v20240701")
-	got := Resolve(nc, Gather(context.Background(), api, nc, "1.30"), start).AMIs
+	got := Resolve(nc, Gather(context.Background(), api, nil, nc, "1.30"), start).AMIs
 	want := []awsv1.AMI{{ID: "ami-x-old", Name: "amazon-eks-node-al2023-x86_64-standard-1.30-v20240701", Requirements: []corev1.NodeSelectorRequirement{
 		{Key: corev1.LabelArchStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"amd64"}},
 		{Key: "karpenter.k8s.aws/instance-gpu-count", Operator: corev1.NodeSelectorOpDoesNotExist},

@@ -36,6 +36,9 @@ type Deps struct {
 	Client client.Client
 	// EC2 is asked on every reconcile.
 	EC2 EC2
+	// SSM reads the image ids of amiSelectorTerms' ssmParameter; nil: a
+	// class with such a term is not Ready.
+	SSM SSM
 	// IAM makes the instance profile of a class with spec.role; nil: such
 	// a class is not Ready.
 	IAM IAM
@@ -71,6 +74,7 @@ type Options struct {
 type Controller struct {
 	client            client.Client
 	ec2               EC2
+	ssm               SSM
 	iam               IAM
 	clock             clock.Clock
 	recorder          events.EventRecorder
@@ -96,7 +100,7 @@ func New(deps Deps, opts Options) (*Controller, error) {
 	if notReady <= 0 {
 		notReady = DefaultNotReadyRefreshPeriod
 	}
-	return &Controller{client: deps.Client, ec2: deps.EC2, iam: deps.IAM, clock: deps.Clock, recorder: deps.Recorder,
+	return &Controller{client: deps.Client, ec2: deps.EC2, ssm: deps.SSM, iam: deps.IAM, clock: deps.Clock, recorder: deps.Recorder,
 		kubernetesVersion: opts.KubernetesVersion, refresh: refresh, notReady: notReady,
 		clusterName: opts.ClusterName, region: opts.Region, cluster: deps.Cluster}, nil
 }
@@ -163,7 +167,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		nc = patched
 	}
 	now := c.clock.Now()
-	found := Gather(ctx, c.ec2, nc, c.kubernetesVersion)
+	found := Gather(ctx, c.ec2, c.ssm, nc, c.kubernetesVersion)
 	found.Bootstrap, found.BootstrapErr = c.cluster.Bootstrap(ctx)
 	if nc.Spec.Role != "" && (nc.Spec.InstanceProfile == nil || *nc.Spec.InstanceProfile == "") {
 		found.InstanceProfile, found.InstanceProfileErr = EnsureInstanceProfile(ctx, c.iam, nc, c.clusterName, c.region)
@@ -181,10 +185,45 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		log.FromContext(ctx).V(1).Info("updated ec2nodeclass status", "subnets", len(status.Subnets),
 			"securityGroups", len(status.SecurityGroups), "amis", len(status.AMIs), "capacityReservations", len(status.CapacityReservations))
 	}
+	if err := c.stamp(ctx, nc, found.Bootstrap.CABundle); err != nil {
+		return reconcile.Result{}, err
+	}
 	if err := found.Err(); err != nil {
 		return reconcile.Result{}, fmt.Errorf("resolving ec2nodeclass %s, %w", nc.Name, err)
 	}
 	return reconcile.Result{RequeueAfter: RequeueAfter(status, now, c.refresh, c.notReady)}, nil
+}
+
+// stamp writes the hash annotations HashStamps decides: the NodeClaims'
+// first, so that a failure leaves the class's old version in place and
+// the next reconcile stamps them again.
+func (c *Controller) stamp(ctx context.Context, nc *awsv1.EC2NodeClass, caBundle string) error {
+	var claims []v1.NodeClaim
+	if nc.Annotations[awsprovider.NodeClassHashVersionAnnotationKey] != awsprovider.NodeClassHashVersion {
+		list := &v1.NodeClaimList{}
+		if err := c.client.List(ctx, list); err != nil {
+			return fmt.Errorf("listing nodeclaims, %w", err)
+		}
+		claims = list.Items
+	}
+	stamps := HashStamps(nc, claims, caBundle)
+	for i := range stamps.Claims {
+		patched := &stamps.Claims[i]
+		base := patched.DeepCopy()
+		base.Annotations = nil
+		if err := c.client.Patch(ctx, patched, client.MergeFrom(base)); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("stamping nodeclaim %s with the ec2nodeclass hash, %w", patched.Name, err)
+		}
+	}
+	if stamps.Class == nil {
+		return nil
+	}
+	patched := nc.DeepCopy()
+	patched.Annotations = stamps.Class
+	if err := c.client.Patch(ctx, patched, client.MergeFrom(nc)); err != nil {
+		return client.IgnoreNotFound(fmt.Errorf("stamping ec2nodeclass %s with its hash, %w", nc.Name, err))
+	}
+	return nil
 }
 
 // finalize deletes a class that carries TerminationFinalizer: once no

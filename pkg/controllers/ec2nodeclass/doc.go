@@ -3,11 +3,15 @@
 // status alone, and this controller resolves that status from the spec's
 // selector terms: the subnets (id, zone, zone id), security groups (id,
 // name), images (id, name, requirements), active capacity reservations
-// and the instance profile (made for spec.role, see below), and the
-// conditions SubnetsReady,
+// (with EC2's available and total counts), the placement group
+// spec.placementGroupSelector names, and the instance profile (made for
+// spec.role, see below), and the conditions SubnetsReady,
 // SecurityGroupsReady, AMIsReady, InstanceProfileReady,
-// CapacityReservationsReady, ValidationSucceeded and Ready (True when all
-// the others are).
+// CapacityReservationsReady, ValidationSucceeded, PlacementGroupReady and
+// Ready (True when all the others are). It also stamps the class with
+// the reference's drift hash and re-stamps the NodeClaims of another
+// hash version (hash.go). Image terms by ssmParameter are read with SSM
+// GetParameter.
 //
 // The shape is the house one: the pure Resolve (resolve.go) turns what
 // the describe calls returned (Found) and now into the status; the
@@ -51,8 +55,8 @@
 //
 //   - An alias (al2023@latest, bottlerocket@v1.20.5, windows2022@latest…)
 //     is resolved with DescribeImages, not with the public SSM parameters
-//     the reference reads: Capstan has no SSM client, and the local EC2
-//     endpoint of the end-to-end tests speaks only EC2. The images are
+//     the reference reads: the local EC2 endpoint of the end-to-end tests
+//     serves no SSM parameters. The images are
 //     amazon's whose names follow the family's public EKS naming for the
 //     cluster's Kubernetes minor version (Options.KubernetesVersion) and
 //     the alias's version, any release for latest; the newest per
@@ -72,10 +76,6 @@
 //     so nothing launches from it: the reference's
 //     ClusterCIDRResolutionFailed, here for the API server endpoint and CA
 //     as well, since the reference exits at startup without them.
-//   - Fields the API accepts but the provider does not honour yet
-//     (Unsupported: instanceStorePolicy, an AMI term's ssmParameter,
-//     userData with the Bottlerocket family) make ValidationSucceeded
-//     False (ReasonUnsupportedField) rather than being ignored.
 //   - A failed describe call keeps the part of the status it resolved for
 //     the current generation, so an EC2 hiccup does not take a Ready
 //     class down; the reconcile returns the error and is retried.

@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 	"github.com/aws/smithy-go"
 )
 
@@ -32,6 +34,11 @@ type fakeEC2 struct {
 	groups       []ec2types.SecurityGroup
 	images       []ec2types.Image
 	reservations []ec2types.CapacityReservation
+	// placementGroups are all the account's placement groups.
+	placementGroups []ec2types.PlacementGroup
+	// parameters are the SSM parameters GetParameter answers (the fake
+	// stands for SSM too), by name.
+	parameters map[string]string
 	// fail makes an operation fail with the error, by operation name.
 	fail  map[string]error
 	calls map[string]int
@@ -267,4 +274,44 @@ func reservation(id, owner string, imc ec2types.InstanceMatchCriteria, kv ...str
 	return ec2types.CapacityReservation{CapacityReservationId: aws.String(id), OwnerId: aws.String(owner), InstanceMatchCriteria: imc,
 		InstanceType: aws.String("m5.large"), AvailabilityZone: aws.String("us-west-2a"), State: ec2types.CapacityReservationStateActive,
 		Tags: tags(kv...)}
+}
+
+// GetParameter answers a parameter of f.parameters, and SSM's
+// ParameterNotFound for any other.
+func (f *fakeEC2) GetParameter(_ context.Context, in *ssm.GetParameterInput, _ ...func(*ssm.Options)) (*ssm.GetParameterOutput, error) {
+	err := f.begin("GetParameter")
+	defer f.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	v, ok := f.parameters[aws.ToString(in.Name)]
+	if !ok {
+		return nil, &ssmtypes.ParameterNotFound{}
+	}
+	return &ssm.GetParameterOutput{Parameter: &ssmtypes.Parameter{Name: in.Name, Value: aws.String(v), Type: ssmtypes.ParameterTypeString}}, nil
+}
+
+// DescribePlacementGroups answers the groups of the ids or names asked
+// that are in the state filter's states, as EC2 does.
+func (f *fakeEC2) DescribePlacementGroups(_ context.Context, in *ec2.DescribePlacementGroupsInput, _ ...func(*ec2.Options)) (*ec2.DescribePlacementGroupsOutput, error) {
+	err := f.begin("DescribePlacementGroups")
+	defer f.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	out := &ec2.DescribePlacementGroupsOutput{}
+	for _, g := range f.placementGroups {
+		if len(in.GroupIds) > 0 && !slices.Contains(in.GroupIds, aws.ToString(g.GroupId)) ||
+			len(in.GroupNames) > 0 && !slices.Contains(in.GroupNames, aws.ToString(g.GroupName)) {
+			continue
+		}
+		ok, err := matches(in.Filters, g.Tags, map[string]string{"state": string(g.State)})
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out.PlacementGroups = append(out.PlacementGroups, g)
+		}
+	}
+	return out, nil
 }

@@ -36,8 +36,9 @@ func inventory() *fakeEC2 {
 	cancelled.State = ec2types.CapacityReservationStateCancelled
 	i386 := image("ami-i386", "my-ami-i386", fakeAccount, ec2types.ArchitectureValuesI386, start, "team", "ml")
 	return &fakeEC2{
-		now:      start,
-		pageSize: 1,
+		parameters: map[string]string{"/my/ami": "ami-amz", "/not-an-image": "hello"},
+		now:        start,
+		pageSize:   1,
 		subnets: []ec2types.Subnet{
 			subnet("subnet-a", "us-west-2a", "usw2-az1", 100, "team", "ml", "env", "prod"),
 			subnet("subnet-b", "us-west-2b", "usw2-az2", 200, "team", "web", "env", "prod"),
@@ -148,7 +149,10 @@ func TestSelection(t *testing.T) {
 		{"deprecated images only when nothing else matches", terms{AMISelectorTerms: []awsv1.AMISelectorTerm{{Tags: map[string]string{"team": "dep"}}}}, amiIDs,
 			[]string{"ami-dep-arm/arm64(deprecated)", "ami-ok/amd64"}},
 		{"image terms ORed", terms{AMISelectorTerms: []awsv1.AMISelectorTerm{{ID: "ami-amz"}, {Name: "my-ami-arm"}}}, amiIDs, []string{"ami-amz/amd64", "ami-own3/arm64"}},
-		{"image ssmParameter selects nothing", terms{AMISelectorTerms: []awsv1.AMISelectorTerm{{SSMParameter: "/my/ami", Tags: map[string]string{"team": "ml"}}}}, amiIDs, nil},
+		// The parameter's image id alone: the term's other fields are not
+		// read, as in the reference.
+		{"image by ssmParameter", terms{AMISelectorTerms: []awsv1.AMISelectorTerm{{SSMParameter: "/my/ami", Tags: map[string]string{"team": "nobody"}}}}, amiIDs, []string{"ami-amz/amd64"}},
+		{"image ssmParameter missing or not an image id selects nothing", terms{AMISelectorTerms: []awsv1.AMISelectorTerm{{SSMParameter: "/missing"}, {SSMParameter: "/not-an-image"}}}, amiIDs, nil},
 
 		{"reservation by id", terms{CapacityReservationSelectorTerms: []awsv1.CapacityReservationSelectorTerm{{ID: "cr-3"}}}, reservationIDs, []string{"cr-3"}},
 		{"reservation by an id that does not exist", terms{CapacityReservationSelectorTerms: []awsv1.CapacityReservationSelectorTerm{{ID: "cr-404"}, {ID: "cr-1"}}}, reservationIDs, []string{"cr-1"}},
@@ -163,7 +167,8 @@ func TestSelection(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			nc := &awsv1.EC2NodeClass{Spec: tc.spec}
-			found := Gather(context.Background(), inventory(), nc, "1.30")
+			api := inventory()
+			found := Gather(context.Background(), api, api, nc, "1.30")
 			if err := found.Err(); err != nil {
 				t.Fatal(err)
 			}
@@ -181,7 +186,7 @@ func TestSelection(t *testing.T) {
 func TestSubnetZones(t *testing.T) {
 	api := inventory()
 	nc := &awsv1.EC2NodeClass{Spec: awsv1.EC2NodeClassSpec{SubnetSelectorTerms: []awsv1.SubnetSelectorTerm{{ID: "subnet-a"}, {ID: "subnet-d"}}}}
-	found := Gather(context.Background(), api, nc, "")
+	found := Gather(context.Background(), api, nil, nc, "")
 	if err := found.Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +211,7 @@ func TestGatherErrors(t *testing.T) {
 		SecurityGroupSelectorTerms: []awsv1.SecurityGroupSelectorTerm{{ID: "sg-1"}},
 		AMISelectorTerms:           []awsv1.AMISelectorTerm{{Alias: "al2@latest"}},
 	}}
-	found := Gather(context.Background(), api, nc, "1.33")
+	found := Gather(context.Background(), api, nil, nc, "1.33")
 	if !errors.Is(found.SubnetsErr, denied) || !strings.HasPrefix(found.SubnetsErr.Error(), "describing subnets, ") {
 		t.Errorf("SubnetsErr %v, want the wrapped denial", found.SubnetsErr)
 	}

@@ -88,11 +88,11 @@ type ImageQuery struct {
 
 // ImageQueries are the DescribeImages calls for nc's amiSelectorTerms:
 // an alias's calls (aliasQueries), or one call per term that is not only
-// an id and one image-id call for the id terms. A term with an
-// ssmParameter is skipped whole: Capstan cannot read SSM, and selecting
-// by the term's other fields alone would select more than it means
-// (Unsupported reports the field). The error is an *AliasError.
-func ImageQueries(nc *awsv1.EC2NodeClass, kubernetesVersion string) ([]ImageQuery, error) {
+// an id and one image-id call for the id terms and the ssmParameter
+// terms, whose image ids ssmIDs holds (ssmImageIDs; a term without one
+// selects nothing, and its other fields are not read, as in the
+// reference). The error is an *AliasError.
+func ImageQueries(nc *awsv1.EC2NodeClass, kubernetesVersion string, ssmIDs map[string]string) ([]ImageQuery, error) {
 	// Validation makes an alias the only term.
 	if alias := nc.Alias(); alias != nil {
 		return aliasQueries(*alias, kubernetesVersion)
@@ -102,7 +102,9 @@ func ImageQueries(nc *awsv1.EC2NodeClass, kubernetesVersion string) ([]ImageQuer
 	for _, t := range nc.Spec.AMISelectorTerms {
 		switch {
 		case t.SSMParameter != "":
-			continue
+			if id := ssmIDs[t.SSMParameter]; id != "" {
+				ids = append(ids, id)
+			}
 		case t.ID != "" && t.Name == "" && t.Owner == "" && len(t.Tags) == 0:
 			ids = append(ids, t.ID)
 		case t.ID != "" || t.Name != "" || len(t.Tags) > 0:

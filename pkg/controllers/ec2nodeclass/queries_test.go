@@ -81,7 +81,7 @@ func TestImageQueries(t *testing.T) {
 		{ID: "ami-2"},
 		{ID: "ami-3", Owner: "self"},
 	}}}
-	queries, err := ImageQueries(nc, "")
+	queries, err := ImageQueries(nc, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

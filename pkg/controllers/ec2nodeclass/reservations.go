@@ -84,6 +84,10 @@ func capacityReservation(r ec2types.CapacityReservation, now time.Time) (awsv1.C
 		ReservationType:       reservationType,
 		Interruptible:         deref(r.Interruptible),
 		State:                 awsv1.CapacityReservationStateActive,
+		// Capstan's additive status fields (the reference has no
+		// counts): what EC2 reported at this refresh.
+		AvailableInstanceCount: r.AvailableInstanceCount,
+		TotalInstanceCount:     r.TotalInstanceCount,
 	}
 	if r.EndDate != nil {
 		end := metav1.NewTime(*r.EndDate)

@@ -105,3 +105,17 @@ func TestResolveCapacityReservationsNoneFound(t *testing.T) {
 		})
 	}
 }
+
+// Each entry shows the reservation's free and total instances as EC2
+// reported them.
+func TestResolveCapacityReservationCounts(t *testing.T) {
+	r := reservation("cr-1", ownerA, ec2types.InstanceMatchCriteriaTargeted)
+	r.AvailableInstanceCount, r.TotalInstanceCount = aws.Int32(3), aws.Int32(10)
+	got, _ := resolveCapacityReservations([]awsv1.CapacityReservationSelectorTerm{{ID: "cr-1"}}, []ec2types.CapacityReservation{r}, start)
+	want := []awsv1.CapacityReservation{{AvailabilityZone: "us-west-2a", ID: "cr-1", InstanceMatchCriteria: awsv1.InstanceMatchCriteriaTargeted,
+		InstanceType: "m5.large", OwnerID: ownerA, ReservationType: awsv1.CapacityReservationTypeDefault, State: awsv1.CapacityReservationStateActive,
+		AvailableInstanceCount: aws.Int32(3), TotalInstanceCount: aws.Int32(10)}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("reservations (-want +got):\n%s", diff)
+	}
+}

@@ -19,9 +19,12 @@ import (
 
 // Condition reasons. A True condition's reason is its type.
 const (
-	ReasonSubnetsNotFound          = "SubnetsNotFound"
-	ReasonSecurityGroupsNotFound   = "SecurityGroupsNotFound"
-	ReasonAMINotFound              = "AMINotFound"
+	ReasonSubnetsNotFound        = "SubnetsNotFound"
+	ReasonSecurityGroupsNotFound = "SecurityGroupsNotFound"
+	ReasonAMINotFound            = "AMINotFound"
+	// ReasonPlacementGroupNotFound is a placementGroupSelector that names
+	// no available group.
+	ReasonPlacementGroupNotFound   = "PlacementGroupNotFound"
 	ReasonUnsupportedAlias         = "UnsupportedAlias"
 	ReasonKubernetesVersionUnknown = "KubernetesVersionUnknown"
 	ReasonInstanceProfileNotSet    = "InstanceProfileNotSet"
@@ -30,7 +33,6 @@ const (
 	// ReasonInstanceProfileCreationFailed is an IAM call for spec.role's
 	// instance profile that failed otherwise (AccessDenied, ...).
 	ReasonInstanceProfileCreationFailed = "InstanceProfileCreationFailed"
-	ReasonUnsupportedField              = "UnsupportedField"
 	// ReasonInvalidSpotMaxPrice is a spot max price annotation EC2 would
 	// not take (docs/aws.md, "Spot max price").
 	ReasonInvalidSpotMaxPrice = "InvalidSpotMaxPrice"
@@ -60,6 +62,10 @@ type Found struct {
 	// all, else a describe failure.
 	ImagesErr               error
 	CapacityReservationsErr error
+	// PlacementGroups are what the placementGroupSelector's call found;
+	// not asked without a selector.
+	PlacementGroups    []ec2types.PlacementGroup
+	PlacementGroupsErr error
 
 	// InstanceProfile is the instance profile made for spec.role, with
 	// the role in it; the controller makes it (EnsureInstanceProfile).
@@ -91,7 +97,7 @@ func (f Found) Err() error {
 	if IsRoleNotFound(profileErr) {
 		profileErr = nil
 	}
-	return errors.Join(f.SubnetsErr, f.SecurityGroupsErr, imagesErr, f.CapacityReservationsErr, profileErr)
+	return errors.Join(f.SubnetsErr, f.SecurityGroupsErr, imagesErr, f.CapacityReservationsErr, f.PlacementGroupsErr, profileErr)
 }
 
 // Resolve computes nc's status at now from what EC2 returned: the
@@ -172,13 +178,43 @@ func Resolve(nc *awsv1.EC2NodeClass, found Found, now time.Time) awsv1.EC2NodeCl
 	}
 
 	conditions = append(conditions, validation(nc, found))
-	conditions = append(conditions, ready(conditions))
+
+	var placement metav1.Condition
+	if err := found.PlacementGroupsErr; err != nil {
+		var keep bool
+		placement, keep = kept(nc, awsv1.ConditionTypePlacementGroupReady, "describing placement groups", err)
+		if !keep {
+			status.PlacementGroup = nil
+		}
+	} else {
+		status.PlacementGroup, placement = resolvePlacementGroup(spec.PlacementGroupSelector, found.PlacementGroups)
+	}
+	// Listed after Ready, which sums it up with the others: the
+	// conditions of classes resolved before it keep their order.
+	conditions = append(conditions, ready(append(conditions, placement)), placement)
 	for _, c := range conditions {
 		c.ObservedGeneration = nc.Generation
 		c.LastTransitionTime = metav1.NewTime(now)
 		meta.SetStatusCondition(&status.Conditions, c)
 	}
 	return status
+}
+
+// resolvePlacementGroup is the group the selector names, as EC2
+// describes it, and PlacementGroupReady: True without a selector, False
+// (ReasonPlacementGroupNotFound) when no available group has that name or
+// id, as the reference's placement group reconciler decides.
+func resolvePlacementGroup(sel *awsv1.PlacementGroupSelector, found []ec2types.PlacementGroup) (*awsv1.PlacementGroup, metav1.Condition) {
+	if sel == nil {
+		return nil, trueCondition(awsv1.ConditionTypePlacementGroupReady, "")
+	}
+	if len(found) == 0 {
+		return nil, falseCondition(awsv1.ConditionTypePlacementGroupReady, ReasonPlacementGroupNotFound,
+			"no available placement group matches placementGroupSelector "+termsText(sel))
+	}
+	g := found[0]
+	return &awsv1.PlacementGroup{ID: deref(g.GroupId), Name: deref(g.GroupName), Strategy: string(g.Strategy),
+		PartitionCount: deref(g.PartitionCount), SpreadLevel: string(g.SpreadLevel)}, trueCondition(awsv1.ConditionTypePlacementGroupReady, "")
 }
 
 // kept is the condition of type typ after its describe call failed with
@@ -239,30 +275,20 @@ func resolveSecurityGroups(terms []awsv1.SecurityGroupSelectorTerm, found []ec2t
 }
 
 // validation is ValidationSucceeded: False for a spot max price
-// annotation EC2 would refuse, for fields Capstan does not honour yet,
-// or when the user data of the class's AMI family needs what the
-// cluster's discovery cannot tell.
+// annotation EC2 would refuse, or when the user data of the class's AMI
+// family needs what the cluster's discovery cannot tell.
 func validation(nc *awsv1.EC2NodeClass, found Found) metav1.Condition {
 	if _, _, _, err := nc.SpotMaxPrice(); err != nil {
 		return falseCondition(awsv1.ConditionTypeValidationSucceeded, ReasonInvalidSpotMaxPrice, err.Error())
 	}
-	fields := Unsupported(nc.Spec)
-	if len(fields) == 0 {
-		if missing := found.Bootstrap.Missing(nc.AMIFamily()); len(missing) > 0 {
-			msg := fmt.Sprintf("%s user data needs the cluster's %s, which could not be discovered; set the flags or allow eks:DescribeCluster on the cluster", nc.AMIFamily(), strings.Join(missing, ", "))
-			if found.BootstrapErr != nil {
-				msg += ": " + found.BootstrapErr.Error()
-			}
-			return falseCondition(awsv1.ConditionTypeValidationSucceeded, ReasonClusterResolutionFailed, msg)
+	if missing := found.Bootstrap.Missing(nc.AMIFamily()); len(missing) > 0 {
+		msg := fmt.Sprintf("%s user data needs the cluster's %s, which could not be discovered; set the flags or allow eks:DescribeCluster on the cluster", nc.AMIFamily(), strings.Join(missing, ", "))
+		if found.BootstrapErr != nil {
+			msg += ": " + found.BootstrapErr.Error()
 		}
-		return trueCondition(awsv1.ConditionTypeValidationSucceeded, "")
+		return falseCondition(awsv1.ConditionTypeValidationSucceeded, ReasonClusterResolutionFailed, msg)
 	}
-	them := "it"
-	if len(fields) > 1 {
-		them = "them"
-	}
-	return falseCondition(awsv1.ConditionTypeValidationSucceeded, ReasonUnsupportedField, fmt.Sprintf(
-		"%s: accepted by the API but not honoured yet by Capstan's AWS provider; remove %s to launch from this EC2NodeClass", strings.Join(fields, ", "), them))
+	return trueCondition(awsv1.ConditionTypeValidationSucceeded, "")
 }
 
 // ready sums up the other conditions.

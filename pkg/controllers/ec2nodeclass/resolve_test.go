@@ -60,6 +60,7 @@ func allTrueBut(failing ...string) []string {
 		"CapacityReservationsReady=True/CapacityReservationsReady: ",
 		"ValidationSucceeded=True/ValidationSucceeded: ",
 		"Ready=True/Ready: ",
+		"PlacementGroupReady=True/PlacementGroupReady: ",
 	}
 	for i, f := range failing {
 		if f != "" {
@@ -108,12 +109,11 @@ func TestResolveConditions(t *testing.T) {
 		}, allTrueBut("", "", "",
 			`InstanceProfileReady=False/InstanceProfileCreationFailed: making the instance profile for spec.role "KarpenterNodeRole" failed, retrying (check the controller's IAM permissions): api error AccessDenied: not authorized to perform: iam:CreateInstanceProfile`, "", "",
 			`Ready=False/InstanceProfileCreationFailed: InstanceProfileReady=False: making the instance profile for spec.role "KarpenterNodeRole" failed, retrying (check the controller's IAM permissions): api error AccessDenied: not authorized to perform: iam:CreateInstanceProfile`), 1},
-		{"unsupported fields", func(nc *awsv1.EC2NodeClass, _ *Found) {
+		// Honoured since: an ssmParameter term, instanceStorePolicy.
+		{"fields once unsupported", func(nc *awsv1.EC2NodeClass, _ *Found) {
 			nc.Spec.AMISelectorTerms = append(nc.Spec.AMISelectorTerms, awsv1.AMISelectorTerm{SSMParameter: "/my/ami"})
 			nc.Spec.InstanceStorePolicy = ptr.To(awsv1.InstanceStorePolicyRAID0)
-		}, allTrueBut("", "", "", "", "",
-			"ValidationSucceeded=False/UnsupportedField: spec.instanceStorePolicy, spec.amiSelectorTerms[1].ssmParameter: accepted by the API but not honoured yet by Capstan's AWS provider; remove them to launch from this EC2NodeClass",
-			"Ready=False/UnsupportedField: ValidationSucceeded=False: spec.instanceStorePolicy, spec.amiSelectorTerms[1].ssmParameter: accepted by the API but not honoured yet by Capstan's AWS provider; remove them to launch from this EC2NodeClass"), 1},
+		}, allTrueBut(), 1},
 		{"a spot max price EC2 would refuse", func(nc *awsv1.EC2NodeClass, _ *Found) {
 			nc.Annotations = map[string]string{awsv1.SpotMaxPriceAnnotationKey: "0.0001"}
 		}, allTrueBut("", "", "", "", "",
@@ -146,6 +146,7 @@ func TestResolveConditions(t *testing.T) {
 			"Ready=False/SubnetsNotFound: SubnetsReady=False: spec.subnetSelectorTerms is empty; " +
 				"SecurityGroupsReady=False: spec.securityGroupSelectorTerms is empty; AMIsReady=False: spec.amiSelectorTerms is empty; " +
 				"InstanceProfileReady=False: set spec.role or spec.instanceProfile",
+			"PlacementGroupReady=True/PlacementGroupReady: ",
 		}, 0},
 		{"a describe failure before anything was resolved", func(_ *awsv1.EC2NodeClass, f *Found) {
 			f.SubnetsErr, f.CapacityReservationsErr = denied, denied

@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	"github.com/aws/aws-sdk-go-v2/service/pricing"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/prometheus/client_golang/prometheus"
 
 	awscloud "github.com/capstan-dev/capstan/pkg/cloudprovider/aws"
@@ -22,6 +23,8 @@ type clients struct {
 	iam *iam.Client
 	// eks says what nodes join, where the flags do not.
 	eks *eks.Client
+	// ssm reads the image ids of amiSelectorTerms' ssmParameter.
+	ssm *ssm.Client
 }
 
 // newClients builds the clients for cfg, each at its endpoint flag when
@@ -45,6 +48,7 @@ func newClients(cfg aws.Config, o Options, reg prometheus.Registerer) (clients, 
 		sqs: sqs.NewFromConfig(cfg, func(so *sqs.Options) { at(o.SQSEndpoint, &so.BaseEndpoint) }),
 		iam: iam.NewFromConfig(cfg, func(io *iam.Options) { at(o.IAMEndpoint, &io.BaseEndpoint) }),
 		eks: eks.NewFromConfig(cfg, func(eo *eks.Options) { at(o.EKSEndpoint, &eo.BaseEndpoint) }),
+		ssm: ssm.NewFromConfig(cfg, func(so *ssm.Options) { at(o.SSMEndpoint, &so.BaseEndpoint) }),
 	}, nil
 }
 

@@ -23,6 +23,7 @@ type Options struct {
 	Region, Endpoint, PricingEndpoint string
 	InterruptionQueue, SQSEndpoint    string
 	IAMEndpoint, EKSEndpoint          string
+	SSMEndpoint                       string
 	ClusterName                       string
 	ClusterEndpoint                   string
 	ClusterCABundle                   string
@@ -65,6 +66,7 @@ func (p *Provider) BindFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.SQSEndpoint, "aws-sqs-endpoint", "", "SQS endpoint URL instead of the region's")
 	f.StringVar(&o.IAMEndpoint, "aws-iam-endpoint", "", "IAM endpoint URL instead of the partition's (instance profiles for an EC2NodeClass's role)")
 	f.StringVar(&o.EKSEndpoint, "aws-eks-endpoint", "", "EKS endpoint URL instead of the region's (eks:DescribeCluster, what nodes join)")
+	f.StringVar(&o.SSMEndpoint, "aws-ssm-endpoint", "", "SSM endpoint URL instead of the region's (the images amiSelectorTerms name by ssmParameter)")
 	f.StringVar(&o.ClusterName, "cluster-name", "", "cluster name: tags every instance, and nodes join it")
 	f.StringVar(&o.ClusterEndpoint, "cluster-endpoint", "", "API server URL nodes join (default: the EKS cluster's, from eks:DescribeCluster)")
 	f.StringVar(&o.ClusterCABundle, "cluster-ca-bundle", "", "base64 PEM CA bundle of the API server, for nodes (default: the EKS cluster's, from eks:DescribeCluster)")
@@ -93,7 +95,8 @@ func (p *Provider) Validate() error {
 	}
 	for _, f := range []struct{ flag, url string }{
 		{"--aws-endpoint", o.Endpoint}, {"--aws-pricing-endpoint", o.PricingEndpoint}, {"--aws-sqs-endpoint", o.SQSEndpoint},
-		{"--aws-iam-endpoint", o.IAMEndpoint}, {"--aws-eks-endpoint", o.EKSEndpoint}, {"--cluster-endpoint", o.ClusterEndpoint},
+		{"--aws-iam-endpoint", o.IAMEndpoint}, {"--aws-eks-endpoint", o.EKSEndpoint}, {"--aws-ssm-endpoint", o.SSMEndpoint},
+		{"--cluster-endpoint", o.ClusterEndpoint},
 	} {
 		errs = append(errs, validateURL(f.flag, f.url))
 	}
@@ -154,7 +157,7 @@ func (p *Provider) Start(ctx context.Context, env providers.Env) (providers.Star
 			return fmt.Errorf("adding the aws catalog refresher, %w", err)
 		}
 		nodeClasses, err := ec2nodeclass.New(ec2nodeclass.Deps{
-			Client: mgr.GetClient(), EC2: c.ec2, IAM: c.iam, Clock: env.Clock, Recorder: mgr.GetEventRecorder("capstan"), Cluster: cluster,
+			Client: mgr.GetClient(), EC2: c.ec2, SSM: c.ssm, IAM: c.iam, Clock: env.Clock, Recorder: mgr.GetEventRecorder("capstan"), Cluster: cluster,
 		}, ec2nodeclass.Options{KubernetesVersion: version, ClusterName: o.ClusterName, Region: cfg.Region})
 		if err != nil {
 			return err
