@@ -213,6 +213,14 @@
 // reserved-capacity, OnDemandOptions.CapacityReservationOptions with
 // capacity-block) fail with EC2's codes.
 //
+// TotalTargetCapacity N launches up to N instances, each as above; the
+// fleet stops at the first that finds no capacity and answers the
+// instances it launched with that one's errors (a partly fulfilled
+// instant fleet). Options.CreateFleetLatency (ec2endpoint's
+// --create-fleet-latency) delays every answer, requests waiting it out
+// concurrently as EC2 serves them, so a caller that launches one fleet at
+// a time pays it per node, as on real EC2.
+//
 // # Instances
 //
 // DescribeInstances reports pending until the profile's launch latency

@@ -97,6 +97,11 @@ type Options struct {
 	// cluster is still CREATING. ServiceCIDR is its service CIDR; empty
 	// is 172.20.0.0/16, EKS's pick for the endpoint's VPC.
 	ClusterEndpoint, ClusterCABundle, ServiceCIDR string
+	// CreateFleetLatency is how long CreateFleet takes to answer, on
+	// Clock: real EC2 takes seconds to place an instant fleet, which a
+	// caller that launches one fleet at a time pays per node. Requests
+	// wait it out side by side, as EC2 serves them; zero answers at once.
+	CreateFleetLatency time.Duration
 }
 
 // Server serves the EC2 Query API over the simulated cloud. It is an
