@@ -30,7 +30,7 @@ const (
 // not one each, and one call of EC2's mutating-request budget.
 type fleetBatcher struct {
 	call  func(context.Context, *ec2.CreateFleetInput) (*ec2.CreateFleetOutput, error)
-	clock clock.Clock
+	clock clock.WithDelayedExecution
 	// idle, max and maxItems close a batch (FleetBatchIdle, ...).
 	idle, max time.Duration
 	maxItems  int
@@ -49,8 +49,11 @@ type fleetBatch struct {
 	// several sends.
 	shared  *ec2.CreateFleetInput
 	callers []chan fleetShare
-	added   chan struct{}
-	full    chan struct{}
+	// opened and last are when the first and the latest request came;
+	// idle and max fire at the window's two ends.
+	opened, last time.Time
+	idle, max    clock.Timer
+	sent         bool
 }
 
 // fleetShare is one request's answer: its own instance (at most one) with
@@ -62,63 +65,77 @@ type fleetShare struct {
 	err     error
 }
 
-func newFleetBatcher(call func(context.Context, *ec2.CreateFleetInput) (*ec2.CreateFleetOutput, error), clk clock.Clock, idle, maxWait time.Duration, maxItems int) *fleetBatcher {
+func newFleetBatcher(call func(context.Context, *ec2.CreateFleetInput) (*ec2.CreateFleetOutput, error), clk clock.WithDelayedExecution, idle, maxWait time.Duration, maxItems int) *fleetBatcher {
 	return &fleetBatcher{call: call, clock: clk, idle: idle, max: maxWait, maxItems: maxItems, open: map[string]*fleetBatch{}}
 }
 
 // createFleet adds in, a fleet of one instance, to the open batch of the
 // same request, or opens one, and waits for the batch's answer.
 func (b *fleetBatcher) createFleet(ctx context.Context, in *ec2.CreateFleetInput) fleetShare {
+	return <-b.add(ctx, in)
+}
+
+// add puts in into its batch and returns where the batch's answer for it
+// will come.
+func (b *fleetBatcher) add(ctx context.Context, in *ec2.CreateFleetInput) <-chan fleetShare {
+	answer := make(chan fleetShare, 1)
 	shared := withoutNodeClaimTag(in)
 	raw, err := json.Marshal(shared)
 	if err != nil {
-		return fleetShare{err: fmt.Errorf("hashing the fleet request, %w", err)}
+		answer <- fleetShare{err: fmt.Errorf("hashing the fleet request, %w", err)}
+		return answer
 	}
 	key := string(raw)
-	answer := make(chan fleetShare, 1)
 	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.clock.Now()
 	bt := b.open[key]
-	if bt == nil {
-		bt = &fleetBatch{ctx: ctx, first: in, shared: shared, added: make(chan struct{}, 1), full: make(chan struct{})}
-		b.open[key] = bt
-		go b.run(key, bt)
+	if bt != nil && !now.Before(bt.closes(b.idle, b.max)) {
+		// Its window is over; its timer's send is under way.
+		delete(b.open, key)
+		bt = nil
 	}
+	if bt == nil {
+		bt = &fleetBatch{ctx: ctx, first: in, shared: shared, opened: now}
+		b.open[key] = bt
+		bt.max = b.clock.AfterFunc(b.max, func() { go b.flush(key, bt) })
+	} else {
+		bt.idle.Stop()
+	}
+	bt.last = now
 	bt.callers = append(bt.callers, answer)
 	if len(bt.callers) >= b.maxItems {
 		delete(b.open, key)
-		close(bt.full)
-	} else {
-		select {
-		case bt.added <- struct{}{}:
-		default:
-		}
+		go b.flush(key, bt)
+		return answer
 	}
-	b.mu.Unlock()
-	return <-answer
+	bt.idle = b.clock.AfterFunc(b.idle, func() { go b.flush(key, bt) })
+	return answer
 }
 
-// run closes the batch when its window ends and sends it.
-func (b *fleetBatcher) run(key string, bt *fleetBatch) {
-	idle, maxWait := b.clock.NewTimer(b.idle), b.clock.NewTimer(b.max)
-wait:
-	for {
-		select {
-		case <-bt.full:
-			break wait
-		case <-bt.added:
-			idle.Stop()
-			idle = b.clock.NewTimer(b.idle)
-		case <-idle.C():
-			break wait
-		case <-maxWait.C():
-			break wait
-		}
+// closes is when the batch's window ends.
+func (bt *fleetBatch) closes(idle, maxWait time.Duration) time.Time {
+	end := bt.last.Add(idle)
+	if hard := bt.opened.Add(maxWait); hard.Before(end) {
+		return hard
 	}
-	idle.Stop()
-	maxWait.Stop()
+	return end
+}
+
+// flush sends the batch, once, and hands out its answers.
+func (b *fleetBatcher) flush(key string, bt *fleetBatch) {
 	b.mu.Lock()
+	if bt.sent {
+		b.mu.Unlock()
+		return
+	}
+	bt.sent = true
 	if b.open[key] == bt {
 		delete(b.open, key)
+	}
+	bt.max.Stop()
+	if bt.idle != nil {
+		bt.idle.Stop()
 	}
 	callers := bt.callers
 	b.mu.Unlock()

@@ -29,6 +29,19 @@ const benchFleetLatency = 3 * time.Second
 // the seconds the 50 launches take (docs/aws.md, "Launch concurrency").
 // Run it with -benchtime=1x: one iteration is 50 launches.
 func BenchmarkCreate50(b *testing.B) {
+	for _, bc := range []struct {
+		name  string
+		batch aws.FleetBatchOptions
+	}{
+		{name: "batched", batch: aws.FleetBatchOptions{}},
+		// A fleet per NodeClaim: the launches in parallel only.
+		{name: "unbatched", batch: aws.FleetBatchOptions{MaxItems: 1}},
+	} {
+		b.Run(bc.name, func(b *testing.B) { benchmarkCreate(b, bc.batch) })
+	}
+}
+
+func benchmarkCreate(b *testing.B, batch aws.FleetBatchOptions) {
 	const n = 50
 	profile := &simv1alpha1.CloudProfile{Spec: simv1alpha1.CloudProfileSpec{
 		Region: "us-west-2", Zones: []string{"us-west-2a", "us-west-2b"}, Style: simv1alpha1.CloudStyleAWS,
@@ -36,7 +49,8 @@ func BenchmarkCreate50(b *testing.B) {
 	}}
 	api, cluster := endpoint(b, ec2endpoint.Options{Profile: profile, ClusterName: "bench", CreateFleetLatency: benchFleetLatency})
 	class := readyNodeClass(b, api, "bench")
-	p, err := aws.New(api, aws.Options{Region: "us-west-2", ClusterName: "bench", Clock: clock.RealClock{}, NodeClasses: nodeClasses{class.Name: class}, Cluster: cluster})
+	p, err := aws.New(api, aws.Options{Region: "us-west-2", ClusterName: "bench", Clock: clock.RealClock{}, NodeClasses: nodeClasses{class.Name: class}, Cluster: cluster,
+		FleetBatch: batch})
 	if err != nil {
 		b.Fatal(err)
 	}
