@@ -47,7 +47,9 @@
 // use, state, match criteria, end, tags), CreateLaunchTemplate,
 // DescribeLaunchTemplates, DeleteLaunchTemplate (in memory, one version
 // each, names unique), CreateFleet (instant), DescribeInstances,
-// TerminateInstances and CreateTags. SSM parameters (the public AMI
+// TerminateInstances, CreateTags and CopyImage (within the region: an
+// AMI of the account's made now, so that a new image can match an
+// EC2NodeClass's selector). SSM parameters (the public AMI
 // aliases) and every other EC2 action are not served.
 //
 // The same listener speaks two JSON protocols, told apart by

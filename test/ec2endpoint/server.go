@@ -114,8 +114,11 @@ type Server struct {
 	// catalog order, and byName indexes them.
 	types   []catalog.InstanceType
 	byName  map[string]catalog.InstanceType
-	images  []image
 	actions map[string]action
+	// imagesMu guards images: the synthesized AMIs and the copies
+	// (imageList).
+	imagesMu sync.RWMutex
+	images   []image
 
 	mu sync.Mutex
 	// templates are the launch templates by id; nextID numbers them and
@@ -281,6 +284,7 @@ func (s *Server) actionTable() map[string]action {
 		"DescribeInstances":             s.describeInstances,
 		"TerminateInstances":            s.terminateInstances,
 		"CreateTags":                    s.createTags,
+		"CopyImage":                     s.copyImage,
 	}
 }
 

@@ -62,13 +62,14 @@ func userDataBytes(b64 string) ([]byte, error) {
 // another cluster; "" when it joins. An image the endpoint does not
 // know never launches.
 func (s *Server) whyNotJoining(b64, imageID string) string {
-	i := slices.IndexFunc(s.images, func(img image) bool { return img.id == imageID })
+	images := s.imageList()
+	i := slices.IndexFunc(images, func(img image) bool { return img.id == imageID })
 	if i < 0 {
 		return ""
 	}
 	raw, err := userDataBytes(b64)
 	if err == nil {
-		switch agentOf(s.images[i]) {
+		switch agentOf(images[i]) {
 		case agentBottlerocket:
 			err = s.checkBottlerocket(raw)
 		default:
@@ -76,7 +77,7 @@ func (s *Server) whyNotJoining(b64, imageID string) string {
 		}
 	}
 	if err != nil {
-		return fmt.Sprintf("the node of image %s (%s) does not join cluster %s with its user data: %v", imageID, s.images[i].name, s.opts.ClusterName, err)
+		return fmt.Sprintf("the node of image %s (%s) does not join cluster %s with its user data: %v", imageID, images[i].name, s.opts.ClusterName, err)
 	}
 	return ""
 }

@@ -49,7 +49,8 @@ func benchmarkCreate(b *testing.B, batch aws.FleetBatchOptions) {
 	}}
 	api, cluster := endpoint(b, ec2endpoint.Options{Profile: profile, ClusterName: "bench", CreateFleetLatency: benchFleetLatency})
 	class := readyNodeClass(b, api, "bench")
-	p, err := aws.New(api, aws.Options{Region: "us-west-2", ClusterName: "bench", Clock: clock.RealClock{}, NodeClasses: nodeClasses{class.Name: class}, Cluster: cluster,
+	fleets := &fleetSizes{EC2: api}
+	p, err := aws.New(fleets, aws.Options{Region: "us-west-2", ClusterName: "bench", Clock: clock.RealClock{}, NodeClasses: nodeClasses{class.Name: class}, Cluster: cluster,
 		FleetBatch: batch})
 	if err != nil {
 		b.Fatal(err)
@@ -77,6 +78,7 @@ func benchmarkCreate(b *testing.B, batch aws.FleetBatchOptions) {
 		}
 	}
 	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/50-launches")
+	b.ReportMetric(float64(len(fleets.sizes))/float64(b.N), "CreateFleet-calls/50-launches")
 }
 
 func benchNodeClaim(class *awsv1.EC2NodeClass, name string) *v1.NodeClaim {
