@@ -29,6 +29,9 @@ type Options struct {
 	ServiceCIDR                       string
 	VMMemoryOverheadPercent           float64
 	RefreshInterval                   time.Duration
+	// NodeClassRefresh is how often a Ready EC2NodeClass's selectors are
+	// resolved again (a new image matching them drifts its nodes).
+	NodeClassRefresh time.Duration
 }
 
 // MinRefreshInterval bounds --aws-refresh-interval: each refresh asks EC2
@@ -68,6 +71,7 @@ func (p *Provider) BindFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.ServiceCIDR, "service-cidr", "", "the cluster's service CIDR, for nodes (default: the EKS cluster's, from eks:DescribeCluster)")
 	f.Float64Var(&o.VMMemoryOverheadPercent, "vm-memory-overhead-percent", 0.075, "share of an instance's memory the hypervisor keeps")
 	f.DurationVar(&o.RefreshInterval, "aws-refresh-interval", 5*time.Minute, "how often instance types, prices and capacity reservations are reloaded")
+	f.DurationVar(&o.NodeClassRefresh, "ec2nodeclass-refresh-interval", ec2nodeclass.DefaultRefreshPeriod, "how often a Ready EC2NodeClass's subnets, security groups, AMIs and reservations are resolved again (a new AMI matching its selector drifts its nodes)")
 }
 
 // Validate implements providers.Provider.
@@ -77,6 +81,9 @@ func (p *Provider) Validate() error {
 	// Written so that NaN, which every comparison is false for, fails too.
 	if !(o.VMMemoryOverheadPercent >= 0 && o.VMMemoryOverheadPercent < 1) {
 		errs = append(errs, fmt.Errorf("--vm-memory-overhead-percent %g is not in [0, 1)", o.VMMemoryOverheadPercent))
+	}
+	if o.NodeClassRefresh < MinRefreshInterval {
+		errs = append(errs, fmt.Errorf("--ec2nodeclass-refresh-interval must be at least %s, got %s", MinRefreshInterval, o.NodeClassRefresh))
 	}
 	switch {
 	case o.RefreshInterval <= 0:
@@ -142,7 +149,8 @@ func (p *Provider) Start(ctx context.Context, env providers.Env) (providers.Star
 		}
 		nodeClasses, err := ec2nodeclass.New(ec2nodeclass.Deps{
 			Client: mgr.GetClient(), EC2: c.ec2, IAM: c.iam, Clock: env.Clock, Recorder: mgr.GetEventRecorder("capstan"), Cluster: cluster,
-		}, ec2nodeclass.Options{KubernetesVersion: version, ClusterName: o.ClusterName, Region: cfg.Region})
+		}, ec2nodeclass.Options{KubernetesVersion: version, ClusterName: o.ClusterName, Region: cfg.Region,
+			RefreshPeriod: o.NodeClassRefresh})
 		if err != nil {
 			return err
 		}

@@ -125,7 +125,7 @@ func TestMain(m *testing.M) {
 		Args: func(c *test.Cluster) []string {
 			return []string{"--cloud-provider=aws", "--aws-endpoint=" + url, "--aws-pricing-endpoint=" + url,
 				"--aws-sqs-endpoint=" + url, "--aws-iam-endpoint=" + url, "--aws-eks-endpoint=" + url, "--interruption-queue=" + clusterName,
-				"--aws-region=" + region, "--cluster-name=" + clusterName, "--aws-refresh-interval=10s",
+				"--aws-region=" + region, "--cluster-name=" + clusterName, "--aws-refresh-interval=10s", "--ec2nodeclass-refresh-interval=10s",
 				"--batch-idle-duration=500ms", "--batch-max-duration=2s",
 				"--disruption-poll-interval=1s", "--disruption-validation-delay=2s",
 				"--gc-interval=" + gcInterval.String(), "--gc-grace=" + gcGrace.String(), "--launch-timeout=" + launchTimeout.String()}

@@ -43,6 +43,8 @@ type setup struct {
 	reservations []string
 	// slots bound the live NodeClaims in each reservation (the checker's).
 	slots map[string]int
+	// class, when set, changes the EC2NodeClass before it is created.
+	class func(*awsv1.EC2NodeClass)
 }
 
 // scenario is one test's world: a namespace, an EC2NodeClass, a NodePool
@@ -95,6 +97,9 @@ func start(t *testing.T, s setup) *scenario {
 	class := ec2NodeClass(t)
 	for _, id := range s.reservations {
 		class.Spec.CapacityReservationSelectorTerms = append(class.Spec.CapacityReservationSelectorTerms, awsv1.CapacityReservationSelectorTerm{ID: id})
+	}
+	if s.class != nil {
+		s.class(class)
 	}
 	np := test.NodePool(func(np *v1.NodePool) {
 		np.Spec.Template.Spec.NodeClassRef = &v1.NodeClassReference{Group: awsv1.Group, Kind: "EC2NodeClass", Name: class.Name}
