@@ -24,6 +24,7 @@ func TestValidate(t *testing.T) {
 			want: []string{"--cluster-name", "--vm-memory-overhead-percent", "--aws-refresh-interval"}},
 		{name: "overhead NaN", args: []string{"--cluster-name=prod", "--vm-memory-overhead-percent=NaN"}, want: []string{"--vm-memory-overhead-percent NaN is not in [0, 1)"}},
 		{name: "overhead Inf", args: []string{"--cluster-name=prod", "--vm-memory-overhead-percent=-Inf"}, want: []string{"--vm-memory-overhead-percent -Inf is not in [0, 1)"}},
+		{name: "nodeclass refresh of 1s", args: []string{"--cluster-name=prod", "--ec2nodeclass-refresh-interval=1s"}, want: []string{"--ec2nodeclass-refresh-interval must be at least 10s, got 1s"}},
 		{name: "refresh of 1ms", args: []string{"--cluster-name=prod", "--aws-refresh-interval=1ms"}, want: []string{"--aws-refresh-interval must be at least 10s, got 1ms"}},
 		{name: "every value parsed", args: []string{"--cluster-name=prod_2-a", "--aws-endpoint=http://127.0.0.1:4566", "--aws-pricing-endpoint=https://api.pricing.us-east-1.amazonaws.com",
 			"--aws-sqs-endpoint=https://sqs.us-west-2.amazonaws.com/", "--aws-iam-endpoint=https://iam.amazonaws.com", "--aws-eks-endpoint=https://eks.us-west-2.amazonaws.com",
