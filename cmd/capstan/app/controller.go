@@ -216,7 +216,7 @@ func runController(ctx context.Context, opts Options) error {
 		disrupt.Register(ctx, mgr),
 		disrupter.NewConditions(disrupter.ConditionsDeps{
 			Client: mgr.GetClient(), Cloud: cp, Applier: applier, Clock: clk,
-		}, disrupter.ConditionsOptions{Drift: opts.Disruption.Drift()}).Register(ctx, mgr),
+		}, disrupter.ConditionsOptions{Drift: opts.Disruption.Drift(), NodeClasses: cp.GetSupportedNodeClasses()}).Register(ctx, mgr),
 		disrupter.NewExpiration(disrupter.ExpirationDeps{Client: mgr.GetClient(), Applier: applier, Clock: clk}).Register(ctx, mgr),
 		interrupt.Register(ctx, mgr),
 		registerCapacityBlocks(ctx, mgr, cp, applier, clk),
