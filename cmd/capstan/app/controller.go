@@ -46,12 +46,12 @@ type Options struct {
 	CloudProvider string
 	// Providers are the clouds to choose from, each holding its own
 	// flags (providerList).
-	Providers        providers.List
-	BatchIdle        time.Duration
-	BatchMax         time.Duration
-	UnavailableTTL   time.Duration
-	RegistrationTTL  time.Duration
-	LaunchTimeout    time.Duration
+	Providers       providers.List
+	BatchIdle       time.Duration
+	BatchMax        time.Duration
+	UnavailableTTL  time.Duration
+	RegistrationTTL time.Duration
+	LaunchTimeout   time.Duration
 	// NodeClaimWorkers bound the NodeClaims reconciled (launched) at once.
 	NodeClaimWorkers int
 	SchedulerNames   []string
