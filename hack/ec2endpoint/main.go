@@ -47,6 +47,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	kubeconfig := fs.String("kubeconfig", "", "cluster the launched instances register their Nodes on (default: none, Nodes are kept in memory)")
 	cluster := fs.String("cluster-name", ec2endpoint.DefaultClusterName, "cluster name the synthesized subnets, security groups and AMI are tagged for (karpenter.sh/discovery)")
 	metadataTags := fs.Bool("instance-metadata-tags", false, "the account's default puts instance tags in instance metadata, so tag keys with / are refused unless the launch template disables it")
+	fleetLatency := fs.Duration("create-fleet-latency", 0, "how long each CreateFleet takes to answer, requests waiting side by side as on EC2, where an instant fleet takes seconds (default: at once)")
 	omitPlacement := fs.Bool("omit-fleet-instance-placement", false, "answer CreateFleet without the instances' subnetId and zone, as EC2 did before its model had them")
 	var policies [][]byte
 	fs.Func("iam-policy", "a CloudFormation template of the caller's IAM policies (docs/iam); repeatable. Every request not signed with access key "+
@@ -68,7 +69,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	opts := ec2endpoint.Options{StatePath: *state, ClusterName: *cluster, InstanceMetadataTags: *metadataTags, OmitFleetInstancePlacement: *omitPlacement,
-		PolicyTemplates: policies, ClusterEndpoint: *clusterEndpoint, ClusterCABundle: *clusterCA, ServiceCIDR: *serviceCIDR}
+		PolicyTemplates: policies, ClusterEndpoint: *clusterEndpoint, ClusterCABundle: *clusterCA, ServiceCIDR: *serviceCIDR,
+		CreateFleetLatency: *fleetLatency}
 	if *profile != "" {
 		p, err := sim.LoadProfile(*profile)
 		if err != nil {

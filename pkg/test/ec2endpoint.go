@@ -34,11 +34,13 @@ const EC2EndpointState = "ec2endpoint-state.json"
 // ServiceCIDR, so that what Capstan discovers is what nodes must join.
 // Its kubelet runs as EC2EndpointUser, bound to the roles the simulated
 // cloud's kubelet has in StartCapstan: config/rbac's ClusterRoles
-// capstan and capstan-sim-kubelet. With policy files (CloudFormation
-// templates, as docs/iam's), the endpoint authorizes every request not
-// signed with ec2endpoint.AdminAccessKeyID under their policies. It
+// capstan and capstan-sim-kubelet. flags are the endpoint's further
+// flags: with --iam-policy files (CloudFormation templates, as
+// docs/iam's), it authorizes every request not signed with
+// ec2endpoint.AdminAccessKeyID under their policies;
+// --create-fleet-latency makes launches take as long as on EC2. It
 // returns the URL the endpoint printed.
-func (c *Cluster) StartEC2Endpoint(profile, clusterName string, policyFiles ...string) (string, error) {
+func (c *Cluster) StartEC2Endpoint(profile, clusterName string, flags ...string) (string, error) {
 	root, err := ModuleRoot()
 	if err != nil {
 		return "", err
@@ -54,9 +56,7 @@ func (c *Cluster) StartEC2Endpoint(profile, clusterName string, policyFiles ...s
 	args := []string{"--listen=127.0.0.1:0", "--cloud-profile=" + profile, "--sim-state=" + filepath.Join(c.Root, EC2EndpointState),
 		"--kubeconfig=" + kubeconfig, "--cluster-name=" + clusterName,
 		"--cluster-endpoint=" + c.Config.Host, "--cluster-ca-bundle=" + base64.StdEncoding.EncodeToString(c.Config.CAData), "--service-cidr=" + ServiceCIDR}
-	for _, f := range policyFiles {
-		args = append(args, "--iam-policy="+f)
-	}
+	args = append(args, flags...)
 	p, err := startProcessEnv(c.Logs(), "ec2endpoint", bin, nil, args...)
 	if err != nil {
 		return "", err

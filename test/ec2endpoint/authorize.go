@@ -345,7 +345,7 @@ func (s *Server) subnetTags(id string) map[string]string {
 }
 
 func (s *Server) imageTags(id string) map[string]string {
-	for _, img := range s.images {
+	for _, img := range s.imageList() {
 		if img.id == id {
 			return img.tags
 		}

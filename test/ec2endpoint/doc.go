@@ -51,8 +51,9 @@
 // DescribeLaunchTemplates, DescribeLaunchTemplateVersions (image, type,
 // user data, groups, profile, block devices), DeleteLaunchTemplate (in
 // memory, one version each, names unique), CreateFleet (instant), DescribeInstances,
-// TerminateInstances and CreateTags. Every other EC2 action is not
-// served.
+// TerminateInstances, CreateTags and CopyImage (within the region: an
+// AMI of the account's made now, so that a new image can match an
+// EC2NodeClass's selector). Every other EC2 action is not served.
 //
 // The same listener speaks three JSON protocols, told apart by
 // X-Amz-Target. SSM: GetParameter over Options.Parameters (no public
@@ -238,6 +239,14 @@
 // not launch into reservations; ReservedCapacityOptions without
 // reserved-capacity, OnDemandOptions.CapacityReservationOptions with
 // capacity-block) fail with EC2's codes.
+//
+// TotalTargetCapacity N launches up to N instances, each as above; the
+// fleet stops at the first that finds no capacity and answers the
+// instances it launched with that one's errors (a partly fulfilled
+// instant fleet). Options.CreateFleetLatency (ec2endpoint's
+// --create-fleet-latency) delays every answer, requests waiting it out
+// concurrently as EC2 serves them, so a caller that launches one fleet at
+// a time pays it per node, as on real EC2.
 //
 // # Instances
 //

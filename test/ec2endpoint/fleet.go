@@ -78,9 +78,17 @@ type fleetRecord struct {
 // package documentation says how a request becomes launches. A request
 // repeating an earlier one's ClientToken gets the earlier answer and
 // launches nothing, as EC2's idempotency promises; with other parameters
-// it fails with IdempotentParameterMismatch. Fleets are served one at a
-// time, so that a retry cannot race its original.
+// it fails with IdempotentParameterMismatch. Each request first waits out
+// the CreateFleetLatency, concurrently with the others; fleets are then
+// placed one at a time, so that a retry cannot race its original.
 func (s *Server) createFleet(ctx context.Context, p params) (response, error) {
+	if d := s.opts.CreateFleetLatency; d > 0 {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-s.opts.Clock.After(d):
+		}
+	}
 	s.fleetMu.Lock()
 	defer s.fleetMu.Unlock()
 	token, request := p.get("ClientToken"), fingerprint(p)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -12,6 +13,7 @@ import (
 
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/test/ec2endpoint"
 )
 
 // Subnets of the test profile's zones.
@@ -327,5 +329,59 @@ func TestFleetOfTwo(t *testing.T) {
 	out := launch(t, f, in)
 	if len(out.Instances) != 1 || len(out.Instances[0].InstanceIds) != 2 {
 		t.Errorf("instances %+v", out.Instances)
+	}
+}
+
+// An instant fleet of three from a pool of two launches both and reports
+// the third's error beside them, as EC2 answers a partly fulfilled
+// instant fleet (CreateFleet: "instances ... and errors for the instances
+// that could not be launched").
+func TestFleetPartlyFulfilled(t *testing.T) {
+	f := newFixture(t, profile(func(s *simv1alpha1.CloudProfileSpec) {
+		s.Capacity = []simv1alpha1.CapacityPool{{InstanceType: "m5.large", Zone: "us-west-2a", CapacityType: v1.CapacityTypeOnDemand, Count: 2}}
+	}))
+	lt := createTemplate(t, f, "plain", nil)
+	in := fleetInput(lt, v1.CapacityTypeOnDemand, override("m5.large", subnetA))
+	in.TargetCapacitySpecification.TotalTargetCapacity = aws.Int32(3)
+	out := launch(t, f, in)
+	if len(out.Instances) != 1 || len(out.Instances[0].InstanceIds) != 2 {
+		t.Errorf("instances %+v, want two in one item", out.Instances)
+	}
+	if diff := cmp.Diff([]string{"m5.large/us-west-2a/on-demand: InsufficientInstanceCapacity"}, outcomeOf(out).Errors); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+}
+
+// CreateFleet answers after the endpoint's latency, requests waiting it
+// out side by side: two at once are both answered once the clock passes
+// one latency, and nothing launches before.
+func TestFleetLatency(t *testing.T) {
+	const latency = 3 * time.Second
+	f := newFixture(t, profile(), func(o *ec2endpoint.Options) { o.CreateFleetLatency = latency })
+	lt := createTemplate(t, f, "plain", nil)
+	before := f.clock.Waiters()
+	done := make(chan error, 2)
+	for range 2 {
+		go func() {
+			_, err := f.client.CreateFleet(context.Background(), fleetInput(lt, v1.CapacityTypeOnDemand, override("m5.large", subnetA)))
+			done <- err
+		}()
+	}
+	for deadline := time.Now().Add(10 * time.Second); f.clock.Waiters() < before+2; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d requests waiting on the clock, want 2", f.clock.Waiters()-before)
+		}
+	}
+	if n := len(f.server.Cloud().Snapshot().Instances); n != 0 {
+		t.Errorf("%d instances before the latency passed", n)
+	}
+	f.clock.Step(latency)
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+	if n := len(f.server.Cloud().Snapshot().Instances); n != 2 {
+		t.Errorf("%d instances, want 2", n)
 	}
 }

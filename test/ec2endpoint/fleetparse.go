@@ -266,7 +266,7 @@ func (s *Server) checkOverride(c candidate) error {
 	if _, ok := s.byName[c.instanceType]; !ok {
 		return errorf("InvalidParameterValue", "Invalid value '%s' for InstanceType.", c.instanceType)
 	}
-	if !slices.ContainsFunc(s.images, func(img image) bool { return img.id == c.imageID }) {
+	if !slices.ContainsFunc(s.imageList(), func(img image) bool { return img.id == c.imageID }) {
 		return errorf("InvalidAMIID.NotFound", "The image id '[%s]' does not exist", c.imageID)
 	}
 	return nil

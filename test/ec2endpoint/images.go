@@ -176,16 +176,17 @@ func (s *Server) describeImages(_ context.Context, p params) (response, error) {
 		return nil, err
 	}
 	ids, owners := p.list("ImageId"), p.list("Owner")
+	images := s.imageList()
 	for _, id := range ids {
 		if !strings.HasPrefix(id, "ami-") {
 			return nil, errorf("InvalidAMIID.Malformed", "Invalid id: \"%s\" (expecting \"ami-...\")", id)
 		}
-		if !slices.ContainsFunc(s.images, func(img image) bool { return img.id == id }) {
+		if !slices.ContainsFunc(images, func(img image) bool { return img.id == id }) {
 			return nil, errorf("InvalidAMIID.NotFound", "The image id '[%s]' does not exist", id)
 		}
 	}
 	var out []imageXML
-	for _, img := range s.images {
+	for _, img := range images {
 		if len(ids) > 0 && !slices.Contains(ids, img.id) || len(owners) > 0 && !s.ownedBy(img, owners) || !matches(fs, img.resource()) {
 			continue
 		}

@@ -154,9 +154,10 @@ func reported(node *corev1.Node, capacity corev1.ResourceList) *corev1.Node {
 
 // image is the image with id.
 func (s *Server) image(id string) (image, bool) {
-	i := slices.IndexFunc(s.images, func(img image) bool { return img.id == id })
+	images := s.imageList()
+	i := slices.IndexFunc(images, func(img image) bool { return img.id == id })
 	if i < 0 {
 		return image{}, false
 	}
-	return s.images[i], true
+	return images[i], true
 }

@@ -103,6 +103,11 @@ type Options struct {
 	// Parameters are the SSM parameters GetParameter answers, by name
 	// (a path such as /aws/service/... or /my/ami).
 	Parameters map[string]string
+	// CreateFleetLatency is how long CreateFleet takes to answer, on
+	// Clock: real EC2 takes seconds to place an instant fleet, which a
+	// caller that launches one fleet at a time pays per node. Requests
+	// wait it out side by side, as EC2 serves them; zero answers at once.
+	CreateFleetLatency time.Duration
 }
 
 // Server serves the EC2 Query API over the simulated cloud. It is an
@@ -119,8 +124,11 @@ type Server struct {
 	// them, and published their published facts, by name.
 	typeInfo  map[string]instanceTypeXML
 	published map[string]published
-	images    []image
 	actions   map[string]action
+	// imagesMu guards images: the synthesized AMIs and the copies
+	// (imageList).
+	imagesMu sync.RWMutex
+	images   []image
 	// network are the VPC's subnets; addressMu serializes the launches'
 	// taking of their addresses.
 	network   []subnet
@@ -305,6 +313,7 @@ func (s *Server) actionTable() map[string]action {
 		"TerminateInstances":             s.terminateInstances,
 		"CreateTags":                     s.createTags,
 		"DescribePlacementGroups":        s.describePlacementGroups,
+		"CopyImage":                      s.copyImage,
 	}
 }
 

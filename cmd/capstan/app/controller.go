@@ -46,12 +46,14 @@ type Options struct {
 	CloudProvider string
 	// Providers are the clouds to choose from, each holding its own
 	// flags (providerList).
-	Providers        providers.List
-	BatchIdle        time.Duration
-	BatchMax         time.Duration
-	UnavailableTTL   time.Duration
-	RegistrationTTL  time.Duration
-	LaunchTimeout    time.Duration
+	Providers       providers.List
+	BatchIdle       time.Duration
+	BatchMax        time.Duration
+	UnavailableTTL  time.Duration
+	RegistrationTTL time.Duration
+	LaunchTimeout   time.Duration
+	// NodeClaimWorkers bound the NodeClaims reconciled (launched) at once.
+	NodeClaimWorkers int
 	SchedulerNames   []string
 	MaxInstanceTypes int
 	GCInterval       time.Duration
@@ -103,6 +105,7 @@ func (o *Options) bindFlags(cmd *cobra.Command) {
 	f.DurationVar(&o.UnavailableTTL, "unavailable-offerings-ttl", cloudprovider.DefaultUnavailableOfferingsTTL, "how long an offering that ran out of capacity is not tried")
 	f.DurationVar(&o.RegistrationTTL, "registration-ttl", lifecycle.DefaultRegistrationTTL, "delete a NodeClaim whose node has not registered this long after launch")
 	f.DurationVar(&o.LaunchTimeout, "launch-timeout", lifecycle.DefaultLaunchTimeout, "delete a NodeClaim not launched this long after its first failed launch, so its pods are planned again")
+	f.IntVar(&o.NodeClaimWorkers, "nodeclaim-max-concurrent-reconciles", nodeclaim.DefaultMaxConcurrentReconciles, "NodeClaims the lifecycle controller reconciles, and so launches, at once")
 	f.StringSliceVar(&o.SchedulerNames, "scheduler-names", []string{corev1.DefaultSchedulerName}, "provision for pending pods of these schedulers")
 	f.IntVar(&o.MaxInstanceTypes, "max-instance-types", provisioning.DefaultMaxInstanceTypes, "instance-type options per NodeClaim")
 	f.DurationVar(&o.GCInterval, "gc-interval", time.Minute, "how often leaked instances and orphaned NodeClaims are collected")
@@ -195,7 +198,7 @@ func runController(ctx context.Context, opts Options) error {
 	interrupt := disrupter.NewInterruption(disrupter.InterruptionDeps{Client: mgr.GetClient(), Source: src, Applier: applier, Clock: clk},
 		disrupter.InterruptionOptions{PreemptibleMargin: opts.Disruption.PreemptibleMargin})
 	claims := nodeclaim.New(nodeclaim.Deps{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Applier: applier, Clock: clk},
-		nodeclaim.Options{Timeouts: lifecycle.Timeouts{Launch: opts.LaunchTimeout, Registration: opts.RegistrationTTL}})
+		nodeclaim.Options{Timeouts: lifecycle.Timeouts{Launch: opts.LaunchTimeout, Registration: opts.RegistrationTTL}, MaxConcurrentReconciles: opts.NodeClaimWorkers})
 	if err := errors.Join(
 		prov.Register(ctx, mgr),
 		index.Register(ctx, mgr),
@@ -213,7 +216,7 @@ func runController(ctx context.Context, opts Options) error {
 		disrupt.Register(ctx, mgr),
 		disrupter.NewConditions(disrupter.ConditionsDeps{
 			Client: mgr.GetClient(), Cloud: cp, Applier: applier, Clock: clk,
-		}, disrupter.ConditionsOptions{Drift: opts.Disruption.Drift()}).Register(ctx, mgr),
+		}, disrupter.ConditionsOptions{Drift: opts.Disruption.Drift(), NodeClasses: cp.GetSupportedNodeClasses()}).Register(ctx, mgr),
 		disrupter.NewExpiration(disrupter.ExpirationDeps{Client: mgr.GetClient(), Applier: applier, Clock: clk}).Register(ctx, mgr),
 		interrupt.Register(ctx, mgr),
 		registerCapacityBlocks(ctx, mgr, cp, applier, clk),

@@ -59,6 +59,7 @@ func (o Options) Validate() error {
 		atLeast("--gc-interval", o.GCInterval, MinGCInterval),
 		positive("--gc-grace", o.GCGrace),
 		validateMaxInstanceTypes(o.MaxInstanceTypes),
+		validateNodeClaimWorkers(o.NodeClaimWorkers),
 		validateSchedulerNames(o.SchedulerNames),
 		validateBindAddress("--metrics-bind-address", o.MetricsAddr),
 		validateBindAddress("--health-probe-bind-address", o.HealthAddr),
@@ -140,6 +141,13 @@ func validateWindow(idle, maxDur time.Duration) error {
 		errs = append(errs, fmt.Errorf("--batch-idle-duration %s must not exceed --batch-max-duration %s", idle, maxDur))
 	}
 	return errors.Join(errs...)
+}
+
+func validateNodeClaimWorkers(n int) error {
+	if n < 1 {
+		return fmt.Errorf("--nodeclaim-max-concurrent-reconciles must be at least 1, got %d", n)
+	}
+	return nil
 }
 
 func validateMaxInstanceTypes(n int) error {

@@ -59,6 +59,7 @@ func TestControllerOptionsValidate(t *testing.T) {
 		{name: "idle over max", mod: func(o *Options) { o.BatchIdle, o.BatchMax = time.Minute, time.Second }, want: []string{"--batch-idle-duration 1m0s must not exceed --batch-max-duration 1s"}},
 		{name: "zero unavailable ttl", mod: func(o *Options) { o.UnavailableTTL = 0 }, want: []string{"--unavailable-offerings-ttl"}},
 		{name: "zero instance types", mod: func(o *Options) { o.MaxInstanceTypes = 0 }, want: []string{"--max-instance-types must be between 1 and 100, got 0"}},
+		{name: "no nodeclaim workers", mod: func(o *Options) { o.NodeClaimWorkers = 0 }, want: []string{"--nodeclaim-max-concurrent-reconciles must be at least 1, got 0"}},
 		{name: "too many instance types", mod: func(o *Options) { o.MaxInstanceTypes = 101 }, want: []string{"--max-instance-types"}},
 		{name: "no scheduler", mod: func(o *Options) { o.SchedulerNames = nil }, want: []string{"--scheduler-names"}},
 		{name: "empty scheduler", mod: func(o *Options) { o.SchedulerNames = []string{"a", ""} }, want: []string{"--scheduler-names"}},

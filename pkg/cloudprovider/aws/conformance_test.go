@@ -64,7 +64,7 @@ func TestConformance(t *testing.T) {
 // endpoint starts a local EC2 endpoint, its EKS cluster opts.ClusterName
 // at an API server and CA of its own unless opts gives them, and returns
 // an SDK client for it and the discovery of that cluster through it.
-func endpoint(t *testing.T, opts ec2endpoint.Options) (*ec2.Client, *aws.ClusterDiscovery) {
+func endpoint(t testing.TB, opts ec2endpoint.Options) (*ec2.Client, *aws.ClusterDiscovery) {
 	t.Helper()
 	if opts.ClusterEndpoint == "" {
 		opts.ClusterEndpoint = "https://" + opts.ClusterName + ".eks.test"
@@ -88,7 +88,7 @@ func endpoint(t *testing.T, opts ec2endpoint.Options) (*ec2.Client, *aws.Cluster
 // readyNodeClass is an EC2NodeClass whose status holds the endpoint's
 // subnets, security groups and newest AL2023 AMIs, Ready, as the
 // ec2nodeclass controller would resolve them.
-func readyNodeClass(t *testing.T, api *ec2.Client, name string) *awsv1.EC2NodeClass {
+func readyNodeClass(t testing.TB, api *ec2.Client, name string) *awsv1.EC2NodeClass {
 	t.Helper()
 	ctx := context.Background()
 	class := &awsv1.EC2NodeClass{ObjectMeta: metav1.ObjectMeta{Name: name}}

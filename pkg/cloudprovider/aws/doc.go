@@ -32,7 +32,10 @@
 //     Fleet errors become typed errors per offering
 //     (InsufficientCapacityError with AWS's codes), so fallback works as
 //     with the simulated cloud. Create is idempotent by NodeClaim name
-//     (the karpenter.sh/nodeclaim tag, and the fleet's client token).
+//     (the karpenter.sh/nodeclaim tag). Launches run side by side, and
+//     identical ones within a short window go out as one fleet of as
+//     many instances (fleetbatch.go), whose instances are then tagged
+//     with their NodeClaims (docs/aws.md, "Launch concurrency").
 //   - The launch templates' user data joins nodes to the cluster as each
 //     AMI family's own software reads it (userdata.go, mime.go,
 //     bottlerocket.go): AL2023 a nodeadm NodeConfig (nodeadm's Go types)

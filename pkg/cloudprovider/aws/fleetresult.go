@@ -33,8 +33,10 @@ func isTemplateMissingCode(code string) bool {
 
 // forgetTemplates drops the fleet's launch templates from the cache, so
 // the next ensureLaunchTemplate describes them again and makes the
-// missing ones; p.launchMu held.
+// missing ones.
 func (p *Provider) forgetTemplates(in *ec2.CreateFleetInput) {
+	p.templatesMu.Lock()
+	defer p.templatesMu.Unlock()
 	for _, cfg := range in.LaunchTemplateConfigs {
 		if spec := cfg.LaunchTemplateSpecification; spec != nil {
 			delete(p.templates, awssdk.ToString(spec.LaunchTemplateName))
@@ -46,8 +48,10 @@ func (p *Provider) forgetTemplates(in *ec2.CreateFleetInput) {
 // fleet's per-override errors say do not exist: EC2 answers those beside
 // the fleet's other outcomes rather than refusing the call, so they are
 // made again on the NodeClaim's next attempt (each attempt a new request,
-// launch.go's fleet); p.launchMu held.
+// launch.go's fleet).
 func (p *Provider) forgetMissingTemplates(errs []ec2types.CreateFleetError) {
+	p.templatesMu.Lock()
+	defer p.templatesMu.Unlock()
 	for _, e := range errs {
 		code := awssdk.ToString(e.ErrorCode)
 		if lto := e.LaunchTemplateAndOverrides; lto != nil && lto.LaunchTemplateSpecification != nil && isTemplateMissingCode(code) {

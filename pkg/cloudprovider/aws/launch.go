@@ -11,6 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/smithy-go"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	awsv1 "github.com/capstan-dev/capstan/api/aws/v1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
@@ -22,8 +24,23 @@ import (
 // CloudProvider.Create's contract picks (cloudprovider.LaunchCandidates),
 // each override an instance type × a subnet of its zone, under the launch
 // template of its AMI (and reservation). A NodeClaim that already has a
-// live instance gets it back.
+// live instance gets it back. Launches run side by side: locks are held
+// around the provider's shared state only, never across an EC2 call, and
+// identical requests within a short window go out as one fleet
+// (fleetBatcher). Two Creates of one NodeClaim at once share one launch.
 func (p *Provider) Create(ctx context.Context, nc *v1.NodeClaim) (*v1.NodeClaim, error) {
+	got, err, shared := p.launching.Do(nc.Name, func() (any, error) { return p.create(ctx, nc) })
+	if err != nil {
+		return nil, err
+	}
+	out := got.(*v1.NodeClaim)
+	if shared {
+		out = out.DeepCopy()
+	}
+	return out, nil
+}
+
+func (p *Provider) create(ctx context.Context, nc *v1.NodeClaim) (*v1.NodeClaim, error) {
 	class, err := p.nodeClass(ctx, nc.Spec.NodeClassRef)
 	if err != nil {
 		return nil, err
@@ -32,8 +49,6 @@ func (p *Provider) Create(ctx context.Context, nc *v1.NodeClaim) (*v1.NodeClaim,
 	if err != nil {
 		return nil, err
 	}
-	p.launchMu.Lock()
-	defer p.launchMu.Unlock()
 	existing, err := p.list(ctx, ec2types.Filter{Name: awssdk.String("tag:" + TagNodeClaim), Values: []string{nc.Name}})
 	if err != nil {
 		return nil, err
@@ -60,8 +75,8 @@ func (p *Provider) Create(ctx context.Context, nc *v1.NodeClaim) (*v1.NodeClaim,
 	if err != nil {
 		return nil, err
 	}
-	out, err := p.ec2.CreateFleet(ctx, fleet)
-	if isTemplateMissing(err) {
+	share := p.fleets.createFleet(ctx, fleet)
+	if isTemplateMissing(share.err) {
 		// Deleted outside Capstan since it was cached: made again, at
 		// once, as the reference retries once.
 		p.forgetTemplates(fleet)
@@ -69,12 +84,13 @@ func (p *Provider) Create(ctx context.Context, nc *v1.NodeClaim) (*v1.NodeClaim,
 		if fleet, byOverride, subnets, err = p.fleet(ctx, nc, class, ct, cands); err != nil {
 			return nil, err
 		}
-		out, err = p.ec2.CreateFleet(ctx, fleet)
+		share = p.fleets.createFleet(ctx, fleet)
 	}
-	if err != nil {
+	if share.err != nil {
 		p.subnets.release(subnets, "")
-		return nil, apiCreateError("CreateFleetFailed", fmt.Errorf("launching nodeclaim %s, %w", nc.Name, err))
+		return nil, apiCreateError("CreateFleetFailed", fmt.Errorf("launching nodeclaim %s, %w", nc.Name, share.err))
 	}
+	out := share.out
 	p.forgetMissingTemplates(out.Errors)
 	errs, full := p.markFullSubnets(out.Errors)
 	for _, inst := range out.Instances {
@@ -87,6 +103,9 @@ func (p *Provider) Create(ctx context.Context, nc *v1.NodeClaim) (*v1.NodeClaim,
 			return nil, p.unexpectedFleetResult(ctx, nc, inst)
 		}
 		p.subnets.release(subnets, subnets[cand.Offering.Zone].ID)
+		if share.batched {
+			p.tagNodeClaim(ctx, nc, inst.InstanceIds[0])
+		}
 		p.booked(cand)
 		p.markFailed(nc, errs, byOverride)
 		return p.created(ctx, nc, class, cand, inst.InstanceIds[0]), nil
@@ -315,6 +334,24 @@ func (p *Provider) booked(cand cloudprovider.LaunchCandidate) {
 	defer p.mu.Unlock()
 	if r := p.catalog.reserved[cand.Offering.ReservationID]; r != nil {
 		r.launched++
+	}
+}
+
+// tagNodeClaim names its NodeClaim on an instance a fleet of several
+// launched (the request could not: the tag differs per NodeClaim), as the
+// reference's tagging controller does later (pkg/controllers/nodeclaim/
+// tagging). EC2 is eventually consistent, so a new instance may be
+// unknown to CreateTags for a moment: NotFound is retried. A failure is
+// logged, not returned: the instance is the NodeClaim's by its provider
+// id; only a Create retried after a crash would miss it by tag, and
+// garbage collection terminates the one it leaves.
+func (p *Provider) tagNodeClaim(ctx context.Context, nc *v1.NodeClaim, id string) {
+	err := retry.OnError(retry.DefaultBackoff, isNotFound, func() error {
+		_, err := p.ec2.CreateTags(ctx, &ec2.CreateTagsInput{Resources: []string{id}, Tags: []ec2types.Tag{{Key: awssdk.String(TagNodeClaim), Value: awssdk.String(nc.Name)}}})
+		return err
+	})
+	if err != nil {
+		log.FromContext(ctx).Error(err, "tagging a batched fleet's instance with its nodeclaim", "instance", id)
 	}
 }
 

@@ -70,28 +70,51 @@ func (p *Provider) ensureLaunchTemplate(ctx context.Context, nc *v1.NodeClaim, c
 	// At most 8+100+1+16 characters (EKS cluster names have up to 100),
 	// within EC2's 128 and its alphabet: letters, digits, ( ) . - / _.
 	name := "capstan/" + p.opts.ClusterName + "/" + hex.EncodeToString(sum[:8])
-	if _, known := p.templates[name]; known {
-		p.templates[name] = p.opts.Clock.Now()
+	if p.usedTemplate(name, false) {
 		return name, nil
 	}
+	// Launches needing the same new template at once make it once.
+	_, err, _ = p.ensuring.Do(name, func() (any, error) {
+		return nil, p.makeLaunchTemplate(ctx, name, data, templateTags)
+	})
+	if err != nil {
+		return "", err
+	}
+	p.usedTemplate(name, true)
+	return name, nil
+}
+
+// usedTemplate records a launch's use of the template name now: always
+// when known is set, else only when it is cached; it reports whether it
+// recorded.
+func (p *Provider) usedTemplate(name string, known bool) bool {
+	p.templatesMu.Lock()
+	defer p.templatesMu.Unlock()
+	if _, cached := p.templates[name]; !cached && !known {
+		return false
+	}
+	p.templates[name] = p.opts.Clock.Now()
+	return true
+}
+
+// makeLaunchTemplate creates the launch template unless it exists.
+func (p *Provider) makeLaunchTemplate(ctx context.Context, name string, data *ec2types.RequestLaunchTemplateData, tags []ec2types.Tag) error {
 	out, err := p.ec2.DescribeLaunchTemplates(ctx, &ec2.DescribeLaunchTemplatesInput{LaunchTemplateNames: []string{name}})
 	if err == nil && len(out.LaunchTemplates) > 0 {
-		p.templates[name] = p.opts.Clock.Now()
-		return name, nil
+		return nil
 	}
 	if err != nil && !isCode(err, string(cloudprovider.CodeInvalidLaunchTemplateNameNotFound)) {
-		return "", fmt.Errorf("describing launch template %s, %w", name, err)
+		return fmt.Errorf("describing launch template %s, %w", name, err)
 	}
 	_, err = p.ec2.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{
 		LaunchTemplateName: awssdk.String(name), LaunchTemplateData: data,
-		TagSpecifications: []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeLaunchTemplate, Tags: templateTags}},
+		TagSpecifications: []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeLaunchTemplate, Tags: tags}},
 	})
-	// Another launch may have made it meanwhile.
+	// Another launch (another replica's) may have made it meanwhile.
 	if err != nil && !isCode(err, string(cloudprovider.CodeInvalidLaunchTemplateNameAlreadyExists)) {
-		return "", apiCreateError("LaunchTemplateCreationFailed", fmt.Errorf("creating launch template %s, %w", name, err))
+		return apiCreateError("LaunchTemplateCreationFailed", fmt.Errorf("creating launch template %s, %w", name, err))
 	}
-	p.templates[name] = p.opts.Clock.Now()
-	return name, nil
+	return nil
 }
 
 // LaunchTemplateTTL is how long a launch template may go unused before it
@@ -101,10 +124,9 @@ const LaunchTemplateTTL = time.Hour
 
 // collectLaunchTemplates deletes the cluster's launch templates that no
 // launch has used for LaunchTemplateTTL (counting from when this process
-// first saw them).
+// first saw them). A launch that picks a template as it is deleted finds
+// it missing and makes it again (Create).
 func (p *Provider) collectLaunchTemplates(ctx context.Context) error {
-	p.launchMu.Lock()
-	defer p.launchMu.Unlock()
 	now := p.opts.Clock.Now()
 	pages := ec2.NewDescribeLaunchTemplatesPaginator(p.ec2, &ec2.DescribeLaunchTemplatesInput{
 		Filters: []ec2types.Filter{{Name: awssdk.String("tag:" + TagLaunchTemplateCluster), Values: []string{p.opts.ClusterName}}},
@@ -117,22 +139,32 @@ func (p *Provider) collectLaunchTemplates(ctx context.Context) error {
 		}
 		for _, lt := range out.LaunchTemplates {
 			name := awssdk.ToString(lt.LaunchTemplateName)
-			used, seen := p.templates[name]
-			if !seen {
-				p.templates[name] = now
-				continue
-			}
-			if now.Sub(used) < LaunchTemplateTTL {
+			if !p.unusedTemplate(name, now) {
 				continue
 			}
 			if _, err := p.ec2.DeleteLaunchTemplate(ctx, &ec2.DeleteLaunchTemplateInput{LaunchTemplateName: awssdk.String(name)}); err != nil && !isCode(err, string(cloudprovider.CodeInvalidLaunchTemplateNameNotFound)) {
 				errs = append(errs, fmt.Errorf("deleting launch template %s, %w", name, err))
 				continue
 			}
+			p.templatesMu.Lock()
 			delete(p.templates, name)
+			p.templatesMu.Unlock()
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// unusedTemplate reports a template no launch used for
+// LaunchTemplateTTL; one first seen now is recorded.
+func (p *Provider) unusedTemplate(name string, now time.Time) bool {
+	p.templatesMu.Lock()
+	defer p.templatesMu.Unlock()
+	used, seen := p.templates[name]
+	if !seen {
+		p.templates[name] = now
+		return false
+	}
+	return now.Sub(used) >= LaunchTemplateTTL
 }
 
 // launchTemplateData is what every instance of nc's NodePool on the AMI

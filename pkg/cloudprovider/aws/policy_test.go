@@ -42,6 +42,13 @@ const policyCluster = "policy"
 // account's administrator. mods change the cloud's profile.
 func policyEnv(t *testing.T, file string, wrap func(aws.EC2) aws.EC2, mods ...func(*simv1alpha1.CloudProfileSpec)) (*aws.Provider, *awsv1.EC2NodeClass, *clocktesting.FakeClock) {
 	t.Helper()
+	return policyEnvWith(t, file, wrap, aws.Options{}, mods...)
+}
+
+// policyEnvWith is policyEnv with the provider's options beyond the
+// environment's (its FleetBatch).
+func policyEnvWith(t *testing.T, file string, wrap func(aws.EC2) aws.EC2, extra aws.Options, mods ...func(*simv1alpha1.CloudProfileSpec)) (*aws.Provider, *awsv1.EC2NodeClass, *clocktesting.FakeClock) {
+	t.Helper()
 	tmpl, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "iam", file))
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +99,8 @@ func policyEnv(t *testing.T, file string, wrap func(aws.EC2) aws.EC2, mods ...fu
 	if b, err := cluster.Bootstrap(context.Background()); err != nil || len(b.Missing(awsv1.AMIFamilyAL2023)) > 0 {
 		t.Fatalf("discovering the cluster under %s: %+v, %v", file, b, err)
 	}
-	p, err := aws.New(api, aws.Options{Region: "us-west-2", ClusterName: policyCluster, Clock: clk, NodeClasses: nodeClasses{class.Name: class}, Cluster: cluster})
+	p, err := aws.New(api, aws.Options{Region: "us-west-2", ClusterName: policyCluster, Clock: clk, NodeClasses: nodeClasses{class.Name: class}, Cluster: cluster,
+		FleetBatch: extra.FleetBatch})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package aws
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"golang.org/x/sync/singleflight"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -34,6 +36,7 @@ type EC2 interface {
 	DescribeCapacityReservations(ctx context.Context, in *ec2.DescribeCapacityReservationsInput, opts ...func(*ec2.Options)) (*ec2.DescribeCapacityReservationsOutput, error)
 	DescribeInstances(ctx context.Context, in *ec2.DescribeInstancesInput, opts ...func(*ec2.Options)) (*ec2.DescribeInstancesOutput, error)
 	CreateFleet(ctx context.Context, in *ec2.CreateFleetInput, opts ...func(*ec2.Options)) (*ec2.CreateFleetOutput, error)
+	CreateTags(ctx context.Context, in *ec2.CreateTagsInput, opts ...func(*ec2.Options)) (*ec2.CreateTagsOutput, error)
 	TerminateInstances(ctx context.Context, in *ec2.TerminateInstancesInput, opts ...func(*ec2.Options)) (*ec2.TerminateInstancesOutput, error)
 	CreateLaunchTemplate(ctx context.Context, in *ec2.CreateLaunchTemplateInput, opts ...func(*ec2.Options)) (*ec2.CreateLaunchTemplateOutput, error)
 	DescribeLaunchTemplates(ctx context.Context, in *ec2.DescribeLaunchTemplatesInput, opts ...func(*ec2.Options)) (*ec2.DescribeLaunchTemplatesOutput, error)
@@ -85,23 +88,39 @@ type Options struct {
 	// cluster's instance events to; either empty: no interruptions.
 	SQS               SQS
 	InterruptionQueue string
+	// FleetBatch is the window identical CreateFleet requests are
+	// batched in; its zero fields are the reference's (FleetBatchIdle,
+	// FleetBatchMax, FleetBatchMaxItems).
+	FleetBatch FleetBatchOptions
+}
+
+// FleetBatchOptions close a batch of identical CreateFleet requests: Idle
+// after its last request, Max after its first, or at MaxItems requests.
+type FleetBatchOptions struct {
+	Idle, Max time.Duration
+	MaxItems  int
 }
 
 // Provider is the AWS CloudProvider. It is safe for concurrent use.
 type Provider struct {
 	ec2  EC2
 	opts Options
-	// mu guards the catalog and the reservations' launches; launchMu
-	// serializes Create, so a NodeClaim never gets two fleets, and guards
-	// templates: when each launch template was last used (or first seen).
+	// mu guards the catalog and the reservations' launches.
 	mu      sync.RWMutex
 	catalog *region
 	// listed is the Price List API's last answer, unpricedSeen the
 	// types without a price last logged (both under mu).
 	listed       map[string]float64
 	unpricedSeen string
-	launchMu     sync.Mutex
-	templates    map[string]time.Time
+	// launching joins Creates of one NodeClaim, so it never gets two
+	// fleets; ensuring joins the makings of one launch template.
+	launching, ensuring singleflight.Group
+	// fleets batches identical CreateFleet requests.
+	fleets *fleetBatcher
+	// templatesMu guards templates: when each launch template was last
+	// used (or first seen).
+	templatesMu sync.Mutex
+	templates   map[string]time.Time
 	// subnets are the free addresses of the NodeClasses' subnets, as
 	// launches know them.
 	subnets *subnetIPs
@@ -118,7 +137,13 @@ func New(api EC2, opts Options) (*Provider, error) {
 	if api == nil || opts.Clock == nil || opts.NodeClasses == nil || opts.Cluster == nil || opts.Region == "" || opts.ClusterName == "" {
 		return nil, errors.New("aws provider needs an EC2 client, a clock, node classes, the cluster, a region and a cluster name")
 	}
-	return &Provider{ec2: api, opts: opts, templates: map[string]time.Time{}, notices: map[noticeKey]cloudprovider.InterruptionNotice{}, subnets: newSubnetIPs()}, nil
+	p := &Provider{ec2: api, opts: opts, templates: map[string]time.Time{}, notices: map[noticeKey]cloudprovider.InterruptionNotice{}, subnets: newSubnetIPs()}
+	// The batch window is EC2's request timing, not the provider's
+	// notion of now: always the wall clock.
+	p.fleets = newFleetBatcher(func(ctx context.Context, in *ec2.CreateFleetInput) (*ec2.CreateFleetOutput, error) {
+		return api.CreateFleet(ctx, in)
+	}, clock.RealClock{}, cmp.Or(opts.FleetBatch.Idle, FleetBatchIdle), cmp.Or(opts.FleetBatch.Max, FleetBatchMax), cmp.Or(opts.FleetBatch.MaxItems, FleetBatchMaxItems))
+	return p, nil
 }
 
 // Name implements CloudProvider.

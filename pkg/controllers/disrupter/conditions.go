@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -30,6 +31,8 @@ type Conditions struct {
 	applier *apply.Applier
 	clock   clock.Clock
 	drift   bool
+	// nodeClasses are the NodeClass kinds watched.
+	nodeClasses []schema.GroupVersionKind
 }
 
 // ConditionsDeps are what the conditions controller works with.
@@ -46,11 +49,16 @@ type ConditionsDeps struct {
 type ConditionsOptions struct {
 	// Drift is the Drift feature gate.
 	Drift bool
+	// NodeClasses are the cloud's NodeClass kinds
+	// (GetSupportedNodeClasses): a change to one, its status included (a
+	// new image, a subnet gone), judges its NodeClaims again at once
+	// rather than at the next CloudDriftPoll.
+	NodeClasses []schema.GroupVersionKind
 }
 
 // NewConditions builds the conditions controller.
 func NewConditions(deps ConditionsDeps, opts ConditionsOptions) *Conditions {
-	return &Conditions{client: deps.Client, cloud: deps.Cloud, applier: deps.Applier, clock: deps.Clock, drift: opts.Drift}
+	return &Conditions{client: deps.Client, cloud: deps.Cloud, applier: deps.Applier, clock: deps.Clock, drift: opts.Drift, nodeClasses: opts.NodeClasses}
 }
 
 // Reconcile judges one NodeClaim against its NodePool and the cloud.
@@ -129,10 +137,11 @@ func (c *Conditions) releaseReservation(ctx context.Context, nc *v1.NodeClaim) (
 	return true, nil
 }
 
-// Register watches NodeClaims, and NodePools for the NodeClaims they own
-// (a NodePool edit drifts them).
+// Register watches NodeClaims, NodePools for the NodeClaims they own
+// (a NodePool edit drifts them) and NodeClasses for the NodeClaims that
+// name them.
 func (c *Conditions) Register(_ context.Context, mgr manager.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("disruption-conditions").
 		For(&v1.NodeClaim{}).
 		Watches(&v1.NodePool{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
@@ -145,6 +154,36 @@ func (c *Conditions) Register(_ context.Context, mgr manager.Manager) error {
 				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&ncs.Items[i])})
 			}
 			return out
-		})).
-		Complete(c)
+		}))
+	for _, gvk := range c.nodeClasses {
+		o, err := mgr.GetScheme().New(gvk)
+		if err != nil {
+			return fmt.Errorf("watching nodeclass kind %s, %w", gvk, err)
+		}
+		obj, ok := o.(client.Object)
+		if !ok {
+			return fmt.Errorf("nodeclass kind %s is not an object", gvk)
+		}
+		b = b.Watches(obj, handler.EnqueueRequestsFromMapFunc(c.claimsOfNodeClass(gvk.GroupKind())))
+	}
+	return b.Complete(c)
+}
+
+// claimsOfNodeClass maps a NodeClass of kind gk to the NodeClaims whose
+// nodeClassRef names it.
+func (c *Conditions) claimsOfNodeClass(gk schema.GroupKind) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		ncs := &v1.NodeClaimList{}
+		if err := c.client.List(ctx, ncs); err != nil {
+			return nil
+		}
+		var out []reconcile.Request
+		for i := range ncs.Items {
+			ref := ncs.Items[i].Spec.NodeClassRef
+			if ref != nil && ref.Name == o.GetName() && ref.Group == gk.Group && ref.Kind == gk.Kind {
+				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&ncs.Items[i])})
+			}
+		}
+		return out
+	}
 }

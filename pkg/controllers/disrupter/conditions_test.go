@@ -1,6 +1,7 @@
 package disrupter
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -8,11 +9,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/disruption"
+	"github.com/capstan-dev/capstan/pkg/test"
 )
 
 // conditions reconciles nc with a Conditions controller (drift: the
@@ -210,4 +214,24 @@ func TestConditionsReservationEnded(t *testing.T) {
 	h.cloud.Created[onDemand.Status.ProviderID] = joined
 	_, got = h.conditions(onDemand, true)
 	g.Expect(got.Labels).NotTo(gomega.HaveKeyWithValue(v1.CapacityTypeLabelKey, v1.CapacityTypeReserved))
+}
+
+// A NodeClass's change reaches the NodeClaims that name it, and only
+// those: its status (a new image, a subnet gone) may drift them.
+func TestConditionsNodeClassMapsToItsNodeClaims(t *testing.T) {
+	h := newHarness(t, true)
+	ctx := context.Background()
+	class := test.SimNodeClass()
+	named := test.NodeClaim(func(nc *v1.NodeClaim) { nc.Spec.NodeClassRef.Name = class.Name })
+	other := test.NodeClaim()
+	for _, nc := range []*v1.NodeClaim{named, other} {
+		h.g.Expect(h.c.Create(ctx, nc)).To(gomega.Succeed())
+		t.Cleanup(func() { _ = h.c.Delete(ctx, nc) })
+	}
+	c := NewConditions(ConditionsDeps{Client: h.c, Cloud: h.cloud, Applier: h.newApplier(nil), Clock: h.clk}, ConditionsOptions{Drift: true})
+	gk := schema.GroupKind{Group: simv1alpha1.Group, Kind: "SimNodeClass"}
+	h.g.Eventually(func(g gomega.Gomega) {
+		g.Expect(c.claimsOfNodeClass(gk)(ctx, class)).To(gomega.Equal([]reconcile.Request{{NamespacedName: client.ObjectKeyFromObject(named)}}))
+	}).Should(gomega.Succeed())
+	h.g.Expect(c.claimsOfNodeClass(schema.GroupKind{Group: "karpenter.k8s.aws", Kind: "EC2NodeClass"})(ctx, class)).To(gomega.BeEmpty(), "another kind of the same name")
 }

@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -29,6 +30,7 @@ type Controller struct {
 	applier  *apply.Applier
 	clock    clock.Clock
 	timeouts lifecycle.Timeouts
+	workers  int
 }
 
 // Deps are what the lifecycle controller works with.
@@ -43,15 +45,29 @@ type Deps struct {
 	Clock   clock.Clock
 }
 
+// DefaultMaxConcurrentReconciles is the lifecycle controller's workers
+// by default: the reference core's at one CPU (kubernetes-sigs/karpenter
+// pkg/controllers/nodeclaim/lifecycle/controller.go, minReconciles), so a
+// scale-up's NodeClaims launch side by side, each launch taking seconds
+// on a real cloud (docs/aws.md, "Launch concurrency").
+const DefaultMaxConcurrentReconciles = 1000
+
 // Options configure the lifecycle controller.
 type Options struct {
 	// Timeouts bound launch and registration.
 	Timeouts lifecycle.Timeouts
+	// MaxConcurrentReconciles bounds the NodeClaims reconciled, and so
+	// launched, at once; zero is DefaultMaxConcurrentReconciles.
+	MaxConcurrentReconciles int
 }
 
 // New builds the lifecycle controller.
 func New(deps Deps, opts Options) *Controller {
-	return &Controller{client: deps.Client, reader: deps.Reader, applier: deps.Applier, clock: deps.Clock, timeouts: opts.Timeouts}
+	workers := opts.MaxConcurrentReconciles
+	if workers <= 0 {
+		workers = DefaultMaxConcurrentReconciles
+	}
+	return &Controller{client: deps.Client, reader: deps.Reader, applier: deps.Applier, clock: deps.Clock, timeouts: opts.Timeouts, workers: workers}
 }
 
 // Reconcile gathers the NodeClaim and its Node, asks lifecycle.Step what
@@ -96,6 +112,8 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 func (c *Controller) Register(_ context.Context, mgr manager.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("nodeclaim.lifecycle").
+		// The work queue never hands one NodeClaim to two workers at once.
+		WithOptions(controller.Options{MaxConcurrentReconciles: c.workers}).
 		For(&v1.NodeClaim{}).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
 			ncs := &v1.NodeClaimList{}

@@ -63,13 +63,28 @@ type fixture struct {
 // launch faults, under a fake clock, with a launch timeout of 5 minutes.
 func start(t *testing.T, faults ...simv1alpha1.LaunchFault) *fixture {
 	t.Helper()
+	return startWith(t, setup{faults: faults})
+}
+
+// setup is what a fixture's controller runs with beyond the defaults.
+type setup struct {
+	faults []simv1alpha1.LaunchFault
+	// cloud, when set, stands between the controller and the simulated
+	// cloud.
+	cloud func(*sim.Cloud) cloudprovider.CloudProvider
+	// workers is Options.MaxConcurrentReconciles.
+	workers int
+}
+
+func startWith(t *testing.T, s setup) *fixture {
+	t.Helper()
 	ctx := context.Background()
 	g := test.NewGomega(t)
 	f := &fixture{clock: clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), replans: &replans{}, class: test.SimNodeClass()}
 	g.Expect(env.Client.Create(ctx, f.class)).To(gomega.Succeed())
 	profile, err := sim.DefaultProfile()
 	g.Expect(err).NotTo(gomega.HaveOccurred())
-	profile.Spec.LaunchFaults = faults
+	profile.Spec.LaunchFaults = s.faults
 	types, err := catalog.Load()
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	f.unavailable = cloudprovider.NewUnavailableOfferings(f.clock, 0)
@@ -79,10 +94,14 @@ func start(t *testing.T, faults ...simv1alpha1.LaunchFault) *fixture {
 		if err := index.Register(ctx, mgr); err != nil {
 			return err
 		}
-		applier := apply.New(apply.Deps{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("test"), Cloud: f.cloud, Unavailable: f.unavailable,
+		var cp cloudprovider.CloudProvider = f.cloud
+		if s.cloud != nil {
+			cp = s.cloud(f.cloud)
+		}
+		applier := apply.New(apply.Deps{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("test"), Cloud: cp, Unavailable: f.unavailable,
 			Trigger: f.replans.trigger, Clock: f.clock})
 		return New(Deps{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Applier: applier, Clock: f.clock},
-			Options{Timeouts: lifecycle.Timeouts{Launch: 5 * time.Minute, Registration: 15 * time.Minute}}).Register(ctx, mgr)
+			Options{Timeouts: lifecycle.Timeouts{Launch: 5 * time.Minute, Registration: 15 * time.Minute}, MaxConcurrentReconciles: s.workers}).Register(ctx, mgr)
 	})
 	return f
 }

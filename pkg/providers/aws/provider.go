@@ -32,6 +32,9 @@ type Options struct {
 	ReservedENIs                      int
 	RefreshInterval                   time.Duration
 	IsolatedVPC                       bool
+	// NodeClassRefresh is how often a Ready EC2NodeClass's selectors are
+	// resolved again (a new image matching them drifts its nodes).
+	NodeClassRefresh time.Duration
 }
 
 // MinRefreshInterval bounds --aws-refresh-interval: each refresh asks EC2
@@ -74,6 +77,7 @@ func (p *Provider) BindFlags(f *pflag.FlagSet) {
 	f.Float64Var(&o.VMMemoryOverheadPercent, "vm-memory-overhead-percent", 0.075, "share of an instance's memory the hypervisor keeps")
 	f.IntVar(&o.ReservedENIs, "reserved-enis", 0, "network interfaces of each node's default network card kept for other uses (VPC CNI custom networking), left out of the pod limit and kube-reserved")
 	f.DurationVar(&o.RefreshInterval, "aws-refresh-interval", 5*time.Minute, "how often instance types, prices and capacity reservations are reloaded")
+	f.DurationVar(&o.NodeClassRefresh, "ec2nodeclass-refresh-interval", ec2nodeclass.DefaultRefreshPeriod, "how often a Ready EC2NodeClass's subnets, security groups, AMIs and reservations are resolved again (a new AMI matching its selector drifts its nodes)")
 }
 
 // Validate implements providers.Provider.
@@ -86,6 +90,9 @@ func (p *Provider) Validate() error {
 	}
 	if o.ReservedENIs < 0 {
 		errs = append(errs, fmt.Errorf("--reserved-enis must not be negative, got %d", o.ReservedENIs))
+	}
+	if o.NodeClassRefresh < MinRefreshInterval {
+		errs = append(errs, fmt.Errorf("--ec2nodeclass-refresh-interval must be at least %s, got %s", MinRefreshInterval, o.NodeClassRefresh))
 	}
 	switch {
 	case o.RefreshInterval <= 0:
@@ -158,7 +165,8 @@ func (p *Provider) Start(ctx context.Context, env providers.Env) (providers.Star
 		}
 		nodeClasses, err := ec2nodeclass.New(ec2nodeclass.Deps{
 			Client: mgr.GetClient(), EC2: c.ec2, SSM: c.ssm, IAM: c.iam, Clock: env.Clock, Recorder: mgr.GetEventRecorder("capstan"), Cluster: cluster,
-		}, ec2nodeclass.Options{KubernetesVersion: version, ClusterName: o.ClusterName, Region: cfg.Region})
+		}, ec2nodeclass.Options{KubernetesVersion: version, ClusterName: o.ClusterName, Region: cfg.Region,
+			RefreshPeriod: o.NodeClassRefresh})
 		if err != nil {
 			return err
 		}

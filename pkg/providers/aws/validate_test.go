@@ -26,6 +26,7 @@ func TestValidate(t *testing.T) {
 		{name: "overhead Inf", args: []string{"--cluster-name=prod", "--vm-memory-overhead-percent=-Inf"}, want: []string{"--vm-memory-overhead-percent -Inf is not in [0, 1)"}},
 		{name: "reserved ENIs", args: []string{"--cluster-name=prod", "--reserved-enis=2"}},
 		{name: "negative reserved ENIs", args: []string{"--cluster-name=prod", "--reserved-enis=-1"}, want: []string{"--reserved-enis must not be negative, got -1"}},
+		{name: "nodeclass refresh of 1s", args: []string{"--cluster-name=prod", "--ec2nodeclass-refresh-interval=1s"}, want: []string{"--ec2nodeclass-refresh-interval must be at least 10s, got 1s"}},
 		{name: "refresh of 1ms", args: []string{"--cluster-name=prod", "--aws-refresh-interval=1ms"}, want: []string{"--aws-refresh-interval must be at least 10s, got 1ms"}},
 		{name: "every value parsed", args: []string{"--cluster-name=prod_2-a", "--aws-endpoint=http://127.0.0.1:4566", "--aws-pricing-endpoint=https://api.pricing.us-east-1.amazonaws.com",
 			"--aws-sqs-endpoint=https://sqs.us-west-2.amazonaws.com/", "--aws-iam-endpoint=https://iam.amazonaws.com", "--aws-eks-endpoint=https://eks.us-west-2.amazonaws.com",

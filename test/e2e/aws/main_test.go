@@ -67,6 +67,9 @@ const (
 	// launchTimeout deletes a NodeClaim EC2 keeps refusing after 15 s
 	// (5 minutes by default).
 	launchTimeout = 15 * time.Second
+	// fleetLatency is how long each CreateFleet takes: an instant fleet
+	// takes a second or more on EC2.
+	fleetLatency = time.Second
 )
 
 // scenarios is how many tests run at once unless -parallel says
@@ -101,11 +104,14 @@ func TestMain(m *testing.M) {
 			if err := c.Client.Create(context.Background(), dns); err != nil {
 				return fmt.Errorf("creating the kube-dns Service, %w", err)
 			}
-			var policies []string
+			// Each CreateFleet takes fleetLatency, as on EC2, so a launch
+			// that holds up the others shows in the scenarios' timings
+			// (Pending bounds).
+			flags := []string{"--create-fleet-latency=" + fleetLatency.String()}
 			if f := os.Getenv(policyEnv); f != "" {
-				policies = append(policies, f)
+				flags = append(flags, "--iam-policy="+f)
 			}
-			url, err = c.StartEC2Endpoint(profile, clusterName, policies...)
+			url, err = c.StartEC2Endpoint(profile, clusterName, flags...)
 			if err != nil {
 				return fmt.Errorf("starting the EC2 endpoint, %w", err)
 			}
@@ -125,7 +131,7 @@ func TestMain(m *testing.M) {
 		Args: func(c *test.Cluster) []string {
 			return []string{"--cloud-provider=aws", "--aws-endpoint=" + url, "--aws-pricing-endpoint=" + url,
 				"--aws-sqs-endpoint=" + url, "--aws-iam-endpoint=" + url, "--aws-eks-endpoint=" + url, "--aws-ssm-endpoint=" + url, "--interruption-queue=" + clusterName,
-				"--aws-region=" + region, "--cluster-name=" + clusterName, "--aws-refresh-interval=10s",
+				"--aws-region=" + region, "--cluster-name=" + clusterName, "--aws-refresh-interval=10s", "--ec2nodeclass-refresh-interval=10s",
 				"--batch-idle-duration=500ms", "--batch-max-duration=2s",
 				"--disruption-poll-interval=1s", "--disruption-validation-delay=2s",
 				"--gc-interval=" + gcInterval.String(), "--gc-grace=" + gcGrace.String(), "--launch-timeout=" + launchTimeout.String()}
