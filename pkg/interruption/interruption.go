@@ -65,6 +65,12 @@ type Decision struct {
 	WakeAt time.Time
 	// Effects are the actions' changes for an applier, in order.
 	Effects []effects.Effect
+	// Done are the notices acted on for good once Effects apply: the
+	// NodeClaim interrupted (or already going), or a rebalance
+	// recommendation reported. The caller acknowledges them to a source
+	// that keeps notices (cloudprovider.InterruptionAcknowledger). A
+	// notice no NodeClaim owns yet, or one held back, is not done.
+	Done []cloudprovider.InterruptionNotice
 }
 
 // Claim is a NodeClaim and its NodePool (nil when gone), as a Step
@@ -148,6 +154,11 @@ func (h *Handler) Step(notices []cloudprovider.InterruptionNotice, claims map[st
 		if a.Received || a.Event != "" || a.Interrupt || a.Expect || a.MarkUnavailable {
 			d.Actions = append(d.Actions, a)
 			d.Effects = append(d.Effects, actionEffects(a, claim.NodeClaim, now)...)
+		}
+		// A rebalance recommendation is final at whichever stage the
+		// NodePool asks for; every other kind once interrupted.
+		if want == stageInterrupted || n.Kind == cloudprovider.RebalanceRecommendation {
+			d.Done = append(d.Done, n)
 		}
 	}
 	for _, k := range slices.Collect(maps.Keys(h.seen)) {

@@ -20,6 +20,7 @@ var now = time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
 var forceful = []cloudprovider.InterruptionKind{
 	cloudprovider.SpotInterruption, cloudprovider.ScheduledChange, cloudprovider.InstanceStopping,
 	cloudprovider.InstanceTerminating, cloudprovider.SpotPriceAboveMax, cloudprovider.AzureEviction,
+	cloudprovider.CapacityReservationInterruption, cloudprovider.InstanceUnhealthy,
 }
 
 // The stages an action's Event reports, as the summary names them.
