@@ -32,6 +32,7 @@ type EC2 interface {
 	DescribeSpotPriceHistory(ctx context.Context, in *ec2.DescribeSpotPriceHistoryInput, opts ...func(*ec2.Options)) (*ec2.DescribeSpotPriceHistoryOutput, error)
 	DescribeCapacityReservations(ctx context.Context, in *ec2.DescribeCapacityReservationsInput, opts ...func(*ec2.Options)) (*ec2.DescribeCapacityReservationsOutput, error)
 	DescribeInstances(ctx context.Context, in *ec2.DescribeInstancesInput, opts ...func(*ec2.Options)) (*ec2.DescribeInstancesOutput, error)
+	DescribeInstanceStatus(ctx context.Context, in *ec2.DescribeInstanceStatusInput, opts ...func(*ec2.Options)) (*ec2.DescribeInstanceStatusOutput, error)
 	CreateFleet(ctx context.Context, in *ec2.CreateFleetInput, opts ...func(*ec2.Options)) (*ec2.CreateFleetOutput, error)
 	TerminateInstances(ctx context.Context, in *ec2.TerminateInstancesInput, opts ...func(*ec2.Options)) (*ec2.TerminateInstancesOutput, error)
 	CreateLaunchTemplate(ctx context.Context, in *ec2.CreateLaunchTemplateInput, opts ...func(*ec2.Options)) (*ec2.CreateLaunchTemplateOutput, error)
@@ -74,6 +75,13 @@ type Options struct {
 	// cluster's instance events to; either empty: no interruptions.
 	SQS               SQS
 	InterruptionQueue string
+	// InterruptionWait is how long one poll of the queue waits for a
+	// message (SQS long polling, whole seconds up to 20):
+	// DefaultInterruptionWait when zero, no wait when negative.
+	InterruptionWait time.Duration
+	// InstanceStatusInterval is how often the instance status checks are
+	// polled: DefaultInstanceStatusInterval when zero.
+	InstanceStatusInterval time.Duration
 }
 
 // Provider is the AWS CloudProvider. It is safe for concurrent use.
@@ -87,11 +95,9 @@ type Provider struct {
 	catalog   *region
 	launchMu  sync.Mutex
 	templates map[string]time.Time
-	// noticesMu guards the notices read from the interruption queue and
-	// its URL.
-	noticesMu     sync.Mutex
-	notices       map[noticeKey]cloudprovider.InterruptionNotice
-	queueURLCache string
+	// intr is the interruption queue's notices and the instance status
+	// checks' (interruptions.go).
+	intr interruptState
 }
 
 // New returns a provider calling api. Its catalog loads on first use
@@ -100,7 +106,7 @@ func New(api EC2, opts Options) (*Provider, error) {
 	if api == nil || opts.Clock == nil || opts.NodeClasses == nil || opts.Cluster == nil || opts.Region == "" || opts.ClusterName == "" {
 		return nil, errors.New("aws provider needs an EC2 client, a clock, node classes, the cluster, a region and a cluster name")
 	}
-	return &Provider{ec2: api, opts: opts, templates: map[string]time.Time{}, notices: map[noticeKey]cloudprovider.InterruptionNotice{}}, nil
+	return &Provider{ec2: api, opts: opts, templates: map[string]time.Time{}, intr: interruptState{notices: map[noticeKey]*queued{}}}, nil
 }
 
 // Name implements CloudProvider.
