@@ -205,6 +205,9 @@ func (s *Server) describeInstances(_ context.Context, p params) (response, error
 	if err != nil {
 		return nil, err
 	}
+	if err := checkFilterLimit(fs); err != nil {
+		return nil, err
+	}
 	ids := p.list("InstanceId")
 	if len(ids) > 0 && p.has("MaxResults") {
 		return nil, errorf("InvalidParameterCombination", "The parameter instancesSet cannot be used with the parameter maxResults")

@@ -124,6 +124,8 @@ type Server struct {
 	fleets  map[string]fleetRecord
 
 	queue queue
+	// status is the instance status checks tests impaired.
+	status statusState
 
 	iam iamState
 
@@ -274,6 +276,7 @@ func (s *Server) actionTable() map[string]action {
 		"DeleteLaunchTemplate":          s.deleteLaunchTemplate,
 		"CreateFleet":                   s.createFleet,
 		"DescribeInstances":             s.describeInstances,
+		"DescribeInstanceStatus":        s.describeInstanceStatus,
 		"TerminateInstances":            s.terminateInstances,
 		"CreateTags":                    s.createTags,
 	}
