@@ -1,0 +1,148 @@
+//go:build e2e
+
+package aws
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	awssdk "github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/onsi/gomega"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/capstan-dev/capstan/api/v1"
+	cpmetrics "github.com/capstan-dev/capstan/pkg/cloudprovider/metrics"
+	"github.com/capstan-dev/capstan/pkg/test"
+)
+
+// busyInstances is how many instances with outstanding rebalance
+// recommendations the scenario keeps: past EC2's 200 filter values per
+// DescribeInstances call.
+const busyInstances = 250
+
+// 250 spot instances with rebalance recommendations outstanding and one
+// spot interruption warning: the warning is acted on within one poll of
+// the queue, and no poll fails. The 250 are launched through the
+// endpoint's EC2 API, tagged for the cluster but in no NodePool (250
+// NodeClaims with their Nodes would weigh on the shared e2e cluster):
+// their notices follow the same path as a NodeClaim's (received,
+// described every poll, in batches of 200), and since no NodeClaim owns
+// them nothing acknowledges them, so they stay outstanding for as long
+// as the instances run, as a busy account's would.
+func TestInterruptionAmongManyNotices(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := start(t, setup{instanceTypes: []string{"r5.xlarge"}, capacityTypes: []string{v1.CapacityTypeSpot, v1.CapacityTypeOnDemand}})
+	class := s.ready()
+	s.spreadOut(1)
+	target := s.settled(1)[0]
+
+	ami := class.Status.AMIs[0].ID
+	for _, a := range class.Status.AMIs {
+		if strings.Contains(a.Name, "-x86_64-standard-") {
+			ami = a.ID
+		}
+	}
+	lt, err := api.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{
+		LaunchTemplateName: awssdk.String(test.RandomName("busy")),
+		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: awssdk.String(ami), SecurityGroupIds: securityGroups},
+	})
+	s.g.Expect(err).NotTo(gomega.HaveOccurred())
+	fleet, err := api.CreateFleet(ctx, &ec2.CreateFleetInput{
+		Type: ec2types.FleetTypeInstant,
+		LaunchTemplateConfigs: []ec2types.FleetLaunchTemplateConfigRequest{{
+			LaunchTemplateSpecification: &ec2types.FleetLaunchTemplateSpecificationRequest{LaunchTemplateId: lt.LaunchTemplate.LaunchTemplateId, Version: awssdk.String("$Latest")},
+			Overrides:                   []ec2types.FleetLaunchTemplateOverridesRequest{{InstanceType: ec2types.InstanceTypeR6iLarge, SubnetId: awssdk.String(subnets["us-west-2c"])}},
+		}},
+		TargetCapacitySpecification: &ec2types.TargetCapacitySpecificationRequest{TotalTargetCapacity: awssdk.Int32(busyInstances), DefaultTargetCapacityType: ec2types.DefaultTargetCapacityTypeSpot},
+		SpotOptions:                 &ec2types.SpotOptionsRequest{AllocationStrategy: ec2types.SpotAllocationStrategyPriceCapacityOptimized},
+		TagSpecifications: []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeInstance, Tags: []ec2types.Tag{
+			{Key: awssdk.String("kubernetes.io/cluster/" + clusterName), Value: awssdk.String("owned")}}}},
+	})
+	s.g.Expect(err).NotTo(gomega.HaveOccurred())
+	var busy []string
+	for _, i := range fleet.Instances {
+		busy = append(busy, i.InstanceIds...)
+	}
+	s.g.Expect(busy).To(gomega.HaveLen(busyInstances), "fleet errors: %v", fleet.Errors)
+	t.Cleanup(func() {
+		for i := 0; i < len(busy); i += 100 {
+			_, _ = api.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: busy[i:min(i+100, len(busy))]})
+		}
+	})
+
+	queue, err := events.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: awssdk.String(clusterName)})
+	s.g.Expect(err).NotTo(gomega.HaveOccurred())
+	send := func(detailType, id string) {
+		body := fmt.Sprintf(`{"version":"0","id":"e2e-%s","detail-type":%q,"source":"aws.ec2","account":"111122223333","time":%q,"region":%q,`+
+			`"resources":["arn:aws:ec2:%s:111122223333:instance/%s"],"detail":{"instance-id":%q,"instance-action":"terminate"}}`,
+			id, detailType, time.Now().UTC().Format(time.RFC3339), region, region, id, id)
+		_, err := events.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: queue.QueueUrl, MessageBody: awssdk.String(body)})
+		s.g.Expect(err).NotTo(gomega.HaveOccurred())
+	}
+	for _, id := range busy {
+		send("EC2 Instance Rebalance Recommendation", id)
+	}
+	// A poll reads up to 100 messages: four polls begun after the last
+	// send have read all 250 (one may have been under way).
+	sent, _ := interruptionPolls(s.g)
+	s.g.Eventually(func(g gomega.Gomega) {
+		polls, _ := interruptionPolls(g)
+		g.Expect(polls).To(gomega.BeNumerically(">=", sent+4))
+	}).WithTimeout(time.Minute).Should(gomega.Succeed())
+
+	before, failedBefore := interruptionPolls(s.g)
+	send("EC2 Spot Instance Interruption Warning", instanceID(target.Status.ProviderID))
+	s.g.Eventually(func(g gomega.Gomega) {
+		nc := &v1.NodeClaim{}
+		err := cluster.Client.Get(ctx, client.ObjectKey{Name: target.Name}, nc)
+		g.Expect(client.IgnoreNotFound(err)).NotTo(gomega.HaveOccurred())
+		g.Expect(err != nil || nc.DeletionTimestamp != nil).To(gomega.BeTrue(), "the warned NodeClaim is being deleted")
+	}).WithTimeout(time.Minute).WithPolling(100 * time.Millisecond).Should(gomega.Succeed())
+	after, failedAfter := interruptionPolls(s.g)
+	// The poll under way when the warning was sent, the one that read
+	// it (and acted), and at most one more finished before the deletion
+	// was seen: a warning left for later polls, or polls refused past
+	// 200 filter values, would take more or never come.
+	if after-before > 3 {
+		t.Errorf("the warning was acted on %g polls after it was sent, want within one (3 counting the poll under way and the check's lag)", after-before)
+	}
+	if failedAfter != failedBefore {
+		t.Errorf("%g polls failed with 250 notices outstanding", failedAfter-failedBefore)
+	}
+	t.Logf("warning acted on %g polls after it was sent (%d notices outstanding)", after-before, busyInstances)
+}
+
+// interruptionPolls are the controller's completed and failed calls of
+// the provider's Interruptions, from its metrics.
+func interruptionPolls(g gomega.Gomega) (polls, failed float64) {
+	resp, err := http.Get(metricsURL)
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	for _, line := range strings.Split(string(body), "\n") {
+		if !strings.Contains(line, `method="Interruptions"`) {
+			continue
+		}
+		fields := strings.Fields(line)
+		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
+		g.Expect(err).NotTo(gomega.HaveOccurred(), "metric line %q", line)
+		switch {
+		case strings.HasPrefix(line, cpmetrics.DurationMetric+"_count{"):
+			polls += v
+		case strings.HasPrefix(line, cpmetrics.ErrorsMetric+"{"):
+			failed += v
+		}
+	}
+	return polls, failed
+}
