@@ -92,22 +92,11 @@ type statusEventXML struct {
 }
 
 func (s *Server) describeInstanceStatus(ctx context.Context, p params) (response, error) {
-	fs, err := p.filters([]string{
+	fs, ids, snap, err := s.instanceQuery(p, []string{
 		"availability-zone", "instance-state-name", "instance-state-code", "instance-status.status", "instance-status.reachability",
 		"system-status.status", "system-status.reachability", "event.code",
 	}, false)
 	if err != nil {
-		return nil, err
-	}
-	if err := checkFilterLimit(fs); err != nil {
-		return nil, err
-	}
-	ids := p.list("InstanceId")
-	if len(ids) > 0 && p.has("MaxResults") {
-		return nil, errorf("InvalidParameterCombination", "The parameter instancesSet cannot be used with the parameter maxResults")
-	}
-	snap := s.cloud.Snapshot()
-	if err := checkInstanceIDs(ids, snap); err != nil {
 		return nil, err
 	}
 	events, err := s.scheduledEvents(ctx)

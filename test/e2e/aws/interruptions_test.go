@@ -21,7 +21,6 @@ import (
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	cpmetrics "github.com/capstan-dev/capstan/pkg/cloudprovider/metrics"
-	"github.com/capstan-dev/capstan/pkg/test"
 )
 
 // busyInstances is how many instances with outstanding rebalance
@@ -52,28 +51,8 @@ func TestInterruptionAmongManyNotices(t *testing.T) {
 			ami = a.ID
 		}
 	}
-	lt, err := api.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{
-		LaunchTemplateName: awssdk.String(test.RandomName("busy")),
-		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: awssdk.String(ami), SecurityGroupIds: securityGroups},
-	})
-	s.g.Expect(err).NotTo(gomega.HaveOccurred())
-	fleet, err := api.CreateFleet(ctx, &ec2.CreateFleetInput{
-		Type: ec2types.FleetTypeInstant,
-		LaunchTemplateConfigs: []ec2types.FleetLaunchTemplateConfigRequest{{
-			LaunchTemplateSpecification: &ec2types.FleetLaunchTemplateSpecificationRequest{LaunchTemplateId: lt.LaunchTemplate.LaunchTemplateId, Version: awssdk.String("$Latest")},
-			Overrides:                   []ec2types.FleetLaunchTemplateOverridesRequest{{InstanceType: ec2types.InstanceTypeR6iLarge, SubnetId: awssdk.String(subnets["us-west-2c"])}},
-		}},
-		TargetCapacitySpecification: &ec2types.TargetCapacitySpecificationRequest{TotalTargetCapacity: awssdk.Int32(busyInstances), DefaultTargetCapacityType: ec2types.DefaultTargetCapacityTypeSpot},
-		SpotOptions:                 &ec2types.SpotOptionsRequest{AllocationStrategy: ec2types.SpotAllocationStrategyPriceCapacityOptimized},
-		TagSpecifications: []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeInstance, Tags: []ec2types.Tag{
-			{Key: awssdk.String("kubernetes.io/cluster/" + clusterName), Value: awssdk.String("owned")}}}},
-	})
-	s.g.Expect(err).NotTo(gomega.HaveOccurred())
-	var busy []string
-	for _, i := range fleet.Instances {
-		busy = append(busy, i.InstanceIds...)
-	}
-	s.g.Expect(busy).To(gomega.HaveLen(busyInstances), "fleet errors: %v", fleet.Errors)
+	busy := s.launchOutside(ami, ec2types.InstanceTypeR6iLarge, subnets["us-west-2c"], ec2types.DefaultTargetCapacityTypeSpot, busyInstances,
+		[]ec2types.Tag{{Key: awssdk.String("kubernetes.io/cluster/" + clusterName), Value: awssdk.String("owned")}})
 	t.Cleanup(func() {
 		for i := 0; i < len(busy); i += 100 {
 			_, _ = api.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: busy[i:min(i+100, len(busy))]})
