@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -186,5 +188,43 @@ func TestDescribeInstanceStatus(t *testing.T) {
 	events := query("event.code", "instance-retirement")
 	if len(events) != 1 || aws.ToString(events[0].InstanceId) != retiring || len(events[0].Events) != 1 || aws.ToTime(events[0].Events[0].NotBefore).IsZero() {
 		t.Errorf("scheduled events: %+v, want %s's retirement", events, retiring)
+	}
+}
+
+// signalling is a transport that says when a request has gone out.
+type signalling struct {
+	http.RoundTripper
+	sent chan struct{}
+}
+
+func (s signalling) RoundTrip(r *http.Request) (*http.Response, error) {
+	s.sent <- struct{}{}
+	return s.RoundTripper.RoundTrip(r)
+}
+
+// ReceiveMessage with WaitTimeSeconds waits for a message, as SQS long
+// polling does, and returns with one sent while it waits.
+func TestReceiveWaitsForAMessage(t *testing.T) {
+	f := newFixture(t, profile())
+	ctx := context.Background()
+	url := f.url + "/111122223333/test-cluster"
+	sent := make(chan struct{}, 1)
+	waiting := sqs.New(sqs.Options{Region: "us-west-2", BaseEndpoint: aws.String(f.url), RetryMaxAttempts: 1,
+		Credentials: credentials.NewStaticCredentialsProvider("AKID", "SECRET", ""),
+		HTTPClient:  &http.Client{Transport: signalling{RoundTripper: http.DefaultTransport, sent: sent}}})
+	got := make(chan *sqs.ReceiveMessageOutput, 1)
+	go func() {
+		out, err := waiting.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), MaxNumberOfMessages: 10, WaitTimeSeconds: 20})
+		if err != nil {
+			t.Error(err)
+		}
+		got <- out
+	}()
+	<-sent
+	if _, err := sqsClient(f).SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String(`{"detail-type":"test"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if out := <-got; out == nil || len(out.Messages) != 1 {
+		t.Errorf("the waiting receive returned %+v, want the message sent while it waited", out)
 	}
 }
