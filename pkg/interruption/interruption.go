@@ -228,7 +228,12 @@ func message(n cloudprovider.InterruptionNotice, s stage, now time.Time) string 
 		text = string(n.Kind)
 	}
 	left := ""
-	if !n.Deadline.IsZero() {
+	switch {
+	case n.Deadline.IsZero():
+	case !n.Deadline.After(now):
+		// Already due (a failed status check, a state change seen late).
+		left = fmt.Sprintf(" now (due at %s)", n.Deadline.UTC().Format(time.RFC3339))
+	default:
 		left = fmt.Sprintf(" at %s (in %s)", n.Deadline.UTC().Format(time.RFC3339), n.Deadline.Sub(now).Round(time.Second))
 	}
 	switch s {
