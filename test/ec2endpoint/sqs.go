@@ -32,6 +32,8 @@ type queue struct {
 	// noticed are the notices already queued, by notice key, so that a
 	// notice the cloud keeps reporting is queued once.
 	noticed map[string]bool
+	// arrived is closed when a message is queued (sent).
+	arrived chan struct{}
 }
 
 type message struct {
@@ -109,11 +111,32 @@ func (s *Server) receiveMessage(r *http.Request, body []byte) (any, error) {
 		if len(out) > 0 || !time.Now().Before(until) {
 			return map[string]any{"Messages": out}, nil
 		}
+		// A sent message wakes the wait at once; the cloud's notices (on
+		// its clock) are looked at again every second.
 		select {
 		case <-r.Context().Done():
 			return map[string]any{"Messages": out}, nil
-		case <-time.After(100 * time.Millisecond):
+		case <-s.queue.sent():
+		case <-time.After(min(time.Second, time.Until(until))):
 		}
+	}
+}
+
+// sent is closed when the next message is queued.
+func (q *queue) sent() <-chan struct{} {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.arrived == nil {
+		q.arrived = make(chan struct{})
+	}
+	return q.arrived
+}
+
+// queuedLocked wakes the receives waiting for a message; q.mu held.
+func (q *queue) queuedLocked() {
+	if q.arrived != nil {
+		close(q.arrived)
+		q.arrived = nil
 	}
 }
 
@@ -175,6 +198,7 @@ func (s *Server) queueNotices(r *http.Request) error {
 			s.queue.noticed[key] = true
 		}
 		s.queue.messages = append(s.queue.messages, &message{id: newRequestID(), body: string(event), sent: now})
+		s.queue.queuedLocked()
 	}
 	return nil
 }
@@ -204,6 +228,7 @@ func (s *Server) QueueReservationInterruption(id string) error {
 	s.queue.mu.Lock()
 	defer s.queue.mu.Unlock()
 	s.queue.messages = append(s.queue.messages, &message{id: newRequestID(), body: string(body), sent: now})
+	s.queue.queuedLocked()
 	return nil
 }
 
@@ -299,6 +324,7 @@ func (s *Server) sendMessage(_ *http.Request, body []byte) (any, error) {
 	m := &message{id: newRequestID(), body: in.MessageBody, sent: s.opts.Clock.Now()}
 	s.queue.mu.Lock()
 	s.queue.messages = append(s.queue.messages, m)
+	s.queue.queuedLocked()
 	s.queue.mu.Unlock()
 	return map[string]string{"MessageId": m.id, "MD5OfMessageBody": digest(m.body)}, nil
 }

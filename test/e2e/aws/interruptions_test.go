@@ -53,11 +53,15 @@ func TestInterruptionAmongManyNotices(t *testing.T) {
 	}
 	busy := s.launchOutside(ami, ec2types.InstanceTypeR6iLarge, subnets["us-west-2c"], ec2types.DefaultTargetCapacityTypeSpot, busyInstances,
 		[]ec2types.Tag{{Key: awssdk.String("kubernetes.io/cluster/" + clusterName), Value: awssdk.String("owned")}})
-	t.Cleanup(func() {
+	// Terminated as soon as the warning is seen to, and in any case at
+	// the end: 250 more instances weigh on the endpoint the scenarios
+	// share.
+	terminate := func() {
 		for i := 0; i < len(busy); i += 100 {
 			_, _ = api.TerminateInstances(ctx, &ec2.TerminateInstancesInput{InstanceIds: busy[i:min(i+100, len(busy))]})
 		}
-	})
+	}
+	t.Cleanup(terminate)
 
 	queue, err := events.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: awssdk.String(clusterName)})
 	s.g.Expect(err).NotTo(gomega.HaveOccurred())
@@ -88,6 +92,7 @@ func TestInterruptionAmongManyNotices(t *testing.T) {
 		g.Expect(err != nil || nc.DeletionTimestamp != nil).To(gomega.BeTrue(), "the warned NodeClaim is being deleted")
 	}).WithTimeout(time.Minute).WithPolling(100 * time.Millisecond).Should(gomega.Succeed())
 	after, failedAfter := interruptionPolls(s.g)
+	terminate()
 	// The poll under way when the warning was sent, the one that read
 	// it (and acted), and at most one more finished before the deletion
 	// was seen: a warning left for later polls, or polls refused past
@@ -99,6 +104,14 @@ func TestInterruptionAmongManyNotices(t *testing.T) {
 		t.Errorf("%g polls failed with 250 notices outstanding", failedAfter-failedBefore)
 	}
 	t.Logf("warning acted on %g polls after it was sent (%d notices outstanding)", after-before, busyInstances)
+	s.g.Eventually(func(g gomega.Gomega) {
+		claims := s.claims()
+		g.Expect(claims).To(gomega.HaveLen(1))
+		g.Expect(claims[0].Name).NotTo(gomega.Equal(target.Name))
+		pods := s.running()
+		g.Expect(pods).To(gomega.HaveLen(1))
+		g.Expect(pods[0].Spec.NodeName).To(gomega.Equal(claims[0].Status.NodeName))
+	}).WithTimeout(90*time.Second).Should(gomega.Succeed(), "the replacement")
 }
 
 // interruptionPolls are the controller's completed and failed calls of
