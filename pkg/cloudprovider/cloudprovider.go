@@ -102,10 +102,22 @@ type DriftReason string
 // through decorators.
 //
 // Notices are not consumed: a notice is returned by every call until its
-// instance is gone (Get reports not found), so a reconciler that fails half
-// way simply sees it again. Consumers deduplicate by (ProviderID, Kind).
+// instance is gone (Get reports not found), or until the consumer
+// acknowledges it to a source that is also an InterruptionAcknowledger, so
+// a reconciler that fails half way simply sees it again. Consumers
+// deduplicate by (ProviderID, Kind).
 type InterruptionSource interface {
 	Interruptions(ctx context.Context) ([]InterruptionNotice, error)
+}
+
+// InterruptionAcknowledger is an optional interface an InterruptionSource
+// may also implement: the consumer tells it which notices it has acted on
+// for good (their effects applied), so the source may stop returning them.
+// A source that keeps notices in memory (AWS's queue) needs it, or a
+// notice nobody acts on again (a rebalance recommendation) is held for the
+// instance's whole life. Obtain it with AsInterruptionAcknowledger.
+type InterruptionAcknowledger interface {
+	Acknowledge(ctx context.Context, notices []InterruptionNotice) error
 }
 
 // InterruptionKind is what the cloud announced (decision 6).
@@ -137,6 +149,12 @@ const (
 	// AzureEviction: an Azure spot VM is evicted (deallocated or deleted,
 	// per its eviction policy, decision 5) at Deadline.
 	AzureEviction InterruptionKind = "AzureEviction"
+	// CapacityReservationInterruption: the owner of an interruptible
+	// capacity reservation reclaims it; its instance goes at Deadline.
+	CapacityReservationInterruption InterruptionKind = "CapacityReservationInterruption"
+	// InstanceUnhealthy: the cloud's own status checks find the instance
+	// impaired; it is replaced at once (Deadline is when that was seen).
+	InstanceUnhealthy InterruptionKind = "InstanceUnhealthy"
 )
 
 // PreemptibleLifetime is how long a GCP-style preemptible instance may
@@ -148,6 +166,7 @@ func InterruptionKinds() []InterruptionKind {
 	return []InterruptionKind{
 		SpotInterruption, RebalanceRecommendation, ScheduledChange, InstanceStopping,
 		InstanceTerminating, SpotPriceAboveMax, PreemptibleMaxLifetime, AzureEviction,
+		CapacityReservationInterruption, InstanceUnhealthy,
 	}
 }
 
@@ -178,6 +197,12 @@ type Unwrapper interface {
 // assertion so that any decorator works.
 func AsInterruptionSource(cp CloudProvider) (InterruptionSource, bool) {
 	return unwrapAs[InterruptionSource](cp)
+}
+
+// AsInterruptionAcknowledger returns cp's interruption acknowledger,
+// looking down its chain of Unwrap calls as AsInterruptionSource does.
+func AsInterruptionAcknowledger(cp CloudProvider) (InterruptionAcknowledger, bool) {
+	return unwrapAs[InterruptionAcknowledger](cp)
 }
 
 // unwrapAs is cp as a T, or the first provider down its chain of Unwrap

@@ -50,7 +50,7 @@ func TestAsInterruptionSource(t *testing.T) {
 
 func TestInterruptionKindsAreDistinct(t *testing.T) {
 	kinds := cloudprovider.InterruptionKinds()
-	if len(kinds) != 8 || sets.New(kinds...).Len() != len(kinds) {
-		t.Errorf("InterruptionKinds() = %v, want 8 distinct kinds (decision 6)", kinds)
+	if len(kinds) != 10 || sets.New(kinds...).Len() != len(kinds) {
+		t.Errorf("InterruptionKinds() = %v, want 10 distinct kinds (decision 6 and the AWS kinds)", kinds)
 	}
 }

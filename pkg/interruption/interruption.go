@@ -65,6 +65,12 @@ type Decision struct {
 	WakeAt time.Time
 	// Effects are the actions' changes for an applier, in order.
 	Effects []effects.Effect
+	// Done are the notices acted on for good once Effects apply: the
+	// NodeClaim interrupted (or already going), or a rebalance
+	// recommendation reported. The caller acknowledges them to a source
+	// that keeps notices (cloudprovider.InterruptionAcknowledger). A
+	// notice no NodeClaim owns yet, or one held back, is not done.
+	Done []cloudprovider.InterruptionNotice
 }
 
 // Claim is a NodeClaim and its NodePool (nil when gone), as a Step
@@ -149,6 +155,11 @@ func (h *Handler) Step(notices []cloudprovider.InterruptionNotice, claims map[st
 			d.Actions = append(d.Actions, a)
 			d.Effects = append(d.Effects, actionEffects(a, claim.NodeClaim, now)...)
 		}
+		// A rebalance recommendation is final at whichever stage the
+		// NodePool asks for; every other kind once interrupted.
+		if want == stageInterrupted || n.Kind == cloudprovider.RebalanceRecommendation {
+			d.Done = append(d.Done, n)
+		}
 	}
 	for _, k := range slices.Collect(maps.Keys(h.seen)) {
 		if !live[k] {
@@ -217,7 +228,12 @@ func message(n cloudprovider.InterruptionNotice, s stage, now time.Time) string 
 		text = string(n.Kind)
 	}
 	left := ""
-	if !n.Deadline.IsZero() {
+	switch {
+	case n.Deadline.IsZero():
+	case !n.Deadline.After(now):
+		// Already due (a failed status check, a state change seen late).
+		left = fmt.Sprintf(" now (due at %s)", n.Deadline.UTC().Format(time.RFC3339))
+	default:
 		left = fmt.Sprintf(" at %s (in %s)", n.Deadline.UTC().Format(time.RFC3339), n.Deadline.Sub(now).Round(time.Second))
 	}
 	switch s {

@@ -20,6 +20,7 @@ var now = time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
 var forceful = []cloudprovider.InterruptionKind{
 	cloudprovider.SpotInterruption, cloudprovider.ScheduledChange, cloudprovider.InstanceStopping,
 	cloudprovider.InstanceTerminating, cloudprovider.SpotPriceAboveMax, cloudprovider.AzureEviction,
+	cloudprovider.CapacityReservationInterruption, cloudprovider.InstanceUnhealthy,
 }
 
 // The stages an action's Event reports, as the summary names them.
@@ -541,6 +542,9 @@ func TestEventMessages(t *testing.T) {
 			"ScheduledChange: the instance goes at 2026-03-10T13:30:00Z (in 1h30m0s); draining it now and launching replacements"},
 		{"a fraction of a second is rounded", notice("a", cloudprovider.SpotInterruption, now.Add(2*time.Minute+600*time.Millisecond)), claim("a"), now,
 			"the cloud says SpotInterruption: the instance goes at 2026-03-10T12:02:00Z (in 2m1s); draining it now and launching replacements"},
+		{"a deadline already due", cloudprovider.InterruptionNotice{Kind: cloudprovider.InstanceUnhealthy, ProviderID: "sim://a", Deadline: now.Add(-time.Minute),
+			Message: "EC2 status checks: system status reachability failed since 2026-03-10T11:57:00Z"}, claim("a"), now,
+			"EC2 status checks: system status reachability failed since 2026-03-10T11:57:00Z: the instance goes now (due at 2026-03-10T11:59:00Z); draining it now and launching replacements"},
 		{"no deadline", cloudprovider.InterruptionNotice{Kind: cloudprovider.InstanceStopping, ProviderID: "sim://a"}, claim("a"), now,
 			"InstanceStopping: the instance goes; draining it now and launching replacements"},
 		{"an expected interruption", notice("a", cloudprovider.PreemptibleMaxLifetime, D), claim("a"), D.Add(-20 * time.Minute),

@@ -198,20 +198,12 @@ func (x instanceXML) resource(tags map[string]string) resource {
 // describeInstances serves every instance the simulated cloud launched,
 // terminated ones included, as EC2 keeps them visible for a while.
 func (s *Server) describeInstances(_ context.Context, p params) (response, error) {
-	fs, err := p.filters([]string{
+	fs, ids, snap, err := s.instanceQuery(p, []string{
 		"instance-id", "instance-type", "instance-state-name", "instance-state-code", "availability-zone", "subnet-id",
 		"vpc-id", "image-id", "private-dns-name", "private-ip-address", "instance-lifecycle", "architecture",
 		"capacity-reservation-id", "spot-instance-request-id", "launch-time",
 	}, true)
 	if err != nil {
-		return nil, err
-	}
-	ids := p.list("InstanceId")
-	if len(ids) > 0 && p.has("MaxResults") {
-		return nil, errorf("InvalidParameterCombination", "The parameter instancesSet cannot be used with the parameter maxResults")
-	}
-	snap := s.cloud.Snapshot()
-	if err := checkInstanceIDs(ids, snap); err != nil {
 		return nil, err
 	}
 	now := s.opts.Clock.Now()
@@ -229,6 +221,28 @@ func (s *Server) describeInstances(_ context.Context, p params) (response, error
 		return nil, err
 	}
 	return &describeInstancesResponse{Reservations: items, NextToken: next}, nil
+}
+
+// instanceQuery is a describe call's filters (of the known names, within
+// EC2's filter value limit), its instance ids (known, and not with
+// MaxResults) and the cloud it asks about.
+func (s *Server) instanceQuery(p params, known []string, tagged bool) ([]filter, []string, sim.State, error) {
+	fs, err := p.filters(known, tagged)
+	if err != nil {
+		return nil, nil, sim.State{}, err
+	}
+	if err := checkFilterLimit(fs); err != nil {
+		return nil, nil, sim.State{}, err
+	}
+	ids := p.list("InstanceId")
+	if len(ids) > 0 && p.has("MaxResults") {
+		return nil, nil, sim.State{}, errorf("InvalidParameterCombination", "The parameter instancesSet cannot be used with the parameter maxResults")
+	}
+	snap := s.cloud.Snapshot()
+	if err := checkInstanceIDs(ids, snap); err != nil {
+		return nil, nil, sim.State{}, err
+	}
+	return fs, ids, snap, nil
 }
 
 // checkInstanceIDs returns EC2's error for ids that are malformed or that

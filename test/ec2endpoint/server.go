@@ -146,6 +146,8 @@ type Server struct {
 	fleets  map[string]fleetRecord
 
 	queue queue
+	// status is the instance status checks tests impaired.
+	status statusState
 
 	iam iamState
 
@@ -314,6 +316,7 @@ func (s *Server) actionTable() map[string]action {
 		"CreateTags":                     s.createTags,
 		"DescribePlacementGroups":        s.describePlacementGroups,
 		"CopyImage":                      s.copyImage,
+		"DescribeInstanceStatus":         s.describeInstanceStatus,
 	}
 }
 

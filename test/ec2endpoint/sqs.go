@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
 )
 
 // The interruption queue: SQS on the endpoint's listener, one queue
@@ -31,6 +32,8 @@ type queue struct {
 	// noticed are the notices already queued, by notice key, so that a
 	// notice the cloud keeps reporting is queued once.
 	noticed map[string]bool
+	// arrived is closed when a message is queued (sent).
+	arrived chan struct{}
 }
 
 type message struct {
@@ -108,11 +111,32 @@ func (s *Server) receiveMessage(r *http.Request, body []byte) (any, error) {
 		if len(out) > 0 || !time.Now().Before(until) {
 			return map[string]any{"Messages": out}, nil
 		}
+		// A sent message wakes the wait at once; the cloud's notices (on
+		// its clock) are looked at again every second.
 		select {
 		case <-r.Context().Done():
 			return map[string]any{"Messages": out}, nil
-		case <-time.After(100 * time.Millisecond):
+		case <-s.queue.sent():
+		case <-time.After(min(time.Second, time.Until(until))):
 		}
+	}
+}
+
+// sent is closed when the next message is queued.
+func (q *queue) sent() <-chan struct{} {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.arrived == nil {
+		q.arrived = make(chan struct{})
+	}
+	return q.arrived
+}
+
+// queuedLocked wakes the receives waiting for a message; q.mu held.
+func (q *queue) queuedLocked() {
+	if q.arrived != nil {
+		close(q.arrived)
+		q.arrived = nil
 	}
 }
 
@@ -128,7 +152,11 @@ func invalidParameter(format string, args ...any) error {
 }
 
 // queueNotices queues the notices the cloud reports that are not queued
-// yet.
+// yet. Scheduled changes seen together with the same deadline and text
+// become one AWS Health event naming every instance in
+// affectedEntities, as AWS Health reports one event for all the
+// resources it affects (AWS Health User Guide, "AWS Health events
+// Amazon EventBridge schema").
 func (s *Server) queueNotices(r *http.Request) error {
 	notices, err := s.cloud.Interruptions(r.Context())
 	if err != nil {
@@ -137,18 +165,70 @@ func (s *Server) queueNotices(r *http.Request) error {
 	now := s.opts.Clock.Now()
 	s.queue.mu.Lock()
 	defer s.queue.mu.Unlock()
+	type group struct {
+		first cloudprovider.InterruptionNotice
+		keys  []string
+		ids   []string
+	}
+	var order []string
+	groups := map[string]*group{}
 	for _, n := range notices {
 		key := n.ProviderID + "|" + string(n.Kind) + "|" + n.Deadline.String()
 		if s.queue.noticed[key] {
 			continue
 		}
-		event, ok := s.event(n, now)
+		g := key
+		if n.Kind == cloudprovider.ScheduledChange {
+			g = string(n.Kind) + "|" + n.Deadline.String() + "|" + n.Message
+		}
+		if groups[g] == nil {
+			groups[g] = &group{first: n}
+			order = append(order, g)
+		}
+		groups[g].keys = append(groups[g].keys, key)
+		groups[g].ids = append(groups[g].ids, path.Base(n.ProviderID))
+	}
+	for _, k := range order {
+		g := groups[k]
+		event, ok := s.event(g.first, g.ids, now)
 		if !ok {
 			continue
 		}
-		s.queue.noticed[key] = true
+		for _, key := range g.keys {
+			s.queue.noticed[key] = true
+		}
 		s.queue.messages = append(s.queue.messages, &message{id: newRequestID(), body: string(event), sent: now})
+		s.queue.queuedLocked()
 	}
+	return nil
+}
+
+// QueueReservationInterruption sends the warning EC2 gives 2 minutes
+// before the owner of an interruptible capacity reservation reclaims
+// instance id (AWS, "Monitor interruptible Capacity Reservations with
+// EventBridge and CloudTrail"): it must be running in an interruptible
+// reservation. The endpoint only warns; the instance runs on until
+// terminated.
+func (s *Server) QueueReservationInterruption(id string) error {
+	snap := s.cloud.Snapshot()
+	inst := snap.Instances[id]
+	if inst == nil || inst.State != sim.InstanceRunning {
+		return fmt.Errorf("no running instance %s", id)
+	}
+	if r := snap.Reservations[inst.ReservationID]; r == nil || !r.Interruptible {
+		return fmt.Errorf("instance %s is not in an interruptible capacity reservation", id)
+	}
+	now := s.opts.Clock.Now()
+	n := cloudprovider.InterruptionNotice{Kind: cloudprovider.CapacityReservationInterruption, ProviderID: "aws:///" + inst.Zone + "/" + id, Zone: inst.Zone,
+		Deadline: now.Add(2 * time.Minute)}
+	body, ok := s.event(n, []string{id}, now)
+	if !ok {
+		return fmt.Errorf("no event for %s", n.Kind)
+	}
+	s.queue.mu.Lock()
+	defer s.queue.mu.Unlock()
+	s.queue.messages = append(s.queue.messages, &message{id: newRequestID(), body: string(body), sent: now})
+	s.queue.queuedLocked()
 	return nil
 }
 
@@ -244,6 +324,7 @@ func (s *Server) sendMessage(_ *http.Request, body []byte) (any, error) {
 	m := &message{id: newRequestID(), body: in.MessageBody, sent: s.opts.Clock.Now()}
 	s.queue.mu.Lock()
 	s.queue.messages = append(s.queue.messages, m)
+	s.queue.queuedLocked()
 	s.queue.mu.Unlock()
 	return map[string]string{"MessageId": m.id, "MD5OfMessageBody": digest(m.body)}, nil
 }
@@ -261,14 +342,15 @@ type eventBridge struct {
 	Detail     map[string]any `json:"detail"`
 }
 
-// event is the EventBridge event EC2 sends for a notice: a spot
-// interruption warning (also when the spot price rose above the max
-// price: that is how EC2 interrupts for price), a rebalance
-// recommendation, an AWS Health scheduled change, or an instance
-// state-change notification (stopping, shutting-down). Kinds of other
-// clouds' styles have none.
-func (s *Server) event(n cloudprovider.InterruptionNotice, now time.Time) ([]byte, bool) {
-	id := path.Base(n.ProviderID)
+// event is the EventBridge event EC2 sends for a notice about the
+// instances ids (one but for a scheduled change): a spot interruption
+// warning (also when the spot price rose above the max price: that is
+// how EC2 interrupts for price), a rebalance recommendation, an AWS
+// Health scheduled change, an instance state-change notification
+// (stopping, shutting-down), or a capacity reservation interruption
+// warning. Kinds of other clouds' styles have none.
+func (s *Server) event(n cloudprovider.InterruptionNotice, ids []string, now time.Time) ([]byte, bool) {
+	id := ids[0]
 	e := eventBridge{
 		Version: "0", ID: newRequestID(), Source: "aws.ec2", Account: s.opts.AccountID, Time: now.UTC().Format(time.RFC3339),
 		Region:    s.profile.Spec.Region,
@@ -280,6 +362,12 @@ func (s *Server) event(n cloudprovider.InterruptionNotice, now time.Time) ([]byt
 	case cloudprovider.RebalanceRecommendation:
 		e.DetailType, e.Detail = "EC2 Instance Rebalance Recommendation", map[string]any{"instance-id": id}
 	case cloudprovider.ScheduledChange:
+		entities := make([]map[string]string, 0, len(ids))
+		e.Resources = nil
+		for _, id := range ids {
+			entities = append(entities, map[string]string{"entityValue": id})
+			e.Resources = append(e.Resources, id)
+		}
 		e.Source, e.DetailType = "aws.health", "AWS Health Event"
 		e.Detail = map[string]any{
 			"eventArn":          fmt.Sprintf("arn:aws:health:%s::event/EC2/AWS_EC2_INSTANCE_RETIREMENT_SCHEDULED/%s", s.profile.Spec.Region, e.ID),
@@ -288,11 +376,15 @@ func (s *Server) event(n cloudprovider.InterruptionNotice, now time.Time) ([]byt
 			"eventTypeCategory": "scheduledChange",
 			"startTime":         n.Deadline.UTC().Format(time.RFC1123),
 			"eventDescription":  []map[string]string{{"language": "en_US", "latestDescription": n.Message}},
-			"affectedEntities":  []map[string]string{{"entityValue": id}},
+			"affectedEntities":  entities,
 		}
 	case cloudprovider.InstanceStopping, cloudprovider.InstanceTerminating:
 		state := map[cloudprovider.InterruptionKind]string{cloudprovider.InstanceStopping: "stopping", cloudprovider.InstanceTerminating: "shutting-down"}[n.Kind]
 		e.DetailType, e.Detail = "EC2 Instance State-change Notification", map[string]any{"instance-id": id, "state": state}
+	case cloudprovider.CapacityReservationInterruption:
+		e.DetailType = "EC2 Capacity Reservation Instance Interruption Warning"
+		e.Detail = map[string]any{"instance-id": id, "instance-action": "terminate", "instance-termination-time": n.Deadline.UTC().Format(time.RFC3339),
+			"azId": s.zoneID(n.Zone)}
 	default:
 		return nil, false
 	}

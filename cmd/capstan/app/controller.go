@@ -195,7 +195,8 @@ func runController(ctx context.Context, opts Options) error {
 	if !ok {
 		return fmt.Errorf("cloud provider %s reports no interruptions", cp.Name())
 	}
-	interrupt := disrupter.NewInterruption(disrupter.InterruptionDeps{Client: mgr.GetClient(), Source: src, Applier: applier, Clock: clk},
+	ack, _ := cloudprovider.AsInterruptionAcknowledger(cp)
+	interrupt := disrupter.NewInterruption(disrupter.InterruptionDeps{Client: mgr.GetClient(), Source: src, Ack: ack, Applier: applier, Clock: clk},
 		disrupter.InterruptionOptions{PreemptibleMargin: opts.Disruption.PreemptibleMargin})
 	claims := nodeclaim.New(nodeclaim.Deps{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Applier: applier, Clock: clk},
 		nodeclaim.Options{Timeouts: lifecycle.Timeouts{Launch: opts.LaunchTimeout, Registration: opts.RegistrationTTL}, MaxConcurrentReconciles: opts.NodeClaimWorkers})

@@ -66,6 +66,13 @@ func TestConformance(t *testing.T) {
 // an SDK client for it and the discovery of that cluster through it.
 func endpoint(t testing.TB, opts ec2endpoint.Options) (*ec2.Client, *aws.ClusterDiscovery) {
 	t.Helper()
+	return endpointWith(t, opts, nil)
+}
+
+// endpointWith is endpoint, also setting *server to the endpoint when
+// server is not nil.
+func endpointWith(t testing.TB, opts ec2endpoint.Options, server **ec2endpoint.Server) (*ec2.Client, *aws.ClusterDiscovery) {
+	t.Helper()
 	if opts.ClusterEndpoint == "" {
 		opts.ClusterEndpoint = "https://" + opts.ClusterName + ".eks.test"
 		opts.ClusterCABundle = base64.StdEncoding.EncodeToString([]byte(opts.ClusterName + " CA"))
@@ -73,6 +80,9 @@ func endpoint(t testing.TB, opts ec2endpoint.Options) (*ec2.Client, *aws.Cluster
 	srv, err := ec2endpoint.New(opts)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if server != nil {
+		*server = srv
 	}
 	hs := httptest.NewServer(srv)
 	t.Cleanup(func() {

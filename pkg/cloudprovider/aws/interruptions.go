@@ -3,10 +3,10 @@ package aws
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
@@ -29,52 +29,42 @@ type SQS interface {
 // SpotNotice is how long before a spot interruption EC2 warns.
 const SpotNotice = 2 * time.Minute
 
-// maxReceives bounds one poll: at most this many batches of 10 messages.
-const maxReceives = 10
+const (
+	// DefaultInterruptionWait is how long one receive waits for a message
+	// (SQS long polling): the most SQS allows, as the reference
+	// (pkg/providers/sqs/sqs.go GetSQSMessages).
+	DefaultInterruptionWait = 20 * time.Second
+	// receiveBatch and visibilityTimeout are the reference's
+	// MaxNumberOfMessages and VisibilityTimeout (seconds).
+	receiveBatch      = 10
+	visibilityTimeout = 20
+	// maxReceives bounds one poll: at most this many batches.
+	maxReceives = 10
+	// describeBatch is the most instance ids one DescribeInstances call
+	// filters on: EC2 refuses more than 200 filter values per call with
+	// FilterLimitExceeded (docs/aws.md, "Interruptions").
+	describeBatch = 200
+)
 
-// Interruptions implements cloudprovider.InterruptionSource: the
-// EventBridge events the interruption queue (Options.InterruptionQueue,
-// as the reference's --interruption-queue) carries for the cluster's
-// instances: spot interruption warnings, rebalance recommendations, AWS
-// Health scheduled changes and state changes (stopping, shutting-down).
-// Messages are deleted once read; their notices are kept and returned by
-// every call until the instance is gone, as the interface asks. Without
-// a queue there are none.
-func (p *Provider) Interruptions(ctx context.Context) ([]cloudprovider.InterruptionNotice, error) {
-	if p.opts.SQS == nil || p.opts.InterruptionQueue == "" {
-		return nil, nil
-	}
-	if err := p.receive(ctx); err != nil {
-		return nil, err
-	}
-	p.noticesMu.Lock()
-	defer p.noticesMu.Unlock()
-	if len(p.notices) == 0 {
-		return nil, nil
-	}
-	ids := map[string]bool{}
-	for k := range p.notices {
-		ids[k.instance] = true
-	}
-	live, err := p.liveByID(ctx, slices.Sorted(maps.Keys(ids)))
-	if err != nil {
-		return nil, err
-	}
-	var out []cloudprovider.InterruptionNotice
-	for k, n := range p.notices {
-		inst, ok := live[k.instance]
-		if !ok {
-			delete(p.notices, k)
-			continue
-		}
-		zone := awssdk.ToString(inst.Placement.AvailabilityZone)
-		n.ProviderID, n.Zone, n.InstanceType = providerID(zone, k.instance), zone, string(inst.InstanceType)
-		out = append(out, n)
-	}
-	slices.SortFunc(out, func(a, b cloudprovider.InterruptionNotice) int {
-		return cmp.Or(cmp.Compare(a.ProviderID, b.ProviderID), cmp.Compare(a.Kind, b.Kind))
-	})
-	return out, nil
+// interruptState is what the provider keeps between polls: the queue's
+// notices until acknowledged or their instance is gone, and the last
+// instance status checks.
+type interruptState struct {
+	mu       sync.Mutex
+	queueURL string
+	notices  map[noticeKey]*queued
+	// statusMu serializes status polls; status and statusAt are the last
+	// poll's notices and when it ran.
+	statusMu sync.Mutex
+	status   []cloudprovider.InterruptionNotice
+	statusAt time.Time
+}
+
+// queued is one notice from the queue; marked once its capacity
+// reservation was marked unavailable.
+type queued struct {
+	notice cloudprovider.InterruptionNotice
+	marked bool
 }
 
 // noticeKey is one notice per instance and kind.
@@ -83,25 +73,157 @@ type noticeKey struct {
 	kind     cloudprovider.InterruptionKind
 }
 
-// receive reads the queue's messages into p.notices and deletes them.
+// Interruptions implements cloudprovider.InterruptionSource: the
+// EventBridge events the interruption queue (Options.InterruptionQueue,
+// as the reference's --interruption-queue) carries for the cluster's
+// instances (spot interruption warnings, rebalance recommendations, AWS
+// Health scheduled changes, state changes, capacity reservation
+// interruption warnings) and the failed instance status checks
+// (instancestatus.go). A queue notice is returned until Acknowledge
+// drops it or its instance is gone; a status notice while the checks
+// still report it. Without a queue there are only status notices.
+func (p *Provider) Interruptions(ctx context.Context) ([]cloudprovider.InterruptionNotice, error) {
+	status, err := p.statusNotices(ctx)
+	if err != nil {
+		return nil, err
+	}
+	queue, err := p.queueNotices(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// One notice per instance and kind; the queue's wins (it came first
+	// and carries the instance type).
+	seen := map[noticeKey]bool{}
+	out := queue
+	for _, n := range queue {
+		seen[noticeKey{n.ProviderID, n.Kind}] = true
+	}
+	for _, n := range status {
+		if !seen[noticeKey{n.ProviderID, n.Kind}] {
+			out = append(out, n)
+		}
+	}
+	slices.SortFunc(out, func(a, b cloudprovider.InterruptionNotice) int {
+		return cmp.Or(cmp.Compare(a.ProviderID, b.ProviderID), cmp.Compare(a.Kind, b.Kind))
+	})
+	return out, nil
+}
+
+// Acknowledge implements cloudprovider.InterruptionAcknowledger: the
+// queue's notices acted on for good are dropped, so a rebalance
+// recommendation is not held (and its instance described) for the
+// instance's whole life. Status notices stay while the checks report
+// them.
+func (p *Provider) Acknowledge(_ context.Context, notices []cloudprovider.InterruptionNotice) error {
+	p.intr.mu.Lock()
+	defer p.intr.mu.Unlock()
+	for _, n := range notices {
+		if id, err := parseProviderID(n.ProviderID); err == nil {
+			delete(p.intr.notices, noticeKey{id, n.Kind})
+		}
+	}
+	return nil
+}
+
+// queueNotices reads the queue, then resolves its outstanding notices'
+// instances: those gone are dropped, the rest get their provider id,
+// type and zone.
+func (p *Provider) queueNotices(ctx context.Context) ([]cloudprovider.InterruptionNotice, error) {
+	if p.opts.SQS == nil || p.opts.InterruptionQueue == "" {
+		return nil, nil
+	}
+	if err := p.receive(ctx); err != nil {
+		return nil, err
+	}
+	p.intr.mu.Lock()
+	defer p.intr.mu.Unlock()
+	if len(p.intr.notices) == 0 {
+		return nil, nil
+	}
+	ids := map[string]bool{}
+	for k := range p.intr.notices {
+		ids[k.instance] = true
+	}
+	live, err := p.liveByID(ctx, slices.Sorted(maps.Keys(ids)))
+	if err != nil {
+		return nil, err
+	}
+	var out []cloudprovider.InterruptionNotice
+	for k, q := range p.intr.notices {
+		inst, ok := live[k.instance]
+		if !ok {
+			delete(p.intr.notices, k)
+			continue
+		}
+		zone := awssdk.ToString(inst.Placement.AvailabilityZone)
+		q.notice.ProviderID, q.notice.Zone, q.notice.InstanceType = providerID(zone, k.instance), zone, string(inst.InstanceType)
+		if k.kind == cloudprovider.CapacityReservationInterruption && !q.marked {
+			// The owner reclaims the reservation: offer it no more until
+			// it is next described, as the reference's
+			// capacityreservation provider's MarkUnavailable.
+			p.reservationReclaimed(ctx, awssdk.ToString(inst.CapacityReservationId))
+			q.marked = true
+		}
+		out = append(out, q.notice)
+	}
+	return out, nil
+}
+
+// reservationReclaimed takes reservation id's free slots to none until
+// the next Refresh describes it.
+func (p *Provider) reservationReclaimed(ctx context.Context, id string) {
+	if id == "" {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.catalog == nil {
+		return
+	}
+	if r := p.catalog.reserved[id]; r != nil {
+		r.available = 0
+		log.FromContext(ctx).Info("capacity reservation reclaimed by its owner, offering it no more until described again", "capacityReservationID", id)
+	}
+}
+
+// interruptionWait is one receive's wait in whole seconds (SQS's unit).
+func (p *Provider) interruptionWait() int32 {
+	switch w := p.opts.InterruptionWait; {
+	case w == 0:
+		return int32(DefaultInterruptionWait / time.Second)
+	case w < 0:
+		return 0
+	default:
+		return int32(min(w, DefaultInterruptionWait) / time.Second)
+	}
+}
+
+// receive reads the queue's messages into the notices and deletes them.
+// The first receive long-polls; the rest of one poll drains what is
+// already there without waiting. ctx ends a wait early.
 func (p *Provider) receive(ctx context.Context) error {
 	url, err := p.queueURL(ctx)
 	if err != nil {
 		return err
 	}
+	wait := p.interruptionWait()
 	for range maxReceives {
-		out, err := p.opts.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: awssdk.String(url), MaxNumberOfMessages: 10})
+		out, err := p.opts.SQS.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: awssdk.String(url),
+			MaxNumberOfMessages: receiveBatch, VisibilityTimeout: visibilityTimeout, WaitTimeSeconds: wait})
 		if err != nil {
 			return fmt.Errorf("receiving interruption messages, %w", err)
 		}
+		wait = 0
 		for _, m := range out.Messages {
-			id, n, ok := parseEvent(awssdk.ToString(m.Body))
+			ids, n, ok := parseEvent(awssdk.ToString(m.Body))
 			if ok {
-				p.noticesMu.Lock()
-				if _, seen := p.notices[noticeKey{id, n.Kind}]; !seen {
-					p.notices[noticeKey{id, n.Kind}] = n
+				p.intr.mu.Lock()
+				for _, id := range ids {
+					if _, seen := p.intr.notices[noticeKey{id, n.Kind}]; !seen {
+						p.intr.notices[noticeKey{id, n.Kind}] = &queued{notice: n}
+					}
 				}
-				p.noticesMu.Unlock()
+				p.intr.mu.Unlock()
 			} else {
 				log.FromContext(ctx).V(1).Info("ignoring an interruption message", "messageID", awssdk.ToString(m.MessageId))
 			}
@@ -111,7 +233,7 @@ func (p *Provider) receive(ctx context.Context) error {
 				return fmt.Errorf("deleting interruption message %s, %w", awssdk.ToString(m.MessageId), err)
 			}
 		}
-		if len(out.Messages) < 10 {
+		if len(out.Messages) < receiveBatch {
 			return nil
 		}
 	}
@@ -119,94 +241,38 @@ func (p *Provider) receive(ctx context.Context) error {
 }
 
 func (p *Provider) queueURL(ctx context.Context) (string, error) {
-	p.noticesMu.Lock()
-	defer p.noticesMu.Unlock()
-	if p.queueURLCache != "" {
-		return p.queueURLCache, nil
+	p.intr.mu.Lock()
+	defer p.intr.mu.Unlock()
+	if p.intr.queueURL != "" {
+		return p.intr.queueURL, nil
 	}
 	out, err := p.opts.SQS.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: awssdk.String(p.opts.InterruptionQueue)})
 	if err != nil {
 		return "", fmt.Errorf("finding interruption queue %s, %w", p.opts.InterruptionQueue, err)
 	}
-	p.queueURLCache = awssdk.ToString(out.QueueUrl)
-	return p.queueURLCache, nil
+	p.intr.queueURL = awssdk.ToString(out.QueueUrl)
+	return p.intr.queueURL, nil
 }
 
-// liveByID are the live instances among ids (a filter, not ids, so an
-// unknown id is no error).
+// liveByID are the live instances among ids, described describeBatch
+// ids at a time (a filter, not ids, so an unknown id is no error).
 func (p *Provider) liveByID(ctx context.Context, ids []string) (map[string]ec2types.Instance, error) {
 	out := map[string]ec2types.Instance{}
-	pages := ec2.NewDescribeInstancesPaginator(p.ec2, &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{{Name: awssdk.String("instance-id"), Values: ids}}})
-	for pages.HasMorePages() {
-		page, err := pages.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("describing interrupted instances, %w", err)
-		}
-		for _, r := range page.Reservations {
-			for _, inst := range r.Instances {
-				if live(inst) {
-					out[awssdk.ToString(inst.InstanceId)] = inst
+	for batch := range slices.Chunk(ids, describeBatch) {
+		pages := ec2.NewDescribeInstancesPaginator(p.ec2, &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{{Name: awssdk.String("instance-id"), Values: batch}}})
+		for pages.HasMorePages() {
+			page, err := pages.NextPage(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("describing interrupted instances, %w", err)
+			}
+			for _, r := range page.Reservations {
+				for _, inst := range r.Instances {
+					if live(inst) {
+						out[awssdk.ToString(inst.InstanceId)] = inst
+					}
 				}
 			}
 		}
 	}
 	return out, nil
-}
-
-// event is the part of an EventBridge event Capstan reads.
-type event struct {
-	DetailType string `json:"detail-type"`
-	Time       string `json:"time"`
-	Detail     struct {
-		InstanceID        string `json:"instance-id"`
-		State             string `json:"state"`
-		EventTypeCategory string `json:"eventTypeCategory"`
-		Service           string `json:"service"`
-		StartTime         string `json:"startTime"`
-		AffectedEntities  []struct {
-			EntityValue string `json:"entityValue"`
-		} `json:"affectedEntities"`
-		EventDescription []struct {
-			LatestDescription string `json:"latestDescription"`
-		} `json:"eventDescription"`
-	} `json:"detail"`
-}
-
-// parseEvent is the instance and notice an EventBridge message announces;
-// false for anything else.
-func parseEvent(body string) (string, cloudprovider.InterruptionNotice, bool) {
-	var e event
-	if err := json.Unmarshal([]byte(body), &e); err != nil {
-		return "", cloudprovider.InterruptionNotice{}, false
-	}
-	at, _ := time.Parse(time.RFC3339, e.Time)
-	id, n := e.Detail.InstanceID, cloudprovider.InterruptionNotice{Message: e.DetailType}
-	switch e.DetailType {
-	case "EC2 Spot Instance Interruption Warning":
-		n.Kind, n.Deadline = cloudprovider.SpotInterruption, at.Add(SpotNotice)
-	case "EC2 Instance Rebalance Recommendation":
-		n.Kind = cloudprovider.RebalanceRecommendation
-	case "EC2 Instance State-change Notification":
-		switch e.Detail.State {
-		case "stopping", "stopped":
-			n.Kind, n.Deadline = cloudprovider.InstanceStopping, at
-		case "shutting-down", "terminated":
-			n.Kind, n.Deadline = cloudprovider.InstanceTerminating, at
-		default:
-			return "", n, false
-		}
-	case "AWS Health Event":
-		if e.Detail.Service != "EC2" || e.Detail.EventTypeCategory != "scheduledChange" || len(e.Detail.AffectedEntities) == 0 {
-			return "", n, false
-		}
-		id = e.Detail.AffectedEntities[0].EntityValue
-		n.Kind = cloudprovider.ScheduledChange
-		n.Deadline, _ = time.Parse(time.RFC1123, e.Detail.StartTime)
-		if len(e.Detail.EventDescription) > 0 {
-			n.Message = e.Detail.EventDescription[0].LatestDescription
-		}
-	default:
-		return "", n, false
-	}
-	return id, n, id != ""
 }

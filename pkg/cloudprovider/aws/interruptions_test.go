@@ -51,7 +51,7 @@ func TestInterruptionsFromTheQueue(t *testing.T) {
 	eksAPI := eks.New(eks.Options{Region: "us-west-2", BaseEndpoint: awssdk.String(hs.URL), RetryMaxAttempts: 1, HTTPClient: aws.NewHTTPClient(), Credentials: creds})
 	class := readyNodeClass(t, api, "interrupt")
 	p, err := aws.New(api, aws.Options{Region: "us-west-2", ClusterName: "interrupt", Clock: clk, NodeClasses: nodeClasses{class.Name: class},
-		SQS: queue, InterruptionQueue: "interrupt", Cluster: &aws.ClusterDiscovery{EKS: eksAPI, Name: "interrupt", Clock: clk}})
+		SQS: queue, InterruptionQueue: "interrupt", InterruptionWait: -1, Cluster: &aws.ClusterDiscovery{EKS: eksAPI, Name: "interrupt", Clock: clk}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,6 +35,7 @@ type EC2 interface {
 	DescribeSubnets(ctx context.Context, in *ec2.DescribeSubnetsInput, opts ...func(*ec2.Options)) (*ec2.DescribeSubnetsOutput, error)
 	DescribeCapacityReservations(ctx context.Context, in *ec2.DescribeCapacityReservationsInput, opts ...func(*ec2.Options)) (*ec2.DescribeCapacityReservationsOutput, error)
 	DescribeInstances(ctx context.Context, in *ec2.DescribeInstancesInput, opts ...func(*ec2.Options)) (*ec2.DescribeInstancesOutput, error)
+	DescribeInstanceStatus(ctx context.Context, in *ec2.DescribeInstanceStatusInput, opts ...func(*ec2.Options)) (*ec2.DescribeInstanceStatusOutput, error)
 	CreateFleet(ctx context.Context, in *ec2.CreateFleetInput, opts ...func(*ec2.Options)) (*ec2.CreateFleetOutput, error)
 	CreateTags(ctx context.Context, in *ec2.CreateTagsInput, opts ...func(*ec2.Options)) (*ec2.CreateTagsOutput, error)
 	TerminateInstances(ctx context.Context, in *ec2.TerminateInstancesInput, opts ...func(*ec2.Options)) (*ec2.TerminateInstancesOutput, error)
@@ -92,6 +93,13 @@ type Options struct {
 	// batched in; its zero fields are the reference's (FleetBatchIdle,
 	// FleetBatchMax, FleetBatchMaxItems).
 	FleetBatch FleetBatchOptions
+	// InterruptionWait is how long one poll of the queue waits for a
+	// message (SQS long polling, whole seconds up to 20):
+	// DefaultInterruptionWait when zero, no wait when negative.
+	InterruptionWait time.Duration
+	// InstanceStatusInterval is how often the instance status checks are
+	// polled: DefaultInstanceStatusInterval when zero.
+	InstanceStatusInterval time.Duration
 }
 
 // FleetBatchOptions close a batch of identical CreateFleet requests: Idle
@@ -124,11 +132,9 @@ type Provider struct {
 	// subnets are the free addresses of the NodeClasses' subnets, as
 	// launches know them.
 	subnets *subnetIPs
-	// noticesMu guards the notices read from the interruption queue and
-	// its URL.
-	noticesMu     sync.Mutex
-	notices       map[noticeKey]cloudprovider.InterruptionNotice
-	queueURLCache string
+	// intr is the interruption queue's notices and the instance status
+	// checks' (interruptions.go).
+	intr interruptState
 }
 
 // New returns a provider calling api. Its catalog loads on first use
@@ -137,7 +143,7 @@ func New(api EC2, opts Options) (*Provider, error) {
 	if api == nil || opts.Clock == nil || opts.NodeClasses == nil || opts.Cluster == nil || opts.Region == "" || opts.ClusterName == "" {
 		return nil, errors.New("aws provider needs an EC2 client, a clock, node classes, the cluster, a region and a cluster name")
 	}
-	p := &Provider{ec2: api, opts: opts, templates: map[string]time.Time{}, notices: map[noticeKey]cloudprovider.InterruptionNotice{}, subnets: newSubnetIPs()}
+	p := &Provider{ec2: api, opts: opts, templates: map[string]time.Time{}, intr: interruptState{notices: map[noticeKey]*queued{}}, subnets: newSubnetIPs()}
 	// The batch window is EC2's request timing, not the provider's
 	// notion of now: always the wall clock.
 	p.fleets = newFleetBatcher(func(ctx context.Context, in *ec2.CreateFleetInput) (*ec2.CreateFleetOutput, error) {

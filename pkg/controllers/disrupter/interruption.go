@@ -36,6 +36,7 @@ type InterruptionOptions struct {
 type Interruption struct {
 	client  client.Client
 	source  cloudprovider.InterruptionSource
+	ack     cloudprovider.InterruptionAcknowledger
 	applier *apply.Applier
 	clock   clock.Clock
 	poll    time.Duration
@@ -49,6 +50,9 @@ type InterruptionDeps struct {
 	Client client.Client
 	// Source reads the cloud's interruption notices.
 	Source cloudprovider.InterruptionSource
+	// Ack, when the source keeps notices (cloudprovider.AsInterruptionAcknowledger),
+	// is told which notices were acted on for good; nil otherwise.
+	Ack cloudprovider.InterruptionAcknowledger
 	// Applier marks offerings in its unavailable-offerings cache.
 	Applier *apply.Applier
 	Clock   clock.Clock
@@ -60,7 +64,7 @@ func NewInterruption(deps InterruptionDeps, opts InterruptionOptions) *Interrupt
 	if poll <= 0 {
 		poll = DefaultInterruptionPoll
 	}
-	return &Interruption{client: deps.Client, source: deps.Source, applier: deps.Applier, clock: deps.Clock, poll: poll,
+	return &Interruption{client: deps.Client, source: deps.Source, ack: deps.Ack, applier: deps.Applier, clock: deps.Clock, poll: poll,
 		handler: &interruption.Handler{Options: interruption.Options{PreemptibleMargin: opts.PreemptibleMargin}}, trigger: make(chan event.GenericEvent, 1)}
 }
 
@@ -84,6 +88,11 @@ func (r *Interruption) Reconcile(ctx context.Context, _ reconcile.Request) (reco
 	}
 	if _, err := r.applier.Apply(ctx, d.Effects); err != nil {
 		return reconcile.Result{}, fmt.Errorf("acting on interruption notices, %w", err)
+	}
+	if r.ack != nil && len(d.Done) > 0 {
+		if err := r.ack.Acknowledge(ctx, d.Done); err != nil {
+			return reconcile.Result{}, fmt.Errorf("acknowledging interruption notices, %w", err)
+		}
 	}
 	wait := r.poll
 	if !d.WakeAt.IsZero() {

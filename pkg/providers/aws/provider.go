@@ -35,6 +35,7 @@ type Options struct {
 	// NodeClassRefresh is how often a Ready EC2NodeClass's selectors are
 	// resolved again (a new image matching them drifts its nodes).
 	NodeClassRefresh time.Duration
+	InterruptionWait time.Duration
 }
 
 // MinRefreshInterval bounds --aws-refresh-interval: each refresh asks EC2
@@ -66,6 +67,8 @@ func (p *Provider) BindFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.PricingEndpoint, "aws-pricing-endpoint", "", "Price List API endpoint URL instead of the partition's (us-east-1, ap-south-1, eu-central-1 or cn-northwest-1)")
 	f.BoolVar(&o.IsolatedVPC, "isolated-vpc", false, "the VPC cannot reach the Price List API: on-demand prices come from the embedded table only")
 	f.StringVar(&o.InterruptionQueue, "interruption-queue", "", "SQS queue EventBridge sends the cluster's EC2 instance events to (spot interruptions, rebalance, scheduled changes, state changes); none: interruptions are not read")
+	f.DurationVar(&o.InterruptionWait, "interruption-wait", awscloud.DefaultInterruptionWait,
+		"how long one read of the interruption queue waits for a message (SQS long polling, whole seconds, 0 to 20s; 0: no wait)")
 	f.StringVar(&o.SQSEndpoint, "aws-sqs-endpoint", "", "SQS endpoint URL instead of the region's")
 	f.StringVar(&o.IAMEndpoint, "aws-iam-endpoint", "", "IAM endpoint URL instead of the partition's (instance profiles for an EC2NodeClass's role)")
 	f.StringVar(&o.EKSEndpoint, "aws-eks-endpoint", "", "EKS endpoint URL instead of the region's (eks:DescribeCluster, what nodes join)")
@@ -99,6 +102,9 @@ func (p *Provider) Validate() error {
 		errs = append(errs, fmt.Errorf("--aws-refresh-interval must be positive, got %s", o.RefreshInterval))
 	case o.RefreshInterval < MinRefreshInterval:
 		errs = append(errs, fmt.Errorf("--aws-refresh-interval must be at least %s, got %s", MinRefreshInterval, o.RefreshInterval))
+	}
+	if o.InterruptionWait < 0 || o.InterruptionWait > awscloud.DefaultInterruptionWait || o.InterruptionWait%time.Second != 0 {
+		errs = append(errs, fmt.Errorf("--interruption-wait must be whole seconds from 0 to %s (SQS's WaitTimeSeconds), got %s", awscloud.DefaultInterruptionWait, o.InterruptionWait))
 	}
 	for _, f := range []struct{ flag, url string }{
 		{"--aws-endpoint", o.Endpoint}, {"--aws-pricing-endpoint", o.PricingEndpoint}, {"--aws-sqs-endpoint", o.SQSEndpoint},
@@ -146,7 +152,7 @@ func (p *Provider) Start(ctx context.Context, env providers.Env) (providers.Star
 	cloud, err := awscloud.New(c.ec2, awscloud.Options{
 		Region: cfg.Region, ClusterName: o.ClusterName, Clock: env.Clock, Unavailable: env.Unavailable,
 		Pricing: c.pricing, IsolatedVPC: o.IsolatedVPC, PriceMetrics: priceMetrics,
-		SQS: c.sqs, InterruptionQueue: o.InterruptionQueue,
+		SQS: c.sqs, InterruptionQueue: o.InterruptionQueue, InterruptionWait: interruptionWait(o.InterruptionWait),
 		NodeClasses:             awscloud.ClientNodeClasses{Client: mgr.GetClient()},
 		VMMemoryOverheadPercent: o.VMMemoryOverheadPercent,
 		ReservedENIs:            o.ReservedENIs,
@@ -186,4 +192,13 @@ func kubernetesVersion(mgr manager.Manager) (string, error) {
 		return "", fmt.Errorf("reading the API server's version, %w", err)
 	}
 	return v.GitVersion, nil
+}
+
+// interruptionWait is the flag's wait as the cloud's option, where zero
+// means the default: a flag of 0 asks for no wait.
+func interruptionWait(flag time.Duration) time.Duration {
+	if flag == 0 {
+		return -1
+	}
+	return flag
 }

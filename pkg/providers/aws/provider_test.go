@@ -26,7 +26,7 @@ func parsed(t *testing.T, args ...string) *Provider {
 }
 
 func TestFlagDefaults(t *testing.T) {
-	want := Options{VMMemoryOverheadPercent: 0.075, RefreshInterval: 5 * time.Minute, NodeClassRefresh: 5 * time.Minute}
+	want := Options{VMMemoryOverheadPercent: 0.075, RefreshInterval: 5 * time.Minute, NodeClassRefresh: 5 * time.Minute, InterruptionWait: 20 * time.Second}
 	if diff := cmp.Diff(want, parsed(t).opts); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
 	}

@@ -232,24 +232,9 @@ func TestLeakedInstanceIsCollected(t *testing.T) {
 			{Key: awssdk.String("kubernetes.io/cluster/" + cluster), Value: awssdk.String("owned")},
 			{Key: awssdk.String(v1.NodePoolLabelKey), Value: awssdk.String(s.np.Name)},
 		}
-		lt, err := api.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{
-			LaunchTemplateName: awssdk.String(test.RandomName("leaked")),
-			LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: awssdk.String(ami), SecurityGroupIds: securityGroups},
-		})
-		s.g.Expect(err).NotTo(gomega.HaveOccurred())
-		out, err := api.CreateFleet(ctx, &ec2.CreateFleetInput{
-			Type: ec2types.FleetTypeInstant,
-			LaunchTemplateConfigs: []ec2types.FleetLaunchTemplateConfigRequest{{
-				LaunchTemplateSpecification: &ec2types.FleetLaunchTemplateSpecificationRequest{LaunchTemplateId: lt.LaunchTemplate.LaunchTemplateId, Version: awssdk.String("$Latest")},
-				Overrides:                   []ec2types.FleetLaunchTemplateOverridesRequest{{InstanceType: ec2types.InstanceTypeT3Large, SubnetId: awssdk.String(subnets["us-west-2a"])}},
-			}},
-			TargetCapacitySpecification: &ec2types.TargetCapacitySpecificationRequest{TotalTargetCapacity: awssdk.Int32(1), DefaultTargetCapacityType: ec2types.DefaultTargetCapacityTypeOnDemand},
-			TagSpecifications:           []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeInstance, Tags: tags}},
-		})
-		s.g.Expect(err).NotTo(gomega.HaveOccurred())
-		s.g.Expect(out.Instances).To(gomega.HaveLen(1), "fleet errors: %v", out.Errors)
-		s.g.Expect(out.Instances[0].InstanceIds).To(gomega.HaveLen(1))
-		return out.Instances[0].InstanceIds[0]
+		ids := s.launchOutside(ami, ec2types.InstanceTypeT3Large, subnets["us-west-2a"], ec2types.DefaultTargetCapacityTypeOnDemand, 1, tags)
+		s.g.Expect(ids).To(gomega.HaveLen(1))
+		return ids[0]
 	}
 	leaked, foreign := launch(clusterName), launch("someone-else")
 	t.Cleanup(func() {

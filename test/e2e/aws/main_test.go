@@ -28,6 +28,9 @@ import (
 
 var cluster *test.Cluster
 
+// metricsURL is where the controller serves Prometheus metrics.
+var metricsURL string
+
 // api is an EC2 client of the endpoint, for what the scenarios check in
 // the cloud and the leaked instance they launch; events an SQS client of
 // its interruption queue, named for the cluster.
@@ -70,6 +73,10 @@ const (
 	// fleetLatency is how long each CreateFleet takes: an instant fleet
 	// takes a second or more on EC2.
 	fleetLatency = time.Second
+	// interruptionWait is how long a read of the interruption queue waits
+	// for a message (20 s by default): a poll blocked that long would
+	// hold the controller's status checks back as long.
+	interruptionWait = time.Second
 )
 
 // scenarios is how many tests run at once unless -parallel says
@@ -131,6 +138,7 @@ func TestMain(m *testing.M) {
 		Args: func(c *test.Cluster) []string {
 			return []string{"--cloud-provider=aws", "--aws-endpoint=" + url, "--aws-pricing-endpoint=" + url,
 				"--aws-sqs-endpoint=" + url, "--aws-iam-endpoint=" + url, "--aws-eks-endpoint=" + url, "--aws-ssm-endpoint=" + url, "--interruption-queue=" + clusterName,
+				"--interruption-wait=" + interruptionWait.String(),
 				"--aws-region=" + region, "--cluster-name=" + clusterName, "--aws-refresh-interval=10s", "--ec2nodeclass-refresh-interval=10s",
 				"--batch-idle-duration=500ms", "--batch-max-duration=2s",
 				"--disruption-poll-interval=1s", "--disruption-validation-delay=2s",
@@ -144,5 +152,5 @@ func TestMain(m *testing.M) {
 			return []string{"AWS_ACCESS_KEY_ID=AKIDE2E", "AWS_SECRET_ACCESS_KEY=e2e-secret", "AWS_EC2_METADATA_DISABLED=true",
 				"AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null"}
 		},
-	}, func(c *test.Cluster, _ string) { cluster = c }))
+	}, func(c *test.Cluster, metrics string) { cluster, metricsURL = c, metrics }))
 }

@@ -347,3 +347,35 @@ func nodesOf(g gomega.Gomega, ids ...string) []corev1.Node {
 		return n.Spec.ProviderID == "" || !slices.Contains(ids, instanceID(n.Spec.ProviderID))
 	})
 }
+
+// launchOutside launches count instances of type it in subnet with the
+// administrator's credentials, as someone other than Capstan would: an
+// instant fleet of ami with tags, no user data (no Node joins).
+func (s *scenario) launchOutside(ami string, it ec2types.InstanceType, subnet string, ct ec2types.DefaultTargetCapacityType, count int32, tags []ec2types.Tag) []string {
+	ctx := context.Background()
+	lt, err := api.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{
+		LaunchTemplateName: awssdk.String(test.RandomName("outside")),
+		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: awssdk.String(ami), SecurityGroupIds: securityGroups},
+	})
+	s.g.Expect(err).NotTo(gomega.HaveOccurred())
+	in := &ec2.CreateFleetInput{
+		Type: ec2types.FleetTypeInstant,
+		LaunchTemplateConfigs: []ec2types.FleetLaunchTemplateConfigRequest{{
+			LaunchTemplateSpecification: &ec2types.FleetLaunchTemplateSpecificationRequest{LaunchTemplateId: lt.LaunchTemplate.LaunchTemplateId, Version: awssdk.String("$Latest")},
+			Overrides:                   []ec2types.FleetLaunchTemplateOverridesRequest{{InstanceType: it, SubnetId: awssdk.String(subnet)}},
+		}},
+		TargetCapacitySpecification: &ec2types.TargetCapacitySpecificationRequest{TotalTargetCapacity: awssdk.Int32(count), DefaultTargetCapacityType: ct},
+		TagSpecifications:           []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeInstance, Tags: tags}},
+	}
+	if ct == ec2types.DefaultTargetCapacityTypeSpot {
+		in.SpotOptions = &ec2types.SpotOptionsRequest{AllocationStrategy: ec2types.SpotAllocationStrategyPriceCapacityOptimized}
+	}
+	out, err := api.CreateFleet(ctx, in)
+	s.g.Expect(err).NotTo(gomega.HaveOccurred())
+	var ids []string
+	for _, i := range out.Instances {
+		ids = append(ids, i.InstanceIds...)
+	}
+	s.g.Expect(ids).To(gomega.HaveLen(int(count)), "fleet errors: %v", out.Errors)
+	return ids
+}
