@@ -3,6 +3,7 @@ package aws
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -38,8 +39,10 @@ const (
 	// MaxNumberOfMessages and VisibilityTimeout (seconds).
 	receiveBatch      = 10
 	visibilityTimeout = 20
-	// maxReceives bounds one poll: at most this many batches.
-	maxReceives = 10
+	// maxReceives bounds one poll's drain: at most this many batches
+	// (1,000 messages), so a queue filling faster than it is read cannot
+	// hold a poll forever.
+	maxReceives = 100
 	// describeBatch is the most instance ids one DescribeInstances call
 	// filters on: EC2 refuses more than 200 filter values per call with
 	// FilterLimitExceeded (docs/aws.md, "Interruptions").
@@ -47,12 +50,16 @@ const (
 )
 
 // interruptState is what the provider keeps between polls: the queue's
-// notices until acknowledged or their instance is gone, and the last
-// instance status checks.
+// notices until acknowledged or their instance is gone, the messages
+// they came from until then, and the last instance status checks. mu
+// is never held across an AWS call, nor while taking Provider.mu.
 type interruptState struct {
 	mu       sync.Mutex
 	queueURL string
 	notices  map[noticeKey]*queued
+	// messages are the queue messages not deleted yet, by message id:
+	// each is deleted once every notice it carried is done with.
+	messages map[string]*pending
 	// statusMu serializes status polls; status and statusAt are the last
 	// poll's notices and when it ran.
 	statusMu sync.Mutex
@@ -61,16 +68,75 @@ type interruptState struct {
 }
 
 // queued is one notice from the queue; marked once its capacity
-// reservation was marked unavailable.
+// reservation was marked unavailable; messages are the ids of the
+// messages that carried it.
 type queued struct {
-	notice cloudprovider.InterruptionNotice
-	marked bool
+	notice   cloudprovider.InterruptionNotice
+	marked   bool
+	messages []string
+}
+
+// pending is a message received and not deleted: its latest receipt
+// handle (a redelivery's replaces the last) and how many queued notices
+// it still carries.
+type pending struct {
+	receipt string
+	notices int
 }
 
 // noticeKey is one notice per instance and kind.
 type noticeKey struct {
 	instance string
 	kind     cloudprovider.InterruptionKind
+}
+
+// addLocked records message id's notice n for instances ids, once per
+// instance and kind; a redelivered message only renews its receipt
+// handle. It returns the receipt to delete at once when the message
+// carries no instance. mu held.
+func (s *interruptState) addLocked(id, receipt string, ids []string, n cloudprovider.InterruptionNotice) (deleteNow string) {
+	if m := s.messages[id]; m != nil {
+		m.receipt = receipt
+		return ""
+	}
+	m := &pending{receipt: receipt}
+	for _, inst := range ids {
+		k := noticeKey{inst, n.Kind}
+		q := s.notices[k]
+		if q == nil {
+			q = &queued{notice: n}
+			s.notices[k] = q
+		}
+		if !slices.Contains(q.messages, id) {
+			q.messages = append(q.messages, id)
+			m.notices++
+		}
+	}
+	if m.notices == 0 {
+		return receipt
+	}
+	s.messages[id] = m
+	return ""
+}
+
+// dropLocked forgets notice k and returns the receipt handles of the
+// messages no notice needs any more. mu held.
+func (s *interruptState) dropLocked(k noticeKey) []string {
+	q := s.notices[k]
+	if q == nil {
+		return nil
+	}
+	delete(s.notices, k)
+	var done []string
+	for _, id := range q.messages {
+		if m := s.messages[id]; m != nil {
+			if m.notices--; m.notices == 0 {
+				done = append(done, m.receipt)
+				delete(s.messages, id)
+			}
+		}
+	}
+	return done
 }
 
 // Interruptions implements cloudprovider.InterruptionSource: the
@@ -112,15 +178,35 @@ func (p *Provider) Interruptions(ctx context.Context) ([]cloudprovider.Interrupt
 // Acknowledge implements cloudprovider.InterruptionAcknowledger: the
 // queue's notices acted on for good are dropped, so a rebalance
 // recommendation is not held (and its instance described) for the
-// instance's whole life. Status notices stay while the checks report
-// them.
-func (p *Provider) Acknowledge(_ context.Context, notices []cloudprovider.InterruptionNotice) error {
+// instance's whole life, and the messages that carried them are deleted
+// from the queue only now, as the reference deletes a message once
+// handled: until then a restart reads them again. Status notices stay
+// while the checks report them.
+func (p *Provider) Acknowledge(ctx context.Context, notices []cloudprovider.InterruptionNotice) error {
 	p.intr.mu.Lock()
-	defer p.intr.mu.Unlock()
+	var done []string
 	for _, n := range notices {
 		if id, err := parseProviderID(n.ProviderID); err == nil {
-			delete(p.intr.notices, noticeKey{id, n.Kind})
+			done = append(done, p.intr.dropLocked(noticeKey{id, n.Kind})...)
 		}
+	}
+	url := p.intr.queueURL
+	p.intr.mu.Unlock()
+	return p.deleteMessages(ctx, url, done)
+}
+
+// deleteMessages deletes the messages of receipts from the queue at url.
+// One not deleted comes back after its visibility timeout and is
+// deleted then.
+func (p *Provider) deleteMessages(ctx context.Context, url string, receipts []string) error {
+	var errs []error
+	for _, r := range receipts {
+		if _, err := p.opts.SQS.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: awssdk.String(url), ReceiptHandle: awssdk.String(r)}); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("deleting interruption messages, %w", err)
 	}
 	return nil
 }
@@ -135,36 +221,53 @@ func (p *Provider) queueNotices(ctx context.Context) ([]cloudprovider.Interrupti
 	if err := p.receive(ctx); err != nil {
 		return nil, err
 	}
+	// The instances are copied out, described unlocked and the result
+	// merged back, so Acknowledge and receive never wait on EC2.
 	p.intr.mu.Lock()
-	defer p.intr.mu.Unlock()
-	if len(p.intr.notices) == 0 {
-		return nil, nil
-	}
 	ids := map[string]bool{}
 	for k := range p.intr.notices {
 		ids[k.instance] = true
+	}
+	p.intr.mu.Unlock()
+	if len(ids) == 0 {
+		return nil, nil
 	}
 	live, err := p.liveByID(ctx, slices.Sorted(maps.Keys(ids)))
 	if err != nil {
 		return nil, err
 	}
 	var out []cloudprovider.InterruptionNotice
+	var gone, reclaimed []string
+	p.intr.mu.Lock()
 	for k, q := range p.intr.notices {
+		if !ids[k.instance] {
+			continue // received while describing: the next poll resolves it
+		}
 		inst, ok := live[k.instance]
 		if !ok {
-			delete(p.intr.notices, k)
+			gone = append(gone, p.intr.dropLocked(k)...)
 			continue
 		}
 		zone := awssdk.ToString(inst.Placement.AvailabilityZone)
 		q.notice.ProviderID, q.notice.Zone, q.notice.InstanceType = providerID(zone, k.instance), zone, string(inst.InstanceType)
 		if k.kind == cloudprovider.CapacityReservationInterruption && !q.marked {
-			// The owner reclaims the reservation: offer it no more until
-			// it is next described, as the reference's
-			// capacityreservation provider's MarkUnavailable.
-			p.reservationReclaimed(ctx, awssdk.ToString(inst.CapacityReservationId))
+			reclaimed = append(reclaimed, awssdk.ToString(inst.CapacityReservationId))
 			q.marked = true
 		}
 		out = append(out, q.notice)
+	}
+	url := p.intr.queueURL
+	p.intr.mu.Unlock()
+	// The owner reclaims the reservation: offer it no more until it is
+	// next described, as the reference's capacityreservation provider's
+	// MarkUnavailable.
+	for _, id := range reclaimed {
+		p.reservationReclaimed(ctx, id)
+	}
+	// A notice whose instance is gone needs nothing more: its messages
+	// are deleted, as the reference deletes one for an unknown instance.
+	if err := p.deleteMessages(ctx, url, gone); err != nil {
+		log.FromContext(ctx).Error(err, "deleting the messages of interrupted instances gone")
 	}
 	return out, nil
 }
@@ -198,9 +301,12 @@ func (p *Provider) interruptionWait() int32 {
 	}
 }
 
-// receive reads the queue's messages into the notices and deletes them.
-// The first receive long-polls; the rest of one poll drains what is
-// already there without waiting. ctx ends a wait early.
+// receive reads the queue's messages into the notices, draining it
+// until a receive returns none (at most maxReceives receives, and no
+// longer than ctx): a standard queue keeps no order, so a warning may
+// come in any batch. A message is kept (not deleted) while a notice it
+// carried is outstanding, and is deleted at once when not understood.
+// The first receive long-polls; the rest take what is already there.
 func (p *Provider) receive(ctx context.Context) error {
 	url, err := p.queueURL(ctx)
 	if err != nil {
@@ -213,28 +319,26 @@ func (p *Provider) receive(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("receiving interruption messages, %w", err)
 		}
+		if len(out.Messages) == 0 {
+			return nil
+		}
 		wait = 0
+		var unknown []string
+		p.intr.mu.Lock()
 		for _, m := range out.Messages {
 			ids, n, ok := parseEvent(awssdk.ToString(m.Body))
-			if ok {
-				p.intr.mu.Lock()
-				for _, id := range ids {
-					if _, seen := p.intr.notices[noticeKey{id, n.Kind}]; !seen {
-						p.intr.notices[noticeKey{id, n.Kind}] = &queued{notice: n}
-					}
-				}
-				p.intr.mu.Unlock()
-			} else {
+			if !ok {
 				log.FromContext(ctx).V(1).Info("ignoring an interruption message", "messageID", awssdk.ToString(m.MessageId))
+				unknown = append(unknown, awssdk.ToString(m.ReceiptHandle))
+				continue
 			}
-			// Read, it is ours: a message left would come back after its
-			// visibility timeout, and one not understood never will be.
-			if _, err := p.opts.SQS.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: awssdk.String(url), ReceiptHandle: m.ReceiptHandle}); err != nil {
-				return fmt.Errorf("deleting interruption message %s, %w", awssdk.ToString(m.MessageId), err)
+			if r := p.intr.addLocked(awssdk.ToString(m.MessageId), awssdk.ToString(m.ReceiptHandle), ids, n); r != "" {
+				unknown = append(unknown, r)
 			}
 		}
-		if len(out.Messages) < receiveBatch {
-			return nil
+		p.intr.mu.Unlock()
+		if err := p.deleteMessages(ctx, url, unknown); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -242,14 +346,17 @@ func (p *Provider) receive(ctx context.Context) error {
 
 func (p *Provider) queueURL(ctx context.Context) (string, error) {
 	p.intr.mu.Lock()
-	defer p.intr.mu.Unlock()
-	if p.intr.queueURL != "" {
-		return p.intr.queueURL, nil
+	url := p.intr.queueURL
+	p.intr.mu.Unlock()
+	if url != "" {
+		return url, nil
 	}
 	out, err := p.opts.SQS.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: awssdk.String(p.opts.InterruptionQueue)})
 	if err != nil {
 		return "", fmt.Errorf("finding interruption queue %s, %w", p.opts.InterruptionQueue, err)
 	}
+	p.intr.mu.Lock()
+	defer p.intr.mu.Unlock()
 	p.intr.queueURL = awssdk.ToString(out.QueueUrl)
 	return p.intr.queueURL, nil
 }
