@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"path"
 	"slices"
@@ -34,6 +35,11 @@ type queue struct {
 	noticed map[string]bool
 	// arrived is closed when a message is queued (sent).
 	arrived chan struct{}
+	// order picks which visible messages a receive returns: a standard
+	// queue keeps no order ("Amazon SQS standard queues ... best-effort
+	// ordering", Amazon SQS Developer Guide, "Amazon SQS standard
+	// queues"). Seeded, so a run is repeatable.
+	order *rand.Rand
 }
 
 type message struct {
@@ -233,19 +239,23 @@ func (s *Server) QueueReservationInterruption(id string) error {
 }
 
 // receive hands out up to limit visible messages, hiding them for
-// visibility.
+// visibility, in no particular order as a standard queue.
 func (s *Server) receive(limit int, visibility time.Duration, attrs []string) []map[string]any {
 	now := s.opts.Clock.Now()
 	s.queue.mu.Lock()
 	defer s.queue.mu.Unlock()
-	out := []map[string]any{}
+	var visible []*message
 	for _, m := range s.queue.messages {
-		if len(out) == limit {
-			break
+		if !m.deleted && !m.seen.After(now) {
+			visible = append(visible, m)
 		}
-		if m.deleted || m.seen.After(now) {
-			continue
-		}
+	}
+	if s.queue.order == nil {
+		s.queue.order = rand.New(rand.NewPCG(1, 2)) //nolint:gosec // an order, not a secret.
+	}
+	s.queue.order.Shuffle(len(visible), func(i, j int) { visible[i], visible[j] = visible[j], visible[i] })
+	out := []map[string]any{}
+	for _, m := range visible[:min(limit, len(visible))] {
 		m.receives++
 		if m.firstReceive.IsZero() {
 			m.firstReceive = now

@@ -91,6 +91,7 @@ type interruptEnv struct {
 	sqs   *recordingSQS
 	queue *sqs.Client
 	class *awsv1.EC2NodeClass
+	opts  aws.Options
 	p     *aws.Provider
 }
 
@@ -111,12 +112,20 @@ func newInterruptEnv(t *testing.T, opts aws.Options, mods ...func(*simv1alpha1.C
 	e := &interruptEnv{clk: clk, srv: srv, ec2: &countingEC2{EC2: api}, sqs: &recordingSQS{SQS: queue}, queue: queue, class: readyNodeClass(t, api, "interrupt")}
 	opts.Region, opts.ClusterName, opts.Clock, opts.Cluster = "us-west-2", "interrupt", clk, cluster
 	opts.NodeClasses, opts.SQS, opts.InterruptionQueue = nodeClasses{e.class.Name: e.class}, e.sqs, "interrupt"
-	p, err := aws.New(e.ec2, opts)
+	e.opts = opts
+	e.p = e.restart(t, e.ec2)
+	return e
+}
+
+// restart is another provider on the same endpoint and queue, as after
+// the controller restarts.
+func (e *interruptEnv) restart(t *testing.T, api aws.EC2) *aws.Provider {
+	t.Helper()
+	p, err := aws.New(api, e.opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.p = p
-	return e
+	return p
 }
 
 func (e *interruptEnv) launch(t *testing.T, name, capacityType string, reqs ...v1.NodeSelectorRequirementWithMinValues) *v1.NodeClaim {
