@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -149,5 +150,41 @@ func TestQueueErrorsAndSend(t *testing.T) {
 	_, err = c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(f.url + "/111122223333/other")})
 	if !errors.As(err, &missing) {
 		t.Errorf("receiving from another queue: %v", err)
+	}
+}
+
+// A receive returns the visible messages in no particular order, as a
+// standard queue's best-effort ordering allows (Amazon SQS Developer
+// Guide, "Amazon SQS standard queues"): 20 messages sent in order do
+// not come back in that order, yet each comes back once.
+func TestReceiveInNoOrder(t *testing.T) {
+	f := newFixture(t, profile())
+	c := sqsClient(f)
+	ctx := context.Background()
+	url := f.url + "/111122223333/test-cluster"
+	var sent []string
+	for i := range 20 {
+		body := fmt.Sprintf(`{"detail-type":"test-%02d"}`, i)
+		if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String(body)}); err != nil {
+			t.Fatal(err)
+		}
+		sent = append(sent, body)
+	}
+	var got []string
+	for range 2 {
+		out, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), MaxNumberOfMessages: 10, VisibilityTimeout: 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range out.Messages {
+			got = append(got, aws.ToString(m.Body))
+		}
+	}
+	if slices.Equal(got, sent) {
+		t.Errorf("received in the order sent: %v", got)
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, sent) {
+		t.Errorf("received %v, want each of %v once", got, sent)
 	}
 }
