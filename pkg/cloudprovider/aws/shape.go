@@ -217,12 +217,13 @@ func capacity(info ec2types.InstanceTypeInfo, nc *awsv1.EC2NodeClass, opts Optio
 // instanceType is info as nodes launched from nc see it, without
 // offerings: its labels as requirements, capacity and overhead, each
 // computed as the reference computes it (docs/aws.md, "Instance types:
-// how capacity, overhead and labels are computed").
-func instanceType(info ec2types.InstanceTypeInfo, nc *awsv1.EC2NodeClass, opts Options) *cloudprovider.InstanceType {
+// how capacity, overhead and labels are computed"); bandwidth is
+// networkBandwidths'.
+func instanceType(info ec2types.InstanceTypeInfo, nc *awsv1.EC2NodeClass, opts Options, bandwidth map[string]int64) *cloudprovider.InstanceType {
 	rl := capacity(info, nc, opts)
 	return &cloudprovider.InstanceType{
 		Name:         string(info.InstanceType),
-		Requirements: requirements(info, opts.Region, nc.AMIFamily()),
+		Requirements: requirements(info, opts.Region, nc.AMIFamily(), bandwidth),
 		Capacity:     rl,
 		Overhead:     overhead(info, nc, rl, opts.ReservedENIs),
 	}

@@ -195,7 +195,7 @@ func efaOnlyOnCard(card int32) []awsv1.NetworkInterface {
 func TestInstanceTypeNetworkInterfaces(t *testing.T) {
 	nc := nodeClass(awsv1.AMIFamilyAL2023)
 	nc.Spec.NetworkInterfaces = efaOnlyOnCard(0)
-	it := instanceType(describe("c6in.32xlarge"), nc, Options{VMMemoryOverheadPercent: 0.075})
+	it := instanceType(describe("c6in.32xlarge"), nc, Options{VMMemoryOverheadPercent: 0.075}, bandwidths(t))
 	for name, want := range map[corev1.ResourceName]resource.Quantity{
 		corev1.ResourcePods: resource.MustParse("345"),
 		ResourceEFA:         resource.MustParse("1"),
