@@ -83,9 +83,20 @@ func publishedTypes() map[string]published {
 	for size, gb := range map[string]int{"xlarge": 250, "2xlarge": 450, "4xlarge": 600, "8xlarge": 900, "12xlarge": 3760, "16xlarge": 1880, "24xlarge": 3760, "48xlarge": 7520} {
 		out["g6."+size] = published{storageGB: gb}
 	}
-	g5 := out["g5.12xlarge"]
-	g5.efa = 1
-	out["g5.12xlarge"] = g5
+	// EFA interfaces per type: AWS's "Elastic Fabric Adapter supported
+	// instance types" (docs.aws.amazon.com/AWSEC2/latest/UserGuide/
+	// efa.html) and its accelerated computing network specifications;
+	// g5.12xlarge's 1 is also the reference's fake DescribeInstanceTypes
+	// data's. The smaller sizes take none.
+	for name, efa := range map[string]int{
+		"g5.8xlarge": 1, "g5.12xlarge": 1, "g5.16xlarge": 1, "g5.24xlarge": 1, "g5.48xlarge": 1,
+		"g6.8xlarge": 1, "g6.12xlarge": 1, "g6.16xlarge": 1, "g6.24xlarge": 1, "g6.48xlarge": 1,
+		"g6e.8xlarge": 1, "g6e.12xlarge": 1, "g6e.16xlarge": 1, "g6e.24xlarge": 2, "g6e.48xlarge": 4,
+	} {
+		p := out[name]
+		p.efa = efa
+		out[name] = p
+	}
 	for _, x := range extraTypes() {
 		out[x.Name] = x.published
 	}

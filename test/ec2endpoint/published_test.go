@@ -84,6 +84,33 @@ func TestDescribeInstanceTypesPublished(t *testing.T) {
 	}
 }
 
+// The EFA interfaces of the served g5, g6 and g6e sizes, as AWS's
+// "Elastic Fabric Adapter supported instance types" lists them (g5.12xlarge
+// also in the reference's fake DescribeInstanceTypes data): 1 from
+// 8xlarge up, g6e.24xlarge 2, g6e.48xlarge 4; none below 8xlarge.
+func TestDescribeInstanceTypesEFA(t *testing.T) {
+	want := map[string]int32{
+		"g5.4xlarge": 0, "g5.8xlarge": 1, "g5.12xlarge": 1, "g5.16xlarge": 1, "g5.24xlarge": 1, "g5.48xlarge": 1,
+		"g6.4xlarge": 0, "g6.8xlarge": 1, "g6.12xlarge": 1, "g6.16xlarge": 1, "g6.24xlarge": 1, "g6.48xlarge": 1,
+		"g6e.4xlarge": 0, "g6e.8xlarge": 1, "g6e.12xlarge": 1, "g6e.16xlarge": 1, "g6e.24xlarge": 2, "g6e.48xlarge": 4,
+	}
+	var names []ec2types.InstanceType
+	for name := range want {
+		names = append(names, ec2types.InstanceType(name))
+	}
+	got, _ := instanceTypes(t, newFixture(t, profile()), &ec2.DescribeInstanceTypesInput{InstanceTypes: names})
+	efa := map[string]int32{}
+	for _, it := range got {
+		efa[string(it.InstanceType)] = 0
+		if e := it.NetworkInfo.EfaInfo; e != nil {
+			efa[string(it.InstanceType)] = *e.MaximumEfaInterfaces
+		}
+	}
+	if diff := cmp.Diff(want, efa); diff != "" {
+		t.Errorf("EFA interfaces (-want +got):\n%s", diff)
+	}
+}
+
 // An HVM image does not run on paravirtual-only t1.micro: its override
 // fails with EC2's answer and the fleet launches the other.
 func TestFleetRefusesHVMOnParavirtual(t *testing.T) {

@@ -175,7 +175,7 @@ func (p *Provider) toNodeClaim(ctx context.Context, inst ec2types.Instance) *v1.
 			// The instance's NodeClass is not at hand: its labels, which
 			// are the type's, do not depend on it; capacity is the
 			// defaults'.
-			it := instanceType(m.info, &awsv1.EC2NodeClass{}, p.opts)
+			it := instanceType(m.info, &awsv1.EC2NodeClass{}, p.opts, p.bandwidth)
 			maps.Copy(nc.Labels, it.Requirements.Labels())
 			nc.Status.Capacity, nc.Status.Allocatable = it.Capacity, it.Allocatable()
 		}

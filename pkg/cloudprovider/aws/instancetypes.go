@@ -63,7 +63,7 @@ func (p *Provider) instanceTypes(c *region, nc *awsv1.EC2NodeClass) []*cloudprov
 	var out []*cloudprovider.InstanceType
 	for _, name := range slices.Sorted(maps.Keys(c.types)) {
 		m := c.types[name]
-		it := instanceType(m.info, nc, p.opts)
+		it := instanceType(m.info, nc, p.opts, p.bandwidth)
 		spotCap, spotCapped := spotCap(nc, m.onDemand)
 		for _, z := range slices.Sorted(maps.Keys(zones)) {
 			if !m.zones[z] {

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
@@ -25,22 +26,31 @@ const bandwidthFile = "bandwidth.json"
 //go:embed bandwidth.json
 var bandwidthData embed.FS
 
-// networkBandwidth is each type's baseline network bandwidth in Mbit/s,
-// the instance-network-bandwidth label; types AWS gives only a vague
-// figure for are absent.
-var networkBandwidth = func() map[string]int64 {
+// networkBandwidths are each type's baseline network bandwidth in
+// Mbit/s, the instance-network-bandwidth label, read from the embedded
+// file on first use; types AWS gives only a vague figure for are absent.
+// The map is shared: read it only.
+var networkBandwidths = sync.OnceValues(func() (map[string]int64, error) {
 	raw, err := bandwidthData.ReadFile(bandwidthFile)
 	if err != nil {
-		panic(fmt.Sprintf("reading %s, %s", bandwidthFile, err))
+		return nil, fmt.Errorf("reading %s, %w", bandwidthFile, err)
 	}
+	return parseBandwidths(raw)
+})
+
+// parseBandwidths reads the megabits of a file in bandwidth.json's format.
+func parseBandwidths(raw []byte) (map[string]int64, error) {
 	var table struct {
 		Megabits map[string]int64 `json:"megabits"`
 	}
 	if err := json.Unmarshal(raw, &table); err != nil {
-		panic(fmt.Sprintf("decoding %s, %s", bandwidthFile, err))
+		return nil, fmt.Errorf("decoding %s, %w", bandwidthFile, err)
 	}
-	return table.Megabits
-}()
+	if len(table.Megabits) == 0 {
+		return nil, fmt.Errorf("%s lists no bandwidth", bandwidthFile)
+	}
+	return table.Megabits, nil
+}
 
 // typeName splits an instance type name as the reference does
 // (instancetype/types.go instanceTypeScheme): category letters, an
@@ -68,7 +78,8 @@ var windowsBuilds = map[string]string{
 // on the offerings: each type-level well-known label has the type's
 // value or is required absent. instance-memory is SizeInMiB, before any
 // overhead; names are lower kebab case, so they are valid label values.
-func requirements(info ec2types.InstanceTypeInfo, region, family string) scheduling.Requirements {
+// bandwidth is networkBandwidths'.
+func requirements(info ec2types.InstanceTypeInfo, region, family string, bandwidth map[string]int64) scheduling.Requirements {
 	name := string(info.InstanceType)
 	values := map[string]string{
 		v1.LabelInstanceType: name,
@@ -100,7 +111,7 @@ func requirements(info ec2types.InstanceTypeInfo, region, family string) schedul
 	if s := info.InstanceStorageInfo; s != nil && s.NvmeSupport != ec2types.EphemeralNvmeSupportUnsupported && s.TotalSizeInGB != nil {
 		values[v1.LabelInstanceLocalNVME] = strconv.FormatInt(*s.TotalSizeInGB, 10)
 	}
-	if mbps, ok := networkBandwidth[name]; ok {
+	if mbps, ok := bandwidth[name]; ok {
 		values[v1.LabelInstanceNetworkBandwidth] = strconv.FormatInt(mbps, 10)
 	}
 	if g := info.GpuInfo; g != nil && len(g.Gpus) == 1 {

@@ -64,7 +64,7 @@ func TestRequirementsLabels(t *testing.T) {
 			v1.LabelInstanceCapabilityFlex: "false", v1.LabelInstanceTenancy: "default",
 		}},
 	} {
-		reqs := requirements(describe(tc.name), "us-west-2", awsv1.AMIFamilyAL2023)
+		reqs := requirements(describe(tc.name), "us-west-2", awsv1.AMIFamilyAL2023, bandwidths(t))
 		got := reqs.Labels()
 		if diff := cmp.Diff(tc.want, got); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", tc.name, diff)
@@ -101,15 +101,42 @@ func TestRequirementsFilter(t *testing.T) {
 		{"m5.large", awsv1.AMIFamilyWindows2022, in(v1.LabelOS, "windows"), true},
 		{"c6g.large", awsv1.AMIFamilyWindows2022, in(v1.LabelOS, "windows"), false},
 	} {
-		err := requirements(describe(tc.name), "us-west-2", tc.family).Intersects(tc.reqs)
+		err := requirements(describe(tc.name), "us-west-2", tc.family, bandwidths(t)).Intersects(tc.reqs)
 		if got := err == nil; got != tc.want {
 			t.Errorf("%s (%s) allows %s: %t, want %t", tc.name, tc.family, tc.reqs, got, tc.want)
 		}
 	}
-	reqs := requirements(describe("m5.large"), "us-west-2", awsv1.AMIFamilyAL2023)
+	reqs := requirements(describe("m5.large"), "us-west-2", awsv1.AMIFamilyAL2023, bandwidths(t))
 	for _, key := range scheduling.InstanceTypeLabels() {
 		if !reqs.Has(key) {
 			t.Errorf("m5.large has no requirement on %s", key)
+		}
+	}
+}
+
+// bandwidths is the embedded bandwidth table.
+func bandwidths(t *testing.T) map[string]int64 {
+	t.Helper()
+	b, err := networkBandwidths()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// A bandwidth file that does not decode, or lists nothing, is an error
+// the provider's constructor returns, not a panic at package load.
+func TestParseBandwidths(t *testing.T) {
+	got, err := parseBandwidths([]byte(`{"source": "AWS", "megabits": {"m5.large": 750}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]int64{"m5.large": 750}, got); diff != "" {
+		t.Error(diff)
+	}
+	for _, bad := range []string{`{"megabits": {"m5.large": "fast"}}`, `{"megabits": {}}`, `not json`} {
+		if _, err := parseBandwidths([]byte(bad)); err == nil {
+			t.Errorf("%s parsed", bad)
 		}
 	}
 }

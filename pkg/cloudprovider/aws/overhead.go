@@ -27,7 +27,7 @@ func overhead(info ec2types.InstanceTypeInfo, nc *awsv1.EC2NodeClass, capacity c
 		k = &awsv1.KubeletConfiguration{}
 	}
 	return cloudprovider.Overhead{
-		KubeReserved:      kubeReserved(int64(vcpus(info)), reservedPods(info, nc.AMIFamily(), nc.Spec.Kubelet, reservedENIs), k.KubeReserved),
+		KubeReserved:      kubeReserved(int64(vcpus(info)), reservedPods(info, nc.AMIFamily(), nc.Spec.Kubelet, reservedENIs, nc.Spec.NetworkInterfaces), k.KubeReserved),
 		SystemReserved:    quantities(k.SystemReserved),
 		EvictionThreshold: evictionThreshold(capacity[corev1.ResourceMemory], capacity[corev1.ResourceEphemeralStorage], k.EvictionHard),
 	}

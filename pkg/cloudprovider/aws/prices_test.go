@@ -18,52 +18,6 @@ import (
 	v1 "github.com/capstan-dev/capstan/api/v1"
 )
 
-// Expected prices are AWS's, as the reference's generated tables have
-// them (v1.14.1 pkg/providers/pricing/zz_generated.pricing_*.go).
-func TestStaticPrices(t *testing.T) {
-	cases := []struct {
-		region, instanceType string
-		want                 float64
-	}{
-		{"us-east-1", "m5.large", 0.096},
-		{"us-east-1", "m5.metal", 4.608},
-		{"us-east-1", "p5.48xlarge", 55.04},
-		// A region the table does not list: its partition's fallback.
-		{"us-west-2", "m5.large", 0.096},
-		{"us-gov-east-1", "c5.large", 0.102},
-		{"us-gov-west-1", "c5.large", 0.102},
-		// China's prices are CNY, and a China region the table does not
-		// list falls back to cn-north-1's, not to us-east-1's USD.
-		{"cn-north-1", "c4.large", 1.134},
-		{"cn-northwest-1", "c4.large", 1.134},
-	}
-	for _, tc := range cases {
-		prices, err := staticPrices(tc.region)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := prices[tc.instanceType]; got != tc.want {
-			t.Errorf("%s %s: %g, want %g", tc.region, tc.instanceType, got, tc.want)
-		}
-	}
-}
-
-func TestParsePriceTable(t *testing.T) {
-	got, err := ParsePriceTable([]byte("# comment\nregion us-east-1 USD\nm5.large 0.096\nregion eu-west-1 USD\nm5.large 0.107\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := PriceTable{Regions: []string{"us-east-1", "eu-west-1"}, Prices: map[string]map[string]float64{"us-east-1": {"m5.large": 0.096}, "eu-west-1": {"m5.large": 0.107}}}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Error(diff)
-	}
-	for _, bad := range []string{"m5.large 0.096\n", "region us-east-1 USD\nm5.large free\n", "region a USD\nregion a USD\n", "region us-east-1 USD\nm5.large 0\n"} {
-		if _, err := ParsePriceTable([]byte(bad)); err == nil {
-			t.Errorf("%q parsed", bad)
-		}
-	}
-}
-
 // recordedPricing answers GetProducts with prices, recording the filters.
 type recordedPricing struct {
 	queries [][]PriceFilter
@@ -186,19 +140,5 @@ func TestUnpricedTypeKept(t *testing.T) {
 	want := map[string]map[string]bool{"m5.large": {v1.CapacityTypeOnDemand: true}, "x9.large": {v1.CapacityTypeOnDemand: false, v1.CapacityTypeSpot: true}}
 	if diff := cmp.Diff(want, available); diff != "" {
 		t.Errorf("offerings available (-want +got):\n%s", diff)
-	}
-}
-
-// The cost of the table's one parse, on first use.
-func BenchmarkParsePriceTable(b *testing.B) {
-	raw, err := priceFiles.ReadFile("prices/aws.txt")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := ParsePriceTable(raw); err != nil {
-			b.Fatal(err)
-		}
 	}
 }

@@ -37,20 +37,38 @@ type PriceTable struct {
 	Prices  map[string]map[string]float64
 }
 
-// priceTables are the embedded tables, parsed on first use only: a
-// provider in one region reads one partition's file once.
-var priceTables = map[string]func() (PriceTable, error){}
+// The embedded tables, each parsed on its first use only: a provider in
+// one region reads one partition's file, once.
+var (
+	awsPriceTable      = sync.OnceValues(func() (PriceTable, error) { return readPriceTable("aws") })
+	awsChinaPriceTable = sync.OnceValues(func() (PriceTable, error) { return readPriceTable("aws-cn") })
+	awsGovPriceTable   = sync.OnceValues(func() (PriceTable, error) { return readPriceTable("aws-us-gov") })
+)
 
-func init() {
-	for _, partition := range []string{"aws", "aws-cn", "aws-us-gov"} {
-		priceTables[partition] = sync.OnceValues(func() (PriceTable, error) {
-			raw, err := priceFiles.ReadFile("prices/" + partition + ".txt")
-			if err != nil {
-				return PriceTable{}, fmt.Errorf("reading the %s price table, %w", partition, err)
-			}
-			return ParsePriceTable(raw)
-		})
+// priceTable is partition's embedded table.
+func priceTable(partition string) (PriceTable, error) {
+	switch partition {
+	case "aws":
+		return awsPriceTable()
+	case "aws-cn":
+		return awsChinaPriceTable()
+	case "aws-us-gov":
+		return awsGovPriceTable()
 	}
+	return PriceTable{}, fmt.Errorf("no price table for partition %q", partition)
+}
+
+// readPriceTable parses partition's embedded file.
+func readPriceTable(partition string) (PriceTable, error) {
+	raw, err := priceFiles.ReadFile("prices/" + partition + ".txt")
+	if err != nil {
+		return PriceTable{}, fmt.Errorf("reading the %s price table, %w", partition, err)
+	}
+	t, err := ParsePriceTable(raw)
+	if err != nil {
+		return PriceTable{}, fmt.Errorf("parsing the %s price table, %w", partition, err)
+	}
+	return t, nil
 }
 
 // fallbackRegions are, per partition, the region whose prices stand in
@@ -63,11 +81,7 @@ var fallbackRegions = map[string]string{"aws": "us-east-1", "aws-cn": "cn-north-
 // the partition's currency (the reference falls back to us-east-1's
 // whatever the partition: USD prices for China).
 func staticPrices(region string) (map[string]float64, error) {
-	load, ok := priceTables[Partition(region)]
-	if !ok {
-		return nil, fmt.Errorf("no price table for the partition of %s", region)
-	}
-	table, err := load()
+	table, err := priceTable(Partition(region))
 	if err != nil {
 		return nil, err
 	}

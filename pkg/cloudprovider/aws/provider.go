@@ -116,6 +116,8 @@ type Provider struct {
 	// mu guards the catalog and the reservations' launches.
 	mu      sync.RWMutex
 	catalog *region
+	// bandwidth is networkBandwidths', read only.
+	bandwidth map[string]int64
 	// listed is the Price List API's last answer, unpricedSeen the
 	// types without a price last logged (both under mu).
 	listed       map[string]float64
@@ -143,7 +145,11 @@ func New(api EC2, opts Options) (*Provider, error) {
 	if api == nil || opts.Clock == nil || opts.NodeClasses == nil || opts.Cluster == nil || opts.Region == "" || opts.ClusterName == "" {
 		return nil, errors.New("aws provider needs an EC2 client, a clock, node classes, the cluster, a region and a cluster name")
 	}
-	p := &Provider{ec2: api, opts: opts, templates: map[string]time.Time{}, intr: interruptState{notices: map[noticeKey]*queued{}, messages: map[string]*pending{}}, subnets: newSubnetIPs()}
+	bandwidth, err := networkBandwidths()
+	if err != nil {
+		return nil, err
+	}
+	p := &Provider{ec2: api, opts: opts, bandwidth: bandwidth, templates: map[string]time.Time{}, intr: interruptState{notices: map[noticeKey]*queued{}, messages: map[string]*pending{}}, subnets: newSubnetIPs()}
 	// The batch window is EC2's request timing, not the provider's
 	// notion of now: always the wall clock.
 	p.fleets = newFleetBatcher(func(ctx context.Context, in *ec2.CreateFleetInput) (*ec2.CreateFleetOutput, error) {

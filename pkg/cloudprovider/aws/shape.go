@@ -58,20 +58,32 @@ func featuresOf(family string) familyFeatures {
 // eniLimitedPods is the VPC CNI's pod limit on the type, as the reference
 // computes it (instancetype/types.go ENILimitedPods): the ENIs of the
 // default network card only (the CNI attaches none on the others) less
-// those reserved for other uses (--reserved-enis), times the IPv4
-// addresses per ENI less its primary, plus 2 for host-network pods. No
-// usable ENI: 0. (The reference also subtracts the EFA-only interfaces
-// of the EC2NodeClass's networkInterfaces, a field Capstan's API lacks.)
-func eniLimitedPods(info ec2types.InstanceTypeInfo, reservedENIs int) int64 {
+// those reserved for other uses (--reserved-enis) and less the class's
+// EFA-only interfaces on network card 0 (they take an ENI slot but carry
+// no IP addresses), times the IPv4 addresses per ENI less its primary,
+// plus 2 for host-network pods. No usable ENI: 0.
+func eniLimitedPods(info ec2types.InstanceTypeInfo, reservedENIs int, nics []awsv1.NetworkInterface) int64 {
 	n := info.NetworkInfo
 	if n == nil {
 		return defaultMaxPods
 	}
-	usable := max(int64(defaultCardENIs(n))-int64(reservedENIs), 0)
+	efaOnly := int64(countEFAOnly(nics, func(nic awsv1.NetworkInterface) bool { return nic.NetworkCardIndex == 0 }))
+	usable := max(int64(defaultCardENIs(n))-int64(reservedENIs)-efaOnly, 0)
 	if usable == 0 {
 		return 0
 	}
 	return usable*(int64(awssdk.ToInt32(n.Ipv4AddressesPerInterface))-1) + 2
+}
+
+// countEFAOnly is the EFA-only interfaces among nics that keep holds.
+func countEFAOnly(nics []awsv1.NetworkInterface, keep func(awsv1.NetworkInterface) bool) int {
+	count := 0
+	for _, nic := range nics {
+		if nic.InterfaceType == awsv1.InterfaceTypeEFAOnly && keep(nic) {
+			count++
+		}
+	}
+	return count
 }
 
 // defaultCardENIs is the network interfaces of the default network card;
@@ -88,14 +100,14 @@ func defaultCardENIs(n *ec2types.NetworkInfo) int32 {
 // pods): kubelet.maxPods when set, else the ENI limit (110 where the
 // family does not size pods by ENIs), capped by podsPerCore × vCPUs where
 // the family honours podsPerCore.
-func maxPods(info ec2types.InstanceTypeInfo, family string, k *awsv1.KubeletConfiguration, reservedENIs int) int64 {
+func maxPods(info ec2types.InstanceTypeInfo, family string, k *awsv1.KubeletConfiguration, reservedENIs int, nics []awsv1.NetworkInterface) int64 {
 	f := featuresOf(family)
 	var pods int64
 	switch {
 	case k != nil && k.MaxPods != nil:
 		pods = int64(*k.MaxPods)
 	case f.eniLimitedPodDensity:
-		pods = eniLimitedPods(info, reservedENIs)
+		pods = eniLimitedPods(info, reservedENIs, nics)
 	default:
 		pods = defaultMaxPods
 	}
@@ -108,11 +120,11 @@ func maxPods(info ec2types.InstanceTypeInfo, family string, k *awsv1.KubeletConf
 // reservedPods is the pod count kube-reserved memory is sized for: the
 // ENI limit (with no ENI reserved) on families whose bootstrap does so,
 // else the node's pod limit (instancetype/types.go NewInstanceType).
-func reservedPods(info ec2types.InstanceTypeInfo, family string, k *awsv1.KubeletConfiguration, reservedENIs int) int64 {
+func reservedPods(info ec2types.InstanceTypeInfo, family string, k *awsv1.KubeletConfiguration, reservedENIs int, nics []awsv1.NetworkInterface) int64 {
 	if featuresOf(family).eniLimitedMemoryOverhead {
-		return eniLimitedPods(info, 0)
+		return eniLimitedPods(info, 0, nics)
 	}
-	return maxPods(info, family, k, reservedENIs)
+	return maxPods(info, family, k, reservedENIs, nics)
 }
 
 func vcpus(info ec2types.InstanceTypeInfo) int32 {
@@ -153,8 +165,9 @@ func ephemeralStorage(info ec2types.InstanceTypeInfo, nc *awsv1.EC2NodeClass) re
 // devices are the type's extended resources by kind and maker
 // (instancetype/types.go nvidiaGPUs, amdGPUs, habanaGaudis,
 // awsNeuronDevices, awsNeuronCores, efas); kinds it has none of are left
-// out.
-func devices(info ec2types.InstanceTypeInfo) corev1.ResourceList {
+// out. A class that sets networkInterfaces gets the EFA-only interfaces it
+// attaches as EFA devices, not all the type could take.
+func devices(info ec2types.InstanceTypeInfo, nics []awsv1.NetworkInterface) corev1.ResourceList {
 	counts := map[corev1.ResourceName]int64{}
 	if info.GpuInfo != nil {
 		for _, g := range info.GpuInfo.Gpus {
@@ -177,7 +190,9 @@ func devices(info ec2types.InstanceTypeInfo) corev1.ResourceList {
 			counts[ResourceAWSNeuronCore] = int64(awssdk.ToInt32(d.Count)) * int64(awssdk.ToInt32(d.CoreInfo.Count))
 		}
 	}
-	if n := info.NetworkInfo; n != nil && n.EfaInfo != nil {
+	if nics != nil {
+		counts[ResourceEFA] = int64(countEFAOnly(nics, func(awsv1.NetworkInterface) bool { return true }))
+	} else if n := info.NetworkInfo; n != nil && n.EfaInfo != nil {
 		counts[ResourceEFA] = int64(awssdk.ToInt32(n.EfaInfo.MaximumEfaInterfaces))
 	}
 	out := corev1.ResourceList{}
@@ -191,23 +206,24 @@ func devices(info ec2types.InstanceTypeInfo) corev1.ResourceList {
 
 // capacity is what a node of the type launched from nc has.
 func capacity(info ec2types.InstanceTypeInfo, nc *awsv1.EC2NodeClass, opts Options) corev1.ResourceList {
-	rl := devices(info)
+	rl := devices(info, nc.Spec.NetworkInterfaces)
 	rl[corev1.ResourceCPU] = *resource.NewQuantity(int64(vcpus(info)), resource.DecimalSI)
 	rl[corev1.ResourceMemory] = *resource.NewQuantity(memoryMiB(info, opts.VMMemoryOverheadPercent)<<20, resource.BinarySI)
 	rl[corev1.ResourceEphemeralStorage] = ephemeralStorage(info, nc)
-	rl[corev1.ResourcePods] = *resource.NewQuantity(maxPods(info, nc.AMIFamily(), nc.Spec.Kubelet, opts.ReservedENIs), resource.DecimalSI)
+	rl[corev1.ResourcePods] = *resource.NewQuantity(maxPods(info, nc.AMIFamily(), nc.Spec.Kubelet, opts.ReservedENIs, nc.Spec.NetworkInterfaces), resource.DecimalSI)
 	return rl
 }
 
 // instanceType is info as nodes launched from nc see it, without
 // offerings: its labels as requirements, capacity and overhead, each
 // computed as the reference computes it (docs/aws.md, "Instance types:
-// how capacity, overhead and labels are computed").
-func instanceType(info ec2types.InstanceTypeInfo, nc *awsv1.EC2NodeClass, opts Options) *cloudprovider.InstanceType {
+// how capacity, overhead and labels are computed"); bandwidth is
+// networkBandwidths'.
+func instanceType(info ec2types.InstanceTypeInfo, nc *awsv1.EC2NodeClass, opts Options, bandwidth map[string]int64) *cloudprovider.InstanceType {
 	rl := capacity(info, nc, opts)
 	return &cloudprovider.InstanceType{
 		Name:         string(info.InstanceType),
-		Requirements: requirements(info, opts.Region, nc.AMIFamily()),
+		Requirements: requirements(info, opts.Region, nc.AMIFamily(), bandwidth),
 		Capacity:     rl,
 		Overhead:     overhead(info, nc, rl, opts.ReservedENIs),
 	}
