@@ -16,7 +16,6 @@ const Never = "Never"
 //
 // +kubebuilder:validation:Type=string
 // +kubebuilder:validation:Pattern=`^(([0-9]+(s|m|h))+|Never)$`
-// +kubebuilder:validation:MaxLength=32
 type NillableDuration struct {
 	Duration *time.Duration `json:"-"`
 	Never    bool           `json:"-"`

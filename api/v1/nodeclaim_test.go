@@ -43,10 +43,10 @@ func TestNodeClaimRequirementsAreValidated(t *testing.T) {
 		requirement v1.NodeSelectorRequirementWithMinValues
 		message     string
 	}{
-		{req(v1.LabelInstanceCPU, corev1.NodeSelectorOpGt, "x"), "must have a single non-negative integer value"},
+		{req(v1.LabelInstanceCPU, corev1.NodeSelectorOpGt, "x"), "must have a single positive integer value"},
 		{req(v1.LabelZone, corev1.NodeSelectorOpIn), "requirements with operator 'In' must have a value defined"},
 		{req(v1.LabelZone, corev1.NodeSelectorOpDoesNotExist, "a"), "operator 'Exists' or 'DoesNotExist' must not have values"},
-		{req(v1.LabelInstanceCPU, corev1.NodeSelectorOpLt), "must have a single non-negative integer value"},
+		{req(v1.LabelInstanceCPU, corev1.NodeSelectorOpLt), "must have a single positive integer value"},
 		{v1.NodeSelectorRequirementWithMinValues{Key: v1.LabelZone, Operator: corev1.NodeSelectorOpIn, Values: []string{"a"}, MinValues: ptr.To(2)}, "requirements with 'minValues' must have at least that many values"},
 	} {
 		nc := test.NodeClaim(func(nc *v1.NodeClaim) {

@@ -12,10 +12,12 @@ import (
 // +kubebuilder:resource:path=nodepools,scope=Cluster,categories=karpenter,shortName={np,nps}
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="NodeClass",type="string",JSONPath=".spec.template.spec.nodeClassRef.name",description="The NodeClass nodes are launched with"
-// +kubebuilder:printcolumn:name="Nodes",type="string",JSONPath=".status.resources.nodes",description="Nodes the NodePool owns"
+// +kubebuilder:printcolumn:name="Nodes",type="string",JSONPath=".status.nodes",description="Nodes the NodePool owns"
 // +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].status"
-// +kubebuilder:printcolumn:name="Weight",type="integer",JSONPath=".spec.weight",description="Higher weights are tried first"
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:printcolumn:name="Weight",type="integer",JSONPath=".spec.weight",priority=1,description="Higher weights are tried first"
+// +kubebuilder:printcolumn:name="CPU",type="string",JSONPath=".status.resources.cpu",priority=1,description="CPU of the NodePool's nodes"
+// +kubebuilder:printcolumn:name="Memory",type="string",JSONPath=".status.resources.memory",priority=1,description="Memory of the NodePool's nodes"
 type NodePool struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -73,12 +75,14 @@ type TemplateMetadata struct {
 	// Labels are added to every node. The karpenter.sh domain and
 	// kubernetes.io/hostname are Capstan's to set.
 	// +kubebuilder:validation:MaxProperties=100
-	// +kubebuilder:validation:XValidation:message="label domain \"karpenter.sh\" is restricted: only karpenter.sh/capacity-type and karpenter.sh/do-not-sync-taints may be set",rule="self.all(k, k in ['karpenter.sh/capacity-type', 'karpenter.sh/do-not-sync-taints'] || !k.find('^[^/]+').endsWith('karpenter.sh'))"
+	// +kubebuilder:validation:XValidation:message="label domain \"karpenter.sh\" is restricted: only karpenter.sh/capacity-type and karpenter.sh/do-not-sync-taints may be set",rule="self.all(k, k in ['karpenter.sh/capacity-type', 'karpenter.sh/nodepool', 'karpenter.sh/do-not-sync-taints'] || !k.find('^[^/]+').endsWith('karpenter.sh'))"
+	// +kubebuilder:validation:XValidation:message="label \"karpenter.sh/nodepool\" is restricted",rule="self.all(k, k != 'karpenter.sh/nodepool')"
 	// +kubebuilder:validation:XValidation:message="label \"kubernetes.io/hostname\" is restricted",rule="self.all(k, k != 'kubernetes.io/hostname')"
+	// +mapType=atomic
 	// +optional
 	Labels map[string]string `json:"labels,omitempty"`
 	// Annotations are added to every node.
-	// +kubebuilder:validation:MaxProperties=100
+	// +mapType=granular
 	// +optional
 	Annotations map[string]string `json:"annotations,omitempty"`
 }
@@ -88,21 +92,25 @@ type TemplateMetadata struct {
 type NodeClaimTemplateSpec struct {
 	// Taints are applied to every node.
 	// +kubebuilder:validation:MaxItems=50
+	// +listType=atomic
 	// +optional
 	Taints []corev1.Taint `json:"taints,omitempty"`
 	// StartupTaints are expected to be removed by some agent on the node;
 	// pods need not tolerate them to be provisioned for.
 	// +kubebuilder:validation:MaxItems=50
+	// +listType=atomic
 	// +optional
 	StartupTaints []corev1.Taint `json:"startupTaints,omitempty"`
 	// Requirements constrain the nodes launched (instance type, zone,
 	// capacity type, architecture …). An empty list allows every capacity
 	// type, tried reserved, then spot, then on-demand.
 	// +kubebuilder:validation:MaxItems=100
-	// +kubebuilder:validation:XValidation:message="label domain \"karpenter.sh\" is restricted: only karpenter.sh/capacity-type may be required",rule="self.all(r, r.key == 'karpenter.sh/capacity-type' || !r.key.find('^[^/]+').endsWith('karpenter.sh'))"
+	// +kubebuilder:validation:XValidation:message="label domain \"karpenter.sh\" is restricted: only karpenter.sh/capacity-type may be required",rule="self.all(r, r.key in ['karpenter.sh/capacity-type', 'karpenter.sh/nodepool'] || !r.key.find('^[^/]+').endsWith('karpenter.sh'))"
+	// +kubebuilder:validation:XValidation:message="label \"karpenter.sh/nodepool\" is restricted",rule="self.all(r, r.key != 'karpenter.sh/nodepool')"
 	// +kubebuilder:validation:XValidation:message="label domain \"kubernetes.io\" is restricted: only the well-known labels (topology.kubernetes.io/zone, topology.kubernetes.io/region, node.kubernetes.io/instance-type, kubernetes.io/arch, kubernetes.io/os, their beta forms) and the node.kubernetes.io and node-restriction.kubernetes.io domains may be required",rule="self.all(r, r.key in ['beta.kubernetes.io/instance-type', 'failure-domain.beta.kubernetes.io/region', 'beta.kubernetes.io/os', 'beta.kubernetes.io/arch', 'failure-domain.beta.kubernetes.io/zone', 'topology.kubernetes.io/zone', 'topology.kubernetes.io/region', 'node.kubernetes.io/instance-type', 'kubernetes.io/arch', 'kubernetes.io/os', 'node.kubernetes.io/windows-build'] || r.key.find('^[^/]+').endsWith('node.kubernetes.io') || r.key.find('^[^/]+').endsWith('node-restriction.kubernetes.io') || !r.key.find('^[^/]+').endsWith('kubernetes.io'))"
 	// +kubebuilder:validation:XValidation:message="label domain \"k8s.io\" is restricted: only the kops.k8s.io domain may be required",rule="self.all(r, r.key.find('^[^/]+').endsWith('kops.k8s.io') || !r.key.find('^[^/]+').endsWith('k8s.io'))"
 	// +kubebuilder:validation:XValidation:message="label \"kubernetes.io/hostname\" is restricted: a NodePool cannot choose node names",rule="self.all(r, r.key != 'kubernetes.io/hostname')"
+	// +listType=atomic
 	// +required
 	Requirements []NodeSelectorRequirementWithMinValues `json:"requirements"`
 	// NodeClassRef names the provider-specific NodeClass.
@@ -147,6 +155,8 @@ type Disruption struct {
 	// restrictive active budget wins.
 	// +kubebuilder:default={{nodes: "10%"}}
 	// +kubebuilder:validation:MaxItems=50
+	// +kubebuilder:validation:XValidation:message="'schedule' must be set with 'duration'",rule="self.all(x, has(x.schedule) == has(x.duration))"
+	// +listType=atomic
 	// +optional
 	Budgets []Budget `json:"budgets,omitempty"`
 }
@@ -167,25 +177,21 @@ const (
 )
 
 // Budget limits voluntary disruption, always or during a schedule window.
-//
-// +kubebuilder:validation:XValidation:message="'schedule' must be set with 'duration'",rule="has(self.schedule) == has(self.duration)"
 type Budget struct {
 	// Reasons the budget applies to; none means all.
-	// +kubebuilder:validation:MaxItems=3
+	// +kubebuilder:validation:MaxItems=50
 	// +listType=set
 	// +optional
 	Reasons []DisruptionReason `json:"reasons,omitempty"`
 	// Nodes is a count ("5") or a percentage ("10%") of the NodePool's nodes.
 	// +kubebuilder:validation:Pattern=`^((100|[0-9]{1,2})%|[0-9]+)$`
-	// +kubebuilder:validation:MaxLength=16
 	// +kubebuilder:default="10%"
-	// +optional
+	// +required
 	Nodes string `json:"nodes"`
 	// Schedule is a cron expression (or @daily, @hourly …) at which the
 	// budget's window opens; UTC unless capstan.dev/budget-timezone names a
 	// zone.
 	// +kubebuilder:validation:Pattern=`^(@(annually|yearly|monthly|weekly|daily|midnight|hourly))|((.+)\s(.+)\s(.+)\s(.+)\s(.+))$`
-	// +kubebuilder:validation:MaxLength=128
 	// +optional
 	Schedule *string `json:"schedule,omitempty"`
 	// Duration is how long the window stays open, in hours and minutes

@@ -52,16 +52,18 @@ func TestNodePoolPrinterColumns(t *testing.T) {
 	if err := env.Client.Create(ctx, np); err != nil {
 		t.Fatal(err)
 	}
-	np.Status.Resources = corev1.ResourceList{"nodes": resource.MustParse("3")}
+	np.Status.Resources = corev1.ResourceList{"nodes": resource.MustParse("3"), corev1.ResourceCPU: resource.MustParse("12"), corev1.ResourceMemory: resource.MustParse("48Gi")}
 	np.Status.Conditions = []metav1.Condition{{Type: v1.ConditionTypeReady, Status: metav1.ConditionTrue, Reason: "Ready", LastTransitionTime: metav1.Now()}}
 	if err := env.Client.Status().Update(ctx, np); err != nil {
 		t.Fatal(err)
 	}
 	names, cells := table(t, "nodepools", np.Name)
-	if diff := cmp.Diff([]string{"Name", "NodeClass", "Nodes", "Ready", "Weight", "Age"}, names); diff != "" {
+	// The reference's columns (pkg/apis/v1/nodepool.go, v1.14.1); Nodes
+	// reads status.nodes (printcolumns_v114_test.go).
+	if diff := cmp.Diff([]string{"Name", "NodeClass", "Nodes", "Ready", "Age", "Weight", "CPU", "Memory"}, names); diff != "" {
 		t.Errorf("columns (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]any{np.Name, "default", "3", "True", float64(42)}, cells[:5]); diff != "" {
+	if diff := cmp.Diff([]any{np.Name, "default", "True", float64(42), "12", "48Gi"}, []any{cells[0], cells[1], cells[3], cells[5], cells[6], cells[7]}); diff != "" {
 		t.Errorf("cells (-want +got):\n%s", diff)
 	}
 }
@@ -69,21 +71,28 @@ func TestNodePoolPrinterColumns(t *testing.T) {
 func TestNodeClaimPrinterColumns(t *testing.T) {
 	ctx := context.Background()
 	nc := test.NodeClaim(func(nc *v1.NodeClaim) {
-		nc.Labels = map[string]string{v1.LabelInstanceType: "c5.xlarge", v1.CapacityTypeLabelKey: v1.CapacityTypeSpot, v1.LabelZone: "us-west-2a"}
+		nc.Labels = map[string]string{v1.LabelInstanceType: "c5.xlarge", v1.CapacityTypeLabelKey: v1.CapacityTypeSpot, v1.LabelZone: "us-west-2a", v1.NodePoolLabelKey: "default"}
 	})
 	if err := env.Client.Create(ctx, nc); err != nil {
 		t.Fatal(err)
 	}
 	nc.Status.NodeName = "node-1"
-	nc.Status.Conditions = []metav1.Condition{{Type: v1.ConditionTypeReady, Status: metav1.ConditionFalse, Reason: "NotLaunched", LastTransitionTime: metav1.Now()}}
+	nc.Status.ImageID = "ami-1"
+	nc.Status.ProviderID = "sim:///i-1"
+	nc.Status.Conditions = []metav1.Condition{
+		{Type: v1.ConditionTypeReady, Status: metav1.ConditionFalse, Reason: "NotLaunched", LastTransitionTime: metav1.Now()},
+		{Type: v1.ConditionTypeDrifted, Status: metav1.ConditionTrue, Reason: "NodeClassDrift", LastTransitionTime: metav1.Now()},
+	}
 	if err := env.Client.Status().Update(ctx, nc); err != nil {
 		t.Fatal(err)
 	}
 	names, cells := table(t, "nodeclaims", nc.Name)
-	if diff := cmp.Diff([]string{"Name", "Type", "Capacity", "Zone", "Node", "Ready", "Age"}, names); diff != "" {
+	// The reference's columns (pkg/apis/v1/nodeclaim.go, v1.14.1).
+	if diff := cmp.Diff([]string{"Name", "Type", "Capacity", "Zone", "Node", "Ready", "Age", "ImageID", "ID", "NodePool", "NodeClass", "Drifted"}, names); diff != "" {
 		t.Errorf("columns (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]any{nc.Name, "c5.xlarge", "spot", "us-west-2a", "node-1", "False"}, cells[:6]); diff != "" {
+	want := []any{nc.Name, "c5.xlarge", "spot", "us-west-2a", "node-1", "False", "ami-1", "sim:///i-1", "default", nc.Spec.NodeClassRef.Name, "True"}
+	if diff := cmp.Diff(want, append(cells[:6:6], cells[7:]...)); diff != "" {
 		t.Errorf("cells (-want +got):\n%s", diff)
 	}
 }

@@ -36,13 +36,21 @@ var allowedEC2NodeClassDifferences = map[string]string{
 }
 
 func TestEC2NodeClassCRDMatchesTheReference(t *testing.T) {
-	raw, err := os.ReadFile(referenceEC2NodeClassCRD)
+	checkAgainstReference(t, referenceEC2NodeClassCRD, allowedEC2NodeClassDifferences)
+}
+
+// checkAgainstReference fails on every difference between the embedded CRD
+// and the reference's in file that allowed does not list, and on every
+// allowed difference that no longer exists.
+func checkAgainstReference(t *testing.T, file string, allowed map[string]string) {
+	t.Helper()
+	raw, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ref := &apiextensionsv1.CustomResourceDefinition{}
 	if err := yaml.UnmarshalStrict(raw, ref); err != nil {
-		t.Fatalf("decoding %s: %v", referenceEC2NodeClassCRD, err)
+		t.Fatalf("decoding %s: %v", file, err)
 	}
 	crds, err := crd.CRDs()
 	if err != nil {
@@ -52,16 +60,15 @@ func TestEC2NodeClassCRDMatchesTheReference(t *testing.T) {
 	if idx < 0 {
 		t.Fatalf("no embedded CRD %s", ref.Name)
 	}
-	diffs := crdDiff(ref, crds[idx])
 	seen := map[string]bool{}
-	for _, d := range diffs {
+	for _, d := range crdDiff(ref, crds[idx]) {
 		key, _, _ := strings.Cut(d, ": ")
 		seen[key] = true
-		if _, ok := allowedEC2NodeClassDifferences[key]; !ok {
+		if _, ok := allowed[key]; !ok {
 			t.Errorf("differs from the reference v1.14.1: %s", d)
 		}
 	}
-	for key := range allowedEC2NodeClassDifferences {
+	for key := range allowed {
 		if !seen[key] {
 			t.Errorf("allowed difference %q no longer exists: remove it from the allow-list", key)
 		}

@@ -34,17 +34,17 @@ func InvalidNodePools() []InvalidNodePool {
 		{"minValues above values", NodePool(withRequirements(v1.NodeSelectorRequirementWithMinValues{Key: v1.LabelInstanceType, Operator: corev1.NodeSelectorOpIn, Values: []string{"a", "b"}, MinValues: ptr.To(3)})),
 			"spec.template.spec.requirements[0]", "requirements with 'minValues' must have at least that many values"},
 		{"Gt with two values", NodePool(withRequirements(requirement(v1.LabelInstanceCPU, corev1.NodeSelectorOpGt, "1", "2"))),
-			"spec.template.spec.requirements[0]", "must have a single non-negative integer value"},
+			"spec.template.spec.requirements[0]", "must have a single positive integer value"},
 		{"Lt with a negative value", NodePool(withRequirements(requirement(v1.LabelInstanceCPU, corev1.NodeSelectorOpLt, "-1"))),
-			"spec.template.spec.requirements[0]", "must have a single non-negative integer value"},
+			"spec.template.spec.requirements[0]", "must have a single positive integer value"},
 		{"Gte with a word", NodePool(withRequirements(requirement(v1.LabelInstanceCPU, "Gte", "four"))),
-			"spec.template.spec.requirements[0]", "must have a single non-negative integer value"},
+			"spec.template.spec.requirements[0]", "must have a single positive integer value"},
 		{"Gt without values", NodePool(withRequirements(requirement(v1.LabelInstanceCPU, corev1.NodeSelectorOpGt))),
-			"spec.template.spec.requirements[0]", "must have a single non-negative integer value"},
+			"spec.template.spec.requirements[0]", "must have a single positive integer value"},
 		{"Gt overflowing int64", NodePool(withRequirements(requirement(v1.LabelInstanceCPU, corev1.NodeSelectorOpGt, "9223372036854775808"))),
-			"spec.template.spec.requirements[0]", "(at most 9223372036854775807)"},
+			"spec.template.spec.requirements[0]", "must have a single positive integer value"},
 		{"Lt overflowing int64 with leading zeros", NodePool(withRequirements(requirement(v1.LabelInstanceCPU, corev1.NodeSelectorOpLt, "0099999999999999999999"))),
-			"spec.template.spec.requirements[0]", "(at most 9223372036854775807)"},
+			"spec.template.spec.requirements[0]", "must have a single positive integer value"},
 		{"minValues without values", NodePool(withRequirements(v1.NodeSelectorRequirementWithMinValues{Key: v1.LabelInstanceType, Operator: corev1.NodeSelectorOpIn, MinValues: ptr.To(1)})),
 			"spec.template.spec.requirements[0]", "requirements with 'minValues' must have at least that many values"},
 		{"a value that is not a label value", NodePool(withRequirements(requirement("example.com/team", corev1.NodeSelectorOpIn, "ml team"))),
@@ -79,11 +79,14 @@ func InvalidNodePools() []InvalidNodePool {
 			}
 		}), "spec.template.spec.requirements", "must have at most 100 items"},
 		{"restricted karpenter.sh requirement", NodePool(withRequirements(requirement(v1.NodePoolLabelKey, corev1.NodeSelectorOpIn, "x"))),
-			"spec.template.spec.requirements", `label domain "karpenter.sh" is restricted`},
+			"spec.template.spec.requirements", `label "karpenter.sh/nodepool" is restricted`},
 		{"restricted hostname requirement", NodePool(withRequirements(requirement(v1.LabelHostname, corev1.NodeSelectorOpIn, "node-1"))),
 			"spec.template.spec.requirements", `label "kubernetes.io/hostname" is restricted`},
 		{"restricted karpenter.sh label", NodePool(func(np *v1.NodePool) {
 			np.Spec.Template.ObjectMeta.Labels = map[string]string{v1.NodePoolLabelKey: "other"}
+		}), "spec.template.metadata.labels", `label "karpenter.sh/nodepool" is restricted`},
+		{"restricted karpenter.sh domain label", NodePool(func(np *v1.NodePool) {
+			np.Spec.Template.ObjectMeta.Labels = map[string]string{"karpenter.sh/team": "a"}
 		}), "spec.template.metadata.labels", `label domain "karpenter.sh" is restricted`},
 		{"restricted hostname label", NodePool(func(np *v1.NodePool) {
 			np.Spec.Template.ObjectMeta.Labels = map[string]string{v1.LabelHostname: "x"}
@@ -94,10 +97,10 @@ func InvalidNodePools() []InvalidNodePool {
 			"spec.disruption.budgets[0].nodes", "should match"},
 		{"budget schedule without duration", NodePool(func(np *v1.NodePool) {
 			np.Spec.Disruption.Budgets = []v1.Budget{{Nodes: "1", Schedule: ptr.To("@daily")}}
-		}), "spec.disruption.budgets[0]", "'schedule' must be set with 'duration'"},
+		}), "spec.disruption.budgets", "'schedule' must be set with 'duration'"},
 		{"budget duration without schedule", NodePool(func(np *v1.NodePool) {
 			np.Spec.Disruption.Budgets = []v1.Budget{{Nodes: "1", Duration: &metav1.Duration{Duration: time.Hour}}}
-		}), "spec.disruption.budgets[0]", "'schedule' must be set with 'duration'"},
+		}), "spec.disruption.budgets", "'schedule' must be set with 'duration'"},
 		{"budget duration in seconds", NodePool(func(np *v1.NodePool) {
 			np.Spec.Disruption.Budgets = []v1.Budget{{Nodes: "1", Schedule: ptr.To("@daily"), Duration: &metav1.Duration{Duration: 30 * time.Second}}}
 		}), "spec.disruption.budgets[0].duration", "should match"},
@@ -127,6 +130,12 @@ func InvalidNodePools() []InvalidNodePool {
 		}), "spec.template", "a NodePool for control-plane nodes"},
 		{"missing nodeClassRef", NodePool(func(np *v1.NodePool) { np.Spec.Template.Spec.NodeClassRef = nil }),
 			"spec.template.spec.nodeClassRef", "Required value"},
+		{"empty nodeClassRef kind", NodePool(func(np *v1.NodePool) { np.Spec.Template.Spec.NodeClassRef.Kind = "" }),
+			"spec.template.spec.nodeClassRef.kind", "kind may not be empty"},
+		{"empty nodeClassRef name", NodePool(func(np *v1.NodePool) { np.Spec.Template.Spec.NodeClassRef.Name = "" }),
+			"spec.template.spec.nodeClassRef.name", "name may not be empty"},
+		{"empty nodeClassRef group", NodePool(func(np *v1.NodePool) { np.Spec.Template.Spec.NodeClassRef.Group = "" }),
+			"spec.template.spec.nodeClassRef.group", "group may not be empty"},
 	}
 }
 
