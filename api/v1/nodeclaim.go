@@ -107,7 +107,7 @@ type NodeClaimStatus struct {
 	// +optional
 	LastPodEventTime metav1.Time `json:"lastPodEventTime,omitzero"`
 	// Conditions: Launched, Registered, Initialized, Ready, Drifted,
-	// Consolidatable, Drained, InstanceTerminating, DisruptionReason,
+	// Consolidatable, Drained, VolumesDetached, InstanceTerminating, DisruptionReason,
 	// InterruptionExpected.
 	// +listType=map
 	// +listMapKey=type
@@ -123,6 +123,7 @@ const (
 	ConditionTypeDrifted             = "Drifted"
 	ConditionTypeConsolidatable      = "Consolidatable"
 	ConditionTypeDrained             = "Drained"
+	ConditionTypeVolumesDetached     = "VolumesDetached"
 	ConditionTypeInstanceTerminating = "InstanceTerminating"
 	ConditionTypeDisruptionReason    = "DisruptionReason"
 	// ConditionTypeInterruptionExpected: the cloud will take the instance

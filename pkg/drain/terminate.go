@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/effects"
@@ -83,8 +84,10 @@ func Drain(in Termination) Step {
 	if node.DeletionTimestamp == nil {
 		out.Effects = append(out.Effects, effects.DeleteNode{Name: node.Name})
 	}
-	plan := PlanDrain(in.Pods, in.Now, Deadline(nc))
+	deadline := Deadline(nc)
+	plan := PlanDrain(in.Pods, in.Now, deadline)
 	if !plan.Drained {
+		out.Effects = append(out.Effects, condition(nc, v1.ConditionTypeDrained, metav1.ConditionUnknown, ReasonDraining, in.Now)...)
 		out.evict(plan)
 		for _, d := range plan.Delete {
 			out.Effects = append(out.Effects,
@@ -101,10 +104,19 @@ func Drain(in Termination) Step {
 		out.Progress.SlackObserved = true
 		out.Effects = append(out.Effects, effects.Observe{Name: SlackMetric, Value: deadline.Sub(in.Now).Seconds()})
 	}
-	if len(in.Attachments) > 0 {
+	out.Effects = append(out.Effects, condition(nc, v1.ConditionTypeDrained, metav1.ConditionTrue, v1.ConditionTypeDrained, in.Now)...)
+	switch {
+	case len(in.Attachments) == 0:
+		out.Effects = append(out.Effects, condition(nc, v1.ConditionTypeVolumesDetached, metav1.ConditionTrue, v1.ConditionTypeVolumesDetached, in.Now)...)
+	case deadline.IsZero() || in.Now.Before(deadline):
 		out.Effects = append(out.Effects, WaitingOnVolumes(nc, in.Attachments[0], node.Name))
+		out.Effects = append(out.Effects, condition(nc, v1.ConditionTypeVolumesDetached, metav1.ConditionUnknown, ReasonAwaitingVolumeDetachment, in.Now)...)
 		out.Poll = poll
 		return out
+	default:
+		// Past the terminationGracePeriod the instance goes with its
+		// volumes still attached, as the reference's.
+		out.Effects = append(out.Effects, condition(nc, v1.ConditionTypeVolumesDetached, metav1.ConditionFalse, ReasonTerminationGracePeriodElapsed, in.Now)...)
 	}
 	out.Drained = true
 	return out

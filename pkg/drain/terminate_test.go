@@ -1,6 +1,7 @@
 package drain
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -93,11 +94,23 @@ func TestDrain(t *testing.T) {
 			Step{Drained: true, Progress: Progress{SlackObserved: true}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, Drain(tc.in)); diff != "" {
+			// The conditions each step sets are TestDrainConditions'.
+			if diff := cmp.Diff(tc.want, withoutConditions(Drain(tc.in))); diff != "" {
 				t.Errorf("Drain (-want +got):\n%s", diff)
 			}
 		})
 	}
+}
+
+func withoutConditions(s Step) Step {
+	s.Effects = slices.DeleteFunc(s.Effects, func(e effects.Effect) bool {
+		_, ok := e.(effects.SetCondition)
+		return ok
+	})
+	if len(s.Effects) == 0 {
+		s.Effects = nil
+	}
+	return s
 }
 
 func TestFinish(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -81,7 +82,13 @@ func TestVolumeAttachmentsBlockTermination(t *testing.T) {
 		return err == nil
 	}
 	g.Consistently(running).WithTimeout(2 * time.Second).Should(gomega.BeTrue())
+	// The NodeClaim says so, with the reference's conditions
+	// (pkg/controllers/node/termination, v1.14.1).
 	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(nc), nc)).To(gomega.Succeed())
+	g.Expect(meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypeDrained)).To(gomega.SatisfyAll(gomega.Not(gomega.BeNil()),
+		gomega.HaveField("Status", metav1.ConditionTrue), gomega.HaveField("Reason", "Drained")))
+	g.Expect(meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypeVolumesDetached)).To(gomega.SatisfyAll(gomega.Not(gomega.BeNil()),
+		gomega.HaveField("Status", metav1.ConditionUnknown), gomega.HaveField("Reason", "AwaitingVolumeDetachment")))
 
 	g.Expect(c.Delete(ctx, va)).To(gomega.Succeed())
 	g.Eventually(running).Should(gomega.BeFalse())
