@@ -90,6 +90,10 @@ const (
 	NodePoolHashAnnotationKey                  = Group + "/nodepool-hash"
 	NodePoolHashVersionAnnotationKey           = Group + "/nodepool-hash-version"
 	NodeClaimTerminationTimestampAnnotationKey = Group + "/nodeclaim-termination-timestamp"
+	// NodeClaimMinValuesRelaxedAnnotationKey says ("true"/"false") whether
+	// a NodeClaim of a NodePool with minValues was launched with fewer
+	// (--min-values-policy=BestEffort).
+	NodeClaimMinValuesRelaxedAnnotationKey = Group + "/nodeclaim-min-values-relaxed"
 
 	// BudgetTimeZoneAnnotationKey is Capstan's extension naming the IANA time
 	// zone of a NodePool's budget schedules (decision 14); default UTC.

@@ -273,6 +273,13 @@ func capacityStats(options []*itData, reqs scheduling.Requirements, maxTypes int
 // minValuesMet reports whether the options cover every requirement's
 // minValues with distinct label values.
 func minValuesMet(reqs scheduling.Requirements, options []*itData) bool {
+	return len(minValuesShort(reqs, options)) == 0
+}
+
+// minValuesShort are the keys whose minValues the options do not cover,
+// with the number of distinct values they do.
+func minValuesShort(reqs scheduling.Requirements, options []*itData) map[string]int {
+	var short map[string]int
 	for key, r := range reqs {
 		min := r.MinValues()
 		if min == 0 {
@@ -294,10 +301,13 @@ func minValuesMet(reqs scheduling.Requirements, options []*itData) bool {
 			}
 		}
 		if len(seen) < min {
-			return false
+			if short == nil {
+				short = map[string]int{}
+			}
+			short[key] = len(seen)
 		}
 	}
-	return true
+	return short
 }
 
 // toNodeClaim renders the planned claim, its options ordered and truncated.

@@ -73,7 +73,7 @@ func podSpecs(pods []*corev1.Pod, workers int) []podSpec {
 
 // newPodData precomputes a pod from its spec and the solve's topology.
 // volumeReqs (from its volumes' topology) are AND'd into every term.
-func newPodData(pod *corev1.Pod, spec podSpec, topo *topology, namespaces map[string]map[string]string, volumeReqs scheduling.Requirements, keepPreferences bool) (*podData, error) {
+func newPodData(pod *corev1.Pod, spec podSpec, topo *topology, namespaces map[string]map[string]string, volumeReqs scheduling.Requirements, opts Options) (*podData, error) {
 	hard, soft, err := topo.constraints(pod, namespaces)
 	if err != nil {
 		return nil, err
@@ -82,7 +82,7 @@ func newPodData(pod *corev1.Pod, spec podSpec, topo *topology, namespaces map[st
 		pod:       pod,
 		requests:  spec.requests,
 		hostPorts: spec.hostPorts,
-		variants:  variants(pod, spec.terms, volumeReqs, hard, soft, keepPreferences),
+		variants:  variants(pod, spec.terms, volumeReqs, hard, soft, opts),
 		owned:     topo.addInverse(pod, namespaces),
 		terms:     spec.terms,
 	}, nil
@@ -180,9 +180,13 @@ func preferenceSubsets(prefs []preference) [][]preference {
 	return out
 }
 
-func variants(pod *corev1.Pod, terms []scheduling.Requirements, volumeReqs scheduling.Requirements, hard, soft []*constraint, keepPreferences bool) []variant {
-	subsets := preferenceSubsets(preferences(pod, soft))
-	if keepPreferences {
+func variants(pod *corev1.Pod, terms []scheduling.Requirements, volumeReqs scheduling.Requirements, hard, soft []*constraint, opts Options) []variant {
+	prefs := preferences(pod, soft)
+	if opts.PreferencePolicy == PreferencePolicyIgnore {
+		prefs = nil
+	}
+	subsets := preferenceSubsets(prefs)
+	if opts.KeepPreferences {
 		// Every preference, none given up: the heaviest subset.
 		subsets = subsets[:1]
 	}

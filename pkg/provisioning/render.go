@@ -2,12 +2,14 @@ package provisioning
 
 import (
 	"maps"
+	"strconv"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/scheduling"
 )
 
 // PreferredAnnotationKey records on a NodeClaim what the solver preferred
@@ -36,6 +38,9 @@ func NewNodeClaim(np *v1.NodePool, c *NodeClaim, name string) *v1.NodeClaim {
 	}
 	nc.Annotations[v1.NodePoolHashAnnotationKey] = np.Hash()
 	nc.Annotations[v1.NodePoolHashVersionAnnotationKey] = v1.NodePoolHashVersion
+	if pool := scheduling.NewNodeSelectorRequirementsWithMinValues(tmpl.Spec.Requirements...); pool.HasMinValues() {
+		nc.Annotations[v1.NodeClaimMinValuesRelaxedAnnotationKey] = strconv.FormatBool(MinValuesRelaxed(pool, c.Requirements))
+	}
 	if len(c.InstanceTypes) > 0 {
 		preferred := []string{c.InstanceTypes[0].Name}
 		if ct := c.Requirements.Get(v1.CapacityTypeLabelKey); ct.Len() == 1 {

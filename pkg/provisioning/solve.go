@@ -70,7 +70,7 @@ func Solve(in Input) Result {
 			s.unplace(p, ReasonVolumeNotFound, err.Error())
 			continue
 		}
-		pd, err := newPodData(p, specs[i], s.topo, in.Namespaces, volumeReqs, in.Options.KeepPreferences)
+		pd, err := newPodData(p, specs[i], s.topo, in.Namespaces, volumeReqs, in.Options)
 		if err != nil {
 			s.unplace(p, ReasonInvalidPod, err.Error())
 			continue
@@ -96,7 +96,7 @@ func Solve(in Input) Result {
 func daemonData(in Input) []*podData {
 	daemons := make([]*podData, 0, len(in.DaemonSetPods))
 	for _, d := range in.DaemonSetPods {
-		if pd, err := newPodData(d, specOf(d), newTopology(), in.Namespaces, nil, false); err == nil {
+		if pd, err := newPodData(d, specOf(d), newTopology(), in.Namespaces, nil, Options{}); err == nil {
 			daemons = append(daemons, pd)
 		}
 	}
@@ -352,7 +352,10 @@ func (s *solver) addToClaim(c *claim, p *podData, v *variant, mins []int32, thri
 		return false
 	}
 	merged, options, ok := s.applyPins(pins, merged, f.options, c.reservation)
-	if !ok || !minValuesMet(merged, options) {
+	if !ok {
+		return false
+	}
+	if merged, ok = s.meetMinValues(merged, options); !ok {
 		return false
 	}
 	if thrifty && options[0].price-c.price > growthLimit(c, p, v) {
@@ -469,7 +472,7 @@ func (s *solver) claimFor(pool *poolData, p *podData, v *variant, mins []int32) 
 	if !ok {
 		return nil, ReasonTopologyUnsatisfiable, "no instance type can launch into a topology domain the pod may use"
 	}
-	if !minValuesMet(merged, f.options) {
+	if merged, ok = s.meetMinValues(merged, f.options); !ok {
 		return nil, ReasonMinValuesUnsatisfiable, fmt.Sprintf("%d instance types fit, too few to satisfy minValues", len(f.options))
 	}
 	// f.options is scratch, narrowed in place; the claim's own options
@@ -478,7 +481,7 @@ func (s *solver) claimFor(pool *poolData, p *podData, v *variant, mins []int32) 
 	if len(options) == 0 {
 		return nil, ReasonNodePoolLimitExceeded, "launching any instance type that fits would exceed the NodePool's limits"
 	}
-	if !minValuesMet(merged, options) {
+	if merged, ok = s.meetMinValues(merged, options); !ok {
 		return nil, ReasonNodePoolLimitExceeded, "the instance types within the NodePool's limits cannot satisfy minValues"
 	}
 	c.reqs, c.requests, c.pods, c.hostPorts = merged, requests, []*podData{p}, slices.Clone(p.hostPorts)
@@ -523,9 +526,11 @@ func (s *solver) bookCapacity(c *claim, options []*itData) bool {
 		scheduling.NewRequirement(v1.CapacityTypeLabelKey, corev1.NodeSelectorOpNotIn, v1.CapacityTypeReserved),
 	))
 	s.pinned = filterInto(s.pinned, options, withoutReserved, c.requests, "", s.slots).options
-	if len(s.pinned) > 0 && minValuesMet(withoutReserved, s.pinned) {
-		c.reqs, c.options, c.settled = withoutReserved, s.interned(s.pinned), true
-		return true
+	if len(s.pinned) > 0 {
+		if reqs, ok := s.meetMinValues(withoutReserved, s.pinned); ok {
+			c.reqs, c.options, c.settled = reqs, s.interned(s.pinned), true
+			return true
+		}
 	}
 	if s.opts.ReservationMode == ReservationFallback {
 		c.options = s.interned(options)

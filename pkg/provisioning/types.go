@@ -38,6 +38,10 @@ type Options struct {
 	// simulations, so consolidation never moves pods somewhere launching
 	// would not have put them (seed 004), and nodes do not churn.
 	KeepPreferences bool
+	// MinValuesPolicy and PreferencePolicy are the controller's
+	// --min-values-policy and --preference-policy (policies.go).
+	MinValuesPolicy  MinValuesPolicy
+	PreferencePolicy PreferencePolicy
 	// NewCapacityOnly places pods on new NodeClaims only, never on
 	// existing nodes or in-flight NodeClaims (which still count for
 	// topology and limits), growing a claim into a larger instance type

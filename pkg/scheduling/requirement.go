@@ -128,6 +128,13 @@ func (r *Requirement) AllowsAbsent() bool { return r.absent }
 // keep open for the key, 0 when unset.
 func (r *Requirement) MinValues() int { return r.minValues }
 
+// WithMinValues is r with minValues n (less than 1: none).
+func (r *Requirement) WithMinValues(n int) *Requirement {
+	out := *r
+	out.minValues = max(n, 0)
+	return &out
+}
+
 // Operator returns the canonical operator: the one NodeSelectorRequirement
 // uses. States no single operator names report the closest one, as
 // Karpenter does: an empty set reports DoesNotExist even when it forbids
