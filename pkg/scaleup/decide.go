@@ -14,6 +14,10 @@ import (
 type Options struct {
 	// MaxInstanceTypes caps each NodeClaim's instance-type options.
 	MaxInstanceTypes int
+	// MinValuesPolicy and PreferencePolicy are the solver's
+	// (provisioning.Options).
+	MinValuesPolicy  provisioning.MinValuesPolicy
+	PreferencePolicy provisioning.PreferencePolicy
 	// Models are the llmaz OpenModels the pods serve, gathered by the
 	// shell (flavors.GatherModels); the zero value, llmaz not installed,
 	// skips flavor resolution.
@@ -67,6 +71,7 @@ func Decide(snapshot state.Snapshot, opts Options, name func(nodePool string) st
 		return d
 	}
 	snapshot.Input.Options.MaxInstanceTypes = opts.MaxInstanceTypes
+	snapshot.Input.Options.MinValuesPolicy, snapshot.Input.Options.PreferencePolicy = opts.MinValuesPolicy, opts.PreferencePolicy
 	d.Result = provisioning.Solve(snapshot.Input)
 	d.Result.Unplaced = append(d.Result.Unplaced, mismatched...)
 	for _, c := range d.Result.NewNodeClaims {

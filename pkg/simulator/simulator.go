@@ -30,13 +30,15 @@ type Options struct {
 	Duration time.Duration
 	Seed     uint64
 	// Window, UnavailableTTL, RegistrationTTL, LaunchTimeout,
-	// MaxInstanceTypes and SchedulerNames mean what the controller's flags
-	// of the same names do.
+	// MaxInstanceTypes, MinValuesPolicy, PreferencePolicy and
+	// SchedulerNames mean what the controller's flags of the same names do.
 	Window           scaleup.Window
 	UnavailableTTL   time.Duration
 	RegistrationTTL  time.Duration
 	LaunchTimeout    time.Duration
 	MaxInstanceTypes int
+	MinValuesPolicy  provisioning.MinValuesPolicy
+	PreferencePolicy provisioning.PreferencePolicy
 	SchedulerNames   []string
 	Disruption       DisruptionOptions
 }
@@ -49,6 +51,7 @@ func DefaultOptions() Options {
 		UnavailableTTL: cloudprovider.DefaultUnavailableOfferingsTTL, RegistrationTTL: lifecycle.DefaultRegistrationTTL,
 		LaunchTimeout:    lifecycle.DefaultLaunchTimeout,
 		MaxInstanceTypes: provisioning.DefaultMaxInstanceTypes, SchedulerNames: []string{corev1.DefaultSchedulerName},
+		MinValuesPolicy: provisioning.MinValuesPolicyStrict, PreferencePolicy: provisioning.PreferencePolicyRespect,
 		Disruption: DisruptionOptions{
 			Gates: disruption.DefaultGates(), PollInterval: disruption.DefaultPollInterval,
 			ValidationDelay: disruption.DefaultValidationDelay, ReplacementTimeout: disruption.DefaultReplacementTimeout,

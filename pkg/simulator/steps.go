@@ -180,7 +180,8 @@ func (s *Simulator) provision(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	d := scaleup.Decide(snapshot, scaleup.Options{
-		MaxInstanceTypes: s.opts.MaxInstanceTypes, Unavailable: s.unavailable, Models: s.world.openModels(snapshot.Input.Pods), Nominations: &s.nominations,
+		MaxInstanceTypes: s.opts.MaxInstanceTypes, MinValuesPolicy: s.opts.MinValuesPolicy, PreferencePolicy: s.opts.PreferencePolicy,
+		Unavailable: s.unavailable, Models: s.world.openModels(snapshot.Input.Pods), Nominations: &s.nominations,
 	}, s.claimName)
 	if err := s.applyEffects(ctx, d.Effects()); err != nil {
 		return false, err

@@ -56,6 +56,10 @@ type Options struct {
 	NodeClaimWorkers int
 	SchedulerNames   []string
 	MaxInstanceTypes int
+	// MinValuesPolicy and PreferencePolicy are the solver's relaxation
+	// policies (policies.go).
+	MinValuesPolicy  provisioning.MinValuesPolicy
+	PreferencePolicy provisioning.PreferencePolicy
 	GCInterval       time.Duration
 	GCGrace          time.Duration
 	// testHooks are the e2e build's test-only flags (crashhook_e2e.go);
@@ -108,6 +112,7 @@ func (o *Options) bindFlags(cmd *cobra.Command) {
 	f.IntVar(&o.NodeClaimWorkers, "nodeclaim-max-concurrent-reconciles", nodeclaim.DefaultMaxConcurrentReconciles, "NodeClaims the lifecycle controller reconciles, and so launches, at once")
 	f.StringSliceVar(&o.SchedulerNames, "scheduler-names", []string{corev1.DefaultSchedulerName}, "provision for pending pods of these schedulers")
 	f.IntVar(&o.MaxInstanceTypes, "max-instance-types", provisioning.DefaultMaxInstanceTypes, "instance-type options per NodeClaim")
+	bindPolicyFlags(f, &o.MinValuesPolicy, &o.PreferencePolicy, provisioning.MinValuesPolicyStrict, provisioning.PreferencePolicyRespect, "")
 	f.DurationVar(&o.GCInterval, "gc-interval", time.Minute, "how often leaked instances and orphaned NodeClaims are collected")
 	f.DurationVar(&o.GCGrace, "gc-grace", time.Minute, "how old an instance without a NodeClaim must be to count as leaked")
 	o.testHooks.bindFlags(cmd)
@@ -170,11 +175,13 @@ func runController(ctx context.Context, opts Options) error {
 		Client: mgr.GetClient(), Cluster: cluster, Recorder: mgr.GetEventRecorder("capstan"), Clock: clk, Metrics: metrics.provisioner,
 	}, provisioner.Options{
 		Window: scaleup.Window{Idle: opts.BatchIdle, Max: opts.BatchMax}, SchedulerNames: opts.SchedulerNames,
-		Plan: scaleup.Options{MaxInstanceTypes: opts.MaxInstanceTypes, Unavailable: unavailable},
+		Plan: scaleup.Options{MaxInstanceTypes: opts.MaxInstanceTypes, Unavailable: unavailable,
+			MinValuesPolicy: opts.MinValuesPolicy, PreferencePolicy: opts.PreferencePolicy},
 	})
 	explain := explainserver.New(explainserver.Deps{Reader: mgr.GetClient(), Cluster: cluster, Clock: clk}, explainserver.Options{
 		Plan: scaleup.Options{
 			MaxInstanceTypes: opts.MaxInstanceTypes, Unavailable: unavailable,
+			MinValuesPolicy: opts.MinValuesPolicy, PreferencePolicy: opts.PreferencePolicy,
 		},
 		SchedulerNames: opts.SchedulerNames, Drift: opts.Disruption.Drift(), SpotToSpot: opts.Disruption.Gates().SpotToSpotConsolidation,
 	})

@@ -59,6 +59,7 @@ manifests, else the embedded default cloud.`,
 	f.DurationVar(&opts.Simulator.RegistrationTTL, "registration-ttl", opts.Simulator.RegistrationTTL, "as for capstan controller")
 	f.DurationVar(&opts.Simulator.LaunchTimeout, "launch-timeout", opts.Simulator.LaunchTimeout, "as for capstan controller")
 	f.IntVar(&opts.Simulator.MaxInstanceTypes, "max-instance-types", opts.Simulator.MaxInstanceTypes, "as for capstan controller")
+	bindPolicyFlags(f, &opts.Simulator.MinValuesPolicy, &opts.Simulator.PreferencePolicy, opts.Simulator.MinValuesPolicy, opts.Simulator.PreferencePolicy, "as for capstan controller: ")
 	f.StringSliceVar(&opts.Simulator.SchedulerNames, "scheduler-names", opts.Simulator.SchedulerNames, "as for capstan controller")
 	opts.Disruption = newDisruptionFlags(f)
 	_ = cmd.MarkFlagRequired("filename")
