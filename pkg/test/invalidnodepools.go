@@ -51,10 +51,6 @@ func InvalidNodePools() []InvalidNodePool {
 			"spec.template.spec.requirements[0].values[0]", "should match"},
 		{"a key with an uppercase domain", NodePool(withRequirements(requirement("Example.com/team", corev1.NodeSelectorOpExists))),
 			"spec.template.spec.requirements[0].key", "should match"},
-		{"restricted kubernetes.io requirement", NodePool(withRequirements(requirement("node-role.kubernetes.io/worker", corev1.NodeSelectorOpExists))),
-			"spec.template.spec.requirements", `label domain "kubernetes.io" is restricted`},
-		{"restricted k8s.io requirement", NodePool(withRequirements(requirement("example.k8s.io/tier", corev1.NodeSelectorOpIn, "a"))),
-			"spec.template.spec.requirements", `label domain "k8s.io" is restricted`},
 		{"restricted karpenter.sh subdomain requirement", NodePool(withRequirements(requirement("team.karpenter.sh/x", corev1.NodeSelectorOpIn, "a"))),
 			"spec.template.spec.requirements", `label domain "karpenter.sh" is restricted`},
 		{"taint with an unknown effect", NodePool(func(np *v1.NodePool) {
