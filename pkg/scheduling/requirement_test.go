@@ -2,6 +2,7 @@ package scheduling
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -159,5 +160,15 @@ func TestValuesReturnsACopy(t *testing.T) {
 	in[0] = "z"
 	if !r.Has("b") {
 		t.Error("changing the input slice changed the requirement")
+	}
+}
+
+func TestWithMinValues(t *testing.T) {
+	r := NewRequirementWithMinValues("family", corev1.NodeSelectorOpIn, intPtr(3), "a", "b", "c")
+	for _, tc := range []struct{ n, want int }{{2, 2}, {0, 0}, {-1, 0}} {
+		got := r.WithMinValues(tc.n)
+		if got.MinValues() != tc.want || r.MinValues() != 3 || !slices.Equal(got.Values(), r.Values()) {
+			t.Errorf("WithMinValues(%d): minValues %d, values %v; original %d; want %d and the same values", tc.n, got.MinValues(), got.Values(), r.MinValues(), tc.want)
+		}
 	}
 }
