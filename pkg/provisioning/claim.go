@@ -270,14 +270,8 @@ func capacityStats(options []*itData, reqs scheduling.Requirements, maxTypes int
 	return maxAlloc, maxCapacity
 }
 
-// minValuesMet reports whether the options cover every requirement's
-// minValues with distinct label values.
-func minValuesMet(reqs scheduling.Requirements, options []*itData) bool {
-	return len(minValuesShort(reqs, options)) == 0
-}
-
-// minValuesShort are the keys whose minValues the options do not cover,
-// with the number of distinct values they do.
+// minValuesShort are the keys whose minValues the options do not cover
+// with distinct label values, with the number of values they do cover.
 func minValuesShort(reqs scheduling.Requirements, options []*itData) map[string]int {
 	var short map[string]int
 	for key, r := range reqs {
