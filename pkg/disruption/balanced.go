@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/effects"
 	"github.com/capstan-dev/capstan/pkg/provisioning"
 )
 
@@ -275,6 +276,23 @@ func replacementPrice(replacements []*provisioning.NodeClaim) float64 {
 		}
 	}
 	return total
+}
+
+// approvedEvents report a command's scores on its candidates' NodeClaims
+// and Nodes, as the reference reports a taken move.
+func approvedEvents(cmd Command) []effects.Effect {
+	var out []effects.Effect
+	for _, s := range cmd.Scores {
+		for _, c := range cmd.Candidates {
+			if c.NodePool.Name != s.NodePool {
+				continue
+			}
+			for _, obj := range []effects.Ref{effects.NodeClaimRef(c.NodeClaim.Name), effects.NodeRef(c.Node.Name)} {
+				out = append(out, effects.Event{Object: obj, Type: corev1.EventTypeNormal, Reason: s.Event(), Action: cmd.Method, Message: s.Message()})
+			}
+		}
+	}
+	return out
 }
 
 // rejected is the verdict of a candidate whose move s does not take.

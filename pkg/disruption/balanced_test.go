@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/effects"
 	"github.com/capstan-dev/capstan/pkg/test"
 )
 
@@ -255,5 +256,63 @@ func TestUnderutilizedIsNotScored(t *testing.T) {
 	d := Plan(c.in, []Method{SingleNodeConsolidation{}}, t0.Add(time.Hour))
 	if !d.Found || len(d.Scores) > 0 || len(d.Command.Scores) > 0 {
 		t.Errorf("found %v, scores %+v: WhenEmptyOrUnderutilized takes the replace unscored", d.Found, d.Scores)
+	}
+}
+
+// A started move's scores are events on its NodeClaims and Nodes; a
+// skipped move's are its verdicts' events.
+func TestBalancedEvents(t *testing.T) {
+	od := v1.CapacityTypeOnDemand
+	cases := []struct {
+		name  string
+		setup func(c *cluster)
+		want  []effects.Event
+	}{
+		{name: "taken", setup: func(c *cluster) {
+			c.launched("a", m5n(4), od, "")
+			c.launched("b", m5n(4), od, "")
+			c.pod("a1", "a", requests("1"))
+			c.pod("b1", "b", requests("1"))
+		}, want: []effects.Event{
+			{Object: effects.NodeClaimRef("nc-a"), Type: corev1.EventTypeNormal, Reason: EventConsolidationApproved, Action: "SingleNodeConsolidation",
+				Message: "score 1.00 >= threshold 0.50 (k: 2, savings 50.0%, disruption 50.0%)"},
+			{Object: effects.NodeRef("a"), Type: corev1.EventTypeNormal, Reason: EventConsolidationApproved, Action: "SingleNodeConsolidation",
+				Message: "score 1.00 >= threshold 0.50 (k: 2, savings 50.0%, disruption 50.0%)"},
+		}},
+		{name: "skipped", setup: func(c *cluster) {
+			c.launched("a", m5n(1), od, "")
+			c.launched("b", m5n(8), od, "")
+			for _, p := range []string{"a1", "a2", "a3", "a4"} {
+				c.pod(p, "a", requests("0.1"))
+			}
+			c.pod("b1", "b", requests("7"))
+		}, want: []effects.Event{
+			{Object: effects.NodeClaimRef("nc-a"), Type: corev1.EventTypeNormal, Reason: EventConsolidationRejected, Action: "SingleNodeConsolidation",
+				Message: "score 0.16 < threshold 0.50 (k: 2, savings 11.1%, disruption 71.4%)"},
+			{Object: effects.NodeRef("a"), Type: corev1.EventTypeNormal, Reason: EventConsolidationRejected, Action: "SingleNodeConsolidation",
+				Message: "score 0.16 < threshold 0.50 (k: 2, savings 11.1%, disruption 71.4%)"},
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCluster()
+			balancedPool("")(c)
+			tc.setup(c)
+			c.snapshot(m5...)
+			e := NewEngine(Options{Methods: []Method{SingleNodeConsolidation{}}})
+			tick, err := e.Tick(c.in, nil, t0.Add(time.Hour))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []effects.Event
+			for _, eff := range tick.Effects {
+				if ev, ok := eff.(effects.Event); ok && (ev.Reason == EventConsolidationApproved || ev.Reason == EventConsolidationRejected) {
+					got = append(got, ev)
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("score events (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
