@@ -105,23 +105,24 @@ func Totals(cands []Candidate) map[string]PoolTotals {
 	return out
 }
 
-// MoveScore is one NodePool's score of a consolidation move.
+// MoveScore is one NodePool's score of a consolidation move; explain
+// and simulate's JSON show it as is (docs/simulate.md).
 type MoveScore struct {
-	Method     string
-	NodePool   string
-	NodeClaims []string
+	Method     string   `json:"method"`
+	NodePool   string   `json:"nodePool"`
+	NodeClaims []string `json:"nodeClaims"`
 	// Savings is the pool's share of what the move saves an hour;
 	// DisruptionCost what evicting its nodes' pods costs.
-	Savings        float64
-	DisruptionCost float64
+	Savings        float64 `json:"savings"`
+	DisruptionCost float64 `json:"disruptionCost"`
 	// SavingsFraction and DisruptionFraction are those over the pool's
 	// totals; Score is the first over the second (0 without savings).
-	SavingsFraction    float64
-	DisruptionFraction float64
-	Score              float64
-	Threshold          float64
+	SavingsFraction    float64 `json:"savingsFraction"`
+	DisruptionFraction float64 `json:"disruptionFraction"`
+	Score              float64 `json:"score"`
+	Threshold          float64 `json:"threshold"`
 	// Taken: the score reached the threshold.
-	Taken bool
+	Taken bool `json:"taken"`
 }
 
 // Message says the score against the threshold, in the reference's
@@ -257,18 +258,18 @@ func (b balance) score(m Method, cs []Candidate, replacements []*provisioning.No
 	return out, taken
 }
 
-// replacementPrice is what the replacements cost an hour at the least
-// (the reference's estimate: the cheapest available offering they may
-// launch as).
+// replacementPrice is what the replacements cost an hour: each its
+// cheapest instance type, as the reference estimates, priced as
+// consolidation prices a replacement (WorstPrice: an offering it may
+// launch as, so a replacement that may land on on-demand is not priced
+// as spot).
 func replacementPrice(replacements []*provisioning.NodeClaim) float64 {
 	total := 0.0
 	for _, r := range replacements {
 		cheapest, found := math.Inf(1), false
 		for _, it := range r.InstanceTypes {
-			for _, o := range it.Offerings {
-				if o.IsAvailable() && o.CompatibleWith(r.Requirements) && o.Price < cheapest {
-					cheapest, found = o.Price, true
-				}
+			if worst, ok := WorstPrice(it, r.Requirements); ok && worst < cheapest {
+				cheapest, found = worst, true
 			}
 		}
 		if found {
