@@ -130,6 +130,26 @@ func balancedPool(threshold string) func(*cluster) {
 	}
 }
 
+// spareNode: deleting a (one pod, fits b) saves 50% for 2/4 of the
+// disruption.
+func spareNode(c *cluster) {
+	c.launched("a", m5n(4), v1.CapacityTypeOnDemand, "")
+	c.launched("b", m5n(4), v1.CapacityTypeOnDemand, "")
+	c.pod("a1", "a", requests("1"))
+	c.pod("b1", "b", requests("1"))
+}
+
+// crowdedNode: a (m5.1, $0.07) runs four pods beside b (m5.8, $0.56, one
+// pod): even deleting a saves 11.1% for 5/7 of the disruption. b is full.
+func crowdedNode(c *cluster) {
+	c.launched("a", m5n(1), v1.CapacityTypeOnDemand, "")
+	c.launched("b", m5n(8), v1.CapacityTypeOnDemand, "")
+	for _, p := range []string{"a1", "a2", "a3", "a4"} {
+		c.pod(p, "a", requests("0.1"))
+	}
+	c.pod("b1", "b", requests("7"))
+}
+
 func TestBalancedConsolidation(t *testing.T) {
 	od := v1.CapacityTypeOnDemand
 	// a (m5.4, $0.28) runs five half-core pods that fit an m5.3 ($0.21);
@@ -142,23 +162,6 @@ func TestBalancedConsolidation(t *testing.T) {
 			c.pod(p, "a", requests("0.5"))
 		}
 		c.pod("b1", "b", requests("3.8"))
-	}
-	// Deleting a (one pod, fits b) saves 50% for 2/4 of the disruption.
-	spare := func(c *cluster) {
-		c.launched("a", m5n(4), od, "")
-		c.launched("b", m5n(4), od, "")
-		c.pod("a1", "a", requests("1"))
-		c.pod("b1", "b", requests("1"))
-	}
-	// a (m5.1, $0.07) runs four pods beside b (m5.8, $0.56, one pod): even
-	// deleting a saves 11.1% for 5/7 of the disruption. b is full.
-	crowded := func(c *cluster) {
-		c.launched("a", m5n(1), od, "")
-		c.launched("b", m5n(8), od, "")
-		for _, p := range []string{"a1", "a2", "a3", "a4"} {
-			c.pod(p, "a", requests("0.1"))
-		}
-		c.pod("b1", "b", requests("7"))
 	}
 	single := SingleNodeConsolidation{}
 	cases := []struct {
@@ -179,15 +182,15 @@ func TestBalancedConsolidation(t *testing.T) {
 			scores: []MoveScore{{Method: single.Name(), NodePool: "default", NodeClaims: []string{"nc-a"}, Savings: 0.07, DisruptionCost: 6,
 				SavingsFraction: 0.125, DisruptionFraction: 0.75, Score: 0.1667, Threshold: 0.15, Taken: true}},
 			verdicts: []Verdict{notCheaper("b")}},
-		{name: "a delete that saves much is taken", setup: spare, method: single, want: []string{"a"},
+		{name: "a delete that saves much is taken", setup: spareNode, method: single, want: []string{"a"},
 			scores: []MoveScore{{Method: single.Name(), NodePool: "default", NodeClaims: []string{"nc-a"}, Savings: 0.28, DisruptionCost: 2,
 				SavingsFraction: 0.5, DisruptionFraction: 0.5, Score: 1, Threshold: 0.5, Taken: true}}},
-		{name: "a node even whose delete falls short is not simulated", setup: crowded, method: single,
+		{name: "a node even whose delete falls short is not simulated", setup: crowdedNode, method: single,
 			scores: []MoveScore{{Method: single.Name(), NodePool: "default", NodeClaims: []string{"nc-a"}, Savings: 0.07, DisruptionCost: 5,
 				SavingsFraction: 0.1111, DisruptionFraction: 0.7143, Score: 0.1556, Threshold: 0.5}},
 			verdicts: []Verdict{{NodeClaim: "nc-a", Node: "a", Method: single.Name(), Event: EventConsolidationRejected, Code: VerdictBelowThreshold,
 				Message: "score 0.16 < threshold 0.50 (k: 2, savings 11.1%, disruption 71.4%)"}, notCheaper("b")}},
-		{name: "an invalid threshold holds the pool's nodes", threshold: "high", setup: spare, method: single,
+		{name: "an invalid threshold holds the pool's nodes", threshold: "high", setup: spareNode, method: single,
 			verdicts: []Verdict{
 				{NodeClaim: "nc-a", Node: "a", Method: single.Name(), Event: EventUnconsolidatable, Code: VerdictInvalidThreshold,
 					Message: `annotation capstan.dev/consolidation-threshold: "high" is not a positive decimal number`},
@@ -262,31 +265,18 @@ func TestUnderutilizedIsNotScored(t *testing.T) {
 // A started move's scores are events on its NodeClaims and Nodes; a
 // skipped move's are its verdicts' events.
 func TestBalancedEvents(t *testing.T) {
-	od := v1.CapacityTypeOnDemand
 	cases := []struct {
 		name  string
 		setup func(c *cluster)
 		want  []effects.Event
 	}{
-		{name: "taken", setup: func(c *cluster) {
-			c.launched("a", m5n(4), od, "")
-			c.launched("b", m5n(4), od, "")
-			c.pod("a1", "a", requests("1"))
-			c.pod("b1", "b", requests("1"))
-		}, want: []effects.Event{
+		{name: "taken", setup: spareNode, want: []effects.Event{
 			{Object: effects.NodeClaimRef("nc-a"), Type: corev1.EventTypeNormal, Reason: EventConsolidationApproved, Action: "SingleNodeConsolidation",
 				Message: "score 1.00 >= threshold 0.50 (k: 2, savings 50.0%, disruption 50.0%)"},
 			{Object: effects.NodeRef("a"), Type: corev1.EventTypeNormal, Reason: EventConsolidationApproved, Action: "SingleNodeConsolidation",
 				Message: "score 1.00 >= threshold 0.50 (k: 2, savings 50.0%, disruption 50.0%)"},
 		}},
-		{name: "skipped", setup: func(c *cluster) {
-			c.launched("a", m5n(1), od, "")
-			c.launched("b", m5n(8), od, "")
-			for _, p := range []string{"a1", "a2", "a3", "a4"} {
-				c.pod(p, "a", requests("0.1"))
-			}
-			c.pod("b1", "b", requests("7"))
-		}, want: []effects.Event{
+		{name: "skipped", setup: crowdedNode, want: []effects.Event{
 			{Object: effects.NodeClaimRef("nc-a"), Type: corev1.EventTypeNormal, Reason: EventConsolidationRejected, Action: "SingleNodeConsolidation",
 				Message: "score 0.16 < threshold 0.50 (k: 2, savings 11.1%, disruption 71.4%)"},
 			{Object: effects.NodeRef("a"), Type: corev1.EventTypeNormal, Reason: EventConsolidationRejected, Action: "SingleNodeConsolidation",
