@@ -132,7 +132,7 @@ func (s MoveScore) Message() string {
 	if s.Taken {
 		op = ">="
 	}
-	return fmt.Sprintf("score %.2f %s threshold %.2f (k: %g, savings %.1f%%, disruption %.1f%%)",
+	return fmt.Sprintf("score %.2f %s threshold %.2f (k: %.3g, savings %.1f%%, disruption %.1f%%)",
 		s.Score, op, s.Threshold, 1/s.Threshold, s.SavingsFraction*100, s.DisruptionFraction*100)
 }
 
