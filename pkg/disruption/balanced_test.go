@@ -306,3 +306,21 @@ func TestBalancedEvents(t *testing.T) {
 		})
 	}
 }
+
+// The message gives k as 1/threshold, to three digits for a threshold
+// that is not 1/k of a whole k.
+func TestMoveScoreMessage(t *testing.T) {
+	for _, tc := range []struct {
+		s    MoveScore
+		want string
+	}{
+		{MoveScore{Score: 3.333, Threshold: 0.5, SavingsFraction: 0.125, DisruptionFraction: 0.0375, Taken: true},
+			"score 3.33 >= threshold 0.50 (k: 2, savings 12.5%, disruption 3.8%)"},
+		{MoveScore{Score: 0.25, Threshold: 0.3, SavingsFraction: 0.05, DisruptionFraction: 0.2},
+			"score 0.25 < threshold 0.30 (k: 3.33, savings 5.0%, disruption 20.0%)"},
+	} {
+		if got := tc.s.Message(); got != tc.want {
+			t.Errorf("message %q, want %q", got, tc.want)
+		}
+	}
+}
