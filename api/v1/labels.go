@@ -115,6 +115,11 @@ const (
 	ReturnToPreferredAfterAnnotationKey = "capstan.dev/return-to-preferred-after"
 	ReturnToPreferredEnabled            = "Enabled"
 	ReturnToPreferredDisabled           = "Disabled"
+	// ConsolidationThresholdAnnotationKey is Capstan's extension setting
+	// the lowest score a Balanced NodePool's consolidation move must
+	// reach: a positive decimal ("0.5", the reference's 1/k with k=2, by
+	// default; docs/disruption.md, "Balanced consolidation").
+	ConsolidationThresholdAnnotationKey = "capstan.dev/consolidation-threshold"
 	// ReturnAttemptsAnnotationKey and ReturnNotBeforeAnnotationKey record
 	// on a fallback NodeClaim how many returns to preferred capacity
 	// failed for want of capacity, and when the next may start (RFC 3339):

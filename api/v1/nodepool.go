@@ -129,13 +129,17 @@ type NodeClaimTemplateSpec struct {
 }
 
 // ConsolidationPolicy says which nodes consolidation may remove.
-// +kubebuilder:validation:Enum=WhenEmpty;WhenEmptyOrUnderutilized
+// +kubebuilder:validation:Enum=WhenEmpty;WhenEmptyOrUnderutilized;Balanced
 type ConsolidationPolicy string
 
-// Consolidation policies.
+// Consolidation policies. Balanced (the reference's v1.14) consolidates
+// what WhenEmptyOrUnderutilized does but takes a move only when its
+// savings are worth its disruption (docs/disruption.md, "Balanced
+// consolidation").
 const (
 	ConsolidationPolicyWhenEmpty                = ConsolidationPolicy("WhenEmpty")
 	ConsolidationPolicyWhenEmptyOrUnderutilized = ConsolidationPolicy("WhenEmptyOrUnderutilized")
+	ConsolidationPolicyBalanced                 = ConsolidationPolicy("Balanced")
 )
 
 // Disruption is how Capstan may voluntarily remove a NodePool's nodes.
@@ -145,7 +149,8 @@ type Disruption struct {
 	// +kubebuilder:default="0s"
 	// +optional
 	ConsolidateAfter NillableDuration `json:"consolidateAfter,omitzero"`
-	// ConsolidationPolicy is which nodes consolidation considers.
+	// ConsolidationPolicy is which nodes consolidation considers:
+	// WhenEmpty, WhenEmptyOrUnderutilized or Balanced.
 	// +kubebuilder:default=WhenEmptyOrUnderutilized
 	// +optional
 	ConsolidationPolicy ConsolidationPolicy `json:"consolidationPolicy,omitempty"`

@@ -15,10 +15,11 @@ import (
 
 // ValidationSucceeded reasons, one per check.
 const (
-	ReasonInvalidBudgetSchedule    = "InvalidBudgetSchedule"
-	ReasonInvalidBudgetTimeZone    = "InvalidBudgetTimeZone"
-	ReasonInvalidRebalance         = "InvalidRebalance"
-	ReasonInvalidReturnToPreferred = "InvalidReturnToPreferred"
+	ReasonInvalidBudgetSchedule         = "InvalidBudgetSchedule"
+	ReasonInvalidBudgetTimeZone         = "InvalidBudgetTimeZone"
+	ReasonInvalidRebalance              = "InvalidRebalance"
+	ReasonInvalidReturnToPreferred      = "InvalidReturnToPreferred"
+	ReasonInvalidConsolidationThreshold = "InvalidConsolidationThreshold"
 )
 
 // problem is one failed NodePool check: its condition reason, the field
@@ -38,8 +39,8 @@ func annotationProblem(reason string, e *disruption.AnnotationError) problem {
 
 // nodePoolProblems checks what the CRD cannot: that the
 // capstan.dev/budget-timezone annotation names an IANA time zone, that
-// the return-to-preferred and rebalance annotations hold values Capstan
-// knows, and that every budget schedule is a cron expression the
+// the return-to-preferred, consolidation-threshold and rebalance
+// annotations hold values Capstan knows, and that every budget schedule is a cron expression the
 // disruption controller can evaluate; in that order.
 func nodePoolProblems(np *v1.NodePool) []problem {
 	var out []problem
@@ -54,6 +55,13 @@ func nodePoolProblems(np *v1.NodePool) []problem {
 			bad = &disruption.AnnotationError{Key: v1.ReturnToPreferredAnnotationKey, Problem: err.Error()}
 		}
 		out = append(out, annotationProblem(ReasonInvalidReturnToPreferred, bad))
+	}
+	if _, err := disruption.ConsolidationThresholdOf(np); err != nil {
+		var bad *disruption.AnnotationError
+		if !errors.As(err, &bad) {
+			bad = &disruption.AnnotationError{Key: v1.ConsolidationThresholdAnnotationKey, Problem: err.Error()}
+		}
+		out = append(out, annotationProblem(ReasonInvalidConsolidationThreshold, bad))
 	}
 	if v, ok := np.Annotations[v1.RebalanceAnnotationKey]; ok && v != v1.RebalanceReplace && v != v1.RebalanceEvent {
 		out = append(out, annotationProblem(ReasonInvalidRebalance, &disruption.AnnotationError{Key: v1.RebalanceAnnotationKey,
@@ -87,7 +95,7 @@ func NodePool(np *v1.NodePool) field.ErrorList {
 // ValidationSucceeded is the NodePool's ValidationSucceeded condition:
 // False when NodePool finds a problem, with every problem in the message
 // and the reason of the first (time zone, return-to-preferred,
-// rebalance, then schedules). Its timestamps and generation are the
+// consolidation threshold, rebalance, then schedules). Its timestamps and generation are the
 // caller's to set.
 func ValidationSucceeded(np *v1.NodePool) metav1.Condition {
 	problems := nodePoolProblems(np)

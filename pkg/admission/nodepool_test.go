@@ -74,6 +74,11 @@ func TestValidationSucceeded(t *testing.T) {
 			reason: ReasonInvalidBudgetTimeZone, messages: []string{`"Mars/Olympus_Mons" is not an IANA time zone`}},
 		{name: "Local", np: test.NodePool(withTimeZone("Local")),
 			reason: ReasonInvalidBudgetTimeZone, messages: []string{`"Local"`}},
+		{name: "a consolidation threshold", np: test.NodePool(withAnnotations(v1.ConsolidationThresholdAnnotationKey, "0.25"))},
+		{name: "a consolidation threshold that is not a number", np: test.NodePool(withAnnotations(v1.ConsolidationThresholdAnnotationKey, "50%")),
+			reason: ReasonInvalidConsolidationThreshold, messages: []string{v1.ConsolidationThresholdAnnotationKey, `"50%" is not a positive decimal number`}},
+		{name: "a consolidation threshold of 0", np: test.NodePool(withAnnotations(v1.ConsolidationThresholdAnnotationKey, "0")),
+			reason: ReasonInvalidConsolidationThreshold, messages: []string{`"0" is not a positive decimal number`}},
 		{name: "both wrong: the zone's reason, both messages", np: test.NodePool(withTimeZone("Nowhere"), withBudgets("bad bad bad bad bad")),
 			reason: ReasonInvalidBudgetTimeZone, messages: []string{"Nowhere", "budgets[0]"}},
 	}

@@ -42,10 +42,13 @@ const (
 // candidates they may take and how a set of them is judged.
 type consolidation struct {
 	spotToSpot bool
+	// balance scores the moves of Balanced NodePools.
+	balance balance
 }
 
 // eligible are the candidates consolidation may take, cheapest to
-// disrupt first: under WhenEmptyOrUnderutilized, consolidatable, with a
+// disrupt first: under WhenEmptyOrUnderutilized or Balanced (with a
+// valid threshold), consolidatable, with a
 // known price, admitted (not blocked, within the Underutilized budget)
 // and running pods (empty nodes are Emptiness's). Of equally disruptive
 // nodes the dearer goes first, as removing it saves more: seed 004 orders
@@ -54,12 +57,16 @@ type consolidation struct {
 func (c consolidation) eligible(m Method, env Env, out *Outcome) []Candidate {
 	var cands []Candidate
 	for _, cand := range env.Candidates {
-		if cand.NodePool.Spec.Disruption.ConsolidationPolicy != v1.ConsolidationPolicyWhenEmptyOrUnderutilized ||
+		if policy := cand.NodePool.Spec.Disruption.ConsolidationPolicy; policy != v1.ConsolidationPolicyWhenEmptyOrUnderutilized && policy != v1.ConsolidationPolicyBalanced ||
 			len(cand.Pods) == 0 || !Consolidatable(cand.NodeClaim, cand.NodePool, env.Now) || !out.admit(cand, m, EventUnconsolidatable, env) {
 			continue
 		}
 		if !cand.Priced {
 			out.Verdicts = append(out.Verdicts, verdict(cand, m, EventUnconsolidatable, VerdictUnpriced, msgUnknownPrice))
+			continue
+		}
+		if err := c.balance.bad[cand.NodePool.Name]; err != nil {
+			out.Verdicts = append(out.Verdicts, verdict(cand, m, EventUnconsolidatable, VerdictInvalidThreshold, err.Error()))
 			continue
 		}
 		cands = append(cands, cand)
@@ -241,7 +248,7 @@ func (MultiNodeConsolidation) Reason() v1.DisruptionReason { return v1.Disruptio
 
 // Compute implements Method.
 func (m MultiNodeConsolidation) Compute(env Env) Outcome {
-	c := consolidation{spotToSpot: m.SpotToSpot}
+	c := consolidation{spotToSpot: m.SpotToSpot, balance: newBalance(env)}
 	out := Outcome{Command: Command{Method: m.Name(), Reason: m.Reason()}}
 	var prefix []Candidate
 	taken := map[string]int{}
@@ -254,15 +261,26 @@ func (m MultiNodeConsolidation) Compute(env Env) Outcome {
 	// Verdicts are single-node consolidation's to give: it looks at each
 	// node on its own.
 	out.Verdicts = nil
+	// A move a Balanced NodePool's score rejects counts as one that
+	// cannot go; the last rejected is reported when none can.
+	var rejectedScores []MoveScore
 	lo, hi := 2, len(prefix)
 	for lo <= hi {
 		mid := (lo + hi) / 2
 		if replacements, why := c.judge(env, prefix[:mid]); why == "" {
-			out.Command.Candidates, out.Command.Replacements = slices.Clone(prefix[:mid]), replacements
-			lo = mid + 1
-		} else {
-			hi = mid - 1
+			scores, taken := c.balance.score(m, prefix[:mid], replacements)
+			if taken {
+				out.Command.Candidates, out.Command.Replacements, out.Command.Scores = slices.Clone(prefix[:mid]), replacements, scores
+				lo = mid + 1
+				continue
+			}
+			rejectedScores = scores
 		}
+		hi = mid - 1
+	}
+	out.Scores = out.Command.Scores
+	if len(out.Command.Candidates) == 0 {
+		out.Scores = rejectedScores
 	}
 	return out
 }
@@ -289,9 +307,9 @@ func (SingleNodeConsolidation) Reason() v1.DisruptionReason { return v1.Disrupti
 // where none can (every pass once it is consolidated) the pass takes a
 // fraction of the time. Judging only reads the snapshot.
 func (m SingleNodeConsolidation) Compute(env Env) Outcome {
-	c := consolidation{spotToSpot: m.SpotToSpot}
+	c := consolidation{spotToSpot: m.SpotToSpot, balance: newBalance(env)}
 	out := Outcome{Command: Command{Method: m.Name(), Reason: m.Reason()}}
-	cands := c.eligible(m, env, &out)
+	cands := c.balance.promising(m, c.eligible(m, env, &out), &out)
 	type judgement struct {
 		replacements []*provisioning.NodeClaim
 		why          string
@@ -317,7 +335,13 @@ func (m SingleNodeConsolidation) Compute(env Env) Outcome {
 				out.Verdicts = append(out.Verdicts, verdict(cand, m, EventUnconsolidatable, VerdictUnconsolidatable, j.why))
 				continue
 			}
-			out.Command.Candidates, out.Command.Replacements = []Candidate{cand}, j.replacements
+			scores, taken := c.balance.score(m, []Candidate{cand}, j.replacements)
+			out.Scores = append(out.Scores, scores...)
+			if !taken {
+				out.Verdicts = append(out.Verdicts, rejected(cand, scores[0]))
+				continue
+			}
+			out.Command.Candidates, out.Command.Replacements, out.Command.Scores = []Candidate{cand}, j.replacements, scores
 			return out
 		}
 	}

@@ -9,5 +9,7 @@
 // to its world. The forceful methods' decisions live here too: when a
 // NodeClaim expires (ExpiresAt), how it is marked (MarkForceful), and
 // which capacity blocks' nodes to drain before the cloud reclaims them
-// (CapacityBlockDrains).
+// (CapacityBlockDrains). Under consolidationPolicy Balanced, consolidation
+// scores each move by its savings against its disruption and takes it
+// only above the NodePool's threshold (balanced.go).
 package disruption

@@ -54,7 +54,8 @@ func Undisrupt(node string, nodeClaims ...string) []effects.Effect {
 }
 
 // tickEffects are a tick's effects, in the order they apply: stale
-// taints off, fresh verdicts reported, the command's actions (cmd is the
+// taints off, fresh verdicts reported, a started command's scores
+// reported, the command's actions (cmd is the
 // command they belong to), backoff annotations, the abandonment
 // reported.
 func tickEffects(in Input, t Tick, cmd Command, now time.Time) []effects.Effect {
@@ -76,6 +77,9 @@ func tickEffects(in Input, t Tick, cmd Command, now time.Time) []effects.Effect 
 		for _, obj := range []effects.Ref{effects.NodeClaimRef(v.NodeClaim), effects.NodeRef(v.Node)} {
 			out = append(out, effects.Event{Object: obj, Type: corev1.EventTypeNormal, Reason: v.Event, Action: v.Method, Message: v.Message})
 		}
+	}
+	if t.Started != nil {
+		out = append(out, approvedEvents(*t.Started)...)
 	}
 	for _, a := range t.Actions {
 		out = append(out, actionEffects(cmd, a, now)...)

@@ -19,6 +19,9 @@ type Command struct {
 	Reason       v1.DisruptionReason
 	Candidates   []Candidate
 	Replacements []*provisioning.NodeClaim
+	// Scores are the move's scores, one per NodePool whose policy is
+	// Balanced (balanced.go).
+	Scores []MoveScore
 }
 
 // Names are the command's candidates' NodeClaim names.
@@ -59,6 +62,8 @@ type Outcome struct {
 	Command  Command
 	Verdicts []Verdict
 	Eligible int
+	// Scores are the moves the method scored (Balanced), taken or not.
+	Scores []MoveScore
 	// WakeAt is when a verdict may change by time alone (zero: only a
 	// change in the cluster changes it).
 	WakeAt time.Time
@@ -183,6 +188,8 @@ type Decision struct {
 	Found    bool
 	Verdicts []Verdict
 	Eligible map[string]int
+	// Scores are every move scored on the way (Balanced), taken or not.
+	Scores []MoveScore
 	// WakeAt is the earliest a method's verdict may change by time alone.
 	WakeAt time.Time
 }
@@ -203,6 +210,7 @@ func plan(in Input, candidates []Candidate, methods []Method, now time.Time) Dec
 		out := m.Compute(newEnv(in, candidates, allowed, now))
 		d.Eligible[m.Name()] = out.Eligible
 		d.Verdicts = append(d.Verdicts, out.Verdicts...)
+		d.Scores = append(d.Scores, out.Scores...)
 		if !out.WakeAt.IsZero() && (d.WakeAt.IsZero() || out.WakeAt.Before(d.WakeAt)) {
 			d.WakeAt = out.WakeAt
 		}

@@ -12,6 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+
+	v1 "github.com/capstan-dev/capstan/api/v1"
 )
 
 // settledKey fingerprints what consolidation's decision depends on: the
@@ -30,7 +32,8 @@ func settledKey(in Input, candidates []Candidate, methods []Method, now time.Tim
 		allowed = append(allowed, AllowedByPool(in, r, now))
 	}
 	for _, np := range in.NodePools {
-		fmt.Fprintf(h, "np %s %s %s %v", np.Name, np.Hash(), np.Spec.Disruption.ConsolidationPolicy, np.Spec.Disruption.ConsolidateAfter)
+		fmt.Fprintf(h, "np %s %s %s %v %q", np.Name, np.Hash(), np.Spec.Disruption.ConsolidationPolicy, np.Spec.Disruption.ConsolidateAfter,
+			np.Annotations[v1.ConsolidationThresholdAnnotationKey])
 		for _, a := range allowed {
 			fmt.Fprintf(h, " %d", a[np.Name])
 		}

@@ -29,6 +29,13 @@ const (
 	// VerdictUnconsolidatable: consolidation's simulation found no
 	// cheaper placement for the node's pods.
 	VerdictUnconsolidatable VerdictCode = "Unconsolidatable"
+	// VerdictBelowThreshold: under consolidationPolicy Balanced, the
+	// move's score does not reach the NodePool's threshold.
+	VerdictBelowThreshold VerdictCode = "BelowThreshold"
+	// VerdictInvalidThreshold: the NodePool's
+	// capstan.dev/consolidation-threshold is not a threshold, so its
+	// moves cannot be scored.
+	VerdictInvalidThreshold VerdictCode = "InvalidThreshold"
 	// VerdictReturnWaits: a return to preferred capacity waits (the
 	// preferred offering is unavailable, not settled, or not cheaper).
 	VerdictReturnWaits VerdictCode = "ReturnWaits"
@@ -39,7 +46,7 @@ const (
 // runs offline, such a verdict is not the controller's.
 func (c VerdictCode) NeedsInstanceTypes() bool {
 	switch c {
-	case VerdictUnpriced, VerdictUnschedulable, VerdictUnconsolidatable:
+	case VerdictUnpriced, VerdictUnschedulable, VerdictUnconsolidatable, VerdictBelowThreshold:
 		return true
 	}
 	return false

@@ -221,6 +221,7 @@ func explainDisruption(in NodeInput, out *Node) {
 	}
 	gate := driftGate(in)
 	d := disruption.Plan(dis, methodsOf(in), in.Now)
+	out.ConsolidationScore = scoreOf(d, nc.Name)
 	if d.Found && slices.Contains(d.Command.Names(), nc.Name) {
 		out.DisruptionStatus = DisruptionNext
 		out.DisruptionReason, out.DisruptionMethod = string(d.Command.Reason), d.Command.Method
@@ -416,4 +417,17 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
+}
+
+// scoreOf is the last score the planning round gave a move of the
+// NodeClaim named name (single-node consolidation weighs each node after
+// multi-node consolidation weighed them together); nil when none did.
+func scoreOf(d disruption.Decision, name string) *disruption.MoveScore {
+	for i := len(d.Scores) - 1; i >= 0; i-- {
+		if slices.Contains(d.Scores[i].NodeClaims, name) {
+			s := d.Scores[i]
+			return &s
+		}
+	}
+	return nil
 }

@@ -137,6 +137,9 @@ func WriteNode(w io.Writer, n Node) error {
 			line(&b, "    also %s: %s", v.Method, v.Message)
 		}
 	}
+	if s := n.ConsolidationScore; s != nil {
+		line(&b, "  consolidation score (%s, %s): %s", s.Method, s.Event(), s.Message())
+	}
 	if n.DisruptionsAllowed != nil {
 		line(&b, "  disruptions allowed now in NodePool %s: %s", n.NodePool, describeAllowed(n.DisruptionsAllowed))
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/capstan-dev/capstan/pkg/budgets"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/disruption"
 )
 
 // Pod answers "why is this pod pending, and what will Capstan do?".
@@ -141,6 +142,10 @@ type Node struct {
 	// DisruptionVerdicts are what the planning round's methods said of
 	// the node: why they would disrupt it but may not now.
 	DisruptionVerdicts []DisruptionVerdict `json:"disruptionVerdicts,omitempty"`
+	// ConsolidationScore is the score of the move the planning round
+	// weighed for the node under consolidationPolicy Balanced, taken or
+	// not (docs/disruption.md, "Balanced consolidation").
+	ConsolidationScore *disruption.MoveScore `json:"consolidationScore,omitempty"`
 	// Unknown lists what this answer could not know.
 	Unknown []string `json:"unknown,omitempty"`
 }

@@ -293,7 +293,7 @@ spec:
 `
 	err := newLoader(t).Read("nodes.yaml", []byte(data), &Set{})
 	want := []string{
-		`nodes.yaml, document 1 (NodePool p): spec.disruption.consolidationPolicy: Unsupported value: "Always": supported values: "WhenEmpty", "WhenEmptyOrUnderutilized"`,
+		`nodes.yaml, document 1 (NodePool p): spec.disruption.consolidationPolicy: Unsupported value: "Always": supported values: "WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced"`,
 		`nodes.yaml, document 1 (NodePool p): spec.weight: Invalid value: 0: spec.weight in body should be greater than or equal to 1`,
 		// The server's own words, path and all.
 		`nodes.yaml, document 1 (NodePool p): <nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation`,

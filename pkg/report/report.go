@@ -27,18 +27,22 @@ type page struct {
 	Nodes   []simulator.Node
 	Pending []simulator.Pod
 	Events  []simulator.Event
+	Scores  []simulator.ConsolidationScore
 }
 
 // WriteHTML writes one self-contained HTML file (no network at view
 // time: no external CSS/JS/fonts/images) with r's summary, step charts
 // of nodes by capacity type, cost per hour and pending pods over virtual
-// time, and tables of the nodes, pending pods and events.
+// time, and tables of the nodes, pending pods, events and, when Balanced
+// NodePools scored moves, their scores.
 func WriteHTML(w io.Writer, r *simulator.Result, title string) error {
-	t, err := template.ParseFS(files, "report.html.tmpl")
+	// pct shows a fraction as a percentage (the scores' fractions).
+	pct := func(f float64) float64 { return f * 100 }
+	t, err := template.New("report.html.tmpl").Funcs(template.FuncMap{"pct": pct}).ParseFS(files, "report.html.tmpl")
 	if err != nil {
 		return fmt.Errorf("parsing the report template, %w", err)
 	}
-	p := page{Title: title, Summary: r.Summary, Samples: len(r.Samples), Charts: charts(r.Samples), Nodes: r.Nodes, Events: r.Events}
+	p := page{Title: title, Summary: r.Summary, Samples: len(r.Samples), Charts: charts(r.Samples), Nodes: r.Nodes, Events: r.Events, Scores: r.ConsolidationScores}
 	for _, pod := range r.Pods {
 		if pod.Node == "" {
 			p.Pending = append(p.Pending, pod)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/capstan-dev/capstan/pkg/disruption"
 	"github.com/capstan-dev/capstan/pkg/manifests"
 	"github.com/capstan-dev/capstan/pkg/report"
 	"github.com/capstan-dev/capstan/pkg/simulator"
@@ -403,4 +404,26 @@ func rows(t *testing.T, doc element, class string) [][]string {
 		out = append(out, cells)
 	}
 	return out
+}
+
+// TestScoresTable shows each scored move, its fractions as percentages
+// and its decision; a run without one has no such table.
+func TestScoresTable(t *testing.T) {
+	r := hostile()
+	if doc := parse(t, render(t, r, "run")); len(doc.find("table", "scores")) != 0 {
+		t.Errorf("a run without scores has a scores table")
+	}
+	r.ConsolidationScores = []simulator.ConsolidationScore{
+		{At: "5m0s", MoveScore: disruption.MoveScore{Method: "SingleNodeConsolidation", NodePool: "<b>pool</b>", NodeClaims: []string{"a", "b"},
+			SavingsFraction: 0.125, DisruptionFraction: 0.75, Score: 0.1667, Threshold: 0.5}},
+		{At: "6m0s", MoveScore: disruption.MoveScore{Method: "MultiNodeConsolidation", NodePool: "web", NodeClaims: []string{"c"},
+			SavingsFraction: 0.5, DisruptionFraction: 0.5, Score: 1, Threshold: 0.5, Taken: true}},
+	}
+	want := [][]string{
+		{"5m0s", "<b>pool</b>", "SingleNodeConsolidation", "a, b", "12.5%", "75.0%", "0.17", "0.50", "skipped"},
+		{"6m0s", "web", "MultiNodeConsolidation", "c", "50.0%", "50.0%", "1.00", "0.50", "taken"},
+	}
+	if diff := cmp.Diff(want, rows(t, parse(t, render(t, r, "run")), "scores")); diff != "" {
+		t.Errorf("scores table (-want +got):\n%s", diff)
+	}
 }

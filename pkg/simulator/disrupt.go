@@ -147,6 +147,7 @@ func (s *Simulator) disrupt(ctx context.Context) (bool, error) {
 	}
 	if tick.Planned != nil {
 		d.idle, d.version, d.revisit = !tick.Planned.Found, version, s.revisitAt(in, tick, now)
+		s.rec.scored(now, tick.Planned.Scores)
 	}
 	applied, err := s.applyTick(ctx, tick, now)
 	return applied || changed, err

@@ -13,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/manifests"
 	"github.com/capstan-dev/capstan/pkg/simulator"
@@ -1232,5 +1235,78 @@ func interruptedByNotices(t *testing.T, r *simulator.Result, nodes []simulator.N
 	slices.Sort(noticed)
 	if !slices.Equal(noticed, objects) {
 		t.Errorf("%s notices on %v, want one on each of %v", kind, noticed, objects)
+	}
+}
+
+// TestExampleBalanced: at 1h each pool's large workload goes. "shrink"'s
+// m6i.4xlarge (0.768) keeps two web pods that fit an m6i.large (0.096):
+// saving 87.5% of the pool for all of its disruption scores 0.875 and is
+// taken. "keep"'s m6i.xlarge (0.192) keeps an api pod that fits a
+// c6i.xlarge (0.170): 11.5% for all of it scores 0.11 and is skipped,
+// where WhenEmptyOrUnderutilized takes it.
+func TestExampleBalanced(t *testing.T) {
+	r := simulate(t, "balanced", func(o *simulator.Options) { o.Duration = 2 * time.Hour })
+	byPool := map[string][]string{}
+	for _, n := range r.Nodes {
+		if n.DeletedAt != "" && (n.DeletionReason != "Underutilized" || n.NodePool != "shrink" || at(t, n.DeletedAt) < time.Hour+time.Minute) {
+			t.Errorf("node %s of %s deleted at %s (%s); want only shrink's, Underutilized, after 1h1m", n.Name, n.NodePool, n.DeletedAt, n.DeletionReason)
+		}
+		if n.DeletedAt == "" {
+			byPool[n.NodePool] = append(byPool[n.NodePool], n.InstanceType)
+		}
+	}
+	if diff := cmp.Diff(map[string][]string{"keep": {"m6i.xlarge"}, "shrink": {"m6i.large"}}, byPool); diff != "" {
+		t.Errorf("nodes at the end by pool (-want +got):\n%s", diff)
+	}
+	type score struct {
+		Pool  string
+		Score float64
+		Taken bool
+	}
+	var scores []score
+	for _, s := range r.ConsolidationScores {
+		scores = append(scores, score{s.NodePool, s.Score, s.Taken})
+	}
+	approx := cmpopts.EquateApprox(0, 1e-9)
+	if diff := cmp.Diff([]score{{"keep", 0.022 / 0.192, false}, {"shrink", 0.672 / 0.768, true}}, scores, approx); diff != "" {
+		t.Errorf("scores (-want +got):\n%s", diff)
+	}
+	var events []string
+	for _, e := range r.Events {
+		if e.Kind == "ConsolidationApproved" || e.Kind == "ConsolidationRejected" {
+			events = append(events, e.Kind+": "+e.Message)
+		}
+	}
+	if diff := cmp.Diff([]string{
+		"ConsolidationRejected: score 0.11 < threshold 0.50 (k: 2, savings 11.5%, disruption 100.0%)",
+		"ConsolidationApproved: score 0.87 >= threshold 0.50 (k: 2, savings 87.5%, disruption 100.0%)",
+	}, events); diff != "" {
+		t.Errorf("score events (-want +got):\n%s", diff)
+	}
+	if r.Summary.PodsPending != 0 || math.Abs(r.Summary.CostPerHourAtEnd-(0.192+0.096)) > 1e-9 {
+		t.Errorf("%d pods pending, %.4f per hour at the end; want none and 0.2880", r.Summary.PodsPending, r.Summary.CostPerHourAtEnd)
+	}
+
+	// The same under WhenEmptyOrUnderutilized: keep's node is replaced too.
+	root, err := test.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := manifests.Load([]string{filepath.Join(root, "examples", "balanced")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range set.NodePools {
+		set.NodePools[i].Spec.Disruption.ConsolidationPolicy = v1.ConsolidationPolicyWhenEmptyOrUnderutilized
+	}
+	r = run(t, set, func(o *simulator.Options) { o.Duration = 2 * time.Hour })
+	var keep []string
+	for _, n := range r.Nodes {
+		if n.NodePool == "keep" && n.DeletedAt == "" {
+			keep = append(keep, n.InstanceType)
+		}
+	}
+	if !slices.Equal(keep, []string{"c6i.xlarge"}) || len(r.ConsolidationScores) != 0 {
+		t.Errorf("keep's nodes at the end %v, %d scores; want one c6i.xlarge and none scored", keep, len(r.ConsolidationScores))
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/disruption"
 )
 
 // notEvictedFor is how long pods stay bound to a node that stopped
@@ -43,6 +44,10 @@ type recorder struct {
 	samples   []Sample
 	// unpriced are the nodes launched whose price is not known yet.
 	unpriced []*nodeRecord
+	// scores are the moves Balanced NodePools scored (scores.go);
+	// lastScores the latest of each move.
+	scores     []ConsolidationScore
+	lastScores map[string]disruption.MoveScore
 }
 
 type nodeRecord struct {

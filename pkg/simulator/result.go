@@ -25,6 +25,10 @@ type Result struct {
 	// Warnings are problems with objects simulate kept, as the
 	// controller keeps them; absent when there are none.
 	Warnings []Warning `json:"warnings,omitempty"`
+	// ConsolidationScores are the consolidation moves Balanced
+	// NodePools scored, taken or skipped, in order; absent when none
+	// did.
+	ConsolidationScores []ConsolidationScore `json:"consolidationScores,omitempty"`
 }
 
 // Warning is a problem with an object that is kept nonetheless: a
@@ -129,7 +133,7 @@ func offset(start, at time.Time) string {
 // result assembles the report at the end of the run.
 func (s *Simulator) result() *Result {
 	now := s.clock.Now()
-	out := &Result{Nodes: []Node{}, Pods: []Pod{}, Events: s.rec.reported(), Samples: s.rec.samples, Warnings: s.warnings}
+	out := &Result{Nodes: []Node{}, Pods: []Pod{}, Events: s.rec.reported(), Samples: s.rec.samples, Warnings: s.warnings, ConsolidationScores: s.rec.scores}
 	out.Summary.ByCapacityType = byCapacityType()
 	out.Summary.Duration = s.opts.Duration.String()
 	for _, rec := range s.rec.records() {

@@ -52,5 +52,8 @@ func ValidNodePools() []ValidNodePool {
 			}
 			np.Spec.Template.Spec.StartupTaints = []corev1.Taint{{Key: "node.cilium.io/agent-not-ready", Value: "true", Effect: corev1.TaintEffectNoExecute}}
 		})},
+		{"consolidationPolicy Balanced (v1.14)", NodePool(func(np *v1.NodePool) {
+			np.Spec.Disruption.ConsolidationPolicy = v1.ConsolidationPolicyBalanced
+		})},
 	}
 }

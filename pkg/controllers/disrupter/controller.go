@@ -146,8 +146,10 @@ func (c *Controller) observe(ctx context.Context, names []string) (map[string]di
 }
 
 // record reports a planning round: eligible nodes and budgets, the
-// series reset so deleted NodePools and methods that did not run drop out.
+// series reset so deleted NodePools and methods that did not run drop
+// out, and the moves Balanced NodePools scored.
 func (c *Controller) record(in disruption.Input, d *disruption.Decision) {
+	c.metrics.recordScores(d.Scores)
 	c.metrics.eligible.Reset()
 	for method, n := range d.Eligible {
 		c.metrics.eligible.WithLabelValues(method).Set(float64(n))

@@ -16,6 +16,9 @@ type Metrics struct {
 	evaluation prometheus.Histogram
 	disrupted  *prometheus.CounterVec
 	received   *prometheus.CounterVec
+	// score and moves are Balanced consolidation's (scores.go).
+	score *prometheus.HistogramVec
+	moves *prometheus.CounterVec
 }
 
 // NewMetrics registers disruption's metrics on reg.
@@ -40,8 +43,15 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		received: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: interruption.MetricReceived, Help: "Interruption notices received from the cloud, by kind (each notice counted once).",
 		}, []string{"kind"}),
+		score: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: MetricConsolidationScore, Help: "Scores of the consolidation moves Balanced NodePools weighed, by decision (taken, skipped), NodePool and method.",
+			Buckets: scoreBuckets,
+		}, []string{"decision", "nodepool", "method"}),
+		moves: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: MetricConsolidationMoves, Help: "Consolidation moves Balanced NodePools weighed, by decision (taken, skipped), NodePool and method.",
+		}, []string{"decision", "nodepool", "method"}),
 	}
-	for _, c := range []prometheus.Collector{m.decisions, m.eligible, m.allowed, m.evaluation, m.disrupted, m.received} {
+	for _, c := range []prometheus.Collector{m.decisions, m.eligible, m.allowed, m.evaluation, m.disrupted, m.received, m.score, m.moves} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
