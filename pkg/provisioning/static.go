@@ -7,6 +7,10 @@ import (
 	"github.com/capstan-dev/capstan/pkg/scheduling"
 )
 
+// ResourceNodes is the NodePool limit (and status.resources entry) on the
+// number of nodes; limits.nodes is a static NodePool's only limit.
+const ResourceNodes corev1.ResourceName = "nodes"
+
 // StaticNodeClaim is the claim a static NodePool launches for a replica:
 // the template's requirements and labels only, no pods and no instance
 // types chosen, so the cloud launches the cheapest the template allows,

@@ -16,11 +16,12 @@ import (
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/admission"
 	"github.com/capstan-dev/capstan/pkg/effects"
+	"github.com/capstan-dev/capstan/pkg/provisioning"
 )
 
 // ResourceNodes is the status.resources entry counting a NodePool's nodes,
 // the same name NodePool limits use.
-const ResourceNodes corev1.ResourceName = "nodes"
+const ResourceNodes = provisioning.ResourceNodes
 
 // Condition reasons. A True condition's reason is its type;
 // ValidationSucceeded's are pkg/admission's.
