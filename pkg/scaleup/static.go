@@ -30,6 +30,10 @@ const DeletionReasonOverprovisioned = "Overprovisioned"
 // StaticInput is a static NodePool and what it owns.
 type StaticInput struct {
 	NodePool *v1.NodePool
+	// Usable: the NodePool can launch (the controller: it is Ready, as
+	// the reference waits for; simulate: its NodeClass serves instance
+	// types). An unusable one still scales down.
+	Usable bool
 	// NodeClaims the NodePool owns, deleting ones included.
 	NodeClaims []*v1.NodeClaim
 	// Nodes are the NodeClaims' nodes, by name.
@@ -88,7 +92,7 @@ func DecideStatic(in StaticInput, now time.Time, name func(nodePool string) stri
 		}
 	}
 	d.Active = int64(len(active))
-	if want := d.Desired - d.Active - d.Pending; want > 0 {
+	if want := d.Desired - d.Active - d.Pending; want > 0 && in.Usable {
 		allowed := want
 		if limit, ok := np.Spec.Limits[provisioning.ResourceNodes]; ok {
 			allowed = max(0, min(want, limit.Value()-d.Active-d.Deleting-d.Pending))

@@ -43,7 +43,7 @@ func newStaticWorld(replicas *int64, mods ...func(*v1.NodePool)) *staticWorld {
 	for _, m := range mods {
 		m(np)
 	}
-	return &staticWorld{in: StaticInput{NodePool: np, Nodes: map[string]*corev1.Node{}, Pods: map[string][]*corev1.Pod{}}}
+	return &staticWorld{in: StaticInput{NodePool: np, Usable: true, Nodes: map[string]*corev1.Node{}, Pods: map[string][]*corev1.Pod{}}}
 }
 
 // claim adds a NodeClaim; launched ones get a node running pods.
@@ -93,6 +93,18 @@ func TestDecideStatic(t *testing.T) {
 		{"a new NodePool launches its replicas, whatever the pods ask", func() *staticWorld {
 			return newStaticWorld(ptr.To[int64](3))
 		}, staticSummary{Created: []string{"static-1", "static-2", "static-3"}}},
+		{"an unusable NodePool launches nothing", func() *staticWorld {
+			w := newStaticWorld(ptr.To[int64](2))
+			w.in.Usable = false
+			return w
+		}, staticSummary{}},
+		{"an unusable NodePool still scales down", func() *staticWorld {
+			w := newStaticWorld(ptr.To[int64](1))
+			w.in.Usable = false
+			w.claim("a", true)
+			w.claim("b", false)
+			return w
+		}, staticSummary{Active: 2, Deleted: []string{"b"}}},
 		{"at its replicas nothing happens", func() *staticWorld {
 			w := newStaticWorld(ptr.To[int64](2))
 			w.claim("a", true)
