@@ -54,7 +54,7 @@ type consolidation struct {
 func (c consolidation) eligible(m Method, env Env, out *Outcome) []Candidate {
 	var cands []Candidate
 	for _, cand := range env.Candidates {
-		if cand.NodePool.Spec.Disruption.ConsolidationPolicy != v1.ConsolidationPolicyWhenEmptyOrUnderutilized ||
+		if cand.NodePool.Static() || cand.NodePool.Spec.Disruption.ConsolidationPolicy != v1.ConsolidationPolicyWhenEmptyOrUnderutilized ||
 			len(cand.Pods) == 0 || !Consolidatable(cand.NodeClaim, cand.NodePool, env.Now) || !out.admit(cand, m, EventUnconsolidatable, env) {
 			continue
 		}

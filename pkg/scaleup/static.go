@@ -80,23 +80,11 @@ func DecideStatic(in StaticInput, now time.Time, name func(nodePool string) stri
 		return d
 	}
 	d.Desired = *np.Spec.Replicas
-	var active []*v1.NodeClaim
-	for _, nc := range in.NodeClaims {
-		switch {
-		case nc.DeletionTimestamp != nil:
-			d.Deleting++
-		case disrupted(in.Nodes[nc.Status.NodeName]):
-			d.Pending++
-		default:
-			active = append(active, nc)
-		}
-	}
-	d.Active = int64(len(active))
+	counts := disruption.CountStatic(np, in.NodeClaims, in.Nodes)
+	active := counts.Active
+	d.Active, d.Deleting, d.Pending = int64(len(active)), counts.Deleting, counts.Pending
 	if want := d.Desired - d.Active - d.Pending; want > 0 && in.Usable {
-		allowed := want
-		if limit, ok := np.Spec.Limits[provisioning.ResourceNodes]; ok {
-			allowed = max(0, min(want, limit.Value()-d.Active-d.Deleting-d.Pending))
-		}
+		allowed := min(want, counts.Room(np))
 		d.LimitReached = allowed < want
 		for range allowed {
 			d.Create = append(d.Create, provisioning.NewNodeClaim(np, provisioning.StaticNodeClaim(np), name(np.Name)))
@@ -106,12 +94,6 @@ func DecideStatic(in StaticInput, now time.Time, name func(nodePool string) stri
 		d.Delete = scaleDownOrder(in, active, now)[:surplus]
 	}
 	return d
-}
-
-// disrupted: a disruption command took the node and is replacing it.
-func disrupted(n *corev1.Node) bool {
-	taint := v1.DisruptedNoScheduleTaint()
-	return n != nil && slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return taint.MatchTaint(&t) })
 }
 
 // scaleDownOrder orders the active NodeClaims, first to go first.
