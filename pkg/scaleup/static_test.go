@@ -70,7 +70,9 @@ func daemonPod(p *corev1.Pod) {
 	p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "ds", Controller: ptr.To(true)}}
 }
 
-func doNotDisrupt(p *corev1.Pod) { p.Annotations = map[string]string{v1.DoNotDisruptAnnotationKey: "true"} }
+func doNotDisrupt(p *corev1.Pod) {
+	p.Annotations = map[string]string{v1.DoNotDisruptAnnotationKey: "true"}
+}
 
 // The cases follow the reference's static provisioning and
 // deprovisioning controllers and their suites (pkg/controllers/static,
