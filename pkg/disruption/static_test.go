@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
@@ -99,5 +100,16 @@ func TestCountStatic(t *testing.T) {
 	got := CountStatic(c.pool(), c.in.NodeClaims, nodes)
 	if len(got.Active) != 2 || got.Deleting != 1 || got.Pending != 1 || got.Room(c.pool()) != 2 {
 		t.Errorf("active %d deleting %d pending %d room %d; want 2, 1, 1, 2", len(got.Active), got.Deleting, got.Pending, got.Room(c.pool()))
+	}
+}
+
+// A static NodePool's NodeClaims never get Consolidatable.
+func TestStaticNodeClaimsAreNeverConsolidatable(t *testing.T) {
+	c := newCluster("a")
+	c.pool().Spec.Replicas = ptr.To[int64](1)
+	nc := c.claim("a")
+	nc.Status.Conditions = append(nc.Status.Conditions, metav1.Condition{Type: v1.ConditionTypeLaunched, Status: metav1.ConditionTrue})
+	if effs, at := Conditions(nc, c.pool(), "", false, t0.Add(time.Hour)); effs != nil || !at.IsZero() {
+		t.Errorf("effects %v, wake %s; want none", effs, at)
 	}
 }
