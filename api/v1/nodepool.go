@@ -11,6 +11,7 @@ import (
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:path=nodepools,scope=Cluster,categories=karpenter,shortName={np,nps}
 // +kubebuilder:subresource:status
+// +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.nodes
 // +kubebuilder:printcolumn:name="NodeClass",type="string",JSONPath=".spec.template.spec.nodeClassRef.name",description="The NodeClass nodes are launched with"
 // +kubebuilder:printcolumn:name="Nodes",type="string",JSONPath=".status.nodes",description="Nodes the NodePool owns"
 // +kubebuilder:printcolumn:name="Ready",type="string",JSONPath=".status.conditions[?(@.type==\"Ready\")].status"
@@ -38,6 +39,12 @@ type NodePoolList struct {
 }
 
 // NodePoolSpec is the desired shape and behaviour of a NodePool's nodes.
+//
+// Static NodePools (replicas set; the reference's
+// pkg/apis/v1/nodepool.go, v1.8; docs/static.md):
+// +kubebuilder:validation:XValidation:rule="has(self.replicas) == has(oldSelf.replicas)",message="Cannot transition NodePool between static (replicas set) and dynamic (replicas unset) provisioning modes"
+// +kubebuilder:validation:XValidation:rule="!has(self.replicas) || (!has(self.limits) || size(self.limits) == 0 || (size(self.limits) == 1 && 'nodes' in self.limits))",message="only 'limits.nodes' is supported on static NodePools"
+// +kubebuilder:validation:XValidation:rule="!has(self.replicas) || !has(self.weight)",message="'weight' is not supported on static NodePools"
 type NodePoolSpec struct {
 	// Template is the NodeClaim every node of this NodePool starts from.
 	// +required
@@ -55,6 +62,13 @@ type NodePoolSpec struct {
 	// +kubebuilder:validation:Maximum=100
 	// +optional
 	Weight *int32 `json:"weight,omitempty"`
+	// Replicas makes the NodePool static: it keeps this many nodes whatever
+	// the pods ask, never consolidated, within limits.nodes (its only
+	// limit); weight is not supported, and a NodePool cannot switch between
+	// static and dynamic. `kubectl scale nodepool` sets it.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Replicas *int64 `json:"replicas,omitempty"`
 }
 
 // Limits are resource ceilings for a NodePool.
@@ -211,6 +225,11 @@ type NodePoolStatus struct {
 	// "nodes", their count.
 	// +optional
 	Resources corev1.ResourceList `json:"resources,omitempty"`
+	// Nodes is the count of the NodePool's nodes, static or dynamic (the
+	// scale subresource's status replicas).
+	// +kubebuilder:default=0
+	// +optional
+	Nodes *int64 `json:"nodes,omitempty"`
 	// Conditions: Ready, NodeClassReady, ValidationSucceeded.
 	// +listType=map
 	// +listMapKey=type
@@ -224,3 +243,8 @@ const (
 	ConditionTypeNodeClassReady      = "NodeClassReady"
 	ConditionTypeValidationSucceeded = "ValidationSucceeded"
 )
+
+// Static reports whether the NodePool is static (spec.replicas set): it
+// keeps a fixed number of nodes, launched whatever the pods ask and never
+// consolidated (docs/static.md).
+func (np *NodePool) Static() bool { return np.Spec.Replicas != nil }

@@ -15,7 +15,7 @@ import (
 // test above, so dropping a rule (say, to make the CRD fit the cost
 // budget) fails the suite.
 func TestEveryCELRuleIsExercised(t *testing.T) {
-	asserted := []string{"spec is immutable"}
+	asserted := []string{"spec is immutable", transitionMessage}
 	for _, tc := range test.InvalidNodePools() {
 		asserted = append(asserted, tc.Message)
 	}

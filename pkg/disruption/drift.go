@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/provisioning"
 	"github.com/capstan-dev/capstan/pkg/scheduling"
 )
 
@@ -106,11 +107,14 @@ func replaceMarked(env Env, m Method, condition string) Outcome {
 		return time.Time{}
 	}
 	slices.SortStableFunc(candidates, func(a, b Candidate) int { return since(a).Compare(since(b)) })
+	var static []Candidate
 	for _, c := range candidates {
 		if !meta.IsStatusConditionTrue(c.NodeClaim.Status.Conditions, condition) || !out.admit(c, m, EventDisruptionBlocked, env) {
 			continue
 		}
-		if pool := c.NodePool.Name; len(c.Pods) > 0 {
+		if pool := c.NodePool.Name; c.NodePool.Static() {
+			static = append(static, c)
+		} else if len(c.Pods) > 0 {
 			busy = append(busy, c)
 		} else if taken[pool] < env.Allowed[pool] {
 			taken[pool]++
@@ -119,6 +123,14 @@ func replaceMarked(env Env, m Method, condition string) Outcome {
 	}
 	if len(out.Command.Candidates) > 0 {
 		return out
+	}
+	// A static NodePool's node, empty or busy, is replaced one for one by
+	// a replica from its template, launched first (docs/static.md).
+	for _, c := range static {
+		if env.StaticReplacements[c.NodePool.Name] > 0 {
+			out.Command.Candidates, out.Command.Replacements = []Candidate{c}, []*provisioning.NodeClaim{provisioning.StaticNodeClaim(c.NodePool)}
+			return out
+		}
 	}
 	for _, c := range busy {
 		sim := env.Simulate([]Candidate{c})

@@ -53,6 +53,9 @@ type Env struct {
 	// InstanceTypes are each NodePool's, as the snapshot has them.
 	Unavailable   cloudprovider.UnavailableHistory
 	InstanceTypes map[string][]*cloudprovider.InstanceType
+	// StaticReplacements is how many drifted nodes each static NodePool
+	// may replace now (docs/static.md).
+	StaticReplacements map[string]int64
 }
 
 // Outcome is what a method found: a command (when it has candidates),
@@ -224,7 +227,7 @@ func plan(in Input, candidates []Candidate, methods []Method, now time.Time) Dec
 
 func newEnv(in Input, candidates []Candidate, allowed map[string]int, now time.Time) Env {
 	return Env{Candidates: candidates, Allowed: allowed, Now: now, Simulate: simulator(in, false), SimulateKeepingPreferences: simulator(in, true), SimulateInPlace: inPlace(in),
-		Unavailable: in.Unavailable, InstanceTypes: in.Snapshot.Input.InstanceTypes}
+		Unavailable: in.Unavailable, InstanceTypes: in.Snapshot.Input.InstanceTypes, StaticReplacements: staticReplacements(in)}
 }
 
 // AllowedByPool is Allowed for each NodePool, counting its NodeClaims

@@ -124,7 +124,7 @@ func limitsOf(limits v1.Limits) (scheduling.Resources, int64, sets.Set[corev1.Re
 			r.Storage = scheduling.Value(q)
 		case corev1.ResourcePods:
 			r.Pods = scheduling.Value(q)
-		case "nodes":
+		case ResourceNodes:
 			nodes = scheduling.Value(q)
 		default:
 			limited.Insert(name)

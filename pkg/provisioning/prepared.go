@@ -28,6 +28,9 @@ func Prepare(in Input) *Prepared {
 	memo := newTypesMemo(daemonData(in))
 	p := &Prepared{pools: make(map[*v1.NodePool]*poolData, len(in.NodePools)), nodes: make(map[*Node]*nodeData, len(in.Nodes))}
 	for _, np := range in.NodePools {
+		if np.Static() { // never solved for (newSolver)
+			continue
+		}
 		p.pools[np] = newPoolData(np, in.InstanceTypes[np.Name], memo)
 	}
 	for _, n := range in.Nodes {

@@ -113,6 +113,12 @@ func newSolver(in Input) *solver {
 	memo := newTypesMemo(daemons)
 	byName := map[string]*poolData{}
 	for _, np := range in.NodePools {
+		// A static NodePool launches its replicas, never for pods: pods
+		// may land on its nodes, but no claim is planned from it
+		// (docs/static.md).
+		if np.Static() {
+			continue
+		}
 		p := in.Prepared.pool(np, func() *poolData { return newPoolData(np, in.InstanceTypes[np.Name], memo) })
 		s.pools = append(s.pools, p)
 		byName[np.Name] = p

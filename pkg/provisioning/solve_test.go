@@ -245,6 +245,31 @@ func TestSolve(t *testing.T) {
 			},
 		},
 		{
+			// The reference's static NodePools (designs/static-capacity.md):
+			// pods may land on their nodes; no claim is planned from them.
+			name: "a static NodePool's nodes take pods, but no claim is planned from it",
+			in: provisioning.Input{
+				Pods:          pods(3, "3", "1Gi"),
+				Nodes:         []*provisioning.Node{existing("static-node", "4")},
+				NodePools:     []*v1.NodePool{nodePool("default", func(np *v1.NodePool) { np.Spec.Replicas = ptr.To[int64](1) })},
+				InstanceTypes: map[string][]*cloudprovider.InstanceType{"default": small()},
+			},
+			want: summary{
+				Nominations: map[string]string{"p0": "static-node"},
+				Unplaced:    map[string]provisioning.Reason{"p1": provisioning.ReasonNoNodePool, "p2": provisioning.ReasonNoNodePool},
+			},
+		},
+		{
+			name: "beside a static NodePool, the claim comes from the dynamic one",
+			in: provisioning.Input{
+				Pods: pods(1, "3", "1Gi"),
+				NodePools: []*v1.NodePool{nodePool("static", func(np *v1.NodePool) { np.Spec.Replicas = ptr.To[int64](2) }),
+					nodePool("dynamic")},
+				InstanceTypes: map[string][]*cloudprovider.InstanceType{"static": small(), "dynamic": small()},
+			},
+			want: summary{Claims: []claimSummary{{NodePool: "dynamic", Cheapest: "m.xlarge", Options: 2, Pods: 1, CapacityTypes: "karpenter.sh/capacity-type NotIn [reserved]"}}},
+		},
+		{
 			name: "limits count existing and in-flight nodes",
 			in: provisioning.Input{
 				Pods:          pods(2, "3", "1Gi"),

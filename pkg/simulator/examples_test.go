@@ -1308,5 +1308,30 @@ func TestExampleBalanced(t *testing.T) {
 	}
 	if !slices.Equal(keep, []string{"c6i.xlarge"}) || len(r.ConsolidationScores) != 0 {
 		t.Errorf("keep's nodes at the end %v, %d scores; want one c6i.xlarge and none scored", keep, len(r.ConsolidationScores))
+func TestExampleStaticNodePool(t *testing.T) {
+	r := simulate(t, "static-nodepool", func(o *simulator.Options) { o.Duration = 2 * time.Hour })
+	base := nodesWhere(r, func(n simulator.Node) bool { return n.NodePool == "base" })
+	if len(base) != 3 {
+		t.Fatalf("%d base nodes; want the 3 replicas", len(base))
+	}
+	for _, n := range base {
+		if n.LaunchedAt != "0s" || !alive(n) || n.InstanceType != "m6i.large" {
+			t.Errorf("base node %+v: want an m6i.large launched at 0s and kept to the end", n)
+		}
+	}
+	burst := nodesWhere(r, func(n simulator.Node) bool { return n.NodePool == "burst" })
+	if len(burst) != 1 {
+		t.Fatalf("%d burst nodes; want one for the three replicas the base cannot hold", len(burst))
+	}
+	if l := at(t, burst[0].LaunchedAt); l < 30*time.Minute || l > 31*time.Minute {
+		t.Errorf("burst node launched at %s; want right after 30m", burst[0].LaunchedAt)
+	}
+	if alive(burst[0]) || burst[0].DeletionReason != "Empty" {
+		t.Errorf("burst node %+v: want it deleted as Empty after 1h", burst[0])
+	} else if d := at(t, burst[0].DeletedAt); d < time.Hour+time.Minute || d > time.Hour+3*time.Minute {
+		t.Errorf("burst node deleted at %s; want a minute or two after 1h", burst[0].DeletedAt)
+	}
+	if r.Summary.PodsPending != 0 || running(r) != 2 {
+		t.Errorf("%d pods running, %d pending; want 2 running", running(r), r.Summary.PodsPending)
 	}
 }

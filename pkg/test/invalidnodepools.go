@@ -5,6 +5,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -124,6 +125,17 @@ func InvalidNodePools() []InvalidNodePool {
 			cp(np)
 			np.Spec.Template.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{requirement(v1.CapacityTypeLabelKey, corev1.NodeSelectorOpNotIn)}
 		}), "spec.template", "a NodePool for control-plane nodes"},
+		// Static NodePools: the reference's pkg/apis/v1/nodepool.go (v1.8).
+		{"static with a cpu limit", NodePool(func(np *v1.NodePool) {
+			np.Spec.Replicas = ptr.To[int64](2)
+			np.Spec.Limits = v1.Limits{"nodes": resource.MustParse("4"), corev1.ResourceCPU: resource.MustParse("10")}
+		}), "spec", "only 'limits.nodes' is supported on static NodePools"},
+		{"static with a weight", NodePool(func(np *v1.NodePool) {
+			np.Spec.Replicas = ptr.To[int64](2)
+			np.Spec.Weight = ptr.To[int32](10)
+		}), "spec", "'weight' is not supported on static NodePools"},
+		{"negative replicas", NodePool(func(np *v1.NodePool) { np.Spec.Replicas = ptr.To[int64](-1) }),
+			"spec.replicas", "should be greater than or equal to 0"},
 		{"missing nodeClassRef", NodePool(func(np *v1.NodePool) { np.Spec.Template.Spec.NodeClassRef = nil }),
 			"spec.template.spec.nodeClassRef", "Required value"},
 		{"empty nodeClassRef kind", NodePool(func(np *v1.NodePool) { np.Spec.Template.Spec.NodeClassRef.Kind = "" }),

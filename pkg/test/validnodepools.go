@@ -2,6 +2,7 @@ package test
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
@@ -19,6 +20,14 @@ type ValidNodePool struct {
 // ValidNodePools lists the accepted shapes the rules must stay total over.
 func ValidNodePools() []ValidNodePool {
 	return []ValidNodePool{
+		// The reference's designs/static-capacity.md example: replicas with
+		// limits.nodes and budgets (consolidation fields are ignored).
+		{"static with limits.nodes", NodePool(func(np *v1.NodePool) {
+			np.Spec.Replicas = ptr.To[int64](12)
+			np.Spec.Limits = v1.Limits{"nodes": resource.MustParse("20")}
+			np.Spec.Disruption.Budgets = []v1.Budget{{Nodes: "10%"}}
+		})},
+		{"static with zero replicas", NodePool(func(np *v1.NodePool) { np.Spec.Replicas = ptr.To[int64](0) })},
 		{"Exists without values", NodePool(withRequirements(requirement("example.com/team", corev1.NodeSelectorOpExists)))},
 		{"DoesNotExist without values", NodePool(withRequirements(requirement("example.com/team", corev1.NodeSelectorOpDoesNotExist)))},
 		{"Exists with an empty values list", NodePool(withRequirements(v1.NodeSelectorRequirementWithMinValues{Key: v1.LabelZone, Operator: corev1.NodeSelectorOpExists, Values: []string{}}))},

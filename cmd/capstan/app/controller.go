@@ -32,6 +32,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/controllers/nodeclaim"
 	"github.com/capstan-dev/capstan/pkg/controllers/nodepool"
 	"github.com/capstan-dev/capstan/pkg/controllers/provisioner"
+	"github.com/capstan-dev/capstan/pkg/controllers/staticpool"
 	"github.com/capstan-dev/capstan/pkg/controllers/termination"
 	"github.com/capstan-dev/capstan/pkg/effects"
 	"github.com/capstan-dev/capstan/pkg/lifecycle"
@@ -187,6 +188,7 @@ func runController(ctx context.Context, opts Options) error {
 	})
 	counters := apply.NewCounters()
 	metrics.disruption.Counters(counters)
+	metrics.provisioner.Counters(counters)
 	applier := apply.New(apply.Deps{
 		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("capstan"), Cloud: cp, Unavailable: unavailable,
 		Counters: counters, Trigger: func(t effects.TriggerSolve) { prov.Trigger(t.Immediate) }, Clock: clk,
@@ -214,6 +216,9 @@ func runController(ctx context.Context, opts Options) error {
 		nodeclaim.NewPodEvents(nodeclaim.PodEventsDeps{Client: mgr.GetClient(), Applier: applier, Clock: clk}).Register(ctx, mgr),
 		termination.New(termination.Deps{
 			Client: mgr.GetClient(), Cloud: cp, Recorder: mgr.GetEventRecorder("capstan"), Clock: clk, Slack: metrics.slack,
+		}).Register(ctx, mgr),
+		staticpool.New(staticpool.Deps{
+			Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("capstan"), Clock: clk, Counters: counters,
 		}).Register(ctx, mgr),
 		nodepool.New(nodepool.Deps{Client: mgr.GetClient(), Clock: clk, Recorder: mgr.GetEventRecorder("capstan")},
 			nodepool.Options{NodeClasses: cp.GetSupportedNodeClasses()}).Register(ctx, mgr),

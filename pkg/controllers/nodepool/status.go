@@ -11,15 +11,17 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/admission"
 	"github.com/capstan-dev/capstan/pkg/effects"
+	"github.com/capstan-dev/capstan/pkg/provisioning"
 )
 
 // ResourceNodes is the status.resources entry counting a NodePool's nodes,
 // the same name NodePool limits use.
-const ResourceNodes corev1.ResourceName = "nodes"
+const ResourceNodes = provisioning.ResourceNodes
 
 // Condition reasons. A True condition's reason is its type;
 // ValidationSucceeded's are pkg/admission's.
@@ -97,6 +99,10 @@ func Step(in Input, now time.Time) Decision {
 	np := in.NodePool
 	status := *np.Status.DeepCopy()
 	status.Resources = Resources(in.NodeClaims)
+	// status.nodes, the scale subresource's status replicas, counts the
+	// nodes of every NodePool, static or dynamic, as the reference's
+	// pkg/controllers/nodepool/counter does.
+	status.Nodes = ptr.To(int64(len(in.NodeClaims)))
 	validation := admission.ValidationSucceeded(np)
 	nodeClass := NodeClassReady(np.Spec.Template.Spec.NodeClassRef, in.Supported, in.NodeClass)
 	for _, c := range []metav1.Condition{validation, nodeClass, Ready(validation, nodeClass)} {

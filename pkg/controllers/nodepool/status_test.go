@@ -184,6 +184,9 @@ func TestStep(t *testing.T) {
 	if diff := cmp.Diff(rl("cpu", "2", "nodes", "1"), first.Status.Resources); diff != "" {
 		t.Errorf("resources (-want +got):\n%s", diff)
 	}
+	if diff := cmp.Diff(ptr.To[int64](1), first.Status.Nodes); diff != "" {
+		t.Errorf("status.nodes (-want +got):\n%s", diff)
+	}
 	at := func(c metav1.Condition, when time.Time) metav1.Condition {
 		c.LastTransitionTime, c.ObservedGeneration = metav1.NewTime(when), 3
 		return c

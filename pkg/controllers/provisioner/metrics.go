@@ -3,6 +3,7 @@ package provisioner
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/capstan-dev/capstan/pkg/controllers/apply"
 	"github.com/capstan-dev/capstan/pkg/scaleup"
 )
 
@@ -42,4 +43,10 @@ func newMetrics() *Metrics {
 			Name: scaleup.MetricNodeClaimsCreated, Help: "NodeClaims the provisioner created, by NodePool and planned capacity type.",
 		}, []string{"nodepool", "capacity_type"}),
 	}
+}
+
+// Counters makes c count the NodeClaims created through it (a static
+// NodePool's replicas are counted with the provisioner's).
+func (m *Metrics) Counters(c *apply.Counters) {
+	c.Add(scaleup.MetricNodeClaimsCreated, m.nodeClaimsCreated)
 }

@@ -93,7 +93,7 @@ func New(deps Deps, opts Options) *Provisioner {
 		deps.Metrics = newMetrics()
 	}
 	counters := apply.NewCounters()
-	counters.Add(scaleup.MetricNodeClaimsCreated, deps.Metrics.nodeClaimsCreated)
+	deps.Metrics.Counters(counters)
 	applier := apply.New(apply.Deps{Client: deps.Client, Recorder: deps.Recorder, Clock: deps.Clock, Counters: counters})
 	return &Provisioner{client: deps.Client, applier: applier, cluster: deps.Cluster, clock: deps.Clock, metrics: deps.Metrics, opts: opts,
 		failed: map[string]time.Time{}, created: map[string]*v1.NodeClaim{}, trigger: make(chan event.GenericEvent, 1)}

@@ -39,7 +39,7 @@ var layers = [][]string{
 	{"pkg/report", "pkg/controllers/clustermetrics", "pkg/controllers/disrupter",
 		"pkg/controllers/ec2nodeclass", "pkg/controllers/explainserver", "pkg/controllers/garbagecollection",
 		"pkg/controllers/nodeclaim", "pkg/controllers/nodepool", "pkg/controllers/provisioner",
-		"pkg/controllers/simnodeclass", "pkg/controllers/termination"},
+		"pkg/controllers/simnodeclass", "pkg/controllers/staticpool", "pkg/controllers/termination"},
 	// The filter in front of explain's server.
 	{"pkg/controllers/apiauth"},
 	// Each cloud as one value (docs/providers.md): its flags, kinds, RBAC
