@@ -257,7 +257,7 @@ func (m MultiNodeConsolidation) Compute(env Env) Outcome {
 	lo, hi := 2, len(prefix)
 	for lo <= hi {
 		mid := (lo + hi) / 2
-		if replacements, why := c.judge(env, prefix[:mid]); why == "" {
+		if replacements, why := c.judge(env, prefix[:mid]); why == "" && notSameType(replacements, prefix[:mid]) {
 			out.Command.Candidates, out.Command.Replacements = slices.Clone(prefix[:mid]), replacements
 			lo = mid + 1
 		} else {
@@ -265,6 +265,38 @@ func (m MultiNodeConsolidation) Compute(env Env) Outcome {
 		}
 	}
 	return out
+}
+
+// notSameType narrows a multi-node command's replacement, when it may
+// launch as the instance type of one of the candidates, to the types
+// cheaper than the cheapest such candidate, and says whether any is left
+// (true for a deletion). Merging nodes onto one of their own type is
+// deleting the others with more pods moved: single-node consolidation
+// deletes the emptier one instead (the reference's
+// filterOutSameInstanceType, multinodeconsolidation.go).
+func notSameType(replacements []*provisioning.NodeClaim, cs []Candidate) bool {
+	if len(replacements) == 0 {
+		return true
+	}
+	r := replacements[0]
+	options := map[string]bool{}
+	for _, it := range r.InstanceTypes {
+		options[it.Name] = true
+	}
+	limit := math.Inf(1)
+	for _, cand := range cs {
+		if options[cand.NodeClaim.Labels[v1.LabelInstanceType]] {
+			limit = min(limit, cand.Price)
+		}
+	}
+	if math.IsInf(limit, 1) {
+		return true
+	}
+	if cheaper := Cheaper(r, limit); cheaper != nil {
+		replacements[0] = cheaper
+		return true
+	}
+	return false
 }
 
 // SingleNodeConsolidation deletes one node whose pods fit the others'
