@@ -273,7 +273,11 @@ func TestSingleNodeConsolidation(t *testing.T) {
 		}
 		return out
 	}
-	c5s := c5Range(2, 19)
+	// The 15 cheapest of the 18 types cheaper than a spot c5.20
+	// (consolidation.go computeSpotToSpotConsolidation: launched with
+	// only those, the new node is among the cheapest 15 and does not
+	// qualify again at once).
+	c5s := c5Range(2, 16)
 	cases := []consolidationCase{
 		{name: "delete: its pods fit the others' free capacity", setup: func(c *cluster) {
 			c.launched("a", m5n(4), od, "")
@@ -417,8 +421,18 @@ func TestSingleNodeConsolidation(t *testing.T) {
 			c.pod("web", "a", requests("12"))
 		}, want: []string{"a"}, replacements: []wantReplacement{
 			// 0.364 to 0.812 as spot, below the spot c5.30's 0.84; 0.91
-			// and up on demand.
-			{pods: []string{"default/web"}, types: c5Range(13, 29), allows: spotOnly, capacityType: spot},
+			// and up on demand: the cheapest 15 of those 17.
+			{pods: []string{"default/web"}, types: c5Range(13, 27), allows: spotOnly, capacityType: spot},
+		}, eligible: 1},
+		// With minValues, as many of the cheapest as they need when more
+		// than 15.
+		{name: "spot to spot keeps what minValues needs beyond 15", gate: true, its: c5, setup: func(c *cluster) {
+			c.pool().Spec.Template.Spec.Requirements = append(c.pool().Spec.Template.Spec.Requirements,
+				v1.NodeSelectorRequirementWithMinValues{Key: v1.LabelInstanceType, Operator: corev1.NodeSelectorOpExists, MinValues: ptr.To(17)})
+			c.launched("a", typeNamed(c5, "c5.20"), spot, "")
+			c.pod("web", "a", requests("1"))
+		}, want: []string{"a"}, replacements: []wantReplacement{
+			{pods: []string{"default/web"}, types: c5Range(2, 18), allows: spotOnly, capacityType: spot},
 		}, eligible: 1},
 		{name: "spot to spot never to a type cheaper only on demand", gate: true, setup: func(c *cluster) {
 			c.launched("a", m5n(2), spot, "")
