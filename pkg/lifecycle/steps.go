@@ -27,7 +27,7 @@ func Step(nc *v1.NodeClaim, node *corev1.Node, now time.Time, t Timeouts, attemp
 		out = append(out, effects.MergeMetadata{Object: effects.NodeClaimRef(nc.Name), Finalizers: []string{v1.TerminationFinalizer}})
 	}
 	action, wait := Next(nc, node, now, t, attempts)
-	if node != nil && action != Register && meta.IsStatusConditionTrue(nc.Status.Conditions, v1.ConditionTypeRegistered) {
+	if node != nil && action != Register && node.Name == nc.Status.NodeName && meta.IsStatusConditionTrue(nc.Status.Conditions, v1.ConditionTypeRegistered) {
 		out = append(out, KeepLabels(nc, node)...)
 	}
 	switch action {
@@ -139,7 +139,7 @@ func register(nc *v1.NodeClaim, node *corev1.Node, now time.Time) []effects.Effe
 		event(nc, corev1.EventTypeNormal, "Registered", "Register", fmt.Sprintf("node %s registered", node.Name)))
 }
 
-// KeepLabels puts back on a registered node the NodeClaim's labels that
+// KeepLabels puts back on the node a NodeClaim registered the labels that
 // Capstan owns (the well-known ones, the hostname aside, and
 // cluster.x-k8s.io/interruptible) where they went missing or changed.
 // The reference syncs labels once, at registration; seed 000 has the

@@ -56,6 +56,7 @@ func TestStep(t *testing.T) {
 		nc.Labels[v1.LabelInstanceType] = "m5.large"
 		nc.Labels[v1.LabelHostname] = "ip-10-0-0-1"
 		nc.Labels["team"] = "web"
+		nc.Status.NodeName = "n1"
 	}
 	for _, tc := range []struct {
 		name   string
@@ -121,6 +122,8 @@ func TestStep(t *testing.T) {
 				return []effects.Effect{effects.PatchNode{Name: "n1", Labels: map[string]string{
 					v1.InterruptibleLabelKey: "true", v1.CapacityTypeLabelKey: v1.CapacityTypeSpot, v1.LabelInstanceType: "m5.large"}}}
 			}},
+		{"only onto the node it registered", claim(launchedAt(v1.ConditionTypeLaunched, v1.ConditionTypeRegistered, v1.ConditionTypeInitialized), spotLabels),
+			readyNode(func(n *corev1.Node) { n.Name, n.Labels = "n2", synced }), now, Done, func(*v1.NodeClaim) []effects.Effect { return nil }},
 		{"restored while it initializes too", claim(launchedAt(v1.ConditionTypeLaunched, v1.ConditionTypeRegistered), spotLabels),
 			readyNode(func(n *corev1.Node) { n.Name, n.Labels = "n1", map[string]string{v1.NodePoolLabelKey: "default"} }), now, Initialize, func(*v1.NodeClaim) []effects.Effect {
 				return []effects.Effect{
