@@ -503,6 +503,16 @@ func TestMultiNodeConsolidation(t *testing.T) {
 			c.pod("web-"+n, n, requests("1.5"))
 		}
 	}
+	// twoSmall: a and b, m5.2s of capacity type ct, running three
+	// half-core pods between them.
+	twoSmall := func(c *cluster, ct string) {
+		for _, n := range []string{"a", "b"} {
+			c.launched(n, m5n(2), ct, "")
+		}
+		c.pod("web-a", "a", requests("0.5"))
+		c.pod("web-b1", "b", requests("0.5"))
+		c.pod("web-b2", "b", requests("0.5"))
+	}
 	// fuller: the same with 2.5-core pods, too many for another's room.
 	fuller := func(c *cluster, ct string) {
 		for _, n := range []string{"a", "b", "c"} {
@@ -564,22 +574,8 @@ func TestMultiNodeConsolidation(t *testing.T) {
 		// multinodeconsolidation.go filterOutSameInstanceType and its test
 		// "won't merge 2 nodes into 1 of the same type": merging a and b
 		// onto one m5.2 is deleting one of them with more disruption.
-		{name: "two nodes onto one of their own type: no command", setup: func(c *cluster) {
-			for _, n := range []string{"a", "b"} {
-				c.launched(n, m5n(2), od, "")
-			}
-			c.pod("web-a", "a", requests("0.5"))
-			c.pod("web-b1", "b", requests("0.5"))
-			c.pod("web-b2", "b", requests("0.5"))
-		}, eligible: 2},
-		{name: "two nodes onto one of their own type, on spot: no command", gate: true, setup: func(c *cluster) {
-			for _, n := range []string{"a", "b"} {
-				c.launched(n, m5n(2), spot, "")
-			}
-			c.pod("web-a", "a", requests("0.5"))
-			c.pod("web-b1", "b", requests("0.5"))
-			c.pod("web-b2", "b", requests("0.5"))
-		}, eligible: 2},
+		{name: "two nodes onto one of their own type: no command", setup: func(c *cluster) { twoSmall(c, od) }, eligible: 2},
+		{name: "two nodes onto one of their own type, on spot: no command", gate: true, setup: func(c *cluster) { twoSmall(c, spot) }, eligible: 2},
 		// The filter's second example: only types cheaper than the
 		// cheapest candidate of a type among the options are kept.
 		{name: "a replacement only of types cheaper than a candidate of a type among them", setup: func(c *cluster) {

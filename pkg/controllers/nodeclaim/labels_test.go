@@ -40,20 +40,7 @@ func TestLostLabelsRestored(t *testing.T) {
 	launched := getClaim(g, nc)
 	g.Expect(launched.Labels).To(gomega.HaveKeyWithValue(v1.InterruptibleLabelKey, "true"))
 
-	node := &corev1.Node{}
-	node.Name = test.RandomName("node")
-	node.Spec.ProviderID = launched.Status.ProviderID
-	node.Spec.Taints = []corev1.Taint{v1.UnregisteredNoExecuteTaint()}
-	g.Expect(env.Client.Create(ctx, node)).To(gomega.Succeed())
-	t.Cleanup(func() {
-		got := &corev1.Node{}
-		if env.Client.Get(ctx, client.ObjectKeyFromObject(node), got) == nil {
-			patch := client.MergeFrom(got.DeepCopy())
-			got.Finalizers = nil
-			_ = env.Client.Patch(ctx, got, patch)
-			_ = env.Client.Delete(ctx, got)
-		}
-	})
+	node := joinNode(t, launched.Status.ProviderID)
 	g.Eventually(func(g gomega.Gomega) {
 		g.Expect(conditionOf(g, nc, v1.ConditionTypeRegistered).Status).To(gomega.Equal(metav1.ConditionTrue))
 		got := &corev1.Node{}
