@@ -139,7 +139,73 @@ func (c consolidation) judge(env Env, cs []Candidate) ([]*provisioning.NodeClaim
 		return nil, fmt.Sprintf("SpotToSpotConsolidation requires %d cheaper instance type options than the current candidate to consolidate, got %d",
 			MinSpotToSpotTypes, len(cheaper.InstanceTypes))
 	}
+	if spotToSpot && len(cs) == 1 {
+		cheaper = cheapest(cheaper, MinSpotToSpotTypes)
+	}
 	return []*provisioning.NodeClaim{cheaper}, ""
+}
+
+// cheapest keeps r's n cheapest instance types, by their cheapest
+// available offering r may launch as, or as many of the cheapest as its
+// minValues need when that is more. A single spot node's spot replacement
+// launches only as these, so the node it becomes is among the cheapest n
+// and does not qualify for replacement again at once (consolidation.go
+// computeSpotToSpotConsolidation).
+func cheapest(r *provisioning.NodeClaim, n int) *provisioning.NodeClaim {
+	price := func(it *cloudprovider.InstanceType) float64 {
+		low := math.Inf(1)
+		for _, o := range it.Offerings {
+			if o.IsAvailable() && o.CompatibleWith(r.Requirements) {
+				low = min(low, o.Price)
+			}
+		}
+		return low
+	}
+	its := slices.Clone(r.InstanceTypes)
+	slices.SortStableFunc(its, func(a, b *cloudprovider.InstanceType) int {
+		return cmp.Or(cmp.Compare(price(a), price(b)), cmp.Compare(a.Name, b.Name))
+	})
+	its = its[:min(len(its), max(n, minValuesPrefix(r.Requirements, its)))]
+	if len(its) == len(r.InstanceTypes) {
+		return r
+	}
+	names := make([]string, len(its))
+	for i, it := range its {
+		names[i] = it.Name
+	}
+	out := restrict(r, scheduling.NewRequirement(v1.LabelInstanceType, corev1.NodeSelectorOpIn, names...))
+	out.InstanceTypes = its
+	return out
+}
+
+// minValuesPrefix is how many of its, from the first, every minValues of
+// reqs needs to be met: 0 without minValues, all when they never are.
+func minValuesPrefix(reqs scheduling.Requirements, its []*cloudprovider.InstanceType) int {
+	if !reqs.HasMinValues() {
+		return 0
+	}
+	seen := map[string]map[string]bool{}
+	for i, it := range its {
+		met := true
+		for key, r := range reqs {
+			if r.MinValues() == 0 {
+				continue
+			}
+			if seen[key] == nil {
+				seen[key] = map[string]bool{}
+			}
+			for _, v := range it.Requirements.Get(key).Values() {
+				if r.Has(v) {
+					seen[key][v] = true
+				}
+			}
+			met = met && len(seen[key]) >= r.MinValues()
+		}
+		if met {
+			return i + 1
+		}
+	}
+	return len(its)
 }
 
 // Cheaper keeps only r's instance types every available offering of
@@ -267,7 +333,7 @@ func (m MultiNodeConsolidation) Compute(env Env) Outcome {
 	lo, hi := 2, len(prefix)
 	for lo <= hi {
 		mid := (lo + hi) / 2
-		if replacements, why := c.judge(env, prefix[:mid]); why == "" {
+		if replacements, why := c.judge(env, prefix[:mid]); why == "" && notSameType(replacements, prefix[:mid]) {
 			scores, taken := c.balance.score(m, prefix[:mid], replacements)
 			if taken {
 				out.Command.Candidates, out.Command.Replacements, out.Command.Scores = slices.Clone(prefix[:mid]), replacements, scores
@@ -283,6 +349,38 @@ func (m MultiNodeConsolidation) Compute(env Env) Outcome {
 		out.Scores = rejectedScores
 	}
 	return out
+}
+
+// notSameType narrows a multi-node command's replacement, when it may
+// launch as the instance type of one of the candidates, to the types
+// cheaper than the cheapest such candidate, and says whether any is left
+// (true for a deletion). Merging nodes onto one of their own type is
+// deleting the others with more pods moved: single-node consolidation
+// deletes the emptier one instead (the reference's
+// filterOutSameInstanceType, multinodeconsolidation.go).
+func notSameType(replacements []*provisioning.NodeClaim, cs []Candidate) bool {
+	if len(replacements) == 0 {
+		return true
+	}
+	r := replacements[0]
+	options := map[string]bool{}
+	for _, it := range r.InstanceTypes {
+		options[it.Name] = true
+	}
+	limit := math.Inf(1)
+	for _, cand := range cs {
+		if options[cand.NodeClaim.Labels[v1.LabelInstanceType]] {
+			limit = min(limit, cand.Price)
+		}
+	}
+	if math.IsInf(limit, 1) {
+		return true
+	}
+	if cheaper := Cheaper(r, limit); cheaper != nil {
+		replacements[0] = cheaper
+		return true
+	}
+	return false
 }
 
 // SingleNodeConsolidation deletes one node whose pods fit the others'

@@ -273,7 +273,11 @@ func TestSingleNodeConsolidation(t *testing.T) {
 		}
 		return out
 	}
-	c5s := c5Range(2, 19)
+	// The 15 cheapest of the 18 types cheaper than a spot c5.20
+	// (consolidation.go computeSpotToSpotConsolidation: launched with
+	// only those, the new node is among the cheapest 15 and does not
+	// qualify again at once).
+	c5s := c5Range(2, 16)
 	cases := []consolidationCase{
 		{name: "delete: its pods fit the others' free capacity", setup: func(c *cluster) {
 			c.launched("a", m5n(4), od, "")
@@ -417,8 +421,18 @@ func TestSingleNodeConsolidation(t *testing.T) {
 			c.pod("web", "a", requests("12"))
 		}, want: []string{"a"}, replacements: []wantReplacement{
 			// 0.364 to 0.812 as spot, below the spot c5.30's 0.84; 0.91
-			// and up on demand.
-			{pods: []string{"default/web"}, types: c5Range(13, 29), allows: spotOnly, capacityType: spot},
+			// and up on demand: the cheapest 15 of those 17.
+			{pods: []string{"default/web"}, types: c5Range(13, 27), allows: spotOnly, capacityType: spot},
+		}, eligible: 1},
+		// With minValues, as many of the cheapest as they need when more
+		// than 15.
+		{name: "spot to spot keeps what minValues needs beyond 15", gate: true, its: c5, setup: func(c *cluster) {
+			c.pool().Spec.Template.Spec.Requirements = append(c.pool().Spec.Template.Spec.Requirements,
+				v1.NodeSelectorRequirementWithMinValues{Key: v1.LabelInstanceType, Operator: corev1.NodeSelectorOpExists, MinValues: ptr.To(17)})
+			c.launched("a", typeNamed(c5, "c5.20"), spot, "")
+			c.pod("web", "a", requests("1"))
+		}, want: []string{"a"}, replacements: []wantReplacement{
+			{pods: []string{"default/web"}, types: c5Range(2, 18), allows: spotOnly, capacityType: spot},
 		}, eligible: 1},
 		{name: "spot to spot never to a type cheaper only on demand", gate: true, setup: func(c *cluster) {
 			c.launched("a", m5n(2), spot, "")
@@ -481,6 +495,24 @@ func TestMultiNodeConsolidation(t *testing.T) {
 			c.pod("web-"+n, n, requests("1"))
 		}
 	}
+	// busier: the same with 1.5-core pods, two of which need more than
+	// another's room.
+	busier := func(c *cluster, ct string) {
+		for _, n := range []string{"a", "b", "c"} {
+			c.launched(n, m5n(4), ct, "")
+			c.pod("web-"+n, n, requests("1.5"))
+		}
+	}
+	// twoSmall: a and b, m5.2s of capacity type ct, running three
+	// half-core pods between them.
+	twoSmall := func(c *cluster, ct string) {
+		for _, n := range []string{"a", "b"} {
+			c.launched(n, m5n(2), ct, "")
+		}
+		c.pod("web-a", "a", requests("0.5"))
+		c.pod("web-b1", "b", requests("0.5"))
+		c.pod("web-b2", "b", requests("0.5"))
+	}
 	// fuller: the same with 2.5-core pods, too many for another's room.
 	fuller := func(c *cluster, ct string) {
 		for _, n := range []string{"a", "b", "c"} {
@@ -490,9 +522,15 @@ func TestMultiNodeConsolidation(t *testing.T) {
 	}
 	three := []string{"default/web-a", "default/web-b", "default/web-c"}
 	cases := []consolidationCase{
-		{name: "three underused nodes onto one cheaper node", setup: func(c *cluster) { underused(c, od) },
+		// Three m5.4s onto one m5.4 to m5.8 is no move (the reference's
+		// filterOutSameInstanceType): a and b are deleted, their pods
+		// moving to c.
+		{name: "three underused nodes: two deleted, not merged onto their own type", setup: func(c *cluster) { underused(c, od) },
+			want: []string{"a", "b"}, eligible: 3},
+		{name: "three nodes onto one cheaper node", setup: func(c *cluster) { busier(c, od) },
 			want: []string{"a", "b", "c"}, replacements: []wantReplacement{
-				{pods: three, types: m5s(4, 8), allows: onDemandAndSpot, capacityType: spot},
+				// 4.5 cores need an m5.5: no candidate's type.
+				{pods: three, types: m5s(5, 8), allows: onDemandAndSpot, capacityType: spot},
 			}, eligible: 3},
 		{name: "the longest prefix that consolidates", setup: func(c *cluster) {
 			underused(c, od)
@@ -501,8 +539,9 @@ func TestMultiNodeConsolidation(t *testing.T) {
 			c.pod("big-d1", "d", requests("3"))
 			c.pod("big-d2", "d", requests("3"))
 		}, want: []string{"a", "b", "c"}, replacements: []wantReplacement{
-			// web-a fits d's free capacity.
-			{pods: three[1:], types: m5s(3, 8), allows: onDemandAndSpot, capacityType: spot},
+			// web-a fits d's free capacity; the m5.3 alone is cheaper
+			// than a, b or c, m5.4s.
+			{pods: three[1:], types: m5s(3, 3), allows: onDemandAndSpot, capacityType: spot},
 		}, eligible: 4},
 		{name: "the NodePool's budget caps the prefix", setup: func(c *cluster) {
 			c.pool().Spec.Disruption.Budgets = []v1.Budget{{Nodes: "2"}}
@@ -522,16 +561,33 @@ func TestMultiNodeConsolidation(t *testing.T) {
 			c.pod("keep", "a", doNotDisrupt)
 		}, want: []string{"b", "c"}, eligible: 3},
 		{name: "spot nodes that need a replacement, the gate off: no command, no verdicts", setup: func(c *cluster) { fuller(c, spot) }, eligible: 3},
-		{name: "spot nodes onto one spot node needs no 15 types", gate: true, setup: func(c *cluster) { underused(c, spot) },
+		{name: "spot nodes onto one spot node needs no 15 types", gate: true, setup: func(c *cluster) { busier(c, spot) },
 			want: []string{"a", "b", "c"}, replacements: []wantReplacement{
-				// 0.112 to 0.224 as spot, below the three's 0.336.
-				{pods: three, types: m5s(4, 8), allows: spotOnly, capacityType: spot},
+				// 0.14 to 0.224 as spot, below the three's 0.336.
+				{pods: three, types: m5s(5, 8), allows: spotOnly, capacityType: spot},
 			}, eligible: 3},
 		{name: "spot nodes onto one node cheaper only as spot", gate: true, setup: func(c *cluster) { fuller(c, spot) },
 			want: []string{"a", "b", "c"}, replacements: []wantReplacement{
 				// 0.224 as spot, below the three's 0.336; 0.56 on demand.
 				{pods: three, types: m5s(8, 8), allows: spotOnly, capacityType: spot},
 			}, eligible: 3},
+		// multinodeconsolidation.go filterOutSameInstanceType and its test
+		// "won't merge 2 nodes into 1 of the same type": merging a and b
+		// onto one m5.2 is deleting one of them with more disruption.
+		{name: "two nodes onto one of their own type: no command", setup: func(c *cluster) { twoSmall(c, od) }, eligible: 2},
+		{name: "two nodes onto one of their own type, on spot: no command", gate: true, setup: func(c *cluster) { twoSmall(c, spot) }, eligible: 2},
+		// The filter's second example: only types cheaper than the
+		// cheapest candidate of a type among the options are kept.
+		{name: "a replacement only of types cheaper than a candidate of a type among them", setup: func(c *cluster) {
+			c.launched("a", m5n(8), od, "")
+			c.launched("b", m5n(8), od, "")
+			c.launched("c", m5n(3), od, "")
+			c.pod("web-a", "a", requests("0.5"))
+			c.pod("web-b", "b", requests("0.5"))
+			c.pod("web-c", "c", requests("0.5"))
+		}, want: []string{"a", "b", "c"}, replacements: []wantReplacement{
+			{pods: []string{"default/web-a", "default/web-b", "default/web-c"}, types: m5s(2, 2), allows: onDemandAndSpot, capacityType: spot},
+		}, eligible: 3},
 		{name: "spot nodes deleted without the gate", setup: func(c *cluster) {
 			underused(c, spot)
 			c.launched("d", m5n(8), spot, "")
@@ -687,7 +743,8 @@ func TestConsolidationPlanOrder(t *testing.T) {
 				c.launched(n, m5n(4), od, "")
 				c.pod("web-"+n, n, requests("1"))
 			}
-		}, "MultiNodeConsolidation", []string{"a", "b", "c"}},
+			// Not all three onto one of their own m5.4s: two deleted.
+		}, "MultiNodeConsolidation", []string{"a", "b"}},
 		{"one can go: single-node", func(c *cluster) {
 			c.launched("a", m5n(8), od, "")
 			c.pod("web", "a", requests("1"))

@@ -55,9 +55,9 @@ func Drifted(nc *v1.NodeClaim, np *v1.NodePool) string {
 
 // Drift replaces drifted nodes (their Drifted condition is True): empty
 // ones are deleted together, as many per NodePool as the Drifted budget
-// allows; otherwise one node at a time, with replacements pre-spun for
-// the pods other nodes cannot take. A node whose pods would fit nowhere
-// stays, and the verdict says which pod.
+// allows; otherwise as many busy ones as that budget allows, with
+// replacements pre-spun for the pods other nodes cannot take. A node
+// whose pods would fit nowhere stays, and the verdict says which pod.
 type Drift struct{}
 
 // Name implements Method.
@@ -132,17 +132,36 @@ func replaceMarked(env Env, m Method, condition string) Outcome {
 			return out
 		}
 	}
+	// Busy ones: as many as the budget allows, their pods solved together
+	// so two never count on the same free room. The reference starts one
+	// command per node until the budget is spent (drift.go
+	// ComputeCommands); here they are one command (docs/disruption.md,
+	// "Drift").
+	var sim Simulation
 	for _, c := range busy {
-		sim := env.Simulate([]Candidate{c})
-		if len(sim.Unplaced) > 0 {
-			u := sim.Unplaced[0]
-			out.Verdicts = append(out.Verdicts, verdict(c, m, EventDisruptionBlocked, VerdictUnschedulable,
-				fmt.Sprintf("pod %s/%s would not schedule without the node: %s", u.Pod.Namespace, u.Pod.Name, u.Message)))
+		pool := c.NodePool.Name
+		if taken[pool] >= env.Allowed[pool] {
 			continue
 		}
-		out.Command.Candidates, out.Command.Replacements = []Candidate{c}, sim.Replacements
-		return out
+		with := env.Simulate(append(slices.Clone(out.Command.Candidates), c))
+		if len(with.Unplaced) > 0 {
+			alone := with
+			if len(out.Command.Candidates) > 0 {
+				alone = env.Simulate([]Candidate{c})
+			}
+			// A node that would go alone but not beside those taken waits
+			// for a later command.
+			if len(alone.Unplaced) > 0 {
+				u := alone.Unplaced[0]
+				out.Verdicts = append(out.Verdicts, verdict(c, m, EventDisruptionBlocked, VerdictUnschedulable,
+					fmt.Sprintf("pod %s/%s would not schedule without the node: %s", u.Pod.Namespace, u.Pod.Name, u.Message)))
+			}
+			continue
+		}
+		taken[pool]++
+		out.Command.Candidates, sim = append(out.Command.Candidates, c), with
 	}
+	out.Command.Replacements = sim.Replacements
 	return out
 }
 

@@ -85,14 +85,33 @@ func TestDrift(t *testing.T) {
 			c.drift("a", t0)
 			c.pod("web", "a", requests("2"))
 		}, []string{"a"}, [][]string{}, nil, 1},
-		{"busy ones one at a time, a replacement when the others are full", func(c *cluster) {
+		// The reference (drift.go ComputeCommands, controller.go) starts
+		// a command per busy node while the Drifted budget allows: busy
+		// nodes go as many at once as the budget allows, their pods
+		// solved together.
+		{"busy ones as many as the Drifted budget allows, replacements when the others are full", func(c *cluster) {
+			c.drift("a", t0)
+			c.drift("b", t0)
+			c.pod("web-a", "a", requests("3"))
+			c.pod("web-b", "b", requests("3"))
+			c.pod("fill", "c", requests("3"))
+		}, []string{"a", "b"}, [][]string{{"default/web-a", "default/web-b"}}, nil, 2},
+		{"a Drifted budget of one: busy ones one at a time", func(c *cluster) {
+			driftedOnly(v1.Budget{Nodes: "1", Reasons: []v1.DisruptionReason{v1.DisruptionReasonDrifted}})(c)
 			c.drift("a", t0)
 			c.drift("b", t0)
 			c.pod("web-a", "a", requests("3"))
 			c.pod("web-b", "b", requests("3"))
 			c.pod("fill", "c", requests("3"))
 		}, []string{"a"}, [][]string{{"default/web-a"}}, nil, 2},
+		{"busy ones onto the others' free room together", func(c *cluster) {
+			c.drift("a", t0.Add(10*time.Minute))
+			c.drift("b", t0.Add(5*time.Minute))
+			c.pod("web-a", "a", requests("1"))
+			c.pod("web-b", "b", requests("1"))
+		}, []string{"b", "a"}, [][]string{}, nil, 2},
 		{"the longest drifted goes first", func(c *cluster) {
+			driftedOnly(v1.Budget{Nodes: "1", Reasons: []v1.DisruptionReason{v1.DisruptionReasonDrifted}})(c)
 			c.drift("a", t0.Add(10*time.Minute))
 			c.drift("b", t0.Add(5*time.Minute))
 			c.pod("web-a", "a", requests("1"))
@@ -399,7 +418,15 @@ func TestExpectedInterruption(t *testing.T) {
 			c.pod("fill-b", "b", requests("3"))
 			c.pod("fill-c", "c", requests("3"))
 		}, []string{"a"}, [][]string{{"default/web-a"}}, nil, 1},
-		{"busy ones one at a time, the longest expected first", func(c *cluster) {
+		{"busy ones as many as the Drifted budget allows", func(c *cluster) {
+			c.expectInterruption("a", preemptible, t0.Add(10*time.Minute))
+			c.expectInterruption("b", preemptible, t0.Add(5*time.Minute))
+			c.pod("web-a", "a", requests("3"))
+			c.pod("web-b", "b", requests("3"))
+			c.pod("fill", "c", requests("3"))
+		}, []string{"b", "a"}, [][]string{{"default/web-a", "default/web-b"}}, nil, 2},
+		{"a Drifted budget of one: busy ones one at a time, the longest expected first", func(c *cluster) {
+			budgets(v1.Budget{Nodes: "1", Reasons: []v1.DisruptionReason{v1.DisruptionReasonDrifted}})(c)
 			c.expectInterruption("a", preemptible, t0.Add(10*time.Minute))
 			c.expectInterruption("b", preemptible, t0.Add(5*time.Minute))
 			c.pod("web-a", "a", requests("3"))

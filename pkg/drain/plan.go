@@ -10,8 +10,14 @@ import (
 	"github.com/capstan-dev/capstan/pkg/state"
 )
 
-// mirrorPodAnnotation marks static pods' mirrors; the kubelet owns them.
-const mirrorPodAnnotation = "kubernetes.io/config.mirror"
+const (
+	// mirrorPodAnnotation marks static pods' mirrors; the kubelet owns
+	// them.
+	mirrorPodAnnotation = "kubernetes.io/config.mirror"
+	// The built-in priority classes of pods the cluster needs.
+	criticalClusterPriority = "system-cluster-critical"
+	criticalNodePriority    = "system-node-critical"
+)
 
 // Deletion is a pod to delete outright, with the grace period it gets.
 type Deletion struct {
@@ -36,27 +42,36 @@ type Plan struct {
 // PlanDrain decides the next step. deadline is zero without a
 // terminationGracePeriod: then PDBs and do-not-disrupt pods block as long
 // as they like. Pods that stay are left alone: static (mirror) pods,
-// finished pods and pods tolerating the disrupted taint. DaemonSet pods
-// go last, once every other pod is gone, so logging and networking keep
-// working while the node drains.
+// finished pods and pods tolerating the disrupted taint. The others leave
+// in waves, each once the one before has gone, as the reference's
+// terminator (groupPodsByPriority, after the kubelet's graceful node
+// shutdown): workloads, then DaemonSet pods, so logging and networking
+// keep working while the node drains, then critical pods, then critical
+// DaemonSet pods (docs/disruption.md, "The drain and its deadline").
 func PlanDrain(pods []*corev1.Pod, now, deadline time.Time) Plan {
-	var workloads, daemons []*corev1.Pod
+	var waves [4][]*corev1.Pod
 	for _, p := range pods {
 		if !mustLeave(p) {
 			continue
 		}
+		wave := 0
+		if isCritical(p) {
+			wave = 2
+		}
 		if state.IsDaemonSetPod(p) {
-			daemons = append(daemons, p)
-		} else {
-			workloads = append(workloads, p)
+			wave++
+		}
+		waves[wave] = append(waves[wave], p)
+	}
+	var current []*corev1.Pod
+	for _, w := range waves {
+		if len(w) > 0 {
+			current = w
+			break
 		}
 	}
-	if len(workloads) == 0 && len(daemons) == 0 {
+	if current == nil {
 		return Plan{Drained: true}
-	}
-	current := workloads
-	if len(current) == 0 {
-		current = daemons
 	}
 	plan := Plan{}
 	for _, p := range current {
@@ -84,6 +99,13 @@ func PlanDrain(pods []*corev1.Pod, now, deadline time.Time) Plan {
 		plan.Evict = append(plan.Evict, p)
 	}
 	return plan
+}
+
+// isCritical reports whether p runs at one of the priority classes the
+// cluster needs to work, which the kubelet's graceful node shutdown also
+// stops last.
+func isCritical(p *corev1.Pod) bool {
+	return p.Spec.PriorityClassName == criticalClusterPriority || p.Spec.PriorityClassName == criticalNodePriority
 }
 
 // mustLeave reports whether a pod has to be gone before the instance is

@@ -32,6 +32,10 @@ func daemon(p *corev1.Pod) {
 	p.OwnerReferences = []metav1.OwnerReference{{Kind: "DaemonSet", Controller: ptr.To(true)}}
 }
 
+func critical(class string) func(*corev1.Pod) {
+	return func(p *corev1.Pod) { p.Spec.PriorityClassName = class }
+}
+
 type summary struct {
 	Evict   []string
 	Delete  map[string]int64
@@ -63,6 +67,22 @@ func TestPlanDrain(t *testing.T) {
 		{"workloads first, daemonsets wait", []*corev1.Pod{pod("web"), pod("logs", daemon)}, start, time.Time{},
 			summary{Evict: []string{"web"}}},
 		{"daemonsets last", []*corev1.Pod{pod("logs", daemon)}, start, time.Time{}, summary{Evict: []string{"logs"}}},
+		// terminator.go groupPodsByPriority: non-critical pods, then
+		// non-critical DaemonSet pods, then critical pods, then critical
+		// DaemonSet pods, each wave once the one before has gone.
+		{"critical pods wait for the others", []*corev1.Pod{pod("web"), pod("dns", critical("system-cluster-critical")),
+			pod("logs", daemon), pod("cni", daemon, critical("system-node-critical"))}, start, time.Time{},
+			summary{Evict: []string{"web"}}},
+		{"critical pods wait for non-critical daemonsets", []*corev1.Pod{pod("dns", critical("system-cluster-critical")),
+			pod("logs", daemon), pod("cni", daemon, critical("system-node-critical"))}, start, time.Time{},
+			summary{Evict: []string{"logs"}}},
+		{"critical pods before critical daemonsets", []*corev1.Pod{pod("dns", critical("system-cluster-critical")),
+			pod("proxy", critical("system-node-critical")), pod("cni", daemon, critical("system-node-critical"))}, start, time.Time{},
+			summary{Evict: []string{"dns", "proxy"}}},
+		{"critical daemonsets last", []*corev1.Pod{pod("cni", daemon, critical("system-node-critical"))}, start, time.Time{},
+			summary{Evict: []string{"cni"}}},
+		{"other priority classes are not critical", []*corev1.Pod{pod("web", critical("high")), pod("logs", daemon)}, start, time.Time{},
+			summary{Evict: []string{"web"}}},
 		{"left alone: mirror, finished, tolerating the disrupted taint", []*corev1.Pod{
 			pod("static", func(p *corev1.Pod) { p.Annotations = map[string]string{mirrorPodAnnotation: "x"} }),
 			pod("done", func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }),

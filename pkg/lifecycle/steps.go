@@ -13,6 +13,7 @@ import (
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/effects"
+	"github.com/capstan-dev/capstan/pkg/scheduling"
 )
 
 // Step is the lifecycle of a NodeClaim not being deleted, as effects: the
@@ -26,6 +27,9 @@ func Step(nc *v1.NodeClaim, node *corev1.Node, now time.Time, t Timeouts, attemp
 		out = append(out, effects.MergeMetadata{Object: effects.NodeClaimRef(nc.Name), Finalizers: []string{v1.TerminationFinalizer}})
 	}
 	action, wait := Next(nc, node, now, t, attempts)
+	if node != nil && action != Register && node.Name == nc.Status.NodeName && meta.IsStatusConditionTrue(nc.Status.Conditions, v1.ConditionTypeRegistered) {
+		out = append(out, KeepLabels(nc, node)...)
+	}
 	switch action {
 	case Launch:
 		out = append(out, effects.Launch{NodeClaim: nc})
@@ -133,6 +137,28 @@ func register(nc *v1.NodeClaim, node *corev1.Node, now time.Time) []effects.Effe
 		effects.SetCondition{Object: effects.NodeClaimRef(nc.Name), Condition: registered},
 		ready(nc, now, registered),
 		event(nc, corev1.EventTypeNormal, "Registered", "Register", fmt.Sprintf("node %s registered", node.Name)))
+}
+
+// KeepLabels puts back on the node a NodeClaim registered the labels that
+// Capstan owns (the well-known ones, the hostname aside, and
+// cluster.x-k8s.io/interruptible) where they went missing or changed.
+// The reference syncs labels once, at registration; seed 000 has the
+// interruptible label on the node as long as the instance is
+// interruptible, and scheduling reads these labels from the node. Other
+// labels (the template's) are left to whoever changed them
+// (docs/disruption.md, "Node labels").
+func KeepLabels(nc *v1.NodeClaim, node *corev1.Node) []effects.Effect {
+	restore := map[string]string{}
+	for k, v := range nc.Labels {
+		owned := k == v1.InterruptibleLabelKey || (scheduling.IsWellKnown(k) && k != v1.LabelHostname)
+		if have, ok := node.Labels[k]; owned && (!ok || have != v) {
+			restore[k] = v
+		}
+	}
+	if len(restore) == 0 {
+		return nil
+	}
+	return []effects.Effect{effects.PatchNode{Name: node.Name, Labels: restore}}
 }
 
 // initialize labels the Node initialized and records it.

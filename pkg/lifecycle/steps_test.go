@@ -48,6 +48,16 @@ func TestStep(t *testing.T) {
 		n.Spec.Taints = []corev1.Taint{v1.UnregisteredNoExecuteTaint()}
 	})
 	now := t0.Add(time.Minute)
+	// synced are the labels registration put on the node.
+	synced := map[string]string{v1.NodePoolLabelKey: "default"}
+	spotLabels := func(nc *v1.NodeClaim) {
+		nc.Labels[v1.CapacityTypeLabelKey] = v1.CapacityTypeSpot
+		nc.Labels[v1.InterruptibleLabelKey] = "true"
+		nc.Labels[v1.LabelInstanceType] = "m5.large"
+		nc.Labels[v1.LabelHostname] = "ip-10-0-0-1"
+		nc.Labels["team"] = "web"
+		nc.Status.NodeName = "n1"
+	}
 	for _, tc := range []struct {
 		name   string
 		nc     *v1.NodeClaim
@@ -81,7 +91,7 @@ func TestStep(t *testing.T) {
 				effects.Event{Object: effects.NodeClaimRef("nc"), Type: corev1.EventTypeNormal, Reason: "Registered", Action: "Register", Message: "node n1 registered"},
 			}
 		}},
-		{"initialize: Ready", claim(launchedAt(v1.ConditionTypeLaunched, v1.ConditionTypeRegistered)), readyNode(func(n *corev1.Node) { n.Name = "n1" }), now, Initialize, func(*v1.NodeClaim) []effects.Effect {
+		{"initialize: Ready", claim(launchedAt(v1.ConditionTypeLaunched, v1.ConditionTypeRegistered)), readyNode(func(n *corev1.Node) { n.Name, n.Labels = "n1", synced }), now, Initialize, func(*v1.NodeClaim) []effects.Effect {
 			return []effects.Effect{
 				effects.PatchNode{Name: "n1", Labels: map[string]string{v1.NodeInitializedLabelKey: "true"}},
 				setCond("nc", cond(v1.ConditionTypeInitialized, metav1.ConditionTrue, "Initialized", "node is ready", now)),
@@ -98,7 +108,32 @@ func TestStep(t *testing.T) {
 		{"waiting for the node requeues at the timeout", claim(launchedAt(v1.ConditionTypeLaunched)), nil, now, Wait, func(*v1.NodeClaim) []effects.Effect {
 			return []effects.Effect{effects.RequeueAt{At: t0.Add(15 * time.Minute)}}
 		}},
-		{"initialized: nothing", claim(launchedAt(v1.ConditionTypeLaunched, v1.ConditionTypeRegistered, v1.ConditionTypeInitialized)), readyNode(), now, Done, func(*v1.NodeClaim) []effects.Effect { return nil }},
+		{"initialized: nothing", claim(launchedAt(v1.ConditionTypeLaunched, v1.ConditionTypeRegistered, v1.ConditionTypeInitialized)), readyNode(func(n *corev1.Node) { n.Labels = synced }), now, Done, func(*v1.NodeClaim) []effects.Effect { return nil }},
+		// Seed 000: cluster.x-k8s.io/interruptible is on the node as long
+		// as the instance is interruptible. The NodeClaim's well-known
+		// labels are put back on its node whenever they go or change;
+		// the hostname and other labels (the template's) are left to
+		// whoever changed them.
+		{"a registered node's lost labels are restored", claim(launchedAt(v1.ConditionTypeLaunched, v1.ConditionTypeRegistered, v1.ConditionTypeInitialized), spotLabels),
+			readyNode(func(n *corev1.Node) {
+				n.Name = "n1"
+				n.Labels = map[string]string{v1.NodePoolLabelKey: "default", v1.CapacityTypeLabelKey: v1.CapacityTypeOnDemand, v1.LabelHostname: "n1"}
+			}), now, Done, func(*v1.NodeClaim) []effects.Effect {
+				return []effects.Effect{effects.PatchNode{Name: "n1", Labels: map[string]string{
+					v1.InterruptibleLabelKey: "true", v1.CapacityTypeLabelKey: v1.CapacityTypeSpot, v1.LabelInstanceType: "m5.large"}}}
+			}},
+		{"only onto the node it registered", claim(launchedAt(v1.ConditionTypeLaunched, v1.ConditionTypeRegistered, v1.ConditionTypeInitialized), spotLabels),
+			readyNode(func(n *corev1.Node) { n.Name, n.Labels = "n2", synced }), now, Done, func(*v1.NodeClaim) []effects.Effect { return nil }},
+		{"restored while it initializes too", claim(launchedAt(v1.ConditionTypeLaunched, v1.ConditionTypeRegistered), spotLabels),
+			readyNode(func(n *corev1.Node) { n.Name, n.Labels = "n1", map[string]string{v1.NodePoolLabelKey: "default"} }), now, Initialize, func(*v1.NodeClaim) []effects.Effect {
+				return []effects.Effect{
+					effects.PatchNode{Name: "n1", Labels: map[string]string{
+						v1.InterruptibleLabelKey: "true", v1.CapacityTypeLabelKey: v1.CapacityTypeSpot, v1.LabelInstanceType: "m5.large"}},
+					effects.PatchNode{Name: "n1", Labels: map[string]string{v1.NodeInitializedLabelKey: "true"}},
+					setCond("nc", cond(v1.ConditionTypeInitialized, metav1.ConditionTrue, "Initialized", "node is ready", now)),
+					setCond("nc", cond(v1.ConditionTypeReady, metav1.ConditionTrue, "Ready", "", now)),
+				}
+			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			attempts := LaunchAttempts{}

@@ -1,6 +1,7 @@
 package simulator_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -143,6 +144,35 @@ func TestDrift(t *testing.T) {
 	r = run(t, set, func(o *simulator.Options) { o.Duration = time.Hour })
 	if len(r.Nodes) != 2 || len(nodesWhere(r, alive)) != 2 {
 		t.Errorf("nodes %+v; widening the requirements must not replace any", r.Nodes)
+	}
+}
+
+// Busy drifted nodes go as many at once as the Drifted budget allows (the
+// reference starts a command per node until the budget is spent): under a
+// budget of two, two of three are disrupted together, the third after.
+func TestDriftTakesAsManyAsTheBudgetAllows(t *testing.T) {
+	narrowedWithBudget := strings.Replace(nodePoolYAML("default", withBudget("2")), "[m6i.large, m6i.4xlarge]", "[m6i.xlarge]", 1)
+	set := read(t, placementHeader+nodePoolYAML("default", withBudget("2"))+annotate(narrowedWithBudget, "apply-at: 30m")+deploymentYAML("web", 3, spread))
+	r := run(t, set, func(o *simulator.Options) { o.Duration = time.Hour })
+	disrupted := map[string]int{}
+	for _, n := range r.Nodes {
+		if n.InstanceType == "m6i.large" {
+			if n.DeletionReason != "Drifted" || n.DisruptedAt == "" {
+				t.Fatalf("node %s deleted for %q (disrupted %q), want Drifted", n.Name, n.DeletionReason, n.DisruptedAt)
+			}
+			disrupted[n.DisruptedAt]++
+		}
+	}
+	var counts []int
+	for _, c := range disrupted {
+		counts = append(counts, c)
+	}
+	slices.Sort(counts)
+	if !slices.Equal(counts, []int{1, 2}) {
+		t.Errorf("drifted nodes disrupted at %v, want two together and one after", disrupted)
+	}
+	if r.Summary.PodsPending != 0 {
+		t.Errorf("%d pods pending at the end", r.Summary.PodsPending)
 	}
 }
 

@@ -30,6 +30,30 @@ func conditionOf(g gomega.Gomega, nc *v1.NodeClaim, t string) metav1.Condition {
 	return *c
 }
 
+// joinNode creates the Node of the instance providerID names, still
+// carrying the unregistered taint, as a kubelet joining would.
+func joinNode(t *testing.T, providerID string) *corev1.Node {
+	t.Helper()
+	ctx := context.Background()
+	node := &corev1.Node{}
+	node.Name = test.RandomName("node")
+	node.Spec.ProviderID = providerID
+	node.Spec.Taints = []corev1.Taint{v1.UnregisteredNoExecuteTaint()}
+	test.NewGomega(t).Expect(env.Client.Create(ctx, node)).To(gomega.Succeed())
+	// Every fixture's simulated cloud numbers its instances from one: the
+	// node must be gone, finalizer and all, before the next test launches.
+	t.Cleanup(func() {
+		got := &corev1.Node{}
+		if env.Client.Get(ctx, client.ObjectKeyFromObject(node), got) == nil {
+			patch := client.MergeFrom(got.DeepCopy())
+			got.Finalizers = nil
+			_ = env.Client.Patch(ctx, got, patch)
+			_ = env.Client.Delete(ctx, got)
+		}
+	})
+	return node
+}
+
 // A NodeClaim launches (Launched, not Ready), its Node registers (synced:
 // finalizer, labels, no unregistered taint; Registered) and initializes
 // (labelled; Initialized, Ready).
@@ -49,21 +73,7 @@ func TestLaunchRegisterInitialize(t *testing.T) {
 	launched := getClaim(g, nc)
 	g.Expect(launched.Labels).To(gomega.HaveKeyWithValue(v1.LabelInstanceType, "m5.large"))
 
-	node := &corev1.Node{}
-	node.Name = test.RandomName("node")
-	node.Spec.ProviderID = launched.Status.ProviderID
-	node.Spec.Taints = []corev1.Taint{v1.UnregisteredNoExecuteTaint()}
-	g.Expect(env.Client.Create(ctx, node)).To(gomega.Succeed())
-	// Every fixture's simulated cloud numbers its instances from one: the
-	// node must be gone, finalizer and all, before the next test launches.
-	t.Cleanup(func() {
-		got := &corev1.Node{}
-		if env.Client.Get(ctx, client.ObjectKeyFromObject(node), got) == nil {
-			got.Finalizers = nil
-			_ = env.Client.Update(ctx, got)
-			_ = env.Client.Delete(ctx, got)
-		}
-	})
+	node := joinNode(t, launched.Status.ProviderID)
 	g.Eventually(func(g gomega.Gomega) {
 		g.Expect(conditionOf(g, nc, v1.ConditionTypeRegistered).Status).To(gomega.Equal(metav1.ConditionTrue))
 		g.Expect(getClaim(g, nc).Status.NodeName).To(gomega.Equal(node.Name))
