@@ -110,6 +110,15 @@ const (
 	ReturnToPreferredAnnotationKey      = "capstan.dev/return-to-preferred"
 	ReturnToPreferredAfterAnnotationKey = "capstan.dev/return-to-preferred-after"
 	ReturnToPreferredEnabled            = "Enabled"
+	// RepairBudgetAnnotationKey is Capstan's extension bounding how many
+	// of a NodePool's nodes are repaired (replaced for a node condition
+	// its cloud provider's repair policies name) at once: a count or a
+	// percentage of its nodes, rounded up (default 20%, the reference's
+	// breaker). RepairMaxUnhealthyAnnotationKey is the breaker: with more
+	// of its nodes unhealthy than that, none is repaired (default: the
+	// repair budget). docs/disruption.md, "Node repair".
+	RepairBudgetAnnotationKey       = "capstan.dev/repair-budget"
+	RepairMaxUnhealthyAnnotationKey = "capstan.dev/repair-max-unhealthy"
 	ReturnToPreferredDisabled           = "Disabled"
 	// ReturnAttemptsAnnotationKey and ReturnNotBeforeAnnotationKey record
 	// on a fallback NodeClaim how many returns to preferred capacity
