@@ -190,6 +190,7 @@ func runController(ctx context.Context, opts Options) error {
 	}, disrupter.Options{
 		PollInterval: opts.Disruption.PollInterval, ValidationDelay: opts.Disruption.ValidationDelay,
 		ReplacementTimeout: opts.Disruption.ReplacementTimeout, Gates: opts.Disruption.Gates(), Unavailable: unavailable,
+		RepairPolicies: cp.RepairPolicies(),
 	})
 	src, ok := cloudprovider.AsInterruptionSource(cp)
 	if !ok {

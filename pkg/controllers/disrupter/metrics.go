@@ -16,6 +16,7 @@ type Metrics struct {
 	evaluation prometheus.Histogram
 	disrupted  *prometheus.CounterVec
 	received   *prometheus.CounterVec
+	repaired   *prometheus.CounterVec
 }
 
 // NewMetrics registers disruption's metrics on reg.
@@ -35,13 +36,16 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16),
 		}),
 		disrupted: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: disruption.MetricDisrupted, Help: "NodeClaims deleted by disruption, voluntary or forceful, by reason (Empty, Underutilized, Drifted, Expired, Interrupted).",
+			Name: disruption.MetricDisrupted, Help: "NodeClaims deleted by disruption, voluntary or forceful, by reason (Empty, Underutilized, Drifted, Unhealthy, Expired, Interrupted).",
 		}, []string{"reason"}),
+		repaired: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: disruption.MetricRepaired, Help: "Unhealthy NodeClaims repaired (replaced, then deleted), by NodePool and the node condition that made them unhealthy.",
+		}, []string{"nodepool", "condition"}),
 		received: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: interruption.MetricReceived, Help: "Interruption notices received from the cloud, by kind (each notice counted once).",
 		}, []string{"kind"}),
 	}
-	for _, c := range []prometheus.Collector{m.decisions, m.eligible, m.allowed, m.evaluation, m.disrupted, m.received} {
+	for _, c := range []prometheus.Collector{m.decisions, m.eligible, m.allowed, m.evaluation, m.disrupted, m.received, m.repaired} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -55,4 +59,5 @@ func (m *Metrics) Counters(c *apply.Counters) {
 	c.Add(disruption.MetricDecisions, m.decisions)
 	c.Add(disruption.MetricDisrupted, m.disrupted)
 	c.Add(interruption.MetricReceived, m.received)
+	c.Add(disruption.MetricRepaired, m.repaired)
 }
