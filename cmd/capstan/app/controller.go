@@ -177,6 +177,7 @@ func runController(ctx context.Context, opts Options) error {
 			MaxInstanceTypes: opts.MaxInstanceTypes, Unavailable: unavailable,
 		},
 		SchedulerNames: opts.SchedulerNames, Drift: opts.Disruption.Drift(), SpotToSpot: opts.Disruption.Gates().SpotToSpotConsolidation,
+		NodeRepair: opts.Disruption.Gates().NodeRepair, RepairPolicies: cp.RepairPolicies(),
 	})
 	counters := apply.NewCounters()
 	metrics.disruption.Counters(counters)
