@@ -119,7 +119,7 @@ const (
 	// repair budget). docs/disruption.md, "Node repair".
 	RepairBudgetAnnotationKey       = "capstan.dev/repair-budget"
 	RepairMaxUnhealthyAnnotationKey = "capstan.dev/repair-max-unhealthy"
-	ReturnToPreferredDisabled           = "Disabled"
+	ReturnToPreferredDisabled       = "Disabled"
 	// ReturnAttemptsAnnotationKey and ReturnNotBeforeAnnotationKey record
 	// on a fallback NodeClaim how many returns to preferred capacity
 	// failed for want of capacity, and when the next may start (RFC 3339):

@@ -1254,7 +1254,9 @@ func TestExampleRepair(t *testing.T) {
 	if len(repaired) != 3 {
 		t.Fatalf("%d nodes repaired, want repair-budgeted's 3: %+v", len(repaired), repaired)
 	}
-	replacements := nodesWhere(r, func(n simulator.Node) bool { return n.NodePool == "repair-budgeted" && at(t, n.LaunchedAt) >= 10*time.Minute })
+	replacements := nodesWhere(r, func(n simulator.Node) bool {
+		return n.NodePool == "repair-budgeted" && at(t, n.LaunchedAt) >= 10*time.Minute
+	})
 	slices.SortFunc(replacements, func(a, b simulator.Node) int { return cmp.Compare(at(t, a.LaunchedAt), at(t, b.LaunchedAt)) })
 	if len(replacements) != 3 {
 		t.Fatalf("%d repair-budgeted nodes launched after 10m, want a replacement for each repaired node", len(replacements))
