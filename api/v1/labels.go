@@ -120,6 +120,15 @@ const (
 	// reach: a positive decimal ("0.5", the reference's 1/k with k=2, by
 	// default; docs/disruption.md, "Balanced consolidation").
 	ConsolidationThresholdAnnotationKey = "capstan.dev/consolidation-threshold"
+	// RepairBudgetAnnotationKey is Capstan's extension bounding how many
+	// of a NodePool's nodes are repaired (replaced for a node condition
+	// its cloud provider's repair policies name) at once: a count or a
+	// percentage of its nodes, rounded up (default 20%, the reference's
+	// breaker). RepairMaxUnhealthyAnnotationKey is the breaker: with more
+	// of its nodes unhealthy than that, none is repaired (default: the
+	// repair budget). docs/disruption.md, "Node repair".
+	RepairBudgetAnnotationKey       = "capstan.dev/repair-budget"
+	RepairMaxUnhealthyAnnotationKey = "capstan.dev/repair-max-unhealthy"
 	// ReturnAttemptsAnnotationKey and ReturnNotBeforeAnnotationKey record
 	// on a fallback NodeClaim how many returns to preferred capacity
 	// failed for want of capacity, and when the next may start (RFC 3339):

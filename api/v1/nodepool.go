@@ -191,6 +191,9 @@ const (
 	// budget cannot name them; node records, events and metrics do.
 	DisruptionReasonExpired     = DisruptionReason("Expired")
 	DisruptionReasonInterrupted = DisruptionReason("Interrupted")
+	// Unhealthy is node repair's: its own budget (the NodePool's
+	// capstan.dev/repair-budget) limits it, not a budget's reasons.
+	DisruptionReasonUnhealthy = DisruptionReason("Unhealthy")
 )
 
 // Budget limits voluntary disruption, always or during a schedule window.

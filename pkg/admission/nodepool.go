@@ -20,6 +20,7 @@ const (
 	ReasonInvalidRebalance              = "InvalidRebalance"
 	ReasonInvalidReturnToPreferred      = "InvalidReturnToPreferred"
 	ReasonInvalidConsolidationThreshold = "InvalidConsolidationThreshold"
+	ReasonInvalidRepairBudget           = "InvalidRepairBudget"
 )
 
 // problem is one failed NodePool check: its condition reason, the field
@@ -39,7 +40,7 @@ func annotationProblem(reason string, e *disruption.AnnotationError) problem {
 
 // nodePoolProblems checks what the CRD cannot: that the
 // capstan.dev/budget-timezone annotation names an IANA time zone, that
-// the return-to-preferred, consolidation-threshold and rebalance
+// the return-to-preferred, consolidation-threshold, rebalance and repair
 // annotations hold values Capstan knows, and that every budget schedule is a cron expression the
 // disruption controller can evaluate; in that order.
 func nodePoolProblems(np *v1.NodePool) []problem {
@@ -66,6 +67,13 @@ func nodePoolProblems(np *v1.NodePool) []problem {
 	if v, ok := np.Annotations[v1.RebalanceAnnotationKey]; ok && v != v1.RebalanceReplace && v != v1.RebalanceEvent {
 		out = append(out, annotationProblem(ReasonInvalidRebalance, &disruption.AnnotationError{Key: v1.RebalanceAnnotationKey,
 			Problem: fmt.Sprintf("%q is not %q or %q", v, v1.RebalanceReplace, v1.RebalanceEvent)}))
+	}
+	if _, err := disruption.RepairLimitsOf(np); err != nil {
+		var bad *disruption.AnnotationError
+		if !errors.As(err, &bad) {
+			bad = &disruption.AnnotationError{Key: v1.RepairBudgetAnnotationKey, Problem: err.Error()}
+		}
+		out = append(out, annotationProblem(ReasonInvalidRepairBudget, bad))
 	}
 	budgetsPath := field.NewPath("spec", "disruption", "budgets")
 	for i, b := range np.Spec.Disruption.Budgets {
@@ -95,7 +103,7 @@ func NodePool(np *v1.NodePool) field.ErrorList {
 // ValidationSucceeded is the NodePool's ValidationSucceeded condition:
 // False when NodePool finds a problem, with every problem in the message
 // and the reason of the first (time zone, return-to-preferred,
-// consolidation threshold, rebalance, then schedules). Its timestamps and generation are the
+// consolidation threshold, rebalance, repair, then schedules). Its timestamps and generation are the
 // caller's to set.
 func ValidationSucceeded(np *v1.NodePool) metav1.Condition {
 	problems := nodePoolProblems(np)

@@ -79,6 +79,8 @@ func TestValidationSucceeded(t *testing.T) {
 			reason: ReasonInvalidConsolidationThreshold, messages: []string{v1.ConsolidationThresholdAnnotationKey, `"50%" is not a positive decimal number`}},
 		{name: "a consolidation threshold of 0", np: test.NodePool(withAnnotations(v1.ConsolidationThresholdAnnotationKey, "0")),
 			reason: ReasonInvalidConsolidationThreshold, messages: []string{`"0" is not a positive decimal number`}},
+		{name: "a repair budget that is no count", np: test.NodePool(withAnnotations(v1.RepairBudgetAnnotationKey, "one")),
+			reason: ReasonInvalidRepairBudget, messages: []string{v1.RepairBudgetAnnotationKey, `"one"`}},
 		{name: "both wrong: the zone's reason, both messages", np: test.NodePool(withTimeZone("Nowhere"), withBudgets("bad bad bad bad bad")),
 			reason: ReasonInvalidBudgetTimeZone, messages: []string{"Nowhere", "budgets[0]"}},
 	}
@@ -124,6 +126,14 @@ func TestNodePoolFieldPaths(t *testing.T) {
 			annotation(v1.ReturnToPreferredAnnotationKey) + `: Invalid value: "enabled" is not "Enabled" or "Disabled"`,
 			annotation(v1.RebalanceAnnotationKey) + `: Invalid value: "Replace" is not "replace" or "event"`,
 			`spec.disruption.budgets[1].schedule: Invalid value: "61 * * * *": not a cron expression, end of range (61) above maximum (59): 61`,
+		}},
+		// docs/disruption.md, "Node repair": counts or percentages.
+		{"valid repair budget", test.NodePool(withAnnotations(v1.RepairBudgetAnnotationKey, "1", v1.RepairMaxUnhealthyAnnotationKey, "60%")), nil},
+		{"repair budget", test.NodePool(withAnnotations(v1.RepairBudgetAnnotationKey, "20 %")), []string{
+			annotation(v1.RepairBudgetAnnotationKey) + `: Invalid value: "20 %" is not a count or a percentage ("20%")`,
+		}},
+		{"repair max unhealthy", test.NodePool(withAnnotations(v1.RepairMaxUnhealthyAnnotationKey, "all")), []string{
+			annotation(v1.RepairMaxUnhealthyAnnotationKey) + `: Invalid value: "all" is not a count or a percentage ("20%")`,
 		}},
 		{"return-to-preferred-after", test.NodePool(withAnnotations(v1.ReturnToPreferredAfterAnnotationKey, "-5m")), []string{
 			annotation(v1.ReturnToPreferredAfterAnnotationKey) + `: Invalid value: "-5m" is not a positive duration`,

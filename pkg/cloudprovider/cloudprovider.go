@@ -89,6 +89,12 @@ type CloudProvider interface {
 	// the first is the default. GroupVersionKinds rather than objects, so
 	// this package needs no controller-runtime import.
 	GetSupportedNodeClasses() []schema.GroupVersionKind
+
+	// RepairPolicies are the node conditions that make a node unhealthy,
+	// each with how long it is tolerated before the node is repaired
+	// (replaced within its NodePool's repair budget); none turns repair
+	// off. The answer does not change while the provider runs.
+	RepairPolicies() []RepairPolicy
 }
 
 // DriftReason says why an instance drifted from its NodeClass; "" means

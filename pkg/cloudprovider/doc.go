@@ -2,7 +2,7 @@
 // CloudProvider interface with its documented contracts, the optional
 // InterruptionSource next to it, the typed errors providers return
 // (InsufficientCapacityError, NodeClaimNotFoundError, ...), the values that
-// flow through it (InstanceType, Offering) and the unavailable-offerings
+// flow through it (InstanceType, Offering, RepairPolicy) and the unavailable-offerings
 // cache that turns insufficient-capacity errors into fast fallback.
 //
 // Everything here is a plain value or a small thread-safe cache driven by

@@ -2,7 +2,8 @@
 // the candidates a snapshot offers and what blocks each, the budgets'
 // arithmetic per NodePool and reason, the methods (an ordered list of
 // small implementations of one interface, of which the first to yield a
-// command wins), the orchestration of a command (validate, taint,
+// command wins; Repair, replacing unhealthy nodes within a repair budget,
+// goes first when the NodeRepair gate is on), the orchestration of a command (validate, taint,
 // pre-spin, delete or roll back) and the Engine that drives it. It takes
 // plain values and now and returns decisions and actions; the disruption
 // controller applies them through the API server and `capstan simulate`

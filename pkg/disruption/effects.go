@@ -130,6 +130,7 @@ func actionEffects(cmd Command, a Action, now time.Time) []effects.Effect {
 			}
 		}
 	case ActionDelete:
+		out = append(out, cmd.Deleting...)
 		for _, c := range a.Candidates {
 			out = append(out, effects.DeleteNodeClaim{Name: c.NodeClaim.Name})
 			for _, obj := range []effects.Ref{effects.NodeClaimRef(c.NodeClaim.Name), effects.NodeRef(c.Node.Name)} {

@@ -8,6 +8,7 @@ import (
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/effects"
 	"github.com/capstan-dev/capstan/pkg/provisioning"
 )
 
@@ -22,6 +23,9 @@ type Command struct {
 	// Scores are the move's scores, one per NodePool whose policy is
 	// Balanced (balanced.go).
 	Scores []MoveScore
+	// Deleting are effects the method adds when the candidates are
+	// deleted, before the deletions (Repair's drain deadline and count).
+	Deleting []effects.Effect
 }
 
 // Names are the command's candidates' NodeClaim names.
@@ -35,8 +39,12 @@ func (c Command) Names() []string {
 
 // Env is what a method decides over.
 type Env struct {
-	// Candidates are every candidate, blocked ones included.
+	// Candidates are every candidate, blocked ones included; when a
+	// command is validated again, only its own.
 	Candidates []Candidate
+	// All are every candidate, also while a command is validated (Repair
+	// counts its NodePools' nodes over them).
+	All []Candidate
 	// Allowed is how many nodes of each NodePool the method's reason may
 	// still disrupt.
 	Allowed map[string]int
@@ -108,6 +116,14 @@ type BackingOff interface {
 	Backoff(c Candidate, now time.Time) map[string]string
 }
 
+// SelfBudgeted is a method that keeps its own budget (Repair's, per
+// NodePool) rather than the NodePool's disruption budgets: its reason is
+// none that budgets count.
+type SelfBudgeted interface {
+	Method
+	OwnBudget()
+}
+
 // Returning is a method that returns nodes to what their NodePool
 // prefers; `capstan explain` reports its progress on the nodes it returns
 // from what Returns names, by the method's name as the DisruptionReason
@@ -144,7 +160,7 @@ func Returns(methods []Method, name string, r Return) bool {
 func BudgetReasons(methods []Method) []v1.DisruptionReason {
 	var out []v1.DisruptionReason
 	for _, m := range methods {
-		if !slices.Contains(out, m.Reason()) {
+		if _, own := m.(SelfBudgeted); !own && !slices.Contains(out, m.Reason()) {
 			out = append(out, m.Reason())
 		}
 	}
@@ -165,16 +181,19 @@ func methodNamed(methods []Method, name string) (Method, bool) {
 type Gates struct {
 	Drift                   bool
 	SpotToSpotConsolidation bool
+	// NodeRepair turns on the repair of unhealthy nodes (WithRepair).
+	NodeRepair bool
 }
 
 // DefaultGates are the reference's: Drift on (beta), spot-to-spot
-// consolidation off (alpha).
+// consolidation and node repair off (alpha).
 func DefaultGates() Gates { return Gates{Drift: true} }
 
 // Methods are the voluntary methods in seed 004's order: drift (with its
 // gate) and expected interruptions, then consolidation: empty nodes,
 // several nodes at once, one node; last, returns to preferred capacity
-// (spot) and to earlier ordered terms (issue 21).
+// (spot) and to earlier ordered terms (issue 21). WithRepair puts node
+// repair before them.
 func Methods(g Gates) []Method {
 	var out []Method
 	if g.Drift {
@@ -226,7 +245,7 @@ func plan(in Input, candidates []Candidate, methods []Method, now time.Time) Dec
 }
 
 func newEnv(in Input, candidates []Candidate, allowed map[string]int, now time.Time) Env {
-	return Env{Candidates: candidates, Allowed: allowed, Now: now, Simulate: simulator(in, false), SimulateKeepingPreferences: simulator(in, true), SimulateInPlace: inPlace(in),
+	return Env{Candidates: candidates, All: candidates, Allowed: allowed, Now: now, Simulate: simulator(in, false), SimulateKeepingPreferences: simulator(in, true), SimulateInPlace: inPlace(in),
 		Unavailable: in.Unavailable, InstanceTypes: in.Snapshot.Input.InstanceTypes, StaticReplacements: staticReplacements(in)}
 }
 

@@ -208,7 +208,8 @@ func (opts Options) validate(cmd Command, in Input, now time.Time) (Command, str
 	}
 	names := cmd.Names()
 	var mine []Candidate
-	for _, c := range Candidates(in) {
+	all := Candidates(in)
+	for _, c := range all {
 		if slices.Contains(names, c.NodeClaim.Name) {
 			mine = append(mine, c)
 		}
@@ -217,7 +218,9 @@ func (opts Options) validate(cmd Command, in Input, now time.Time) (Command, str
 		return Command{}, "a candidate is gone"
 	}
 	allowed := AllowedByPool(in, m.Reason(), now)
-	out := m.Compute(newEnv(in, mine, allowed, now))
+	env := newEnv(in, mine, allowed, now)
+	env.All = all
+	out := m.Compute(env)
 	for _, name := range names {
 		if slices.ContainsFunc(out.Command.Candidates, func(c Candidate) bool { return c.NodeClaim.Name == name }) {
 			continue

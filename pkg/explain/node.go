@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/disruption"
 	"github.com/capstan-dev/capstan/pkg/provisioning"
 )
@@ -27,6 +28,10 @@ type NodeInput struct {
 	Drift bool
 	// SpotToSpot is the controller's SpotToSpotConsolidation gate.
 	SpotToSpot bool
+	// NodeRepair is the controller's NodeRepair gate and RepairPolicies
+	// its cloud provider's (none offline, where they are not known).
+	NodeRepair     bool
+	RepairPolicies []cloudprovider.RepairPolicy
 	// Offline: the snapshot has no instance types (no controller to
 	// ask), so where a drifted node's pods would go is not known, nor is
 	// the Drift gate.
@@ -67,6 +72,7 @@ func ForNode(in NodeInput) Node {
 	}
 	explainDisruption(in, &out)
 	out.Return = returnStatus(in, out)
+	out.Repair = repairStatus(in, out)
 	return out
 }
 
@@ -153,7 +159,8 @@ func termStatus(in NodeInput, np *v1.NodePool, out Node) string {
 
 // methodsOf are the controller's methods, by its gates.
 func methodsOf(in NodeInput) []disruption.Method {
-	return disruption.Methods(disruption.Gates{Drift: driftGate(in), SpotToSpotConsolidation: in.SpotToSpot})
+	g := disruption.Gates{Drift: driftGate(in), SpotToSpotConsolidation: in.SpotToSpot, NodeRepair: in.NodeRepair}
+	return disruption.WithRepair(disruption.Methods(g), g, in.RepairPolicies)
 }
 
 // driftGate is the controller's Drift gate; offline it is taken to be on.

@@ -124,6 +124,9 @@ func WriteNode(w io.Writer, n Node) error {
 	if n.Return != "" {
 		line(&b, "  return: %s", n.Return)
 	}
+	if n.Repair != "" {
+		line(&b, "  repair: %s", n.Repair)
+	}
 	for _, c := range n.Conditions {
 		line(&b, "  %s=%s since %s %s %s", c.Type, c.Status, c.Since.UTC().Format(time.RFC3339), c.Reason, c.Message)
 	}

@@ -104,6 +104,11 @@ type Node struct {
 	// capstan.dev/return-to-preferred policy and the ReturnToPreferred or
 	// ReturnToPreferredTerm method's verdict).
 	Return string `json:"return,omitempty"`
+	// Repair says, for a node a repair policy of its cloud provider finds
+	// unhealthy, whether and when it is repaired (its toleration, its
+	// NodePool's repair budget and breaker; docs/disruption.md, "Node
+	// repair").
+	Repair string `json:"repair,omitempty"`
 	// Disruption says, in a sentence, why the node is or is not being
 	// disrupted: the disruption controller's own candidates, budgets and
 	// methods (disruption.Plan) run over the same snapshot.

@@ -49,9 +49,9 @@ type disrupter struct {
 	judged time.Time
 }
 
-func newDisrupter(opts DisruptionOptions, name func(string) string) *disrupter {
+func newDisrupter(opts DisruptionOptions, name func(string) string, repair []cloudprovider.RepairPolicy) *disrupter {
 	return &disrupter{engine: disruption.NewEngine(disruption.Options{
-		Methods: disruption.Methods(opts.Gates), ValidationDelay: opts.ValidationDelay, ReplacementTimeout: opts.ReplacementTimeout, Name: name,
+		Methods: disruption.WithRepair(disruption.Methods(opts.Gates), opts.Gates, repair), ValidationDelay: opts.ValidationDelay, ReplacementTimeout: opts.ReplacementTimeout, Name: name,
 	})}
 }
 

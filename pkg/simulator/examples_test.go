@@ -1308,6 +1308,9 @@ func TestExampleBalanced(t *testing.T) {
 	}
 	if !slices.Equal(keep, []string{"c6i.xlarge"}) || len(r.ConsolidationScores) != 0 {
 		t.Errorf("keep's nodes at the end %v, %d scores; want one c6i.xlarge and none scored", keep, len(r.ConsolidationScores))
+	}
+}
+
 func TestExampleStaticNodePool(t *testing.T) {
 	r := simulate(t, "static-nodepool", func(o *simulator.Options) { o.Duration = 2 * time.Hour })
 	base := nodesWhere(r, func(n simulator.Node) bool { return n.NodePool == "base" })
@@ -1333,5 +1336,61 @@ func TestExampleStaticNodePool(t *testing.T) {
 	}
 	if r.Summary.PodsPending != 0 || running(r) != 2 {
 		t.Errorf("%d pods running, %d pending; want 2 running", running(r), r.Summary.PodsPending)
+	}
+}
+
+// examples/repair (docs/disruption.md, "Node repair"): with the NodeRepair
+// gate, 3 of repair-budgeted's 5 nodes lose their kubelet at 10m and are
+// due at 12m (a 2m toleration). Its breaker (60% of 5: 3) lets them be
+// repaired, its budget ("1") one at a time: each replaced by a node
+// launched (30s latency) before it is deleted, the next only once the
+// last is gone, all before their pods would be evicted (15m). 3 of
+// repair-outage's 5 instances stop at 10m: more than its 20% (1), so none
+// is repaired and each says why.
+func TestExampleRepair(t *testing.T) {
+	r := simulate(t, "repair", func(o *simulator.Options) {
+		o.Duration = 30 * time.Minute
+		o.Disruption.Gates.NodeRepair = true
+	})
+	repaired := nodesWhere(r, func(n simulator.Node) bool { return n.DeletionReason == string(v1.DisruptionReasonUnhealthy) })
+	slices.SortFunc(repaired, func(a, b simulator.Node) int { return int(at(t, a.DeletedAt) - at(t, b.DeletedAt)) })
+	if len(repaired) != 3 {
+		t.Fatalf("%d nodes repaired, want repair-budgeted's 3: %+v", len(repaired), repaired)
+	}
+	replacements := nodesWhere(r, func(n simulator.Node) bool {
+		return n.NodePool == "repair-budgeted" && at(t, n.LaunchedAt) >= 10*time.Minute
+	})
+	slices.SortFunc(replacements, func(a, b simulator.Node) int { return int(at(t, a.LaunchedAt) - at(t, b.LaunchedAt)) })
+	if len(replacements) != 3 {
+		t.Fatalf("%d repair-budgeted nodes launched after 10m, want a replacement for each repaired node", len(replacements))
+	}
+	previous := time.Duration(0)
+	for i, n := range repaired {
+		gone, launched := at(t, n.DeletedAt), at(t, replacements[i].LaunchedAt)
+		switch {
+		case n.NodePool != "repair-budgeted":
+			t.Errorf("repaired %s of %s, want only repair-budgeted's nodes", n.Name, n.NodePool)
+		case launched < 12*time.Minute:
+			t.Errorf("replacement %s launched at %s, before the 2m toleration ended (12m)", replacements[i].Name, replacements[i].LaunchedAt)
+		case gone < launched+30*time.Second:
+			t.Errorf("%s deleted at %s, before its replacement launched at %s could be up (30s)", n.Name, n.DeletedAt, replacements[i].LaunchedAt)
+		case launched < previous:
+			t.Errorf("replacement %s launched at %s, before the last repair ended at %s: the budget is one at a time", replacements[i].Name, replacements[i].LaunchedAt, previous)
+		case gone >= 15*time.Minute:
+			t.Errorf("%s deleted at %s, after its pods were evicted (15m)", n.Name, n.DeletedAt)
+		}
+		previous = gone
+	}
+	if gone := nodesWhere(r, func(n simulator.Node) bool { return n.NodePool == "repair-outage" && n.DeletedAt != "" }); len(gone) != 0 {
+		t.Errorf("repair-outage lost %d nodes, want none: more than its 20%% is unhealthy", len(gone))
+	}
+	blocked := map[string]bool{}
+	for _, e := range eventsOf(r, "NodeRepairBlocked") {
+		if strings.Contains(e.Message, "nodepool repair-outage's") && strings.HasSuffix(e.Message, "repairing none") {
+			blocked[e.Object] = true
+		}
+	}
+	if len(blocked) != 3 {
+		t.Errorf("NodeRepairBlocked (repairing none) on %v, want repair-outage's 3 stopped nodes", slices.Sorted(maps.Keys(blocked)))
 	}
 }

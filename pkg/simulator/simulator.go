@@ -160,7 +160,7 @@ func New(set *manifests.Set, profile *simv1alpha1.CloudProfile, types []catalog.
 		warnings: warningsOf(set.Warnings),
 	}
 	s.rec = newRecorder(origin)
-	s.disrupter = newDisrupter(opts.Disruption, s.claimName)
+	s.disrupter = newDisrupter(opts.Disruption, s.claimName, sim.RepairPoliciesOf(profile))
 	s.interruptions = &interruption.Handler{Options: interruption.Options{PreemptibleMargin: opts.Disruption.PreemptibleMargin}}
 	cloud, err := sim.New(sim.Options{
 		Profile: profile, Catalog: types, Clock: clk, NodeClasses: s.world,

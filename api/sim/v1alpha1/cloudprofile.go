@@ -77,6 +77,20 @@ type CloudProfileSpec struct {
 	// does when it is misconfigured, lacks a permission or a quota.
 	// +optional
 	LaunchFaults []LaunchFault `json:"launchFaults,omitempty"`
+	// RepairPolicies are the node conditions that make a node unhealthy,
+	// each tolerated for a while before Capstan repairs the node
+	// (docs/disruption.md, "Node repair"). Unset: the kubelet's, Ready
+	// False or Unknown for 30 minutes, as the AWS provider's.
+	// +optional
+	RepairPolicies []RepairPolicy `json:"repairPolicies,omitempty"`
+}
+
+// RepairPolicy is one node condition, and status, that makes a node
+// unhealthy once it has held for TolerationDuration.
+type RepairPolicy struct {
+	ConditionType      string          `json:"conditionType"`
+	ConditionStatus    string          `json:"conditionStatus"`
+	TolerationDuration metav1.Duration `json:"tolerationDuration"`
 }
 
 // Subnet is one subnet of a zone: its size, the addresses taken by
@@ -189,6 +203,14 @@ const (
 	EventReservationExpired            = CloudEventType("ReservationExpired")
 	EventReservationConsumedExternally = CloudEventType("ReservationConsumedExternally")
 	EventScale                         = CloudEventType("Scale")
+	// EventKubeletStop stops the matching instances' kubelets without a
+	// notice: the instances run on, their nodes stop reporting and go
+	// NotReady (Unknown in a cluster).
+	EventKubeletStop = CloudEventType("KubeletStop")
+	// EventInstanceStop stops the matching instances without a notice, as
+	// a user stopping an EC2 instance or deallocating an Azure VM does
+	// (seed 000, "Deallocation"): listed as stopped, their nodes NotReady.
+	EventInstanceStop = CloudEventType("InstanceStop")
 )
 
 // CloudEvent is one scripted event. Which fields matter depends on Type:
@@ -202,6 +224,10 @@ type CloudEvent struct {
 	Zone         string          `json:"zone,omitempty"`
 	CapacityType string          `json:"capacityType,omitempty"`
 	InstanceID   string          `json:"instanceID,omitempty"`
+	// Count is a CapacityChange's new count, a
+	// ReservationConsumedExternally's slots, and how many of the matching
+	// instances (in instance id order) a KubeletStop or InstanceStop
+	// stops (unset: all).
 	// +optional
 	Count *int `json:"count,omitempty"`
 	// +optional

@@ -185,6 +185,7 @@ func runController(ctx context.Context, opts Options) error {
 			MinValuesPolicy: opts.MinValuesPolicy, PreferencePolicy: opts.PreferencePolicy,
 		},
 		SchedulerNames: opts.SchedulerNames, Drift: opts.Disruption.Drift(), SpotToSpot: opts.Disruption.Gates().SpotToSpotConsolidation,
+		NodeRepair: opts.Disruption.Gates().NodeRepair, RepairPolicies: cp.RepairPolicies(),
 	})
 	counters := apply.NewCounters()
 	metrics.disruption.Counters(counters)
@@ -199,6 +200,7 @@ func runController(ctx context.Context, opts Options) error {
 	}, disrupter.Options{
 		PollInterval: opts.Disruption.PollInterval, ValidationDelay: opts.Disruption.ValidationDelay,
 		ReplacementTimeout: opts.Disruption.ReplacementTimeout, Gates: opts.Disruption.Gates(), Unavailable: unavailable,
+		RepairPolicies: cp.RepairPolicies(),
 	})
 	src, ok := cloudprovider.AsInterruptionSource(cp)
 	if !ok {

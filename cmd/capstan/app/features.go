@@ -19,6 +19,7 @@ import (
 const (
 	FeatureDrift                   featuregate.Feature = "Drift"
 	FeatureSpotToSpotConsolidation featuregate.Feature = "SpotToSpotConsolidation"
+	FeatureNodeRepair              featuregate.Feature = "NodeRepair"
 )
 
 // DisruptionFlags are the disruption settings `capstan controller` and
@@ -42,6 +43,7 @@ func newDisruptionFlags(f *pflag.FlagSet) *DisruptionFlags {
 	if err := d.Features.Add(map[featuregate.Feature]featuregate.FeatureSpec{
 		FeatureDrift:                   {Default: disruption.DefaultGates().Drift, PreRelease: featuregate.Beta},
 		FeatureSpotToSpotConsolidation: {Default: disruption.DefaultGates().SpotToSpotConsolidation, PreRelease: featuregate.Alpha},
+		FeatureNodeRepair:              {Default: disruption.DefaultGates().NodeRepair, PreRelease: featuregate.Alpha},
 	}); err != nil {
 		d.declared = fmt.Errorf("declaring feature gates, %w", err)
 	}
@@ -64,7 +66,8 @@ func (d *DisruptionFlags) Drift() bool { return d.Features.Enabled(FeatureDrift)
 
 // Gates are the disruption methods' feature gates.
 func (d *DisruptionFlags) Gates() disruption.Gates {
-	return disruption.Gates{Drift: d.Drift(), SpotToSpotConsolidation: d.Features.Enabled(FeatureSpotToSpotConsolidation)}
+	return disruption.Gates{Drift: d.Drift(), SpotToSpotConsolidation: d.Features.Enabled(FeatureSpotToSpotConsolidation),
+		NodeRepair: d.Features.Enabled(FeatureNodeRepair)}
 }
 
 func (d *DisruptionFlags) validate() error {

@@ -42,6 +42,8 @@ type CloudProvider struct {
 	// (a notice for a ProviderID the fake never created is returned until
 	// Reset); Delete drops the notices of the instance it terminates.
 	Notices []cloudprovider.InterruptionNotice
+	// Repair is what RepairPolicies returns.
+	Repair []cloudprovider.RepairPolicy
 
 	// CreateCalls, DeleteCalls, GetCalls, GetInstanceTypesCalls and
 	// IsDriftedCalls record the arguments of every call, in order;
@@ -254,6 +256,13 @@ func (c *CloudProvider) IsDrifted(_ context.Context, nodeClaim *v1.NodeClaim) (c
 
 // Name returns "fake".
 func (c *CloudProvider) Name() string { return Name }
+
+// RepairPolicies returns Repair.
+func (c *CloudProvider) RepairPolicies() []cloudprovider.RepairPolicy {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.Repair)
+}
 
 // GetSupportedNodeClasses returns NodeClasses, SimNodeClass when unset.
 func (c *CloudProvider) GetSupportedNodeClasses() []schema.GroupVersionKind {

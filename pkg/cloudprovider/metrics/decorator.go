@@ -212,6 +212,8 @@ func (d *decorator) GetSupportedNodeClasses() []schema.GroupVersionKind {
 	return d.cp.GetSupportedNodeClasses()
 }
 
+func (d *decorator) RepairPolicies() []cloudprovider.RepairPolicy { return d.cp.RepairPolicies() }
+
 // interruptible is the decorator of a provider that is also an
 // InterruptionSource; a separate type so that the decorator implements
 // InterruptionSource only when the provider does.

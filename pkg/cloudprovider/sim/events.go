@@ -36,14 +36,14 @@ func (c *Cloud) advanceLocked(ctx context.Context) error {
 	// The last periodic refresh sees the events due by its own time and
 	// none after, however late the clock is read.
 	if at := lastRefresh(c.state.Start, now, c.reservationRefreshInterval()); at.After(c.state.ReservationsRefreshed) {
-		c.applyEventsLocked(at)
+		c.applyEventsLocked(ctx, at)
 		for _, r := range c.state.Reservations {
 			r.observe()
 		}
 		c.state.ReservationsRefreshed = at
 		changed = true
 	}
-	if c.applyEventsLocked(now) {
+	if c.applyEventsLocked(ctx, now) {
 		changed = true
 	}
 	if c.endReservationsLocked(now) {
@@ -143,7 +143,7 @@ func dueNotice(inst *Instance, now time.Time) *Notice {
 
 // applyEventsLocked applies the profile's events due by until and
 // reports whether there were any.
-func (c *Cloud) applyEventsLocked(until time.Time) bool {
+func (c *Cloud) applyEventsLocked(ctx context.Context, until time.Time) bool {
 	events := c.opts.Profile.Spec.Events
 	applied := false
 	for c.state.Events < len(events) {
@@ -152,7 +152,7 @@ func (c *Cloud) applyEventsLocked(until time.Time) bool {
 		if at.After(until) {
 			break
 		}
-		c.applyLocked(e, at)
+		c.applyLocked(ctx, e, at)
 		c.state.Events++
 		applied = true
 	}
@@ -189,7 +189,7 @@ func (c *Cloud) spotNotice(inst *Instance) (time.Duration, InstanceState, cloudp
 	return notice(AWSSpotNotice), InstanceTerminated, cloudprovider.SpotInterruption
 }
 
-func (c *Cloud) applyLocked(e simv1alpha1.CloudEvent, at time.Time) {
+func (c *Cloud) applyLocked(ctx context.Context, e simv1alpha1.CloudEvent, at time.Time) {
 	matches := func(inst *Instance) bool {
 		if inst.State != InstanceRunning {
 			return false
@@ -228,6 +228,8 @@ func (c *Cloud) applyLocked(e simv1alpha1.CloudEvent, at time.Time) {
 		notify(false, func(*Instance) Notice {
 			return Notice{Kind: string(cloudprovider.InstanceTerminating), Deadline: at, Message: "instance terminating", Ends: InstanceTerminated}
 		})
+	case simv1alpha1.EventKubeletStop, simv1alpha1.EventInstanceStop:
+		c.stopLocked(ctx, e, matches)
 	case simv1alpha1.EventCapacityChange:
 		if e.Count != nil {
 			for _, z := range c.zonesFor(e.Zone) {

@@ -198,7 +198,7 @@ func TestProfileValidation(t *testing.T) {
 		{"reservation starts before the cloud", func(s *spec) { s.Reservations[0].StartTime = ptr.To(d("-1m")) }, []string{`spec.reservations[0].startTime: Invalid value: "-1m0s": must not be negative`}},
 		{"event before the start", func(s *spec) { s.Events[0].At = d("-1m") }, []string{`spec.events[0].at: Invalid value: "-1m0s": must not be negative`}},
 		{"events out of order", func(s *spec) { s.Events[3].At = d("1m") }, []string{`spec.events[3].at: Invalid value: "1m0s": is earlier than the event before it (2m0s): list events in time order`}},
-		{"unknown event type", func(s *spec) { s.Events[6].Type = "ReservationCancelled" }, []string{`spec.events[6].type: Unsupported value: "ReservationCancelled": supported values: "CapacityChange", "InstanceStopping", "InstanceTerminating", "RebalanceRecommendation", "ReservationConsumedExternally", "ReservationExpired", "Scale", "ScheduledChange", "SpotInterruption", "SpotPriceChange"`}},
+		{"unknown event type", func(s *spec) { s.Events[6].Type = "ReservationCancelled" }, []string{`spec.events[6].type: Unsupported value: "ReservationCancelled": supported values: "CapacityChange", "InstanceStop", "InstanceStopping", "InstanceTerminating", "KubeletStop", "RebalanceRecommendation", "ReservationConsumedExternally", "ReservationExpired", "Scale", "ScheduledChange", "SpotInterruption", "SpotPriceChange"`}},
 		{"field the event type ignores", func(s *spec) { s.Events[0].Count = ptr.To(1) }, []string{`spec.events[0].count: Forbidden: not used by SpotInterruption events`}},
 		{"interruption without a target", func(s *spec) { s.Events[0].InstanceType, s.Events[0].Zone = "", "" }, []string{`spec.events[0].instanceType: Required value`, `spec.events[0].zone: Required value`}},
 		{"interruption by id and type", func(s *spec) { s.Events[1].InstanceType = "c5.xlarge" }, []string{`spec.events[1].instanceID: Forbidden: pick instances by instanceID or by instanceType and zone, not both`}},
@@ -500,6 +500,14 @@ func profileTestScenario(t *testing.T, name string, p *simv1alpha1.CloudProfile,
 		}
 		if len(replicas) != 2 || replicas[0] >= replicas[1] {
 			t.Errorf("Scale events to %v replicas, want a scale-down then a scale-up", replicas)
+		}
+	case "repair":
+		stops := map[simv1alpha1.CloudEventType]bool{}
+		for _, e := range p.Spec.Events {
+			stops[e.Type] = e.Count != nil
+		}
+		if !stops[simv1alpha1.EventKubeletStop] || !stops[simv1alpha1.EventInstanceStop] || len(p.Spec.RepairPolicies) == 0 {
+			t.Errorf("want counted KubeletStop and InstanceStop events and repairPolicies; events %v, %d policies", stops, len(p.Spec.RepairPolicies))
 		}
 	default:
 		t.Errorf("example %s has no scenario check here", name)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -69,6 +70,7 @@ func validateProfile(p *simv1alpha1.CloudProfile, types []catalog.InstanceType) 
 	c.checkReservations(path.Child("reservations"))
 	c.checkEvents(path.Child("events"))
 	c.checkLaunchFaults(path.Child("launchFaults"))
+	c.checkRepairPolicies(path.Child("repairPolicies"))
 	return c.errs
 }
 
@@ -235,6 +237,8 @@ func eventFields() map[simv1alpha1.CloudEventType][]string {
 		simv1alpha1.EventReservationExpired:            {"reservationID"},
 		simv1alpha1.EventReservationConsumedExternally: {"reservationID", "count"},
 		simv1alpha1.EventScale:                         {"workload", "replicas"},
+		simv1alpha1.EventKubeletStop:                   append(target, "count"),
+		simv1alpha1.EventInstanceStop:                  append(target, "count"),
 	}
 }
 
@@ -292,6 +296,9 @@ func (c *profileChecker) checkEvent(path *field.Path, e simv1alpha1.CloudEvent) 
 			c.add(field.Invalid(path.Child("replicas"), *e.Replicas, "must not be negative"))
 		}
 	default: // An interruption picks one instance by id, or every one of a type in a zone ("*": all).
+		if e.Count != nil {
+			c.count(path.Child("count"), e.Count, 1)
+		}
 		if e.Type == simv1alpha1.EventRebalanceRecommendation && c.spec.Style != simv1alpha1.CloudStyleAWS {
 			c.add(field.Invalid(path.Child("type"), e.Type, "only the aws style sends rebalance recommendations"))
 		}
@@ -377,5 +384,23 @@ func (c *profileChecker) price(path *field.Path, price string) {
 		c.add(field.Invalid(path, price, `must be a decimal number of dollars per hour, like "0.0634"`))
 	case f <= 0:
 		c.add(field.Invalid(path, price, "must be positive"))
+	}
+}
+
+// checkRepairPolicies: a condition type, a status a condition can have
+// and a toleration that is not negative.
+func (c *profileChecker) checkRepairPolicies(path *field.Path) {
+	statuses := []string{string(corev1.ConditionTrue), string(corev1.ConditionFalse), string(corev1.ConditionUnknown)}
+	for i, rp := range c.spec.RepairPolicies {
+		p := path.Index(i)
+		if rp.ConditionType == "" {
+			c.add(field.Required(p.Child("conditionType"), ""))
+		}
+		if !slices.Contains(statuses, rp.ConditionStatus) {
+			c.add(field.NotSupported(p.Child("conditionStatus"), rp.ConditionStatus, statuses))
+		}
+		if d := rp.TolerationDuration.Duration; d < 0 {
+			c.add(field.Invalid(p.Child("tolerationDuration"), d.String(), "must not be negative"))
+		}
 	}
 }

@@ -61,6 +61,14 @@ func TestProfileFieldsNameTheFile(t *testing.T) {
 		{name: "event out of order", second: true,
 			spec: "  events:\n  - {at: 2m, type: SpotInterruption, instanceType: c5.xlarge, zone: \"*\"}\n  - {at: 1m, type: SpotInterruption, instanceType: c5.xlarge, zone: \"*\"}\n",
 			want: []string{"p.yaml, document 2: spec.events[1].at: Invalid value: \"1m0s\": is earlier than the event before it (2m0s)"}},
+		{name: "repair policies", spec: "  repairPolicies: [{conditionType: Ready, conditionStatus: Unknown, tolerationDuration: 10s}]\n"},
+		{name: "repair policy status", spec: "  repairPolicies: [{conditionType: Ready, conditionStatus: unknown, tolerationDuration: 10s}]\n",
+			want: []string{`spec.repairPolicies[0].conditionStatus: Unsupported value: "unknown"`}},
+		{name: "repair policy without a type", spec: "  repairPolicies: [{conditionStatus: \"False\", tolerationDuration: -1s}]\n",
+			want: []string{"spec.repairPolicies[0].conditionType: Required value", `spec.repairPolicies[0].tolerationDuration: Invalid value: "-1s": must not be negative`}},
+		{name: "kubelet stop", spec: "  events: [{at: 1m, type: KubeletStop, instanceType: c5.xlarge, zone: \"*\", count: 2}]\n"},
+		{name: "instance stop of none", spec: "  events: [{at: 1m, type: InstanceStop, instanceType: c5.xlarge, zone: \"*\", count: 0}]\n",
+			want: []string{"spec.events[0].count: Invalid value: 0: must be at least 1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data := head + tc.spec

@@ -55,6 +55,9 @@ type Instance struct {
 	// MaxPrice is the spot price cap Launch was given for the offering;
 	// zero means the NodeClass's cap holds.
 	MaxPrice float64 `json:"maxPrice,omitempty"`
+	// KubeletStopped: a KubeletStop or InstanceStop event stopped its
+	// kubelet, so its node reports nothing any more.
+	KubeletStopped bool `json:"kubeletStopped,omitempty"`
 }
 
 // Notice is an interruption notice the cloud has issued.

@@ -37,6 +37,9 @@ type Options struct {
 	ReplacementTimeout time.Duration
 	// Gates are the feature gates that shape the methods.
 	Gates disruption.Gates
+	// RepairPolicies are the cloud provider's: the node conditions Repair
+	// replaces nodes for, with the NodeRepair gate.
+	RepairPolicies []cloudprovider.RepairPolicy
 	// Unavailable is the provisioner's unavailable-offerings cache: how
 	// long an offering has been available decides when a fallback node
 	// returns to it.
@@ -77,7 +80,7 @@ type Deps struct {
 // New builds the controller.
 func New(deps Deps, opts Options) *Controller {
 	engine := disruption.NewEngine(disruption.Options{
-		Methods: disruption.Methods(opts.Gates), ValidationDelay: opts.ValidationDelay, ReplacementTimeout: opts.ReplacementTimeout,
+		Methods: disruption.WithRepair(disruption.Methods(opts.Gates), opts.Gates, opts.RepairPolicies), ValidationDelay: opts.ValidationDelay, ReplacementTimeout: opts.ReplacementTimeout,
 		Name: func(np string) string { return np + "-" + rand.String(5) }, HistoryFromFirstTick: true,
 	})
 	return &Controller{reader: deps.Reader, cluster: deps.Cluster, applier: deps.Applier, clock: deps.Clock, metrics: deps.Metrics, opts: opts,

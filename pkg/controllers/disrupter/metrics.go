@@ -17,8 +17,9 @@ type Metrics struct {
 	disrupted  *prometheus.CounterVec
 	received   *prometheus.CounterVec
 	// score and moves are Balanced consolidation's (scores.go).
-	score *prometheus.HistogramVec
-	moves *prometheus.CounterVec
+	score    *prometheus.HistogramVec
+	moves    *prometheus.CounterVec
+	repaired *prometheus.CounterVec
 }
 
 // NewMetrics registers disruption's metrics on reg.
@@ -38,8 +39,11 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16),
 		}),
 		disrupted: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: disruption.MetricDisrupted, Help: "NodeClaims deleted by disruption, voluntary or forceful, by reason (Empty, Underutilized, Drifted, Expired, Interrupted).",
+			Name: disruption.MetricDisrupted, Help: "NodeClaims deleted by disruption, voluntary or forceful, by reason (Empty, Underutilized, Drifted, Unhealthy, Expired, Interrupted).",
 		}, []string{"reason"}),
+		repaired: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: disruption.MetricRepaired, Help: "Unhealthy NodeClaims repaired (replaced, then deleted), by NodePool and the node condition that made them unhealthy.",
+		}, []string{"nodepool", "condition"}),
 		received: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: interruption.MetricReceived, Help: "Interruption notices received from the cloud, by kind (each notice counted once).",
 		}, []string{"kind"}),
@@ -51,7 +55,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: MetricConsolidationMoves, Help: "Consolidation moves Balanced NodePools weighed, by decision (taken, skipped), NodePool and method.",
 		}, []string{"decision", "nodepool", "method"}),
 	}
-	for _, c := range []prometheus.Collector{m.decisions, m.eligible, m.allowed, m.evaluation, m.disrupted, m.received, m.score, m.moves} {
+	for _, c := range []prometheus.Collector{m.decisions, m.eligible, m.allowed, m.evaluation, m.disrupted, m.received, m.score, m.moves, m.repaired} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -65,4 +69,5 @@ func (m *Metrics) Counters(c *apply.Counters) {
 	c.Add(disruption.MetricDecisions, m.decisions)
 	c.Add(disruption.MetricDisrupted, m.disrupted)
 	c.Add(interruption.MetricReceived, m.received)
+	c.Add(disruption.MetricRepaired, m.repaired)
 }

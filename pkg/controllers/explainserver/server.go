@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/clusterstate"
 	"github.com/capstan-dev/capstan/pkg/disruption"
 	"github.com/capstan-dev/capstan/pkg/explain"
@@ -53,8 +54,10 @@ type Options struct {
 	Plan scaleup.Options
 	// SchedulerNames are the schedulers Capstan serves.
 	SchedulerNames []string
-	// Drift and SpotToSpot are the disruption controller's feature gates.
-	Drift, SpotToSpot bool
+	// Drift, SpotToSpot and NodeRepair are the disruption controller's
+	// feature gates; RepairPolicies its cloud provider's.
+	Drift, SpotToSpot, NodeRepair bool
+	RepairPolicies                []cloudprovider.RepairPolicy
 }
 
 // Bounds on what explain may cost the controller.
@@ -203,7 +206,8 @@ func (s *Server) node(r *http.Request) (any, error) {
 	if s.opts.Plan.Unavailable != nil {
 		dis.Unavailable = s.opts.Plan.Unavailable.History()
 	}
-	return explain.ForNode(explain.NodeInput{NodeClaim: nc, Disruption: &dis, Drift: s.opts.Drift, SpotToSpot: s.opts.SpotToSpot, Now: s.clock.Now()}), nil
+	return explain.ForNode(explain.NodeInput{NodeClaim: nc, Disruption: &dis, Drift: s.opts.Drift, SpotToSpot: s.opts.SpotToSpot,
+		NodeRepair: s.opts.NodeRepair, RepairPolicies: s.opts.RepairPolicies, Now: s.clock.Now()}), nil
 }
 
 // FindNodeClaim finds a NodeClaim by its name or its Node's.

@@ -71,6 +71,13 @@ func identity(t *testing.T, env Env) {
 	if !slices.ContainsFunc(kinds, func(k schema.GroupVersionKind) bool { return k.Group == ref.Group && k.Kind == ref.Kind }) {
 		t.Errorf("the NodePool's nodeClassRef %s.%s is not among the supported kinds %v", ref.Kind, ref.Group, kinds)
 	}
+	// Repair reads the policies as node conditions: a type, a status a
+	// condition can have, a toleration (docs/disruption.md, "Node repair").
+	for _, rp := range p.RepairPolicies() {
+		if rp.ConditionType == "" || !slices.Contains([]corev1.ConditionStatus{corev1.ConditionTrue, corev1.ConditionFalse, corev1.ConditionUnknown}, rp.ConditionStatus) || rp.TolerationDuration < 0 {
+			t.Errorf("repair policy %+v: want a condition type, True, False or Unknown, and a toleration of 0 or more", rp)
+		}
+	}
 }
 
 func instanceTypes(t *testing.T, env Env) {

@@ -68,6 +68,9 @@ type setup struct {
 	// pending, when set, bounds how long the guard lets a pod stay
 	// Pending.
 	pending time.Duration
+	// repairBudget, when set, bounds the NodeClaims repair deletes at
+	// once (reason Unhealthy).
+	repairBudget *int
 }
 
 // scenario is one test's world: a namespace, a NodePool whose nodes only
@@ -182,6 +185,9 @@ func start(t *testing.T, s setup) *scenario {
 	budgets := map[v1.DisruptionReason]int{}
 	for _, r := range reasons {
 		budgets[r] = budget
+	}
+	if s.repairBudget != nil {
+		budgets[v1.DisruptionReasonUnhealthy] = *s.repairBudget
 	}
 	sc.guard = invariants.New(invariants.Options{Budgets: budgets, Reservations: reservationSlots(t, snc), PendingBound: s.pending,
 		SimState: statePath(), GCPeriod: gcPeriod})

@@ -48,7 +48,8 @@ const (
 // only GOMAXPROCS at once: two on CI's machines).
 const scenarios = 16
 
-// TestMain starts capstan with quick batches, the Drift gate on, the
+// TestMain starts capstan with quick batches, the Drift and NodeRepair
+// gates on, the
 // compressed disruption timings and garbage collection every 30 s.
 func TestMain(m *testing.M) {
 	flag.Parse()
@@ -62,13 +63,14 @@ func TestMain(m *testing.M) {
 		func(c *test.Cluster, metrics string) { cluster, metricsURL = c, metrics }))
 }
 
-// controllerArgs start capstan: quick batches, the Drift gate on, the
+// controllerArgs start capstan: quick batches, the Drift and NodeRepair
+// gates on, the
 // compressed disruption timings and garbage collection every 30 s. The
 // parity checks run simulate with the same.
 func controllerArgs() []string {
 	profile, _ := filepath.Abs("testdata/cloud-profile.yaml")
 	return []string{"--cloud-profile=" + profile, "--batch-idle-duration=500ms", "--batch-max-duration=2s",
-		"--feature-gates=Drift=true",
+		"--feature-gates=Drift=true,NodeRepair=true",
 		"--disruption-poll-interval=" + pollInterval.String(),
 		"--disruption-validation-delay=" + validationDelay.String(),
 		"--disruption-replacement-timeout=60s", "--unavailable-offerings-ttl=" + unavailableTTL.String(),
