@@ -643,7 +643,7 @@ func TestConsolidationOrder(t *testing.T) {
 			c.snapshot(m5...)
 			now := t0.Add(time.Hour)
 			var out Outcome
-			got := consolidation{}.eligible(SingleNodeConsolidation{}, Env{Candidates: Candidates(c.in), Allowed: map[string]int{"default": 3}, Now: now}, &out)
+			got := consolidation{}.eligible(SingleNodeConsolidation{}, Env{Candidates: Candidates(c.in, now), Allowed: map[string]int{"default": 3}, Now: now}, &out)
 			if diff := cmp.Diff(tc.want, names(got)); diff != "" {
 				t.Errorf("order (-want +got):\n%s", diff)
 			}
@@ -816,7 +816,7 @@ func TestSingleNodeConsolidationTriesOneNodeInPlace(t *testing.T) {
 	c.pod("web-b", "b", requests("7"))
 	c.snapshot(m5...)
 	m := SingleNodeConsolidation{}
-	env := newEnv(c.in, Candidates(c.in), AllowedByPool(c.in, m.Reason(), now), now)
+	env := newEnv(c.in, Candidates(c.in, now), AllowedByPool(c.in, m.Reason(), now), now)
 	// The solve as if it had spread the pods onto two new nodes.
 	env.SimulateKeepingPreferences = func(cs []Candidate) Simulation {
 		s := Simulate(c.in.Snapshot, cs)

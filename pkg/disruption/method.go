@@ -91,6 +91,15 @@ type Settling interface {
 	Settles()
 }
 
+// Eventual is a method whose disruption a NodeClaim's
+// terminationGracePeriod bounds: a pod's do-not-disrupt or PDB does not
+// stop it deleting a NodeClaim that has one (Candidate.BlockedFor); the
+// drain honours the pod until the grace period ends.
+type Eventual interface {
+	Method
+	Eventual()
+}
+
 // BackingOff is a method whose failed commands back off: when a
 // replacement fails to launch or initialize, the candidate's NodeClaim
 // gets the annotations Backoff returns, so the method waits before
@@ -191,7 +200,7 @@ type Decision struct {
 // command wins. Budgets are evaluated per NodePool for each method's
 // reason.
 func Plan(in Input, methods []Method, now time.Time) Decision {
-	return plan(in, Candidates(in), methods, now)
+	return plan(in, Candidates(in, now), methods, now)
 }
 
 // plan is Plan over in's candidates, worked out once by the caller: each

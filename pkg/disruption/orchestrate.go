@@ -208,7 +208,7 @@ func (opts Options) validate(cmd Command, in Input, now time.Time) (Command, str
 	}
 	names := cmd.Names()
 	var mine []Candidate
-	for _, c := range Candidates(in) {
+	for _, c := range Candidates(in, now) {
 		if slices.Contains(names, c.NodeClaim.Name) {
 			mine = append(mine, c)
 		}
