@@ -317,7 +317,11 @@ func describe(out *Node, c disruption.Candidate, now time.Time) string {
 	case at == nil:
 		parts = append(parts, "empty, but consolidateAfter: Never keeps empty nodes")
 	case now.Before(*at):
-		parts = append(parts, fmt.Sprintf("empty; consolidatable at %s (consolidateAfter %s after the last pod event)", stamp(*at), out.ConsolidateAfter))
+		since := "the last pod event"
+		if c.NodeClaim.Status.LastPodEventTime.IsZero() {
+			since = "it initialized"
+		}
+		parts = append(parts, fmt.Sprintf("empty; consolidatable at %s (consolidateAfter %s after %s)", stamp(*at), out.ConsolidateAfter, since))
 	default:
 		parts = append(parts, "empty and consolidatable since "+stamp(*at))
 	}

@@ -382,7 +382,7 @@ func TestExplainNodeDisruption(t *testing.T) {
 			},
 			want: func() view {
 				v := candidate(0, view{Status: "Waiting", ConsolidatableAt: ptr.To(now.Add(30 * time.Minute)),
-					Sentence: "empty; consolidatable at 2026-03-10T12:30:00Z (consolidateAfter 1h30m0s after the last pod event)"})
+					Sentence: "empty; consolidatable at 2026-03-10T12:30:00Z (consolidateAfter 1h30m0s after it initialized)"})
 				v.ConsolidateAfter = "1h30m0s"
 				return v
 			}(),
