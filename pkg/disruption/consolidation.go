@@ -318,6 +318,12 @@ func (m SingleNodeConsolidation) Compute(env Env) Outcome {
 	return out
 }
 
+// Consolidating implements Consolidating.
+func (MultiNodeConsolidation) Consolidating() {}
+
+// Consolidating implements Consolidating.
+func (SingleNodeConsolidation) Consolidating() {}
+
 // Settles implements Settling: consolidation simulates every candidate,
 // so it finds nothing new until the cluster changes.
 func (MultiNodeConsolidation) Settles() {}

@@ -827,7 +827,7 @@ func TestSingleNodeConsolidationTriesOneNodeInPlace(t *testing.T) {
 	c.pod("web-b", "b", requests("7"))
 	c.snapshot(m5...)
 	m := SingleNodeConsolidation{}
-	env := newEnv(c.in, Candidates(c.in, now), AllowedByPool(c.in, m.Reason(), now), now)
+	env := newEnv(c.in, Candidates(c.in, now), AllowedByPool(c.in, m.Reason(), now), now, m)
 	// The solve as if it had spread the pods onto two new nodes.
 	env.SimulateKeepingPreferences = func(cs []Candidate) Simulation {
 		s := Simulate(c.in.Snapshot, cs)

@@ -217,7 +217,7 @@ func (opts Options) validate(cmd Command, in Input, now time.Time) (Command, str
 		return Command{}, "a candidate is gone"
 	}
 	allowed := AllowedByPool(in, m.Reason(), now)
-	out := m.Compute(newEnv(in, mine, allowed, now))
+	out := m.Compute(newEnv(in, mine, allowed, now, m))
 	for _, name := range names {
 		if slices.ContainsFunc(out.Command.Candidates, func(c Candidate) bool { return c.NodeClaim.Name == name }) {
 			continue
