@@ -93,8 +93,8 @@ type Settling interface {
 
 // Consolidating is a method that moves pods to save: its simulations
 // move no pod onto a node still inside its NodePool's consolidateAfter
-// (UnderConsolidateAfter), as the reference's v1.14 consolidation
-// simulations (IsConsolidationSimulation) do not.
+// (UnderConsolidateAfter), as in the reference's v1.14 consolidation
+// simulations (IsConsolidationSimulation).
 type Consolidating interface {
 	Method
 	Consolidating()
