@@ -25,10 +25,6 @@ const (
 	// DefaultConsolidationThreshold is the threshold a Balanced NodePool
 	// has without capstan.dev/consolidation-threshold: the reference's 1/k.
 	DefaultConsolidationThreshold = 1.0 / BalancedK
-	// nodeDisruptionCost is what disrupting a node costs before its pods
-	// (the reference's per-node cost): an empty node still costs
-	// something, and no pool's total is zero.
-	nodeDisruptionCost = 1.0
 )
 
 // Event reasons of a scored move: the reference's, on the NodeClaim and
@@ -55,33 +51,10 @@ func ConsolidationThresholdOf(np *v1.NodePool) (float64, error) {
 	return t, nil
 }
 
-// PodDisruptionCost is what evicting p costs a Balanced score: the
-// reference's EvictionCost (1, plus controller.kubernetes.io/pod-deletion-cost
-// over 2^27, plus the priority over 2^25, clamped to [-10, 10];
-// pkg/utils/disruption/disruption.go), but never below 0: a pod that
-// declares itself free to disrupt costs nothing.
-func PodDisruptionCost(p *corev1.Pod) float64 {
-	cost := 1.0
-	if s, ok := p.Annotations[corev1.PodDeletionCost]; ok {
-		if n, err := strconv.ParseFloat(s, 64); err == nil {
-			cost += n / math.Pow(2, 27)
-		}
-	}
-	if p.Spec.Priority != nil {
-		cost += float64(*p.Spec.Priority) / math.Pow(2, 25)
-	}
-	return max(0, clamp(cost, -10, 10))
-}
-
-// NodeDisruptionCost is what disrupting c costs: the per-node cost and
-// each pod that must move.
-func NodeDisruptionCost(c Candidate) float64 {
-	cost := nodeDisruptionCost
-	for _, p := range c.Pods {
-		cost += PodDisruptionCost(p)
-	}
-	return cost
-}
+// PodDisruptionCost is what evicting p costs a Balanced score: its
+// EvictionCost, never below 0 (RescheduleCost counts the same): a pod
+// that declares itself free to disrupt costs nothing.
+func PodDisruptionCost(p *corev1.Pod) float64 { return max(0, EvictionCost(p)) }
 
 // PoolTotals are what a NodePool's nodes cost an hour and to disrupt, all
 // of them, candidates or not: the denominators of its moves' fractions.
@@ -99,7 +72,7 @@ func Totals(cands []Candidate) map[string]PoolTotals {
 		if c.Priced {
 			t.Cost += c.Price
 		}
-		t.DisruptionCost += NodeDisruptionCost(c)
+		t.DisruptionCost += RescheduleCost(c)
 		out[c.NodePool.Name] = t
 	}
 	return out
@@ -214,7 +187,7 @@ func (b balance) promising(m Method, cands []Candidate, out *Outcome) []Candidat
 // reference's CanPassThreshold): below the threshold, no move of c's
 // alone is taken, and it need not be simulated.
 func (b balance) best(m Method, c Candidate) MoveScore {
-	s := Score(c.Price, NodeDisruptionCost(c), b.totals[c.NodePool.Name], b.thresholds[c.NodePool.Name])
+	s := Score(c.Price, RescheduleCost(c), b.totals[c.NodePool.Name], b.thresholds[c.NodePool.Name])
 	s.Method, s.NodePool, s.NodeClaims = m.Name(), c.NodePool.Name, []string{c.NodeClaim.Name}
 	return s
 }
@@ -242,7 +215,7 @@ func (b balance) score(m Method, cs []Candidate, replacements []*provisioning.No
 		cost, disruption := 0.0, 0.0
 		for _, o := range cs {
 			if o.NodePool.Name == pool {
-				cost, disruption = cost+o.Price, disruption+NodeDisruptionCost(o)
+				cost, disruption = cost+o.Price, disruption+RescheduleCost(o)
 				names = append(names, o.NodeClaim.Name)
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -76,16 +77,35 @@ type Candidate struct {
 	// Blocked says why voluntary methods must leave the node alone, in
 	// the reference's words; empty when nothing does.
 	Blocked string
+	// Hold is the pod Blocked names, when a pod blocks and nothing about
+	// the node itself does.
+	Hold *Hold
 	// Price is what the node costs an hour (its offering's price), when
 	// Priced: the snapshot knows its offering.
 	Price  float64
 	Priced bool
 }
 
+// Hold is a pod that blocks voluntary disruption of its node: its
+// karpenter.sh/do-not-disrupt, or a PodDisruptionBudget refusing its
+// eviction.
+type Hold struct {
+	Pod *corev1.Pod
+	// Until is when the pod's do-not-disrupt duration ends, and with it
+	// the hold unless another pod holds the node; zero when only a change
+	// in the cluster ends it.
+	Until time.Time
+	// Invalid says why the pod's do-not-disrupt value is invalid (it
+	// holds as "true" does; state.DoNotDisruptOf).
+	Invalid string
+}
+
 // Candidates are the NodeClaims a NodePool owns with a registered Node,
-// by NodeClaim name. Forceful methods (expiration, interruption) may act
-// on blocked ones; voluntary methods never do.
-func Candidates(in Input) []Candidate {
+// by NodeClaim name, as they stand at now. Forceful methods (expiration,
+// interruption) may act on blocked ones; voluntary methods never do, but
+// for Eventual ones on a NodeClaim with a terminationGracePeriod, which
+// a pod's hold does not stop (Candidate.held).
+func Candidates(in Input, now time.Time) []Candidate {
 	pools := map[string]*v1.NodePool{}
 	for _, np := range in.NodePools {
 		pools[np.Name] = np
@@ -112,14 +132,29 @@ func Candidates(in Input) []Candidate {
 				c.Pods = append(c.Pods, p)
 			}
 		}
-		c.Blocked = blocked(c, pods[node.Name], in.PDBs)
+		c.Blocked = blocked(c)
 		if c.Blocked == "" && nominated[node.Name] {
 			c.Blocked = "node is nominated for a pending pod"
+		}
+		if c.Blocked == "" {
+			c.Hold, c.Blocked = hold(c, pods[node.Name], in.PDBs, now)
 		}
 		out = append(out, c)
 	}
 	slices.SortFunc(out, func(a, b Candidate) int { return strings.Compare(a.NodeClaim.Name, b.NodeClaim.Name) })
 	return out
+}
+
+// BlockedFor is what keeps method m off c: Blocked, but nothing when
+// only a pod holds c, m is Eventual and c's NodeClaim has a
+// terminationGracePeriod. The drain then honours the pod until the grace
+// period ends, as in the reference (its "eventual" disruption class,
+// pkg/controllers/disruption/types.go; docs/disruption.md).
+func (c Candidate) BlockedFor(m Method) string {
+	if _, ok := m.(Eventual); ok && c.Hold != nil && c.NodeClaim.Spec.TerminationGracePeriod != nil {
+		return ""
+	}
+	return c.Blocked
 }
 
 // mustMove: the pod needs a place elsewhere if its node goes. DaemonSet
@@ -136,8 +171,12 @@ const (
 	blockedUninitialized = "node is not initialized"
 )
 
-// blocked is the first reason voluntary disruption must not touch c.
-func blocked(c Candidate, all []*corev1.Pod, pdbs []*policyv1.PodDisruptionBudget) string {
+// blocked is the first reason about the node itself that voluntary
+// disruption must not touch c. The NodePool's template carries its
+// annotations to the NodeClaim only, so do-not-disrupt is read on both
+// (the reference syncs them to the Node and reads it,
+// pkg/controllers/state/statenode.go).
+func blocked(c Candidate) string {
 	switch {
 	case c.NodeClaim.DeletionTimestamp != nil || c.Node.DeletionTimestamp != nil:
 		return blockedDeleting
@@ -145,18 +184,46 @@ func blocked(c Candidate, all []*corev1.Pod, pdbs []*policyv1.PodDisruptionBudge
 		return blockedUninitialized
 	case c.Node.Annotations[v1.DoNotDisruptAnnotationKey] == "true":
 		return fmt.Sprintf("node %s has do-not-disrupt", c.Node.Name)
+	case c.NodeClaim.Annotations[v1.DoNotDisruptAnnotationKey] == "true":
+		return fmt.Sprintf("nodeclaim %s has do-not-disrupt", c.NodeClaim.Name)
 	}
+	return ""
+}
+
+// hold is the first pod on c's node that blocks its voluntary
+// disruption at now, and the verdict's words; nil when none does. Of the
+// pods whose do-not-disrupt holds, the one held longest names the hold,
+// so the verdict says when the node is free.
+func hold(c Candidate, all []*corev1.Pod, pdbs []*policyv1.PodDisruptionBudget, now time.Time) (*Hold, string) {
+	var h *Hold
 	for _, p := range all {
-		if p.Annotations[v1.DoNotDisruptAnnotationKey] == "true" && !state.IsTerminal(p) {
-			return fmt.Sprintf("pod %s/%s has do-not-disrupt", p.Namespace, p.Name)
+		if state.IsTerminal(p) {
+			continue
 		}
+		d := state.DoNotDisruptOf(p, now)
+		if !d.Active {
+			continue
+		}
+		if h == nil || (!h.Until.IsZero() && (d.Until.IsZero() || d.Until.After(h.Until))) {
+			h = &Hold{Pod: p, Until: d.Until, Invalid: d.Invalid}
+		}
+	}
+	if h != nil {
+		msg := fmt.Sprintf("pod %s/%s has do-not-disrupt", h.Pod.Namespace, h.Pod.Name)
+		switch {
+		case h.Invalid != "":
+			msg += fmt.Sprintf(" with an invalid value (%s), held as \"true\"", h.Invalid)
+		case !h.Until.IsZero():
+			msg += " until " + h.Until.UTC().Format(time.RFC3339)
+		}
+		return h, msg
 	}
 	for _, p := range c.Pods {
 		if pdb := refusing(p, pdbs); pdb != nil {
-			return fmt.Sprintf("pdb %s/%s prevents pod evictions", pdb.Namespace, pdb.Name)
+			return &Hold{Pod: p}, fmt.Sprintf("pdb %s/%s prevents pod evictions", pdb.Namespace, pdb.Name)
 		}
 	}
-	return ""
+	return nil, ""
 }
 
 // refusing is a PDB that would refuse evicting p now: it selects p and

@@ -2,6 +2,7 @@ package disruption
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -33,6 +34,28 @@ func TestCandidates(t *testing.T) {
 		{"do-not-disrupt on a daemonset pod counts too", func(c *cluster) {
 			c.pod("logs", "a", daemon, doNotDisrupt)
 		}, "pod default/logs has do-not-disrupt", 0},
+		// The NodePool template's annotations reach the NodeClaim only.
+		{"do-not-disrupt on the NodeClaim", func(c *cluster) {
+			c.claim("a").Annotations = map[string]string{v1.DoNotDisruptAnnotationKey: "true"}
+		}, "nodeclaim nc-a has do-not-disrupt", 0},
+		{"do-not-disrupt for a duration not yet elapsed", func(c *cluster) {
+			c.pod("web", "a", doNotDisruptFor("30m", t0.Add(-10*time.Minute)))
+		}, "pod default/web has do-not-disrupt until 2026-03-10T12:20:00Z", 1},
+		{"do-not-disrupt for a duration elapsed", func(c *cluster) {
+			c.pod("web", "a", doNotDisruptFor("30m", t0.Add(-30*time.Minute)))
+		}, "", 1},
+		{"the longest of two durations names the hold", func(c *cluster) {
+			c.pod("web", "a", doNotDisruptFor("30m", t0.Add(-10*time.Minute)))
+			c.pod("batch", "a", doNotDisruptFor("1h", t0.Add(-10*time.Minute)))
+		}, "pod default/batch has do-not-disrupt until 2026-03-10T12:50:00Z", 2},
+		{"true outlasts any duration", func(c *cluster) {
+			c.pod("web", "a", doNotDisruptFor("30m", t0.Add(-10*time.Minute)))
+			c.pod("batch", "a", doNotDisrupt)
+		}, "pod default/batch has do-not-disrupt", 2},
+		{"an invalid value holds as true", func(c *cluster) {
+			c.pod("web", "a", doNotDisruptFor("forever", t0))
+		}, `pod default/web has do-not-disrupt with an invalid value ("forever" is neither "true" nor a duration), held as "true"`, 1},
+		{"false asks for nothing", func(c *cluster) { c.pod("web", "a", doNotDisruptFor("false", t0)) }, "", 1},
 		{"a PDB that allows no disruption", func(c *cluster) {
 			c.pod("web", "a")
 			c.pdb("web-pdb", 0)
@@ -46,7 +69,7 @@ func TestCandidates(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newCluster("a")
 			tc.setup(c)
-			got := Candidates(c.in)
+			got := Candidates(c.in, t0)
 			if len(got) != 1 {
 				t.Fatalf("%d candidates, want 1", len(got))
 			}
@@ -63,7 +86,7 @@ func TestCandidatesNeedANodePoolAndANode(t *testing.T) {
 	c := newCluster("b", "a", "orphan", "unregistered")
 	c.claim("orphan").Labels[v1.NodePoolLabelKey] = "gone"
 	c.claim("unregistered").Status.NodeName = "never-joined"
-	if diff := cmp.Diff([]string{"a", "b"}, names(Candidates(c.in))); diff != "" {
+	if diff := cmp.Diff([]string{"a", "b"}, names(Candidates(c.in, t0))); diff != "" {
 		t.Errorf("candidates (-want +got):\n%s", diff)
 	}
 }

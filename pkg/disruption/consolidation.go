@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -46,14 +45,12 @@ type consolidation struct {
 	balance balance
 }
 
-// eligible are the candidates consolidation may take, cheapest to
-// disrupt first: under WhenEmptyOrUnderutilized or Balanced (with a
-// valid threshold), consolidatable, with a
-// known price, admitted (not blocked, within the Underutilized budget)
-// and running pods (empty nodes are Emptiness's). Of equally disruptive
-// nodes the dearer goes first, as removing it saves more: seed 004 orders
-// by disruption alone, and multi-node consolidation's prefix, which
-// decides which nodes a shrunken cluster keeps, is full of such ties.
+// eligible are the candidates consolidation may take, those that save
+// the most per unit of disruption first (SavingsRatio): under
+// WhenEmptyOrUnderutilized or Balanced (with a valid threshold),
+// consolidatable, with a known price, admitted (not blocked, within the
+// Underutilized budget) and running pods (empty nodes are Emptiness's).
+// Equal ratios go by NodeClaim name.
 func (c consolidation) eligible(m Method, env Env, out *Outcome) []Candidate {
 	var cands []Candidate
 	for _, cand := range env.Candidates {
@@ -71,13 +68,12 @@ func (c consolidation) eligible(m Method, env Env, out *Outcome) []Candidate {
 		}
 		cands = append(cands, cand)
 	}
-	costs := make(map[string]float64, len(cands))
+	ratios := make(map[string]float64, len(cands))
 	for _, cand := range cands {
-		costs[cand.NodeClaim.Name] = Cost(cand, env.Now)
+		ratios[cand.NodeClaim.Name] = SavingsRatio(cand)
 	}
 	slices.SortStableFunc(cands, func(a, b Candidate) int {
-		return cmp.Or(cmp.Compare(costs[a.NodeClaim.Name], costs[b.NodeClaim.Name]), cmp.Compare(b.Price, a.Price),
-			cmp.Compare(a.NodeClaim.Name, b.NodeClaim.Name))
+		return cmp.Or(cmp.Compare(ratios[b.NodeClaim.Name], ratios[a.NodeClaim.Name]), cmp.Compare(a.NodeClaim.Name, b.NodeClaim.Name))
 	})
 	return cands
 }
@@ -259,49 +255,47 @@ func restrict(r *provisioning.NodeClaim, req *scheduling.Requirement) *provision
 	return &out
 }
 
-// Cost, the disruption cost, orders consolidation candidates, least disruptive
-// first (seed 004): fewer pods, lower priority and deletion cost
-// (controller.kubernetes.io/pod-deletion-cost), and sooner expiry.
-func Cost(c Candidate, now time.Time) float64 {
-	cost := 0.0
-	for _, p := range c.Pods {
-		cost += evictionCost(p)
-	}
-	return cost * lifetimeRemaining(c, now)
-}
+// SavingsRatio orders consolidation candidates, highest first: the
+// node's price per unit of RescheduleCost, so dear nodes with few, cheap
+// pods go first, as the reference's v1.14 sortCandidates
+// (pkg/controllers/disruption/consolidation.go). Its older disruption
+// cost, weighted by the share of expireAfter left, no longer orders them.
+func SavingsRatio(c Candidate) float64 { return c.Price / RescheduleCost(c) }
 
-// evictionCost is 1 for a pod, moved by its deletion cost and priority,
-// each bounded so neither outweighs the number of pods by much.
-func evictionCost(p *corev1.Pod) float64 {
+// RescheduleCost is what moving c's pods costs: 1 for the node itself,
+// plus each pod's EvictionCost where positive (the reference's
+// computeRescheduleDisruptionCost, pkg/controllers/disruption/types.go).
+func RescheduleCost(c Candidate) float64 {
 	cost := 1.0
-	if s, ok := p.Annotations[corev1.PodDeletionCost]; ok {
-		if n, err := strconv.ParseInt(s, 10, 32); err == nil {
-			cost += clamp(float64(n)/math.Pow(2, 27), -10, 10)
-		}
-	}
-	if p.Spec.Priority != nil {
-		cost += clamp(float64(*p.Spec.Priority)/math.Pow(2, 25), -10, 10)
+	for _, p := range c.Pods {
+		cost += max(0, EvictionCost(p))
 	}
 	return cost
 }
 
-// lifetimeRemaining is the share of the node's expireAfter still ahead
-// (1 without expiry): a node about to expire costs little to disrupt.
-func lifetimeRemaining(c Candidate, now time.Time) float64 {
-	ttl := c.NodeClaim.Spec.ExpireAfter
-	if ttl.Never || ttl.Duration == nil || *ttl.Duration <= 0 {
-		return 1
+// EvictionCost is 1 for a pod, moved by its
+// controller.kubernetes.io/pod-deletion-cost / 2^27 and priority / 2^25,
+// the sum clamped to [-10, 10] (the reference's
+// pkg/utils/disruption/disruption.go). An unparsable deletion cost counts
+// as none.
+func EvictionCost(p *corev1.Pod) float64 {
+	cost := 1.0
+	if s, ok := p.Annotations[corev1.PodDeletionCost]; ok {
+		if n, err := strconv.ParseFloat(s, 64); err == nil {
+			cost += n / math.Pow(2, 27)
+		}
 	}
-	left := c.NodeClaim.CreationTimestamp.Add(*ttl.Duration).Sub(now)
-	return clamp(float64(left)/float64(*ttl.Duration), 0, 1)
+	if p.Spec.Priority != nil {
+		cost += float64(*p.Spec.Priority) / math.Pow(2, 25)
+	}
+	return clamp(cost, -10, 10)
 }
 
 func clamp(v, lo, hi float64) float64 { return max(lo, min(hi, v)) }
 
 // MultiNodeConsolidation deletes two or more nodes at once, possibly
 // launching one replacement cheaper than all of them. Examining every
-// subset is impractical: it takes the candidates cheapest to disrupt
-// first (within each NodePool's Underutilized budget, at most
+// subset is impractical: it takes the candidates in SavingsRatio order (within each NodePool's Underutilized budget, at most
 // MaxMultiNodeCandidates) and binary-searches the longest prefix that
 // consolidates, at most ⌈log2(100)⌉ simulations.
 type MultiNodeConsolidation struct{ SpotToSpot bool }
@@ -385,7 +379,7 @@ func notSameType(replacements []*provisioning.NodeClaim, cs []Candidate) bool {
 
 // SingleNodeConsolidation deletes one node whose pods fit the others'
 // free capacity, or replaces it with one cheaper node: the first, in
-// order of disruption cost, that can go.
+// SavingsRatio order, that can go.
 type SingleNodeConsolidation struct {
 	SpotToSpot bool
 	// Workers is how many candidates are judged at once (0: GOMAXPROCS).
@@ -445,6 +439,12 @@ func (m SingleNodeConsolidation) Compute(env Env) Outcome {
 	}
 	return out
 }
+
+// Consolidating implements Consolidating.
+func (MultiNodeConsolidation) Consolidating() {}
+
+// Consolidating implements Consolidating.
+func (SingleNodeConsolidation) Consolidating() {}
 
 // Settles implements Settling: consolidation simulates every candidate,
 // so it finds nothing new until the cluster changes.

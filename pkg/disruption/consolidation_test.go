@@ -382,12 +382,12 @@ func TestSingleNodeConsolidation(t *testing.T) {
 			c.capacity("a", "8")
 			c.pod("web", "a", requests("1"))
 		}, verdicts: []Verdict{single("a", "the node's price is not known")}, eligible: 1},
-		{name: "the first that can go, in order of disruption cost", setup: func(c *cluster) {
-			c.launched("a", m5n(2), od, "")
+		{name: "the first that can go, in SavingsRatio order", setup: func(c *cluster) {
+			c.launched("a", m5n(8), od, "")
 			c.launched("b", m5n(8), od, "")
-			// a, with fewer pods, is tried first: its pod fits nowhere
-			// and no cheaper node takes it.
-			c.pod("web-a", "a", requests("1.5"))
+			// a, as dear with fewer pods, is tried first: its pod fits
+			// nowhere and no cheaper node takes it.
+			c.pod("web-a", "a", requests("7.5"))
 			c.pod("web-b1", "b", requests("1.2"))
 			c.pod("web-b2", "b", requests("5.5"))
 		}, want: []string{"b"}, replacements: []wantReplacement{
@@ -534,10 +534,12 @@ func TestMultiNodeConsolidation(t *testing.T) {
 			}, eligible: 3},
 		{name: "the longest prefix that consolidates", setup: func(c *cluster) {
 			underused(c, od)
-			// d, dearest to disrupt, would need a second node.
+			// d, saving least per pod moved (0.56/5 against 0.28/2),
+			// would need a second node.
 			c.launched("d", m5n(8), od, "")
-			c.pod("big-d1", "d", requests("3"))
-			c.pod("big-d2", "d", requests("3"))
+			for i := range 4 {
+				c.pod(fmt.Sprintf("big-d%d", i), "d", requests("1.5"))
+			}
 		}, want: []string{"a", "b", "c"}, replacements: []wantReplacement{
 			// web-a fits d's free capacity; the m5.3 alone is cheaper
 			// than a, b or c, m5.4s.
@@ -603,9 +605,12 @@ func TestMultiNodeConsolidation(t *testing.T) {
 	}
 }
 
-// Candidates are taken cheapest to disrupt first: fewer pods, lower
-// deletion cost and priority, sooner expiry; of equally disruptive nodes
-// the dearer first, then by name.
+// Candidates are taken by SavingsRatio, highest first: the node's price
+// over 1 plus its pods' positive eviction costs, as the reference's v1.14
+// sortCandidates (balanced_scoring_test.go, "should sort non-Balanced
+// candidates by savings ratio descending"): fewer pods, lower deletion
+// cost and priority, dearer nodes first; expiry no longer weighs; equal
+// ratios by name.
 func TestConsolidationOrder(t *testing.T) {
 	deletionCost := func(n int64) func(*corev1.Pod) {
 		return func(p *corev1.Pod) {
@@ -647,9 +652,15 @@ func TestConsolidationOrder(t *testing.T) {
 			pods(c, "b", 1)
 			pods(c, "c", 1)
 		}, []string{"c", "b", "a"}},
-		{"a dearer node with more pods still waits", func(c *cluster) {
+		{"a node twice as dear with two pods saves more per pod moved", func(c *cluster) {
 			c.launched("a", m5n(8), v1.CapacityTypeOnDemand, "")
 			pods(c, "a", 2)
+			pods(c, "b", 1)
+			pods(c, "c", 1)
+		}, []string{"a", "b", "c"}},
+		{"a node twice as dear with four pods waits", func(c *cluster) {
+			c.launched("a", m5n(8), v1.CapacityTypeOnDemand, "")
+			pods(c, "a", 4)
 			pods(c, "b", 1)
 			pods(c, "c", 1)
 		}, []string{"b", "c", "a"}},
@@ -668,12 +679,17 @@ func TestConsolidationOrder(t *testing.T) {
 			pods(c, "b", 2)
 			pods(c, "c", 2)
 		}, []string{"b", "c", "a"}},
-		{"priority is bounded: one critical pod weighs less than twelve", func(c *cluster) {
-			pods(c, "a", 1, priority(2000001000))
+		// A pod's cost is clamped to 10: a critical pod weighs as ten.
+		{"priority is bounded: one critical pod weighs as ten", func(c *cluster) {
+			pods(c, "c", 1, priority(2000001000))
 			pods(c, "b", 12)
-			pods(c, "c", 10)
-		}, []string{"c", "a", "b"}},
-		{"a node near its expireAfter goes first", func(c *cluster) {
+			pods(c, "a", 10)
+		}, []string{"a", "c", "b"}},
+		{"pods that cost nothing to evict weigh nothing", func(c *cluster) {
+			pods(c, "a", 1)
+			pods(c, "b", 3, deletionCost(-(1 << 28)))
+		}, []string{"b", "a"}},
+		{"a node near its expireAfter no longer goes first", func(c *cluster) {
 			pods(c, "a", 1)
 			pods(c, "b", 1)
 			pods(c, "c", 3)
@@ -681,12 +697,7 @@ func TestConsolidationOrder(t *testing.T) {
 				expiring(c, n, t0)
 			}
 			expiring(c, "c", t0.Add(-710*time.Hour))
-		}, []string{"c", "a", "b"}},
-		{"an expired node costs nothing", func(c *cluster) {
-			pods(c, "a", 1)
-			pods(c, "b", 5)
-			expiring(c, "b", t0.Add(-800*time.Hour))
-		}, []string{"b", "a"}},
+		}, []string{"a", "b", "c"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -699,7 +710,7 @@ func TestConsolidationOrder(t *testing.T) {
 			c.snapshot(m5...)
 			now := t0.Add(time.Hour)
 			var out Outcome
-			got := consolidation{}.eligible(SingleNodeConsolidation{}, Env{Candidates: Candidates(c.in), Allowed: map[string]int{"default": 3}, Now: now}, &out)
+			got := consolidation{}.eligible(SingleNodeConsolidation{}, Env{Candidates: Candidates(c.in, now), Allowed: map[string]int{"default": 3}, Now: now}, &out)
 			if diff := cmp.Diff(tc.want, names(got)); diff != "" {
 				t.Errorf("order (-want +got):\n%s", diff)
 			}
@@ -873,7 +884,7 @@ func TestSingleNodeConsolidationTriesOneNodeInPlace(t *testing.T) {
 	c.pod("web-b", "b", requests("7"))
 	c.snapshot(m5...)
 	m := SingleNodeConsolidation{}
-	env := newEnv(c.in, Candidates(c.in), AllowedByPool(c.in, m.Reason(), now), now)
+	env := newEnv(c.in, Candidates(c.in, now), AllowedByPool(c.in, m.Reason(), now), now, m)
 	// The solve as if it had spread the pods onto two new nodes.
 	env.SimulateKeepingPreferences = func(cs []Candidate) Simulation {
 		s := Simulate(c.in.Snapshot, cs)

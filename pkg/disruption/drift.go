@@ -71,6 +71,10 @@ func (d Drift) Compute(env Env) Outcome {
 	return replaceMarked(env, d, v1.ConditionTypeDrifted)
 }
 
+// Eventual implements Eventual, as the reference's Drift is of the
+// eventual class.
+func (Drift) Eventual() {}
+
 // ExpectedInterruption replaces nodes the cloud will take away later
 // (their InterruptionExpected condition is True: a preemptible VM nearing
 // its 24-hour limit, a rebalance recommendation the NodePool opted into)

@@ -351,7 +351,7 @@ func TestDriftLeavesTheCandidatesOrder(t *testing.T) {
 	c := newCluster("a", "b")
 	c.drift("a", t0.Add(time.Minute))
 	c.drift("b", t0)
-	cs := Candidates(c.in)
+	cs := Candidates(c.in, t0)
 	out := Drift{}.Compute(Env{Candidates: cs, Allowed: map[string]int{"default": 2}, Now: t0})
 	if diff := cmp.Diff([]string{"b", "a"}, names(out.Command.Candidates)); diff != "" {
 		t.Errorf("disrupted (-want +got):\n%s", diff)

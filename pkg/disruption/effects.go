@@ -13,6 +13,7 @@ import (
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/effects"
+	"github.com/capstan-dev/capstan/pkg/state"
 )
 
 // The counters disruption's effects add to (effects.Metric); the
@@ -76,6 +77,11 @@ func tickEffects(in Input, t Tick, cmd Command, now time.Time) []effects.Effect 
 		// consolidation's.
 		for _, obj := range []effects.Ref{effects.NodeClaimRef(v.NodeClaim), effects.NodeRef(v.Node)} {
 			out = append(out, effects.Event{Object: obj, Type: corev1.EventTypeNormal, Reason: v.Event, Action: v.Method, Message: v.Message})
+		}
+		if bad := v.InvalidDoNotDisrupt; bad != nil {
+			out = append(out, effects.Event{Object: effects.PodRef(bad.Namespace, bad.Name), Type: corev1.EventTypeWarning,
+				Reason: state.EventInvalidDoNotDisrupt, Action: v.Method,
+				Message: fmt.Sprintf("invalid %s annotation: %s; the pod is held as for \"true\"", v1.DoNotDisruptAnnotationKey, bad.Message)})
 		}
 	}
 	if t.Started != nil {

@@ -3,12 +3,15 @@ package disruption
 import (
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	v1 "github.com/capstan-dev/capstan/api/v1"
 )
 
 // Emptiness deletes nodes that run nothing but DaemonSet pods, once the
 // NodePool's consolidateAfter has passed since a pod last arrived or left
-// (status.lastPodEventTime, else since the NodeClaim was created), under
+// (status.lastPodEventTime, else since the NodeClaim initialized), under
 // either consolidation policy; consolidateAfter Never disables it. Empty
 // nodes go in parallel, as many per NodePool as the Empty budget allows.
 type Emptiness struct{}
@@ -45,7 +48,7 @@ func Empty(c Candidate, now time.Time) bool {
 
 // Consolidatable reports whether the NodePool's consolidateAfter has
 // passed since a pod last arrived at or left nc's node (else since nc
-// was created); never under consolidateAfter: Never.
+// initialized); never under consolidateAfter: Never.
 func Consolidatable(nc *v1.NodeClaim, np *v1.NodePool, now time.Time) bool {
 	at, ok := ConsolidatableAt(nc, np)
 	return ok && !now.Before(at)
@@ -60,13 +63,24 @@ func ConsolidatableAt(nc *v1.NodeClaim, np *v1.NodePool) (time.Time, bool) {
 	}
 	since := nc.Status.LastPodEventTime.Time
 	if since.IsZero() {
-		since = nc.CreationTimestamp.Time
+		since = initializedAt(nc)
 	}
 	var wait time.Duration
 	if after.Duration != nil {
 		wait = *after.Duration
 	}
 	return since.Add(wait), true
+}
+
+// initializedAt is when nc initialized, from when pods could schedule to
+// its node, as the reference counts consolidateAfter without a pod event
+// (pkg/utils/disruption/disruption.go, IsUnderConsolidateAfter); its
+// creation while it has not (or the condition has no time).
+func initializedAt(nc *v1.NodeClaim) time.Time {
+	if c := meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypeInitialized); c != nil && c.Status == metav1.ConditionTrue && !c.LastTransitionTime.IsZero() {
+		return c.LastTransitionTime.Time
+	}
+	return nc.CreationTimestamp.Time
 }
 
 // reportable: blockers worth an event; a node being deleted or still

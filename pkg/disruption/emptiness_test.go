@@ -23,6 +23,13 @@ func TestEmptiness(t *testing.T) {
 			c.pool().Spec.Disruption.ConsolidateAfter = v1.MustParseNillableDuration("10m")
 			c.claim("a").Status.LastPodEventTime = metav1.NewTime(t0.Add(5 * time.Minute))
 		}, t0.Add(12 * time.Minute), []string{"b", "c"}},
+		// The reference counts from the Initialized condition without a pod
+		// event (pkg/utils/disruption/disruption.go): created at t0,
+		// initialized at t0+5m, consolidateAfter 10m.
+		{"without a pod event consolidateAfter counts from initialization", func(c *cluster) {
+			c.pool().Spec.Disruption.ConsolidateAfter = v1.MustParseNillableDuration("10m")
+			c.claim("a").Status.Conditions[0].LastTransitionTime = metav1.NewTime(t0.Add(5 * time.Minute))
+		}, t0.Add(12 * time.Minute), []string{"b", "c"}},
 		{"consolidateAfter: Never disables it", func(c *cluster) {
 			c.pool().Spec.Disruption.ConsolidateAfter = v1.MustParseNillableDuration(v1.Never)
 		}, t0.Add(time.Hour), nil},

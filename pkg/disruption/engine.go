@@ -132,7 +132,7 @@ func (e *Engine) tick(in Input, replacements map[string]ReplacementStatus, now t
 		return t, nil
 	}
 	t := Tick{Stale: StaleTaints(in, nil)}
-	candidates := Candidates(in)
+	candidates := Candidates(in, now)
 	methods, key := e.Options.Methods, settledKey(in, candidates, e.Options.Methods, now)
 	if key == e.settled {
 		methods = slices.DeleteFunc(slices.Clone(methods), consolidates)

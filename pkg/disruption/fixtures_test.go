@@ -95,6 +95,15 @@ func doNotDisrupt(p *corev1.Pod) {
 	p.Annotations = map[string]string{v1.DoNotDisruptAnnotationKey: "true"}
 }
 
+// doNotDisruptFor annotates a pod started at start with do-not-disrupt
+// value.
+func doNotDisruptFor(value string, start time.Time) func(*corev1.Pod) {
+	return func(p *corev1.Pod) {
+		p.Annotations = map[string]string{v1.DoNotDisruptAnnotationKey: value}
+		p.Status.StartTime = &metav1.Time{Time: start}
+	}
+}
+
 func (c *cluster) pdb(name string, allowed int32) {
 	c.in.PDBs = append(c.in.PDBs, &policyv1.PodDisruptionBudget{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},

@@ -107,6 +107,24 @@ type Settling interface {
 	Settles()
 }
 
+// Consolidating is a method that moves pods to save: its simulations
+// move no pod onto a node still inside its NodePool's consolidateAfter
+// (UnderConsolidateAfter), as in the reference's v1.14 consolidation
+// simulations (IsConsolidationSimulation).
+type Consolidating interface {
+	Method
+	Consolidating()
+}
+
+// Eventual is a method whose disruption a NodeClaim's
+// terminationGracePeriod bounds: a pod's do-not-disrupt or PDB does not
+// stop it deleting a NodeClaim that has one (Candidate.BlockedFor); the
+// drain honours the pod until the grace period ends.
+type Eventual interface {
+	Method
+	Eventual()
+}
+
 // BackingOff is a method whose failed commands back off: when a
 // replacement fails to launch or initialize, the candidate's NodeClaim
 // gets the annotations Backoff returns, so the method waits before
@@ -220,7 +238,7 @@ type Decision struct {
 // command wins. Budgets are evaluated per NodePool for each method's
 // reason.
 func Plan(in Input, methods []Method, now time.Time) Decision {
-	return plan(in, Candidates(in), methods, now)
+	return plan(in, Candidates(in, now), methods, now)
 }
 
 // plan is Plan over in's candidates, worked out once by the caller: each
@@ -229,7 +247,7 @@ func plan(in Input, candidates []Candidate, methods []Method, now time.Time) Dec
 	d := Decision{Eligible: map[string]int{}}
 	for _, m := range methods {
 		allowed := AllowedByPool(in, m.Reason(), now)
-		out := m.Compute(newEnv(in, candidates, allowed, now))
+		out := m.Compute(newEnv(in, candidates, allowed, now, m))
 		d.Eligible[m.Name()] = out.Eligible
 		d.Verdicts = append(d.Verdicts, out.Verdicts...)
 		d.Scores = append(d.Scores, out.Scores...)
@@ -244,8 +262,15 @@ func plan(in Input, candidates []Candidate, methods []Method, now time.Time) Dec
 	return d
 }
 
-func newEnv(in Input, candidates []Candidate, allowed map[string]int, now time.Time) Env {
-	return Env{Candidates: candidates, All: candidates, Allowed: allowed, Now: now, Simulate: simulator(in, false), SimulateKeepingPreferences: simulator(in, true), SimulateInPlace: inPlace(in),
+// newEnv is the Env method m decides over; a Consolidating method's
+// simulations place no pod on a node UnderConsolidateAfter.
+func newEnv(in Input, candidates []Candidate, allowed map[string]int, now time.Time, m Method) Env {
+	var settling map[string]bool
+	if _, ok := m.(Consolidating); ok {
+		settling = UnderConsolidateAfter(in, now)
+	}
+	return Env{Candidates: candidates, All: candidates, Allowed: allowed, Now: now, Simulate: simulator(in, false, settling),
+		SimulateKeepingPreferences: simulator(in, true, settling), SimulateInPlace: inPlace(in),
 		Unavailable: in.Unavailable, InstanceTypes: in.Snapshot.Input.InstanceTypes, StaticReplacements: staticReplacements(in)}
 }
 

@@ -208,7 +208,7 @@ func (opts Options) validate(cmd Command, in Input, now time.Time) (Command, str
 	}
 	names := cmd.Names()
 	var mine []Candidate
-	all := Candidates(in)
+	all := Candidates(in, now)
 	for _, c := range all {
 		if slices.Contains(names, c.NodeClaim.Name) {
 			mine = append(mine, c)
@@ -218,7 +218,7 @@ func (opts Options) validate(cmd Command, in Input, now time.Time) (Command, str
 		return Command{}, "a candidate is gone"
 	}
 	allowed := AllowedByPool(in, m.Reason(), now)
-	env := newEnv(in, mine, allowed, now)
+	env := newEnv(in, mine, allowed, now, m)
 	env.All = all
 	out := m.Compute(env)
 	for _, name := range names {

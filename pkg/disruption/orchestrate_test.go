@@ -247,7 +247,7 @@ func TestStepReplacing(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newCluster("a", "b")
-			cmd := Command{Method: "Drift", Reason: v1.DisruptionReasonDrifted, Candidates: Candidates(c.in)[:1]}
+			cmd := Command{Method: "Drift", Reason: v1.DisruptionReasonDrifted, Candidates: Candidates(c.in, t0)[:1]}
 			o := Orchestration{Command: cmd, Phase: PhaseReplacing, DecidedAt: t0, StartedAt: started, Replacements: []string{"r1", "r2"}}
 			res, err := options().Step(o, Observation{Input: c.in, Replacements: tc.observed}, tc.now)
 			if err != nil {

@@ -101,7 +101,7 @@ func TestRepair(t *testing.T) {
 			}
 			c.snapshot()
 			r := Repair{Policies: repairPolicies}
-			out := r.Compute(newEnv(c.in, Candidates(c.in), AllowedByPool(c.in, r.Reason(), now), now))
+			out := r.Compute(newEnv(c.in, Candidates(c.in, now), AllowedByPool(c.in, r.Reason(), now), now, r))
 			if diff := cmp.Diff(tc.want, names(out.Command.Candidates), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("repaired (-want +got):\n%s", diff)
 			}
@@ -154,7 +154,7 @@ func TestRepairPreSpinsAndDrainsAtOnce(t *testing.T) {
 	c.in.NodePools[0].Annotations = map[string]string{v1.RepairBudgetAnnotationKey: "50%"}
 	c.snapshot(m5...)
 	r := Repair{Policies: repairPolicies}
-	out := r.Compute(newEnv(c.in, Candidates(c.in), nil, now))
+	out := r.Compute(newEnv(c.in, Candidates(c.in, now), nil, now, r))
 	if diff := cmp.Diff([]string{"a"}, names(out.Command.Candidates)); diff != "" {
 		t.Fatalf("repaired (-want +got):\n%s", diff)
 	}
@@ -179,7 +179,7 @@ func TestRepairIgnoresBlockers(t *testing.T) {
 	c.notReady("a", corev1.ConditionUnknown, t0)
 	c.snapshot()
 	r := Repair{Policies: repairPolicies}
-	out := r.Compute(newEnv(c.in, Candidates(c.in), nil, now))
+	out := r.Compute(newEnv(c.in, Candidates(c.in, now), nil, now, r))
 	if diff := cmp.Diff([]string{"a"}, names(out.Command.Candidates)); diff != "" {
 		t.Errorf("repaired (-want +got):\n%s", diff)
 	}

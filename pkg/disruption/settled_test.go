@@ -17,8 +17,8 @@ func TestSettledKey(t *testing.T) {
 		c.pod("x", "a")
 		return c
 	}
-	key := settledKey(base().in, Candidates(base().in), Methods(DefaultGates()), t0)
-	if again := settledKey(base().in, Candidates(base().in), Methods(DefaultGates()), t0); again != key {
+	key := settledKey(base().in, Candidates(base().in, t0), Methods(DefaultGates()), t0)
+	if again := settledKey(base().in, Candidates(base().in, t0), Methods(DefaultGates()), t0); again != key {
 		t.Fatalf("the same cluster has two keys: %s and %s", key, again)
 	}
 	for _, tc := range []struct {
@@ -35,7 +35,7 @@ func TestSettledKey(t *testing.T) {
 	} {
 		c := base()
 		tc.change(c)
-		if got := settledKey(c.in, Candidates(c.in), Methods(DefaultGates()), tc.now); got == key {
+		if got := settledKey(c.in, Candidates(c.in, t0), Methods(DefaultGates()), tc.now); got == key {
 			t.Errorf("%s: the key did not change", tc.name)
 		}
 	}

@@ -1,7 +1,10 @@
 package disruption
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 
@@ -17,12 +20,59 @@ type Simulation struct {
 	Unplaced     []provisioning.Unplaced
 }
 
-func simulator(in Input, keepPreferences bool) func([]Candidate) Simulation {
+// simulator simulates over in's snapshot, placing no pod on the nodes
+// settling names.
+func simulator(in Input, keepPreferences bool, settling map[string]bool) func([]Candidate) Simulation {
 	return func(cs []Candidate) Simulation {
 		snapshot := in.Snapshot
 		snapshot.Input.Options.KeepPreferences = keepPreferences
+		if len(settling) > 0 {
+			snapshot.Input.Nodes = closed(snapshot.Input.Nodes, settling)
+		}
 		return Simulate(snapshot, cs)
 	}
+}
+
+// closed are nodes with those named by names taking no new pods, as a
+// deleting node takes none; they still count for topology and limits.
+func closed(nodes []*provisioning.Node, names map[string]bool) []*provisioning.Node {
+	out := make([]*provisioning.Node, len(nodes))
+	for i, n := range nodes {
+		out[i] = n
+		if names[n.Name] && !n.Deleting {
+			cp := *n
+			cp.Deleting = true
+			out[i] = &cp
+		}
+	}
+	return out
+}
+
+// UnderConsolidateAfter are the nodes, by name, still inside their
+// NodePool's consolidateAfter at now: initialized, with a consolidateAfter
+// neither zero nor Never that has not passed since their last pod event
+// (else their initialization). Consolidation moves no pod onto them: a
+// node just launched, or whose pods just changed, is left to settle
+// before it is packed (the reference's v1.14
+// pkg/utils/disruption/disruption.go, IsUnderConsolidateAfter).
+// Pending pods, which consolidation's simulations leave to the
+// provisioner, may still go there.
+func UnderConsolidateAfter(in Input, now time.Time) map[string]bool {
+	pools := map[string]*v1.NodePool{}
+	for _, np := range in.NodePools {
+		pools[np.Name] = np
+	}
+	out := map[string]bool{}
+	for _, nc := range in.NodeClaims {
+		np := pools[nc.Labels[v1.NodePoolLabelKey]]
+		if np == nil || nc.Status.NodeName == "" || !meta.IsStatusConditionTrue(nc.Status.Conditions, v1.ConditionTypeInitialized) {
+			continue
+		}
+		if at, ok := ConsolidatableAt(nc, np); ok && now.Before(at) {
+			out[nc.Status.NodeName] = true
+		}
+	}
+	return out
 }
 
 // Simulate solves the candidates' pods, as pending copies, over the

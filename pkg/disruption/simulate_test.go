@@ -102,7 +102,7 @@ func TestSimulate(t *testing.T) {
 			tc.setup(c)
 			c.snapshot(m5...)
 			var cs []Candidate
-			for _, cand := range Candidates(c.in) {
+			for _, cand := range Candidates(c.in, t0) {
 				if slices.Contains(tc.candidates, cand.Node.Name) {
 					cs = append(cs, cand)
 				}

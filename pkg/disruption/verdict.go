@@ -61,6 +61,15 @@ type Verdict struct {
 	Event     string
 	Code      VerdictCode
 	Message   string
+	// InvalidDoNotDisrupt is the pod holding the node with an invalid
+	// do-not-disrupt value, which its own Warning event reports.
+	InvalidDoNotDisrupt *InvalidDoNotDisrupt
+}
+
+// InvalidDoNotDisrupt names a pod whose karpenter.sh/do-not-disrupt value
+// is invalid, and why (state.DoNotDisruptOf).
+type InvalidDoNotDisrupt struct {
+	Namespace, Name, Message string
 }
 
 // admit screens a candidate method m wants: one being deleted is not
@@ -72,10 +81,17 @@ func (out *Outcome) admit(c Candidate, m Method, event string, env Env) bool {
 		return false
 	}
 	out.Eligible++
-	switch {
-	case c.Blocked != "":
+	switch blocked := c.BlockedFor(m); {
+	case blocked != "":
 		if reportable(c) {
-			out.Verdicts = append(out.Verdicts, verdict(c, m, event, VerdictBlocked, c.Blocked))
+			v := verdict(c, m, event, VerdictBlocked, blocked)
+			if h := c.Hold; h != nil && h.Invalid != "" {
+				v.InvalidDoNotDisrupt = &InvalidDoNotDisrupt{Namespace: h.Pod.Namespace, Name: h.Pod.Name, Message: h.Invalid}
+			}
+			out.Verdicts = append(out.Verdicts, v)
+		}
+		if c.Hold != nil {
+			out.wake(c.Hold.Until, env.Now)
 		}
 		return false
 	case env.Allowed[c.NodePool.Name] == 0:

@@ -93,8 +93,14 @@ func PlanDrain(pods []*corev1.Pod, now, deadline time.Time) Plan {
 				plan.RequeueAfter = wait
 			}
 		}
-		if p.Annotations[v1.DoNotDisruptAnnotationKey] == "true" {
-			continue // only the deadline moves it
+		// Only the deadline moves a held pod, or the end of its
+		// do-not-disrupt duration (state.DoNotDisruptOf, shared with
+		// disruption's candidates).
+		if dnd := state.DoNotDisruptOf(p, now); dnd.Active {
+			if wait := dnd.Until.Sub(now); !dnd.Until.IsZero() && (plan.RequeueAfter == 0 || wait < plan.RequeueAfter) {
+				plan.RequeueAfter = wait
+			}
+			continue
 		}
 		plan.Evict = append(plan.Evict, p)
 	}

@@ -25,6 +25,12 @@ func pod(name string, mods ...func(*corev1.Pod)) *corev1.Pod {
 func doNotDisrupt(p *corev1.Pod) {
 	p.Annotations = map[string]string{v1.DoNotDisruptAnnotationKey: "true"}
 }
+func doNotDisruptFor(value string) func(*corev1.Pod) {
+	return func(p *corev1.Pod) {
+		p.Annotations = map[string]string{v1.DoNotDisruptAnnotationKey: value}
+		p.Status.StartTime = &metav1.Time{Time: start}
+	}
+}
 func grace(s int64) func(*corev1.Pod) {
 	return func(p *corev1.Pod) { p.Spec.TerminationGracePeriodSeconds = ptr.To(s) }
 }
@@ -97,6 +103,12 @@ func TestPlanDrain(t *testing.T) {
 			summary{Requeue: time.Minute}},
 		{"seed 004: at 55 minutes it is deleted with its full grace period", []*corev1.Pod{pod("batch", doNotDisrupt, grace(300))}, start.Add(55 * time.Minute), hour,
 			summary{Delete: map[string]int64{"batch": 300}}},
+		// designs/do-not-disrupt-grace-period.md: held from the pod's start
+		// time for the duration, then evictable.
+		{"a do-not-disrupt duration holds the pod until it ends", []*corev1.Pod{pod("batch", doNotDisruptFor("30m"))}, start.Add(10 * time.Minute), time.Time{},
+			summary{Requeue: 20 * time.Minute}},
+		{"then it is evicted", []*corev1.Pod{pod("batch", doNotDisruptFor("30m"))}, start.Add(30 * time.Minute), time.Time{},
+			summary{Evict: []string{"batch"}}},
 		{"at the deadline everything left is forced", []*corev1.Pod{pod("web"), pod("batch", doNotDisrupt)}, hour, hour,
 			summary{Delete: map[string]int64{"web": 0, "batch": 0}}},
 		{"with a deadline, evictable pods are evicted and the next deletion is scheduled", []*corev1.Pod{pod("web", grace(30))}, start, hour,

@@ -123,7 +123,7 @@ func returnStatus(in NodeInput, out Node) string {
 // ordered terms (llmaz flavors), whether and when it returns to an
 // earlier one (disruption.ReturnToPreferredTerm); "" for other nodes.
 func termStatus(in NodeInput, np *v1.NodePool, out Node) string {
-	c, ok := candidate(*in.Disruption, in.NodeClaim.Name)
+	c, ok := candidate(*in.Disruption, in.NodeClaim.Name, in.Now)
 	if !ok {
 		return ""
 	}
@@ -192,7 +192,7 @@ func explainDisruption(in NodeInput, out *Node) {
 		return
 	}
 	dis := *in.Disruption
-	cand, ok := candidate(dis, nc.Name)
+	cand, ok := candidate(dis, nc.Name, in.Now)
 	if !ok {
 		out.DisruptionStatus, out.Disruption = DisruptionNotCandidate, "not a disruption candidate: "+notCandidate(dis, nc)
 		return
@@ -221,7 +221,7 @@ func explainDisruption(in NodeInput, out *Node) {
 		out.Disruption = fmt.Sprintf("being disrupted (%s, by %s) since %s: tainted %s; it is deleted once any replacements have initialized",
 			reason.Reason, reason.Message, stamp(reason.LastTransitionTime.Time), v1.DisruptedTaintKey)
 		return
-	case cand.Blocked != "":
+	case !slices.ContainsFunc(methodsOf(in), func(m disruption.Method) bool { return cand.BlockedFor(m) == "" }):
 		out.DisruptionStatus = DisruptionBlocked
 		out.Disruption = sentence(what, "disruption is blocked: "+cand.Blocked)
 		return
@@ -325,7 +325,11 @@ func describe(out *Node, c disruption.Candidate, now time.Time) string {
 	case at == nil:
 		parts = append(parts, "empty, but consolidateAfter: Never keeps empty nodes")
 	case now.Before(*at):
-		parts = append(parts, fmt.Sprintf("empty; consolidatable at %s (consolidateAfter %s after the last pod event)", stamp(*at), out.ConsolidateAfter))
+		since := "the last pod event"
+		if c.NodeClaim.Status.LastPodEventTime.IsZero() {
+			since = "it initialized"
+		}
+		parts = append(parts, fmt.Sprintf("empty; consolidatable at %s (consolidateAfter %s after %s)", stamp(*at), out.ConsolidateAfter, since))
 	default:
 		parts = append(parts, "empty and consolidatable since "+stamp(*at))
 	}
@@ -349,8 +353,8 @@ func deleting(what string, reason *metav1.Condition) string {
 }
 
 // candidate is the candidate for the NodeClaim named name.
-func candidate(in disruption.Input, name string) (disruption.Candidate, bool) {
-	for _, c := range disruption.Candidates(in) {
+func candidate(in disruption.Input, name string, now time.Time) (disruption.Candidate, bool) {
+	for _, c := range disruption.Candidates(in, now) {
 		if c.NodeClaim.Name == name {
 			return c, true
 		}

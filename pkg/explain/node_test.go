@@ -325,6 +325,20 @@ func TestExplainNodeDisruption(t *testing.T) {
 			want: candidate(1, view{Status: "Next", Reason: "Drifted", Method: "Drift", Drifted: true, Allowed: all(2),
 				Sentence: "drifted since 2026-03-10T11:50:00Z (NodePoolDrifted: the NodePool's template changed); it runs 1 pod; the next planning round disrupts it: Drift (Drifted)"}),
 		},
+		// docs/disruption.md, "Drift and terminationGracePeriod".
+		{
+			name: "drifted with a terminationGracePeriod: a do-not-disrupt pod does not hold Drift",
+			setup: func(w *world) {
+				w.node("b")
+				w.capacity("b", "4")
+				w.drift("a")
+				w.claim("a").Spec.TerminationGracePeriod = &metav1.Duration{Duration: time.Hour}
+				w.pod("x", "a", doNotDisrupt)
+			},
+			drift: true,
+			want: candidate(1, view{Status: "Next", Reason: "Drifted", Method: "Drift", Drifted: true, Allowed: all(2), BlockedBy: "pod default/x has do-not-disrupt",
+				Sentence: "drifted since 2026-03-10T11:50:00Z (NodePoolDrifted: the NodePool's template changed); it runs 1 pod; the next planning round disrupts it: Drift (Drifted)"}),
+		},
 		{
 			name: "drifted and busy: its pod fits nowhere",
 			setup: func(w *world) {
@@ -382,7 +396,7 @@ func TestExplainNodeDisruption(t *testing.T) {
 			},
 			want: func() view {
 				v := candidate(0, view{Status: "Waiting", ConsolidatableAt: ptr.To(now.Add(30 * time.Minute)),
-					Sentence: "empty; consolidatable at 2026-03-10T12:30:00Z (consolidateAfter 1h30m0s after the last pod event)"})
+					Sentence: "empty; consolidatable at 2026-03-10T12:30:00Z (consolidateAfter 1h30m0s after it initialized)"})
 				v.ConsolidateAfter = "1h30m0s"
 				return v
 			}(),

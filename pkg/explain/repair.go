@@ -15,12 +15,12 @@ func repairStatus(in NodeInput, out Node) string {
 	if in.Disruption == nil || len(in.RepairPolicies) == 0 {
 		return ""
 	}
-	c, ok := candidate(*in.Disruption, in.NodeClaim.Name)
+	c, ok := candidate(*in.Disruption, in.NodeClaim.Name, in.Now)
 	if !ok {
 		return ""
 	}
 	r := disruption.Repair{Policies: in.RepairPolicies}
-	st := r.RepairStateOf(c, disruption.Candidates(*in.Disruption), in.Now)
+	st := r.RepairStateOf(c, disruption.Candidates(*in.Disruption, in.Now), in.Now)
 	if !st.Unhealthy {
 		return ""
 	}

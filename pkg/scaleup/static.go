@@ -113,7 +113,7 @@ func scaleDownOrder(in StaticInput, active []*v1.NodeClaim, now time.Time) []*v1
 				if state.IsTerminal(p) {
 					continue
 				}
-				protected = protected || p.Annotations[v1.DoNotDisruptAnnotationKey] == "true"
+				protected = protected || state.DoNotDisruptOf(p, now).Active
 				if !state.IsDaemonSetPod(p) {
 					moving = append(moving, p)
 				}
@@ -126,7 +126,7 @@ func scaleDownOrder(in StaticInput, active []*v1.NodeClaim, now time.Time) []*v1
 			default:
 				r.rank = 2
 			}
-			r.cost = disruption.Cost(disruption.Candidate{NodeClaim: nc, Pods: moving}, now)
+			r.cost = disruption.RescheduleCost(disruption.Candidate{NodeClaim: nc, Pods: moving})
 		}
 		rs = append(rs, r)
 	}

@@ -102,6 +102,9 @@ func (s *Simulator) bind(context.Context) (bool, error) {
 			p := s.world.pods[podKey(n.Pod)]
 			s.world.bindPod(p, n.NodeName)
 			setScheduled(p, corev1.ConditionTrue, "", now)
+			// The kubelet starts it at once: a do-not-disrupt duration
+			// counts from here (state.DoNotDisruptOf).
+			p.Status.StartTime = &metav1.Time{Time: now}
 			s.rec.bound(podKey(p))
 			changed = true
 		}

@@ -222,3 +222,31 @@ func TestConsolidateAfterCountsFromTheLastPodEvent(t *testing.T) {
 		}
 	}
 }
+
+// A do-not-disrupt duration holds the drifted nodes from the pods' start
+// (their binding: the simulated kubelet starts them at once) until it
+// ends, then Drift replaces them, as the controller does
+// (docs/disruption.md, "do-not-disrupt with a duration").
+func TestDriftWaitsOutADoNotDisruptDuration(t *testing.T) {
+	held := strings.Replace(deploymentYAML("web", 2, spread), "metadata: {labels: {app: web}}",
+		"metadata: {labels: {app: web}, annotations: {karpenter.sh/do-not-disrupt: \"45m\"}}", 1)
+	set := read(t, placementHeader+nodePoolYAML("default", "")+annotate(narrowed("default"), "apply-at: 30m")+held)
+	r := run(t, set, func(o *simulator.Options) { o.Duration = 2 * time.Hour })
+	events := eventsOf(r, "DisruptionBlocked")
+	if len(events) == 0 || !strings.Contains(events[0].Message, "has do-not-disrupt until") {
+		t.Errorf("verdicts %v, want one saying until when the pods are held", events)
+	}
+	drifted := 0
+	for _, n := range r.Nodes {
+		if n.InstanceType != "m6i.large" {
+			continue
+		}
+		drifted++
+		if n.DeletionReason != "Drifted" || n.DisruptedAt == "" || at(t, n.DisruptedAt) < 45*time.Minute {
+			t.Errorf("node %s deleted for %q, disrupted at %q; want Drifted once the pods' 45m have passed", n.Name, n.DeletionReason, n.DisruptedAt)
+		}
+	}
+	if drifted != 2 {
+		t.Errorf("nodes %+v; want two m6i.large replaced", r.Nodes)
+	}
+}
