@@ -20,8 +20,9 @@ var layers = [][]string{
 	{"pkg/scheduling", "pkg/budgets", "pkg/flavors", "pkg/version", "pkg/printable", "pkg/readlimit"},
 	// The cloud seam: the interface, offerings, errors.
 	{"pkg/cloudprovider"},
-	// The effect vocabulary the steps return.
-	{"pkg/effects"},
+	// The effect vocabulary the steps return; NodeOverlays applied to the
+	// cloud's instance types.
+	{"pkg/effects", "pkg/overlay"},
 	{"pkg/cloudprovider/catalog", "pkg/provisioning/..."},
 	// The providers, and the snapshot the steps read.
 	{"pkg/cloudprovider/...", "pkg/state"},
