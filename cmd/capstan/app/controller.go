@@ -30,6 +30,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/controllers/garbagecollection"
 	"github.com/capstan-dev/capstan/pkg/controllers/index"
 	"github.com/capstan-dev/capstan/pkg/controllers/nodeclaim"
+	"github.com/capstan-dev/capstan/pkg/controllers/nodeoverlay"
 	"github.com/capstan-dev/capstan/pkg/controllers/nodepool"
 	"github.com/capstan-dev/capstan/pkg/controllers/provisioner"
 	"github.com/capstan-dev/capstan/pkg/controllers/termination"
@@ -210,6 +211,7 @@ func runController(ctx context.Context, opts Options) error {
 		}).Register(ctx, mgr),
 		nodepool.New(nodepool.Deps{Client: mgr.GetClient(), Clock: clk, Recorder: mgr.GetEventRecorder("capstan")},
 			nodepool.Options{NodeClasses: cp.GetSupportedNodeClasses()}).Register(ctx, mgr),
+		nodeoverlay.New(nodeoverlay.Deps{Client: mgr.GetClient(), Cloud: cp, Clock: clk}).Register(ctx, mgr),
 		garbagecollection.New(garbagecollection.Deps{Client: mgr.GetClient(), Cloud: cp, Applier: applier, Clock: clk},
 			garbagecollection.Options{Interval: opts.GCInterval, Grace: opts.GCGrace}).Register(ctx, mgr),
 		started.Register(ctx, mgr),

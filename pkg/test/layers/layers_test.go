@@ -39,7 +39,7 @@ var layers = [][]string{
 	// The shells: each controller is its own entry.
 	{"pkg/report", "pkg/controllers/clustermetrics", "pkg/controllers/disrupter",
 		"pkg/controllers/ec2nodeclass", "pkg/controllers/explainserver", "pkg/controllers/garbagecollection",
-		"pkg/controllers/nodeclaim", "pkg/controllers/nodepool", "pkg/controllers/provisioner",
+		"pkg/controllers/nodeclaim", "pkg/controllers/nodeoverlay", "pkg/controllers/nodepool", "pkg/controllers/provisioner",
 		"pkg/controllers/simnodeclass", "pkg/controllers/termination"},
 	// The filter in front of explain's server.
 	{"pkg/controllers/apiauth"},
