@@ -3,6 +3,7 @@ package overlay
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -66,13 +67,10 @@ func Apply(nodePools []v1.NodePool, its map[string][]*cloudprovider.InstanceType
 	for _, o := range ordered(overlays) {
 		res.Verdicts[o.Name] = evaluate(pools, o)
 	}
-	copied := newCopies()
 	for name, types := range its {
 		res.InstanceTypes[name] = types
 	}
-	for _, p := range pools {
-		res.InstanceTypes[p.name] = copied.of(p)
-	}
+	maps.Copy(res.InstanceTypes, build(pools))
 	return res
 }
 

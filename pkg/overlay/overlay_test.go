@@ -56,9 +56,9 @@ func fuse(n string) corev1.ResourceList {
 	return corev1.ResourceList{"smarter-devices/fuse": resource.MustParse(n)}
 }
 
-// catalog: m5.large (amd64, on-demand 1.00) and m6g.large (arm64,
+// twoTypes: m5.large (amd64, on-demand 1.00) and m6g.large (arm64,
 // on-demand 2.00), each on-demand and spot (40%) in zone-a and zone-b.
-func catalog() []*cloudprovider.InstanceType {
+func twoTypes() []*cloudprovider.InstanceType {
 	return []*cloudprovider.InstanceType{
 		test.InstanceType(test.InstanceTypeOptions{Name: "m5.large", CPU: 2, Memory: 8, Price: 1}),
 		test.InstanceType(test.InstanceTypeOptions{Name: "m6g.large", CPU: 2, Memory: 8, Price: 2, Arch: "arm64"}),
@@ -206,7 +206,7 @@ func TestApply(t *testing.T) {
 			if pools == nil {
 				pools = []v1.NodePool{nodePool("default", nil)}
 			}
-			its := catalog()
+			its := twoTypes()
 			byPool := map[string][]*cloudprovider.InstanceType{}
 			for _, np := range pools {
 				byPool[np.Name] = its
@@ -240,7 +240,7 @@ var cmpEmpty = cmp.Comparer(func(a, b map[string]overlay.Code) bool { return len
 // example status does ("conflict with overlay capacity-1").
 func TestConflictNamesTheOtherOverlay(t *testing.T) {
 	pools := []v1.NodePool{nodePool("default", nil)}
-	res := overlay.Apply(pools, map[string][]*cloudprovider.InstanceType{"default": catalog()}, []v1alpha1.NodeOverlay{
+	res := overlay.Apply(pools, map[string][]*cloudprovider.InstanceType{"default": twoTypes()}, []v1alpha1.NodeOverlay{
 		spec{name: "memory-1", weight: 90, reqs: []v1alpha1.NodeSelectorRequirement{}, capacity: fuse("1")}.overlay(),
 		spec{name: "capacity-1", weight: 90, reqs: []v1alpha1.NodeSelectorRequirement{req(v1.LabelInstanceType, corev1.NodeSelectorOpIn, "m5.large")}, capacity: fuse("2")}.overlay(),
 	})
@@ -254,7 +254,7 @@ func TestConflictNamesTheOtherOverlay(t *testing.T) {
 // slices are shared, not copied; NodePools adjusted alike share one
 // slice.
 func TestApplySharesWhatDidNotChange(t *testing.T) {
-	its := catalog()
+	its := twoTypes()
 	pools := []v1.NodePool{nodePool("a", nil), nodePool("b", nil), nodePool("c", nil)}
 	byPool := map[string][]*cloudprovider.InstanceType{"a": its, "b": its, "c": its}
 	res := overlay.Apply(pools, byPool, []v1alpha1.NodeOverlay{
