@@ -45,6 +45,9 @@ type Cluster struct {
 	// Mapper tells whether llmaz's OpenModel API is served (OpenModels);
 	// nil: it is not.
 	Mapper meta.RESTMapper
+	// LaunchPrices get the prices of every Snapshot's instance types, for
+	// the cloud to launch by; nil: none are kept.
+	LaunchPrices *cloudprovider.LaunchPrices
 
 	mu sync.Mutex
 	// known are the instance types (and why NodePools were unusable) the
@@ -75,6 +78,7 @@ func (c *Cluster) SnapshotWithObjects(ctx context.Context) (state.Objects, state
 		return state.Objects{}, state.Snapshot{}, err
 	}
 	its := res.InstanceTypes
+	c.LaunchPrices.Set(its)
 	c.mu.Lock()
 	c.known, c.unusable = its, unusable
 	c.mu.Unlock()

@@ -27,11 +27,11 @@ func nodePool(name string, labels map[string]string) v1.NodePool {
 }
 
 type spec struct {
-	name         string
-	weight       int32
-	reqs         []v1alpha1.NodeSelectorRequirement
+	name          string
+	weight        int32
+	reqs          []v1alpha1.NodeSelectorRequirement
 	price, adjust string
-	capacity     corev1.ResourceList
+	capacity      corev1.ResourceList
 }
 
 func (s spec) overlay() v1alpha1.NodeOverlay {
@@ -165,7 +165,7 @@ func TestApply(t *testing.T) {
 		{name: "should fail with conflicting capacity overlays with overlapping requirements",
 			overlays: []spec{{name: "overlay-a", reqs: []v1alpha1.NodeSelectorRequirement{m5Only}, capacity: fuse("5")},
 				{name: "overlay-b", reqs: []v1alpha1.NodeSelectorRequirement{}, capacity: fuse("99")}},
-			want: map[string]map[string]string{"default": {"m5.large": m5fuse + "99", "m6g.large": m6g + " smarter-devices/fuse=99"}},
+			want:     map[string]map[string]string{"default": {"m5.large": m5fuse + "99", "m6g.large": m6g + " smarter-devices/fuse=99"}},
 			verdicts: map[string]overlay.Code{"overlay-a": overlay.Conflicting, "overlay-b": overlay.Valid}},
 		{name: "should apply pricing and capacity adjustment from two overlays on the same instance type",
 			overlays: []spec{{name: "price", reqs: []v1alpha1.NodeSelectorRequirement{m5Only}, price: "0.5"},
@@ -180,12 +180,12 @@ func TestApply(t *testing.T) {
 			want:     map[string]map[string]string{"default": {"m5.large": m5fuse + "1", "m6g.large": m6g}},
 			verdicts: map[string]overlay.Code{"overlay-a": overlay.Conflicting, "overlay-b": overlay.Valid}},
 		{name: "should only apply override for nodepool that defined in the overlay requirements",
-			pools: []v1.NodePool{nodePool("default", nil), nodePool("other", nil)},
+			pools:    []v1.NodePool{nodePool("default", nil), nodePool("other", nil)},
 			overlays: []spec{{name: "pool", reqs: []v1alpha1.NodeSelectorRequirement{req(v1.NodePoolLabelKey, corev1.NodeSelectorOpIn, "other"), m5Only}, capacity: fuse("1")}},
-			want: map[string]map[string]string{"default": {"m5.large": m5, "m6g.large": m6g}, "other": {"m5.large": m5fuse + "1", "m6g.large": m6g}},
+			want:     map[string]map[string]string{"default": {"m5.large": m5, "m6g.large": m6g}, "other": {"m5.large": m5fuse + "1", "m6g.large": m6g}},
 			verdicts: map[string]overlay.Code{"pool": overlay.Valid}},
 		{name: "should only apply price adjustments for nodeclaim spec labels that defined in the overlay requirements",
-			pools: []v1.NodePool{nodePool("default", nil), nodePool("ml", map[string]string{"example.com/team": "ml"})},
+			pools:    []v1.NodePool{nodePool("default", nil), nodePool("ml", map[string]string{"example.com/team": "ml"})},
 			overlays: []spec{{name: "team", reqs: []v1alpha1.NodeSelectorRequirement{req("example.com/team", corev1.NodeSelectorOpIn, "ml"), m5Only}, price: "3"}},
 			want: map[string]map[string]string{"default": {"m5.large": m5, "m6g.large": m6g},
 				"ml": {"m5.large": "zone-a/on-demand=3.000 zone-a/spot=3.000 zone-b/on-demand=3.000 zone-b/spot=3.000", "m6g.large": m6g}},

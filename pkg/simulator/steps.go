@@ -202,6 +202,7 @@ func (s *Simulator) snapshotOf(ctx context.Context, objs state.Objects) (state.S
 	if err != nil {
 		return state.Snapshot{}, err
 	}
+	s.launchPrices.Set(res.InstanceTypes)
 	return state.BuildWith(objs, res.InstanceTypes, unusable, s.opts.SchedulerNames), nil
 }
 

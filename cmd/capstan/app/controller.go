@@ -157,7 +157,8 @@ func runController(ctx context.Context, opts Options) error {
 	}
 	clk := clock.RealClock{}
 	unavailable := cloudprovider.NewUnavailableOfferings(clk, opts.UnavailableTTL)
-	started, err := chosen.Start(ctx, providers.Env{Manager: mgr, Clock: clk, Unavailable: unavailable, Metrics: ctrlmetrics.Registry})
+	launchPrices := cloudprovider.NewLaunchPrices()
+	started, err := chosen.Start(ctx, providers.Env{Manager: mgr, Clock: clk, Unavailable: unavailable, LaunchPrices: launchPrices, Metrics: ctrlmetrics.Registry})
 	if err != nil {
 		return err
 	}
@@ -166,7 +167,7 @@ func runController(ctx context.Context, opts Options) error {
 		return err
 	}
 	cp := metrics.cloud
-	cluster := &clusterstate.Cluster{Client: mgr.GetClient(), Cloud: cp, SchedulerNames: opts.SchedulerNames, Mapper: mgr.GetRESTMapper()}
+	cluster := &clusterstate.Cluster{Client: mgr.GetClient(), Cloud: cp, SchedulerNames: opts.SchedulerNames, Mapper: mgr.GetRESTMapper(), LaunchPrices: launchPrices}
 	prov := provisioner.New(provisioner.Deps{
 		Client: mgr.GetClient(), Cluster: cluster, Recorder: mgr.GetEventRecorder("capstan"), Clock: clk, Metrics: metrics.provisioner,
 	}, provisioner.Options{
