@@ -501,6 +501,20 @@ func profileTestScenario(t *testing.T, name string, p *simv1alpha1.CloudProfile,
 		if len(replicas) != 2 || replicas[0] >= replicas[1] {
 			t.Errorf("Scale events to %v replicas, want a scale-down then a scale-up", replicas)
 		}
+	case "overlay":
+		// The overlay only changes the choice if m7g.large lists below
+		// m6i.large in the profile's region, and above the overlay's $0.05.
+		types, err := catalog.Load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		prices := map[string]float64{}
+		for _, it := range types {
+			prices[it.Name] = it.Prices[p.Spec.Region]
+		}
+		if !(0.05 < prices["m7g.large"] && prices["m7g.large"] < prices["m6i.large"]) {
+			t.Errorf("list prices in %s: m7g.large %v, m6i.large %v; want 0.05 < m7g.large < m6i.large", p.Spec.Region, prices["m7g.large"], prices["m6i.large"])
+		}
 	default:
 		t.Errorf("example %s has no scenario check here", name)
 	}
