@@ -9,6 +9,7 @@ import (
 	awsv1 "github.com/capstan-dev/capstan/api/aws/v1"
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/api/v1alpha1"
 )
 
 func TestNewSchemeKnowsEveryKind(t *testing.T) {
@@ -26,6 +27,9 @@ func TestNewSchemeKnowsEveryKind(t *testing.T) {
 	}
 	if !s.Recognizes(awsv1.SchemeGroupVersion.WithKind("EC2NodeClass")) {
 		t.Errorf("scheme misses EC2NodeClass")
+	}
+	if !s.Recognizes(v1alpha1.SchemeGroupVersion.WithKind("NodeOverlay")) {
+		t.Errorf("scheme misses NodeOverlay")
 	}
 }
 

@@ -19,6 +19,9 @@ func TestEveryCELRuleIsExercised(t *testing.T) {
 	for _, tc := range test.InvalidNodePools() {
 		asserted = append(asserted, tc.Message)
 	}
+	for _, tc := range test.InvalidNodeOverlays() {
+		asserted = append(asserted, tc.Message)
+	}
 	for _, tc := range immutabilityCases() {
 		asserted = append(asserted, tc.message)
 	}

@@ -13,7 +13,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/api/v1alpha1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/overlay"
 	"github.com/capstan-dev/capstan/pkg/state"
 )
 
@@ -22,8 +24,8 @@ func List(ctx context.Context, c client.Reader) (state.Objects, error) {
 	pods, nodes, ncs, nps := &corev1.PodList{}, &corev1.NodeList{}, &v1.NodeClaimList{}, &v1.NodePoolList{}
 	dss, nss := &appsv1.DaemonSetList{}, &corev1.NamespaceList{}
 	pvcs, pvs, scs := &corev1.PersistentVolumeClaimList{}, &corev1.PersistentVolumeList{}, &storagev1.StorageClassList{}
-	pdbs := &policyv1.PodDisruptionBudgetList{}
-	for _, l := range []client.ObjectList{pods, nodes, ncs, nps, dss, nss, pvcs, pvs, scs, pdbs} {
+	pdbs, overlays := &policyv1.PodDisruptionBudgetList{}, &v1alpha1.NodeOverlayList{}
+	for _, l := range []client.ObjectList{pods, nodes, ncs, nps, dss, nss, pvcs, pvs, scs, pdbs, overlays} {
 		if err := c.List(ctx, l); err != nil {
 			return state.Objects{}, fmt.Errorf("listing %T, %w", l, err)
 		}
@@ -31,6 +33,7 @@ func List(ctx context.Context, c client.Reader) (state.Objects, error) {
 	return state.Objects{
 		Pods: pods.Items, Nodes: nodes.Items, NodeClaims: ncs.Items, NodePools: nps.Items, DaemonSets: dss.Items,
 		Namespaces: nss.Items, Claims: pvcs.Items, Volumes: pvs.Items, StorageClasses: scs.Items, PDBs: pdbs.Items,
+		NodeOverlays: overlays.Items,
 	}, nil
 }
 
@@ -42,6 +45,9 @@ type Cluster struct {
 	// Mapper tells whether llmaz's OpenModel API is served (OpenModels);
 	// nil: it is not.
 	Mapper meta.RESTMapper
+	// LaunchPrices get the prices of every Snapshot's instance types, for
+	// the cloud to launch by; nil: none are kept.
+	LaunchPrices *cloudprovider.LaunchPrices
 
 	mu sync.Mutex
 	// known are the instance types (and why NodePools were unusable) the
@@ -59,16 +65,20 @@ func (c *Cluster) Snapshot(ctx context.Context) (state.Snapshot, error) {
 }
 
 // SnapshotWithObjects is Snapshot and the objects it was built from, for
-// readers (disruption) that need both views of one moment.
+// readers (disruption) that need both views of one moment. The instance
+// types are the cloud's with the NodeOverlays applied (overlay.InstanceTypes),
+// so the provisioner, disruption and explain all see the same prices.
 func (c *Cluster) SnapshotWithObjects(ctx context.Context) (state.Objects, state.Snapshot, error) {
 	objs, err := List(ctx, c.Client)
 	if err != nil {
 		return state.Objects{}, state.Snapshot{}, err
 	}
-	its, unusable, err := cloudprovider.InstanceTypesByNodePool(ctx, c.Cloud, objs.NodePools)
+	res, unusable, err := overlay.InstanceTypes(ctx, c.Cloud, objs.NodePools, objs.NodeOverlays)
 	if err != nil {
 		return state.Objects{}, state.Snapshot{}, err
 	}
+	its := res.InstanceTypes
+	c.LaunchPrices.Set(its)
 	c.mu.Lock()
 	c.known, c.unusable = its, unusable
 	c.mu.Unlock()

@@ -25,6 +25,7 @@ import (
 
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/api/v1alpha1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
 )
 
@@ -48,6 +49,7 @@ func customKinds(crds []*apiextensionsv1.CustomResourceDefinition) (map[schema.G
 	adds := map[schema.GroupVersionKind]func(map[string]any, *Set) []error{
 		v1.SchemeGroupVersion.WithKind("NodePool"):              typed(func(s *Set) *[]v1.NodePool { return &s.NodePools }),
 		simv1alpha1.SchemeGroupVersion.WithKind("SimNodeClass"): typed(func(s *Set) *[]simv1alpha1.SimNodeClass { return &s.SimNodeClasses }),
+		v1alpha1.SchemeGroupVersion.WithKind("NodeOverlay"):     typed(func(s *Set) *[]v1alpha1.NodeOverlay { return &s.NodeOverlays }),
 	}
 	versions, err := newCRDVersions(crds, func(gvk schema.GroupVersionKind) bool { _, ok := adds[gvk]; return ok })
 	if err != nil {

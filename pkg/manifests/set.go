@@ -12,6 +12,7 @@ import (
 
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/api/v1alpha1"
 	"github.com/capstan-dev/capstan/pkg/flavors"
 	"github.com/capstan-dev/capstan/pkg/printable"
 )
@@ -24,6 +25,7 @@ import (
 // "default".
 type Set struct {
 	NodePools              []v1.NodePool
+	NodeOverlays           []v1alpha1.NodeOverlay
 	SimNodeClasses         []simv1alpha1.SimNodeClass
 	CloudProfiles          []Profile
 	Namespaces             []corev1.Namespace

@@ -257,6 +257,7 @@ func (s *Set) sortTimeline() {
 func (s *Set) objects() []any {
 	var out []any
 	out = pointers(out, s.NodePools)
+	out = pointers(out, s.NodeOverlays)
 	out = pointers(out, s.SimNodeClasses)
 	out = pointers(out, s.CloudProfiles)
 	out = pointers(out, s.Namespaces)
@@ -287,6 +288,7 @@ func pointers[T any](out []any, list []T) []any {
 // which reading one known object never fills).
 func (s *Set) merge(from *Set) {
 	s.NodePools = append(s.NodePools, from.NodePools...)
+	s.NodeOverlays = append(s.NodeOverlays, from.NodeOverlays...)
 	s.SimNodeClasses = append(s.SimNodeClasses, from.SimNodeClasses...)
 	s.CloudProfiles = append(s.CloudProfiles, from.CloudProfiles...)
 	s.Namespaces = append(s.Namespaces, from.Namespaces...)

@@ -43,6 +43,9 @@ type Env struct {
 	Clock   clock.Clock
 	// Unavailable is the offerings cache the core shares with the cloud.
 	Unavailable *cloudprovider.UnavailableOfferings
+	// LaunchPrices are the prices the solver weighed, which a cloud that
+	// honours them orders its launch candidates by.
+	LaunchPrices *cloudprovider.LaunchPrices
 	// Metrics is where the provider registers its own metrics.
 	Metrics prometheus.Registerer
 }

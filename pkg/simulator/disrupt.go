@@ -236,7 +236,7 @@ func (s *Simulator) releaseReservation(ctx context.Context, nc *v1.NodeClaim, no
 	if err != nil {
 		return false, cloudprovider.IgnoreNodeClaimNotFound(err)
 	}
-	price := s.prices()[nc.Status.ProviderID]
+	price := s.cloudPrices()[nc.Status.ProviderID]
 	effs := lifecycle.ReservationEnded(nc, s.world.nodeOf(nc), instance, &price)
 	if len(effs) == 0 {
 		return false, nil

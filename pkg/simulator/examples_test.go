@@ -1394,3 +1394,43 @@ func TestExampleRepair(t *testing.T) {
 		t.Errorf("NodeRepairBlocked (repairing none) on %v, want repair-outage's 3 stopped nodes", slices.Sorted(maps.Keys(blocked)))
 	}
 }
+
+// examples/overlay (README): the NodePool allows m6i.large ($0.096) and
+// m7g.large ($0.0816); the NodeOverlay prices m6i.large's on-demand
+// offerings at $0.05, so the three replicas get three m6i.large, reported
+// at $0.05 each; without the overlay, three m7g.large at $0.0816.
+func TestExampleOverlay(t *testing.T) {
+	root, err := test.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := manifests.Load([]string{filepath.Join(root, "examples", "overlay")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name     string
+		overlays bool
+		want     string
+		price    float64
+	}{{"with the overlay", true, "m6i.large", 0.05}, {"without it", false, "m7g.large", 0.0816}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := *set
+			if !tc.overlays {
+				s.NodeOverlays = nil
+			}
+			r := run(t, &s, func(o *simulator.Options) { o.Duration = 10 * time.Minute })
+			if len(r.Nodes) != 3 {
+				t.Errorf("%d nodes launched, want 3 (no launch then replacement)", len(r.Nodes))
+			}
+			for _, n := range r.Nodes {
+				if n.InstanceType != tc.want || math.Abs(n.PricePerHour-tc.price) > 1e-9 || !alive(n) {
+					t.Errorf("node %s: %s at %.4f (deleted %q), want a live %s at %.4f", n.Name, n.InstanceType, n.PricePerHour, n.DeletedAt, tc.want, tc.price)
+				}
+			}
+			if r.Summary.PodsPending != 0 || running(r) != 3 {
+				t.Errorf("%d pods running, %d pending; want 3 running", running(r), r.Summary.PodsPending)
+			}
+		})
+	}
+}

@@ -74,11 +74,14 @@ type Simulator struct {
 	cloud       *sim.Cloud
 	kubelet     *sim.MemoryKubelet
 	unavailable *cloudprovider.UnavailableOfferings
-	profile     *simv1alpha1.CloudProfile
-	rng         *rand.Rand
-	rec         *recorder
-	batch       scaleup.Batch
-	scaled      int
+	// launchPrices are the snapshot's prices the cloud launches by, as
+	// the controller's cluster state keeps them.
+	launchPrices *cloudprovider.LaunchPrices
+	profile      *simv1alpha1.CloudProfile
+	rng          *rand.Rand
+	rec          *recorder
+	batch        scaleup.Batch
+	scaled       int
 	// boundAt is the world version binding last ran at, boundNodes how
 	// many registered nodes it saw.
 	boundAt, boundNodes int
@@ -154,9 +157,9 @@ func New(set *manifests.Set, profile *simv1alpha1.CloudProfile, types []catalog.
 	clk := clocktesting.NewFakeClock(origin)
 	s := &Simulator{
 		opts: opts, start: origin, clock: clk, world: newWorld(set), kubelet: sim.NewMemoryKubelet(), profile: profile,
-		unavailable: cloudprovider.NewUnavailableOfferings(clk, opts.UnavailableTTL),
-		rng:         rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15)),
-		attempts:    lifecycle.NewAttempts(), terminations: map[string]drain.Progress{},
+		unavailable: cloudprovider.NewUnavailableOfferings(clk, opts.UnavailableTTL), launchPrices: cloudprovider.NewLaunchPrices(),
+		rng:      rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15)),
+		attempts: lifecycle.NewAttempts(), terminations: map[string]drain.Progress{},
 		warnings: warningsOf(set.Warnings),
 	}
 	s.rec = newRecorder(origin)
@@ -164,7 +167,7 @@ func New(set *manifests.Set, profile *simv1alpha1.CloudProfile, types []catalog.
 	s.interruptions = &interruption.Handler{Options: interruption.Options{PreemptibleMargin: opts.Disruption.PreemptibleMargin}}
 	cloud, err := sim.New(sim.Options{
 		Profile: profile, Catalog: types, Clock: clk, NodeClasses: s.world,
-		Kubelet: s.kubelet, Unavailable: s.unavailable,
+		Kubelet: s.kubelet, Unavailable: s.unavailable, LaunchPrices: s.launchPrices,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("starting the simulated cloud, %w", err)

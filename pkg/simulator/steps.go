@@ -12,6 +12,7 @@ import (
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/lifecycle"
+	"github.com/capstan-dev/capstan/pkg/overlay"
 	"github.com/capstan-dev/capstan/pkg/scaleup"
 	"github.com/capstan-dev/capstan/pkg/state"
 )
@@ -195,13 +196,15 @@ func (s *Simulator) snapshot(ctx context.Context) (state.Snapshot, error) {
 }
 
 // snapshotOf builds the snapshot of objs with the instance types the
-// cloud offers each NodePool now, as the controller's cluster state does.
+// cloud offers each NodePool now and the NodeOverlays applied, as the
+// controller's cluster state does (overlay.InstanceTypes).
 func (s *Simulator) snapshotOf(ctx context.Context, objs state.Objects) (state.Snapshot, error) {
-	its, unusable, err := cloudprovider.InstanceTypesByNodePool(ctx, s.cloud, objs.NodePools)
+	res, unusable, err := overlay.InstanceTypes(ctx, s.cloud, objs.NodePools, objs.NodeOverlays)
 	if err != nil {
 		return state.Snapshot{}, err
 	}
-	return state.BuildWith(objs, its, unusable, s.opts.SchedulerNames), nil
+	s.launchPrices.Set(res.InstanceTypes)
+	return state.BuildWith(objs, res.InstanceTypes, unusable, s.opts.SchedulerNames), nil
 }
 
 // claimName names a NodeClaim as the controller does (pool-xxxxx), from
@@ -239,19 +242,47 @@ func (s *Simulator) launch(ctx context.Context) (bool, error) {
 		}
 		changed = true
 	}
-	s.rec.priced(s.prices)
-	return changed, nil
+	var err error
+	s.rec.priced(func() map[string]float64 {
+		var prices map[string]float64
+		prices, err = s.prices(ctx)
+		return prices
+	})
+	return changed, err
 }
 
-// prices are the prices of the offerings instances launched into, by
+// cloudPrices are the prices of the offerings instances launched into, by
 // provider id, as the cloud's inventory records them.
-func (s *Simulator) prices() map[string]float64 {
+func (s *Simulator) cloudPrices() map[string]float64 {
 	instances := s.cloud.Snapshot().Instances
 	out := make(map[string]float64, len(instances))
 	for _, inst := range instances {
 		out[inst.ProviderID()] = inst.Price
 	}
 	return out
+}
+
+// prices are cloudPrices, or as the
+// NodeOverlays adjust them: the price the controller's cost metrics
+// report (docs/overlay.md).
+func (s *Simulator) prices(ctx context.Context) (map[string]float64, error) {
+	out := s.cloudPrices()
+	if len(s.world.overlays) == 0 {
+		return out, nil
+	}
+	res, _, err := overlay.InstanceTypes(ctx, s.cloud, s.world.nodePools, s.world.overlays)
+	if err != nil {
+		return nil, err
+	}
+	for _, nc := range s.world.sortedClaims() {
+		if _, launched := out[nc.Status.ProviderID]; !launched {
+			continue
+		}
+		if p, ok := cloudprovider.LaunchedPrice(nc, res.InstanceTypes[nc.Labels[v1.NodePoolLabelKey]]); ok {
+			out[nc.Status.ProviderID] = p
+		}
+	}
+	return out, nil
 }
 
 // lifecycleDeadlines are the registration timeouts of launched NodeClaims,

@@ -13,6 +13,7 @@ import (
 
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/api/v1alpha1"
 	"github.com/capstan-dev/capstan/pkg/flavors"
 	"github.com/capstan-dev/capstan/pkg/manifests"
 )
@@ -34,7 +35,7 @@ func (s *Simulator) timed() bool {
 		} else {
 			s.rec.event(now, "Applied", t.Ref(), s.apply(t))
 		}
-		if t.Kind == "NodePool" {
+		if t.Kind == "NodePool" || t.Kind == "NodeOverlay" {
 			s.batch.Trigger(now, false)
 		}
 		s.world.changed()
@@ -52,6 +53,8 @@ func (s *Simulator) apply(t manifests.TimedObject) string {
 	switch o := t.Object.(type) {
 	case *v1.NodePool:
 		w.nodePools, replaced = upsert(w.nodePools, *o.DeepCopy())
+	case *v1alpha1.NodeOverlay:
+		w.overlays, replaced = upsert(w.overlays, *o.DeepCopy())
 	case *simv1alpha1.SimNodeClass:
 		_, replaced = w.nodeClasses[o.Name]
 		w.nodeClasses[o.Name] = o.DeepCopy()
@@ -118,6 +121,8 @@ func (s *Simulator) remove(t manifests.TimedObject) string {
 		if claims > 0 {
 			note = fmt.Sprintf("its %d NodeClaim(s) are deleted with it", claims)
 		}
+	case *v1alpha1.NodeOverlay:
+		w.overlays, found = without(w.overlays, t.Namespace, t.Name)
 	case *simv1alpha1.SimNodeClass:
 		_, found = w.nodeClasses[t.Name]
 		delete(w.nodeClasses, t.Name)

@@ -14,6 +14,7 @@ import (
 
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/api/v1alpha1"
 	"github.com/capstan-dev/capstan/pkg/flavors"
 	"github.com/capstan-dev/capstan/pkg/manifests"
 	"github.com/capstan-dev/capstan/pkg/state"
@@ -27,6 +28,7 @@ type world struct {
 	nodes       map[string]*corev1.Node
 	claims      map[string]*v1.NodeClaim
 	nodePools   []v1.NodePool
+	overlays    []v1alpha1.NodeOverlay
 	nodeClasses map[string]*simv1alpha1.SimNodeClass
 	models      map[string]*flavors.OpenModel
 	namespaces  map[string]corev1.Namespace
@@ -87,7 +89,7 @@ func newWorld(set *manifests.Set) *world {
 		nodeClasses: map[string]*simv1alpha1.SimNodeClass{}, models: map[string]*flavors.OpenModel{},
 		namespaces: map[string]corev1.Namespace{}, created: map[*corev1.Pod]int{},
 		onNode: map[string][]*corev1.Pod{}, nodeByProviderID: map[string]string{}, podEvents: map[string]bool{}, podsChanged: map[string]bool{},
-		nodePools: slices.Clone(set.NodePools), daemonSets: slices.Clone(set.DaemonSets),
+		nodePools: slices.Clone(set.NodePools), overlays: slices.Clone(set.NodeOverlays), daemonSets: slices.Clone(set.DaemonSets),
 		claimsPVC: slices.Clone(set.PersistentVolumeClaims), volumes: slices.Clone(set.PersistentVolumes),
 		classes: slices.Clone(set.StorageClasses), pdbs: slices.Clone(set.PodDisruptionBudgets),
 		timeline: slices.Clone(set.Timed), llmaz: len(set.OpenModels) > 0 || hasTimed[*flavors.OpenModel](set.Timed),
@@ -254,7 +256,7 @@ func (w *world) nodeOf(nc *v1.NodeClaim) *corev1.Node {
 // objects is the world as the provisioner lists it from the API server.
 func (w *world) objects() state.Objects {
 	objs := state.Objects{
-		NodePools: w.nodePools, DaemonSets: w.daemonSets,
+		NodePools: w.nodePools, NodeOverlays: w.overlays, DaemonSets: w.daemonSets,
 		Claims: w.claimsPVC, Volumes: w.volumes, StorageClasses: w.classes,
 	}
 	// Sized up front: the pods are copied by value, and growing a slice

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/api/v1alpha1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/provisioning"
 	"github.com/capstan-dev/capstan/pkg/scheduling"
@@ -29,6 +30,9 @@ type Objects struct {
 	StorageClasses []storagev1.StorageClass
 	// PDBs are the PodDisruptionBudgets voluntary disruption must respect.
 	PDBs []policyv1.PodDisruptionBudget
+	// NodeOverlays adjust the instance types the shell gathers
+	// (overlay.InstanceTypes); the snapshot reads only their result.
+	NodeOverlays []v1alpha1.NodeOverlay
 }
 
 // Snapshot is the provisioner's view of the cluster at one moment.

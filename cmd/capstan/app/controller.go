@@ -30,6 +30,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/controllers/garbagecollection"
 	"github.com/capstan-dev/capstan/pkg/controllers/index"
 	"github.com/capstan-dev/capstan/pkg/controllers/nodeclaim"
+	"github.com/capstan-dev/capstan/pkg/controllers/nodeoverlay"
 	"github.com/capstan-dev/capstan/pkg/controllers/nodepool"
 	"github.com/capstan-dev/capstan/pkg/controllers/provisioner"
 	"github.com/capstan-dev/capstan/pkg/controllers/staticpool"
@@ -162,7 +163,8 @@ func runController(ctx context.Context, opts Options) error {
 	}
 	clk := clock.RealClock{}
 	unavailable := cloudprovider.NewUnavailableOfferings(clk, opts.UnavailableTTL)
-	started, err := chosen.Start(ctx, providers.Env{Manager: mgr, Clock: clk, Unavailable: unavailable, Metrics: ctrlmetrics.Registry})
+	launchPrices := cloudprovider.NewLaunchPrices()
+	started, err := chosen.Start(ctx, providers.Env{Manager: mgr, Clock: clk, Unavailable: unavailable, LaunchPrices: launchPrices, Metrics: ctrlmetrics.Registry})
 	if err != nil {
 		return err
 	}
@@ -171,7 +173,7 @@ func runController(ctx context.Context, opts Options) error {
 		return err
 	}
 	cp := metrics.cloud
-	cluster := &clusterstate.Cluster{Client: mgr.GetClient(), Cloud: cp, SchedulerNames: opts.SchedulerNames, Mapper: mgr.GetRESTMapper()}
+	cluster := &clusterstate.Cluster{Client: mgr.GetClient(), Cloud: cp, SchedulerNames: opts.SchedulerNames, Mapper: mgr.GetRESTMapper(), LaunchPrices: launchPrices}
 	prov := provisioner.New(provisioner.Deps{
 		Client: mgr.GetClient(), Cluster: cluster, Recorder: mgr.GetEventRecorder("capstan"), Clock: clk, Metrics: metrics.provisioner,
 	}, provisioner.Options{
@@ -224,6 +226,7 @@ func runController(ctx context.Context, opts Options) error {
 		}).Register(ctx, mgr),
 		nodepool.New(nodepool.Deps{Client: mgr.GetClient(), Clock: clk, Recorder: mgr.GetEventRecorder("capstan")},
 			nodepool.Options{NodeClasses: cp.GetSupportedNodeClasses()}).Register(ctx, mgr),
+		nodeoverlay.New(nodeoverlay.Deps{Client: mgr.GetClient(), Cloud: cp, Clock: clk}).Register(ctx, mgr),
 		garbagecollection.New(garbagecollection.Deps{Client: mgr.GetClient(), Cloud: cp, Applier: applier, Clock: clk},
 			garbagecollection.Options{Interval: opts.GCInterval, Grace: opts.GCGrace}).Register(ctx, mgr),
 		started.Register(ctx, mgr),

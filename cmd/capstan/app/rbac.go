@@ -12,7 +12,8 @@ package app
 // updates a Node or writes its status (only the sim kubelet does).
 // NodePools are only patched (hash annotations) and their status patched;
 // NodeClaims are created by the provisioner, patched (finalizers, synced
-// fields) and deleted. Every write is a patch, never an update, so no
+// fields) and deleted. NodeOverlays are read and their status patched
+// (ValidationSucceeded, Ready). Every write is a patch, never an update, so no
 // update verb; status subresources are only patched, never read.
 //
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete
@@ -26,6 +27,8 @@ package app
 // +kubebuilder:rbac:groups=karpenter.sh,resources=nodeclaims,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=karpenter.sh,resources=nodepools,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=karpenter.sh,resources=nodepools/status;nodeclaims/status,verbs=patch
+// +kubebuilder:rbac:groups=karpenter.sh,resources=nodeoverlays,verbs=get;list;watch
+// +kubebuilder:rbac:groups=karpenter.sh,resources=nodeoverlays/status,verbs=patch
 // +kubebuilder:rbac:groups=llmaz.io,resources=openmodels,verbs=get;list;watch
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch
 //

@@ -38,6 +38,9 @@ type Options struct {
 	// Unavailable is the provisioner's unavailable-offerings cache, applied
 	// to the offerings GetInstanceTypes returns.
 	Unavailable *cloudprovider.UnavailableOfferings
+	// LaunchPrices order a launch's candidates by the prices the solver
+	// weighed (NodeOverlays applied); nil keeps list prices.
+	LaunchPrices *cloudprovider.LaunchPrices
 	// Naming names instances' provider IDs and Nodes; the zero value is
 	// the sim's own.
 	Naming Naming

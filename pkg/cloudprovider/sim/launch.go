@@ -72,6 +72,7 @@ func (c *Cloud) Create(ctx context.Context, nc *v1.NodeClaim) (*v1.NodeClaim, er
 		its = c.opts.Unavailable.Apply(its)
 	}
 	if ct, shared := cloudprovider.LaunchCandidates(its, reqs, nc.Spec.Resources.Requests); len(shared) > 0 {
+		c.opts.LaunchPrices.Order(nc.Labels[v1.NodePoolLabelKey], shared)
 		cands := make([]candidate, len(shared))
 		for i, sc := range shared {
 			cands[i] = candidate{it: sc.InstanceType, o: sc.Offering, onDemand: sc.OnDemandPrice}

@@ -509,6 +509,20 @@ func profileTestScenario(t *testing.T, name string, p *simv1alpha1.CloudProfile,
 		if !stops[simv1alpha1.EventKubeletStop] || !stops[simv1alpha1.EventInstanceStop] || len(p.Spec.RepairPolicies) == 0 {
 			t.Errorf("want counted KubeletStop and InstanceStop events and repairPolicies; events %v, %d policies", stops, len(p.Spec.RepairPolicies))
 		}
+	case "overlay":
+		// The overlay only changes the choice if m7g.large lists below
+		// m6i.large in the profile's region, and above the overlay's $0.05.
+		types, err := catalog.Load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		prices := map[string]float64{}
+		for _, it := range types {
+			prices[it.Name] = it.Prices[p.Spec.Region]
+		}
+		if !(0.05 < prices["m7g.large"] && prices["m7g.large"] < prices["m6i.large"]) {
+			t.Errorf("list prices in %s: m7g.large %v, m6i.large %v; want 0.05 < m7g.large < m6i.large", p.Spec.Region, prices["m7g.large"], prices["m6i.large"])
+		}
 	default:
 		t.Errorf("example %s has no scenario check here", name)
 	}

@@ -10,7 +10,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/api/v1alpha1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/overlay"
 )
 
 // Phases of a NodeClaim, as the metrics show them.
@@ -80,18 +82,19 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	ncs, nodes, nps := &v1.NodeClaimList{}, &corev1.NodeList{}, &v1.NodePoolList{}
-	if c.client.List(ctx, ncs) != nil || c.client.List(ctx, nodes) != nil || c.client.List(ctx, nps) != nil {
+	ncs, nodes, nps, overlays := &v1.NodeClaimList{}, &corev1.NodeList{}, &v1.NodePoolList{}, &v1alpha1.NodeOverlayList{}
+	if c.client.List(ctx, ncs) != nil || c.client.List(ctx, nodes) != nil || c.client.List(ctx, nps) != nil || c.client.List(ctx, overlays) != nil {
 		return
 	}
 	type key struct{ a, b string }
 	phases, byType, cost, costByType := map[key]int{}, map[key]int{}, map[string]float64{}, map[key]float64{}
-	types := map[string][]*cloudprovider.InstanceType{}
-	for i := range nps.Items {
-		if its, err := c.cloud.GetInstanceTypes(ctx, &nps.Items[i]); err == nil {
-			types[nps.Items[i].Name] = its
-		}
+	// The prices every decision sees: the cloud's with the NodeOverlays
+	// applied (docs/overlay.md).
+	res, _, err := overlay.InstanceTypes(ctx, c.cloud, nps.Items, overlays.Items)
+	if err != nil {
+		return
 	}
+	types := res.InstanceTypes
 	for i := range ncs.Items {
 		nc := &ncs.Items[i]
 		pool := nc.Labels[v1.NodePoolLabelKey]

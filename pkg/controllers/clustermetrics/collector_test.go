@@ -6,11 +6,16 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/api/v1alpha1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/fake"
 	"github.com/capstan-dev/capstan/pkg/test"
 )
@@ -101,4 +106,47 @@ func TestCollectorCost(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("cost gauges (-want +got):\n%s", diff)
 	}
+}
+
+// The cost gauges report the prices every decision sees: a NodeOverlay
+// halving spot halves what the spot NodeClaim costs.
+func TestCollectorCostWithNodeOverlay(t *testing.T) {
+	env := test.EnvironmentFor(t)
+	ctx := context.Background()
+	it := test.InstanceType(test.InstanceTypeOptions{Name: "m5.large", CPU: 2, Memory: 8, Price: 0.10})
+	np := test.NodePool(func(np *v1.NodePool) { np.Name = "batch" })
+	o := test.NodeOverlay("half-spot", func(o *v1alpha1.NodeOverlay) {
+		o.Spec.Requirements = []v1alpha1.NodeSelectorRequirement{{Key: v1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{v1.CapacityTypeSpot}}}
+		o.Spec.PriceAdjustment = ptr.To("-50%")
+	})
+	nc := test.NodeClaim(func(nc *v1.NodeClaim) {
+		nc.Name = "batch-spot"
+		nc.Labels = map[string]string{v1.NodePoolLabelKey: "batch", v1.LabelInstanceType: "m5.large", v1.LabelZone: "zone-a", v1.CapacityTypeLabelKey: v1.CapacityTypeSpot}
+	})
+	for _, obj := range []client.Object{np, o, nc} {
+		if err := env.Client.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = env.Client.Delete(ctx, obj) })
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(New(Deps{Reader: env.Client, Cloud: fake.New(it)}))
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "capstan_nodepool_cost_per_hour" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if m.GetLabel()[0].GetValue() == "batch" {
+				if got := math.Round(m.GetGauge().GetValue()*1000) / 1000; got != 0.02 {
+					t.Errorf("capstan_nodepool_cost_per_hour{nodepool=batch} = %v, want 0.02 (spot 0.04 less 50%%)", got)
+				}
+				return
+			}
+		}
+	}
+	t.Error("no capstan_nodepool_cost_per_hour for nodepool batch")
 }

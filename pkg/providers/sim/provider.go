@@ -76,7 +76,7 @@ func (p *Provider) Start(_ context.Context, env providers.Env) (providers.Starte
 		Profile: profile, Catalog: types, Clock: env.Clock, StatePath: p.opts.State,
 		NodeClasses: simapi.NodeClasses{Client: mgr.GetClient()},
 		Kubelet:     &simapi.Kubelet{Client: mgr.GetClient(), Clock: env.Clock},
-		Unavailable: env.Unavailable,
+		Unavailable: env.Unavailable, LaunchPrices: env.LaunchPrices,
 	})
 	if err != nil {
 		return providers.Started{}, fmt.Errorf("starting the simulated cloud, %w", err)

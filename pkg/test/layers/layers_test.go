@@ -20,8 +20,9 @@ var layers = [][]string{
 	{"pkg/scheduling", "pkg/budgets", "pkg/flavors", "pkg/version", "pkg/printable", "pkg/readlimit"},
 	// The cloud seam: the interface, offerings, errors.
 	{"pkg/cloudprovider"},
-	// The effect vocabulary the steps return.
-	{"pkg/effects"},
+	// The effect vocabulary the steps return; NodeOverlays applied to the
+	// cloud's instance types.
+	{"pkg/effects", "pkg/overlay"},
 	{"pkg/cloudprovider/catalog", "pkg/provisioning/..."},
 	// The providers, and the snapshot the steps read.
 	{"pkg/cloudprovider/...", "pkg/state"},
@@ -38,7 +39,7 @@ var layers = [][]string{
 	// The shells: each controller is its own entry.
 	{"pkg/report", "pkg/controllers/clustermetrics", "pkg/controllers/disrupter",
 		"pkg/controllers/ec2nodeclass", "pkg/controllers/explainserver", "pkg/controllers/garbagecollection",
-		"pkg/controllers/nodeclaim", "pkg/controllers/nodepool", "pkg/controllers/provisioner",
+		"pkg/controllers/nodeclaim", "pkg/controllers/nodeoverlay", "pkg/controllers/nodepool", "pkg/controllers/provisioner",
 		"pkg/controllers/simnodeclass", "pkg/controllers/staticpool", "pkg/controllers/termination"},
 	// The filter in front of explain's server.
 	{"pkg/controllers/apiauth"},
