@@ -29,7 +29,7 @@ const kubeletStopAt = 90 * time.Second
 // healthy nodes stay.
 func TestRepairWithinTheBudget(t *testing.T) {
 	t.Parallel()
-	s := start(t, setup{replicas: 5, budget: "0", instanceTypes: []string{"m5.2xlarge"}, repairBudget: ptr.To(1), pending: pendingBound,
+	s := start(t, setup{replicas: 5, budget: "0", instanceTypes: []string{"m6i.2xlarge"}, repairBudget: ptr.To(1), pending: pendingBound,
 		nodePool: func(np *v1.NodePool) {
 			np.Annotations = map[string]string{v1.RepairBudgetAnnotationKey: "1", v1.RepairMaxUnhealthyAnnotationKey: "60%"}
 			np.Spec.Disruption.ConsolidateAfter = v1.MustParseNillableDuration(v1.Never)
