@@ -111,6 +111,7 @@ func TestReadManifestsFromModuleRoot(t *testing.T) {
 	want := []string{
 		"config/crd/karpenter.k8s.aws_ec2nodeclasses.yaml ec2nodeclasses.karpenter.k8s.aws",
 		"config/crd/karpenter.sh_nodeclaims.yaml nodeclaims.karpenter.sh",
+		"config/crd/karpenter.sh_nodeoverlays.yaml nodeoverlays.karpenter.sh",
 		"config/crd/karpenter.sh_nodepools.yaml nodepools.karpenter.sh",
 		"config/crd/sim.capstan.dev_simnodeclasses.yaml simnodeclasses.sim.capstan.dev",
 	}
