@@ -46,7 +46,7 @@ const (
 // otherwise: all of them. They mostly wait on the cluster, so running
 // them together costs no more than the longest (by default go test runs
 // only GOMAXPROCS at once: two on CI's machines).
-const scenarios = 16
+const scenarios = 24
 
 // TestMain starts capstan with quick batches, the Drift and NodeRepair
 // gates on, the
