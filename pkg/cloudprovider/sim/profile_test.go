@@ -523,6 +523,38 @@ func profileTestScenario(t *testing.T, name string, p *simv1alpha1.CloudProfile,
 		if !(0.05 < prices["m7g.large"] && prices["m7g.large"] < prices["m6i.large"]) {
 			t.Errorf("list prices in %s: m7g.large %v, m6i.large %v; want 0.05 < m7g.large < m6i.large", p.Spec.Region, prices["m7g.large"], prices["m6i.large"])
 		}
+	case "balanced":
+		// One move must reach the default threshold (0.5) and one fall
+		// short, on the list prices of the profile's region: shrink's
+		// m6i.4xlarge replaced by an m6i.large, keep's m6i.xlarge by a
+		// c6i.xlarge, each the whole of its pool's disruption.
+		types, err := catalog.Load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		prices := map[string]float64{}
+		for _, it := range types {
+			prices[it.Name] = it.Prices[p.Spec.Region]
+		}
+		saved := func(from, to string) float64 { return (prices[from] - prices[to]) / prices[from] }
+		if s := saved("m6i.4xlarge", "m6i.large"); s < 0.5 {
+			t.Errorf("shrink's replace saves %.3f of its pool, want at least 0.5", s)
+		}
+		if s := saved("m6i.xlarge", "c6i.xlarge"); s <= 0 || s >= 0.5 {
+			t.Errorf("keep's replace saves %.3f of its pool, want some but below 0.5", s)
+		}
+	case "static-nodepool":
+		// The web tier bursts past what the static pool holds, then goes
+		// back, so a dynamic node comes and goes beside it.
+		var replicas []int32
+		for _, e := range p.Spec.Events {
+			if e.Type == simv1alpha1.EventScale && e.Replicas != nil {
+				replicas = append(replicas, *e.Replicas)
+			}
+		}
+		if len(replicas) != 2 || replicas[0] <= replicas[1] {
+			t.Errorf("Scale events to %v replicas, want a scale-up then a scale-down", replicas)
+		}
 	default:
 		t.Errorf("example %s has no scenario check here", name)
 	}
