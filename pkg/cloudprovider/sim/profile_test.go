@@ -512,14 +512,7 @@ func profileTestScenario(t *testing.T, name string, p *simv1alpha1.CloudProfile,
 	case "overlay":
 		// The overlay only changes the choice if m7g.large lists below
 		// m6i.large in the profile's region, and above the overlay's $0.05.
-		types, err := catalog.Load()
-		if err != nil {
-			t.Fatal(err)
-		}
-		prices := map[string]float64{}
-		for _, it := range types {
-			prices[it.Name] = it.Prices[p.Spec.Region]
-		}
+		prices := profileTestListPrices(t, p.Spec.Region)
 		if !(0.05 < prices["m7g.large"] && prices["m7g.large"] < prices["m6i.large"]) {
 			t.Errorf("list prices in %s: m7g.large %v, m6i.large %v; want 0.05 < m7g.large < m6i.large", p.Spec.Region, prices["m7g.large"], prices["m6i.large"])
 		}
@@ -528,14 +521,7 @@ func profileTestScenario(t *testing.T, name string, p *simv1alpha1.CloudProfile,
 		// short, on the list prices of the profile's region: shrink's
 		// m6i.4xlarge replaced by an m6i.large, keep's m6i.xlarge by a
 		// c6i.xlarge, each the whole of its pool's disruption.
-		types, err := catalog.Load()
-		if err != nil {
-			t.Fatal(err)
-		}
-		prices := map[string]float64{}
-		for _, it := range types {
-			prices[it.Name] = it.Prices[p.Spec.Region]
-		}
+		prices := profileTestListPrices(t, p.Spec.Region)
 		saved := func(from, to string) float64 { return (prices[from] - prices[to]) / prices[from] }
 		if s := saved("m6i.4xlarge", "m6i.large"); s < 0.5 {
 			t.Errorf("shrink's replace saves %.3f of its pool, want at least 0.5", s)
@@ -558,4 +544,19 @@ func profileTestScenario(t *testing.T, name string, p *simv1alpha1.CloudProfile,
 	default:
 		t.Errorf("example %s has no scenario check here", name)
 	}
+}
+
+// profileTestListPrices are the catalog's list prices in region, by
+// instance type.
+func profileTestListPrices(t *testing.T, region string) map[string]float64 {
+	t.Helper()
+	types, err := catalog.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	prices := map[string]float64{}
+	for _, it := range types {
+		prices[it.Name] = it.Prices[region]
+	}
+	return prices
 }
