@@ -492,12 +492,7 @@ func profileTestScenario(t *testing.T, name string, p *simv1alpha1.CloudProfile,
 			}
 		}
 	case "consolidation":
-		var replicas []int32
-		for _, e := range p.Spec.Events {
-			if e.Type == simv1alpha1.EventScale && e.Replicas != nil {
-				replicas = append(replicas, *e.Replicas)
-			}
-		}
+		replicas := profileTestScales(p)
 		if len(replicas) != 2 || replicas[0] >= replicas[1] {
 			t.Errorf("Scale events to %v replicas, want a scale-down then a scale-up", replicas)
 		}
@@ -532,12 +527,7 @@ func profileTestScenario(t *testing.T, name string, p *simv1alpha1.CloudProfile,
 	case "static-nodepool":
 		// The web tier bursts past what the static pool holds, then goes
 		// back, so a dynamic node comes and goes beside it.
-		var replicas []int32
-		for _, e := range p.Spec.Events {
-			if e.Type == simv1alpha1.EventScale && e.Replicas != nil {
-				replicas = append(replicas, *e.Replicas)
-			}
-		}
+		replicas := profileTestScales(p)
 		if len(replicas) != 2 || replicas[0] <= replicas[1] {
 			t.Errorf("Scale events to %v replicas, want a scale-up then a scale-down", replicas)
 		}
@@ -559,4 +549,16 @@ func profileTestListPrices(t *testing.T, region string) map[string]float64 {
 		prices[it.Name] = it.Prices[region]
 	}
 	return prices
+}
+
+// profileTestScales are the replicas the profile's Scale events ask for,
+// in order.
+func profileTestScales(p *simv1alpha1.CloudProfile) []int32 {
+	var replicas []int32
+	for _, e := range p.Spec.Events {
+		if e.Type == simv1alpha1.EventScale && e.Replicas != nil {
+			replicas = append(replicas, *e.Replicas)
+		}
+	}
+	return replicas
 }
