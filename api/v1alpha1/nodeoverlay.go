@@ -10,19 +10,20 @@ import (
 type NodeSelectorRequirement struct {
 	// Key is the label key the requirement applies to.
 	// +kubebuilder:validation:MaxLength=316
-	// +kubebuilder:validation:Pattern=`^(([a-z0-9]([-a-z0-9]*[a-z0-9])?)(\.([a-z0-9]([-a-z0-9]*[a-z0-9])?))*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$`
-	// +kubebuilder:validation:XValidation:message="label domain \"karpenter.sh\" is restricted",rule="self in ['karpenter.sh/capacity-type', 'karpenter.sh/nodepool'] || !self.find('^([^/]+)').endsWith('karpenter.sh')"
-	// +kubebuilder:validation:XValidation:message="label \"kubernetes.io/hostname\" is restricted",rule="self != 'kubernetes.io/hostname'"
+	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*(\/))?([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$`
+	// +kubebuilder:validation:XValidation:message="label domain \"karpenter.sh\" is restricted",rule="self in [\"karpenter.sh/capacity-type\", \"karpenter.sh/nodepool\"] || !self.find(\"^([^/]+)\").endsWith(\"karpenter.sh\")"
+	// +kubebuilder:validation:XValidation:message="label \"kubernetes.io/hostname\" is restricted",rule="self != \"kubernetes.io/hostname\""
 	// +required
 	Key string `json:"key"`
 	// Operator relates the key to the values.
-	// +kubebuilder:validation:Enum=In;NotIn;Exists;DoesNotExist;Gt;Lt;Gte;Lte
+	// +kubebuilder:validation:Enum=Gte;Lte;In;NotIn;Exists;DoesNotExist;Gt;Lt
 	// +required
 	Operator corev1.NodeSelectorOperator `json:"operator"`
 	// Values are the label values the operator uses: at least one for In
 	// and NotIn, exactly one non-negative integer for Gt, Lt, Gte and Lte.
-	// +kubebuilder:validation:items:MaxLength=63
-	// +kubebuilder:validation:items:Pattern=`^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`
+	// The reference's maxLength and pattern sit on the array, not its
+	// items (hack/validation/requirements.sh); hack/crdpatch puts them
+	// there too, as controller-gen only places them on strings.
 	// +listType=atomic
 	// +optional
 	Values []string `json:"values,omitempty"`
@@ -37,11 +38,11 @@ type NodeOverlaySpec struct {
 	// karpenter.sh/nodepool, ...) and the labels of a NodePool's template.
 	// Empty requirements select every instance type.
 	//
-	// Every rule is total (values is optional), so each reads it only
-	// behind has(); the messages are the reference's.
-	// +kubebuilder:validation:XValidation:message="requirements with operator 'NotIn' must have a value defined",rule="self.all(x, x.operator == 'NotIn' ? (has(x.values) && size(x.values) != 0) : true)"
-	// +kubebuilder:validation:XValidation:message="requirements with operator 'In' must have a value defined",rule="self.all(x, x.operator == 'In' ? (has(x.values) && size(x.values) != 0) : true)"
-	// +kubebuilder:validation:XValidation:message="requirements operator 'Gt', 'Lt', 'Gte' or 'Lte' must have a single positive integer value",rule="self.all(x, (x.operator in ['Gt', 'Lt', 'Gte', 'Lte']) ? (has(x.values) && size(x.values) == 1 && x.values[0].matches('^[0-9]{1,18}$')) : true)"
+	// The rules and messages are the reference's
+	// (pkg/apis/v1alpha1/nodeoverlay.go at v1.14.1).
+	// +kubebuilder:validation:XValidation:message="requirements with operator 'NotIn' must have a value defined",rule="self.all(x, x.operator == 'NotIn' ? x.values.size() != 0 : true)"
+	// +kubebuilder:validation:XValidation:message="requirements with operator 'In' must have a value defined",rule="self.all(x, x.operator == 'In' ? x.values.size() != 0 : true)"
+	// +kubebuilder:validation:XValidation:message="requirements operator 'Gt', 'Lt', 'Gte' or 'Lte' must have a single positive integer value",rule="self.all(x, (x.operator == 'Gt' || x.operator == 'Lt' || x.operator == 'Gte' || x.operator == 'Lte') ? (x.values.size() == 1 && int(x.values[0]) >= 0) : true)"
 	// +kubebuilder:validation:MaxItems=100
 	// +listType=atomic
 	// +required

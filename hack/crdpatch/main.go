@@ -64,6 +64,9 @@ func patch(in []byte) ([]byte, error) {
 	for i := range crd.Spec.Versions {
 		if v := crd.Spec.Versions[i].Schema; v != nil {
 			walk(v.OpenAPIV3Schema, "")
+			if crd.Spec.Names.Kind == "NodeOverlay" {
+				overlayValues(v.OpenAPIV3Schema)
+			}
 		}
 	}
 	// Marshal through a map so that only what controller-gen wrote comes
@@ -128,5 +131,23 @@ func taint(s *apiextensionsv1.JSONSchemaProps) {
 	if p, ok := s.Properties["value"]; ok {
 		p.MaxLength, p.Pattern = ptr.To[int64](maxValueLength), labelValuePattern
 		s.Properties["value"] = p
+	}
+}
+
+// overlayValues puts the label-value syntax on a NodeOverlay requirement's
+// values array itself, where the reference's
+// hack/validation/requirements.sh puts it (not on its items).
+func overlayValues(root *apiextensionsv1.JSONSchemaProps) {
+	spec, ok := root.Properties["spec"]
+	if !ok {
+		return
+	}
+	reqs, ok := spec.Properties["requirements"]
+	if !ok || reqs.Items == nil || reqs.Items.Schema == nil {
+		return
+	}
+	if v, ok := reqs.Items.Schema.Properties["values"]; ok {
+		v.MaxLength, v.Pattern = ptr.To[int64](maxValueLength), labelValuePattern
+		reqs.Items.Schema.Properties["values"] = v
 	}
 }

@@ -14,7 +14,7 @@ import (
 // patching them again must change nothing, and they must carry the
 // constraints.
 func TestPatchIsIdempotentOnTheCheckedInCRDs(t *testing.T) {
-	for _, name := range []string{"karpenter.sh_nodepools.yaml", "karpenter.sh_nodeclaims.yaml"} {
+	for _, name := range []string{"karpenter.sh_nodepools.yaml", "karpenter.sh_nodeclaims.yaml", "karpenter.sh_nodeoverlays.yaml"} {
 		in, err := os.ReadFile("../../config/crd/" + name)
 		if err != nil {
 			t.Fatal(err)

@@ -51,11 +51,6 @@ func ConsolidationThresholdOf(np *v1.NodePool) (float64, error) {
 	return t, nil
 }
 
-// PodDisruptionCost is what evicting p costs a Balanced score: its
-// EvictionCost, never below 0 (RescheduleCost counts the same): a pod
-// that declares itself free to disrupt costs nothing.
-func PodDisruptionCost(p *corev1.Pod) float64 { return max(0, EvictionCost(p)) }
-
 // PoolTotals are what a NodePool's nodes cost an hour and to disrupt, all
 // of them, candidates or not: the denominators of its moves' fractions.
 type PoolTotals struct {
@@ -141,9 +136,12 @@ type balance struct {
 	bad        map[string]error
 }
 
+// The totals are over env.All: while a command is validated again,
+// env.Candidates holds only its own nodes, and a move's fractions must be
+// the ones it was planned with.
 func newBalance(env Env) balance {
-	b := balance{totals: Totals(env.Candidates), thresholds: map[string]float64{}, bad: map[string]error{}}
-	for _, c := range env.Candidates {
+	b := balance{totals: Totals(env.All), thresholds: map[string]float64{}, bad: map[string]error{}}
+	for _, c := range env.All {
 		np := c.NodePool
 		if np.Spec.Disruption.ConsolidationPolicy != v1.ConsolidationPolicyBalanced {
 			continue

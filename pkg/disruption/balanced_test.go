@@ -1,6 +1,7 @@
 package disruption
 
 import (
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -15,24 +16,26 @@ import (
 	"github.com/capstan-dev/capstan/pkg/test"
 )
 
-func TestPodDisruptionCost(t *testing.T) {
-	// The reference's EvictionCost (pkg/utils/disruption/disruption.go),
-	// negatives raised to 0 as its scoring path does
+func TestEvictionAndRescheduleCost(t *testing.T) {
+	// The reference's EvictionCost (pkg/utils/disruption/disruption.go);
+	// a node's RescheduleCost is 1 plus its pods', negatives raised to 0
+	// as the reference's scoring path does
 	// (designs/balanced-consolidation.md, "Per-Pod Disruption Cost").
 	cases := []struct {
 		name         string
 		deletionCost string
 		priority     *int32
-		want         float64
+		eviction     float64
+		reschedule   float64
 	}{
-		{name: "neither set", want: 1},
-		{name: "deletion cost 2^27 adds one", deletionCost: "134217728", want: 2},
-		{name: "the largest deletion cost clamps to 10", deletionCost: "2147483647", want: 10},
-		{name: "the smallest deletion cost clamps to -10, scored 0", deletionCost: "-2147483647", want: 0},
-		{name: "priority 2^25 adds one", priority: ptr.To[int32](33554432), want: 2},
-		{name: "system-node-critical clamps to 10", priority: ptr.To[int32](2000001000), want: 10},
-		{name: "both add up", deletionCost: "134217728", priority: ptr.To[int32](33554432), want: 3},
-		{name: "an unparsable deletion cost is ignored", deletionCost: "lots", want: 1},
+		{name: "neither set", eviction: 1, reschedule: 2},
+		{name: "deletion cost 2^27 adds one", deletionCost: "134217728", eviction: 2, reschedule: 3},
+		{name: "the largest deletion cost clamps to 10", deletionCost: "2147483647", eviction: 10, reschedule: 11},
+		{name: "the smallest deletion cost clamps to -10, scored 0", deletionCost: "-2147483647", eviction: -10, reschedule: 1},
+		{name: "priority 2^25 adds one", priority: ptr.To[int32](33554432), eviction: 2, reschedule: 3},
+		{name: "system-node-critical clamps to 10", priority: ptr.To[int32](2000001000), eviction: 10, reschedule: 11},
+		{name: "both add up", deletionCost: "134217728", priority: ptr.To[int32](33554432), eviction: 3, reschedule: 4},
+		{name: "an unparsable deletion cost is ignored", deletionCost: "lots", eviction: 1, reschedule: 2},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -42,8 +45,11 @@ func TestPodDisruptionCost(t *testing.T) {
 				}
 				p.Spec.Priority = tc.priority
 			})
-			if got := PodDisruptionCost(p); math.Abs(got-tc.want) > 1e-9 {
-				t.Errorf("cost %v, want %v", got, tc.want)
+			if got := EvictionCost(p); math.Abs(got-tc.eviction) > 1e-9 {
+				t.Errorf("eviction cost %v, want %v", got, tc.eviction)
+			}
+			if got := RescheduleCost(Candidate{Pods: []*corev1.Pod{p}}); math.Abs(got-tc.reschedule) > 1e-9 {
+				t.Errorf("reschedule cost %v, want %v", got, tc.reschedule)
 			}
 		})
 	}
@@ -235,6 +241,56 @@ func TestBalancedConsolidation(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.verdicts, d.Verdicts, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("verdicts (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// A move approved at planning is approved again when its command is
+// validated: its fractions are over the whole pool then too, not over
+// the command's own nodes.
+func TestBalancedMoveStaysApprovedAtValidation(t *testing.T) {
+	od := v1.CapacityTypeOnDemand
+	// a and b (m5.4, $0.28) run a one-core pod each; c (m5.1, $0.07) is
+	// crowded with eight small pods. The pool costs $0.63 and 2+2+9 = 13
+	// to disrupt: deleting a scores (0.28/0.63)/(2/13) = 2.89, over a
+	// alone it would score 1.
+	pool := func(c *cluster) {
+		c.launched("a", m5n(4), od, "")
+		c.launched("b", m5n(4), od, "")
+		c.launched("c", m5n(1), od, "")
+		c.pod("a1", "a", requests("1"))
+		c.pod("b1", "b", requests("1"))
+		for i := range 8 {
+			c.pod(fmt.Sprintf("c%d", i), "c", requests("0.1"))
+		}
+	}
+	cases := []struct {
+		name      string
+		threshold string
+		method    Method
+		want      []string
+	}{
+		{name: "single-node delete", threshold: "1.5", method: SingleNodeConsolidation{}, want: []string{"a"}},
+		{name: "multi-node delete", threshold: "1.2", method: MultiNodeConsolidation{}, want: []string{"a", "b"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCluster()
+			balancedPool(tc.threshold)(c)
+			pool(c)
+			c.snapshot(m5...)
+			now := t0.Add(time.Hour)
+			d := Plan(c.in, []Method{tc.method}, now)
+			if diff := cmp.Diff(tc.want, names(d.Command.Candidates), cmpopts.EquateEmpty()); diff != "" {
+				t.Fatalf("planned (-want +got):\n%s", diff)
+			}
+			cmd, why := Options{Methods: []Method{tc.method}}.validate(d.Command, c.in, now.Add(15*time.Second))
+			if why != "" {
+				t.Fatalf("validation abandoned the command: %s", why)
+			}
+			if diff := cmp.Diff(d.Command.Scores, cmd.Scores, cmpopts.EquateApprox(0, 0.0001)); diff != "" {
+				t.Errorf("scores at validation (-planned +validated):\n%s", diff)
 			}
 		})
 	}

@@ -492,12 +492,7 @@ func profileTestScenario(t *testing.T, name string, p *simv1alpha1.CloudProfile,
 			}
 		}
 	case "consolidation":
-		var replicas []int32
-		for _, e := range p.Spec.Events {
-			if e.Type == simv1alpha1.EventScale && e.Replicas != nil {
-				replicas = append(replicas, *e.Replicas)
-			}
-		}
+		replicas := profileTestScales(p)
 		if len(replicas) != 2 || replicas[0] >= replicas[1] {
 			t.Errorf("Scale events to %v replicas, want a scale-down then a scale-up", replicas)
 		}
@@ -512,18 +507,58 @@ func profileTestScenario(t *testing.T, name string, p *simv1alpha1.CloudProfile,
 	case "overlay":
 		// The overlay only changes the choice if m7g.large lists below
 		// m6i.large in the profile's region, and above the overlay's $0.05.
-		types, err := catalog.Load()
-		if err != nil {
-			t.Fatal(err)
-		}
-		prices := map[string]float64{}
-		for _, it := range types {
-			prices[it.Name] = it.Prices[p.Spec.Region]
-		}
+		prices := profileTestListPrices(t, p.Spec.Region)
 		if !(0.05 < prices["m7g.large"] && prices["m7g.large"] < prices["m6i.large"]) {
 			t.Errorf("list prices in %s: m7g.large %v, m6i.large %v; want 0.05 < m7g.large < m6i.large", p.Spec.Region, prices["m7g.large"], prices["m6i.large"])
+		}
+	case "balanced":
+		// One move must reach the default threshold (0.5) and one fall
+		// short, on the list prices of the profile's region: shrink's
+		// m6i.4xlarge replaced by an m6i.large, keep's m6i.xlarge by a
+		// c6i.xlarge, each the whole of its pool's disruption.
+		prices := profileTestListPrices(t, p.Spec.Region)
+		saved := func(from, to string) float64 { return (prices[from] - prices[to]) / prices[from] }
+		if s := saved("m6i.4xlarge", "m6i.large"); s < 0.5 {
+			t.Errorf("shrink's replace saves %.3f of its pool, want at least 0.5", s)
+		}
+		if s := saved("m6i.xlarge", "c6i.xlarge"); s <= 0 || s >= 0.5 {
+			t.Errorf("keep's replace saves %.3f of its pool, want some but below 0.5", s)
+		}
+	case "static-nodepool":
+		// The web tier bursts past what the static pool holds, then goes
+		// back, so a dynamic node comes and goes beside it.
+		replicas := profileTestScales(p)
+		if len(replicas) != 2 || replicas[0] <= replicas[1] {
+			t.Errorf("Scale events to %v replicas, want a scale-up then a scale-down", replicas)
 		}
 	default:
 		t.Errorf("example %s has no scenario check here", name)
 	}
+}
+
+// profileTestListPrices are the catalog's list prices in region, by
+// instance type.
+func profileTestListPrices(t *testing.T, region string) map[string]float64 {
+	t.Helper()
+	types, err := catalog.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	prices := map[string]float64{}
+	for _, it := range types {
+		prices[it.Name] = it.Prices[region]
+	}
+	return prices
+}
+
+// profileTestScales are the replicas the profile's Scale events ask for,
+// in order.
+func profileTestScales(p *simv1alpha1.CloudProfile) []int32 {
+	var replicas []int32
+	for _, e := range p.Spec.Events {
+		if e.Type == simv1alpha1.EventScale && e.Replicas != nil {
+			replicas = append(replicas, *e.Replicas)
+		}
+	}
+	return replicas
 }

@@ -108,7 +108,7 @@ func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	tick, err := c.engine.Tick(in, replacements, start)
 	if tick.Planned != nil {
 		c.metrics.evaluation.Observe(c.clock.Since(start).Seconds())
-		c.record(in, tick.Planned)
+		c.record(in, tick.Planned, tick.Started)
 	}
 	if err != nil {
 		return reconcile.Result{}, fmt.Errorf("evaluating disruption, %w", err)
@@ -150,9 +150,10 @@ func (c *Controller) observe(ctx context.Context, names []string) (map[string]di
 
 // record reports a planning round: eligible nodes and budgets, the
 // series reset so deleted NodePools and methods that did not run drop
-// out, and the moves Balanced NodePools scored.
-func (c *Controller) record(in disruption.Input, d *disruption.Decision) {
-	c.metrics.recordScores(d.Scores)
+// out, and the moves Balanced NodePools scored (started: the command the
+// round started, if any).
+func (c *Controller) record(in disruption.Input, d *disruption.Decision, started *disruption.Command) {
+	c.metrics.recordScores(d.Scores, started)
 	c.metrics.eligible.Reset()
 	for method, n := range d.Eligible {
 		c.metrics.eligible.WithLabelValues(method).Set(float64(n))

@@ -2,6 +2,7 @@ package disrupter
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/utils/lru"
 
 	"github.com/capstan-dev/capstan/pkg/controllers/apply"
 	"github.com/capstan-dev/capstan/pkg/disruption"
@@ -19,6 +20,7 @@ type Metrics struct {
 	// score and moves are Balanced consolidation's (scores.go).
 	score    *prometheus.HistogramVec
 	moves    *prometheus.CounterVec
+	skipped  *lru.Cache
 	repaired *prometheus.CounterVec
 }
 
@@ -49,11 +51,12 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"kind"}),
 		score: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: MetricConsolidationScore, Help: "Scores of the consolidation moves Balanced NodePools weighed, by decision (taken, skipped), NodePool and method.",
-			Buckets: scoreBuckets,
+			Buckets: scoreBuckets(),
 		}, []string{"decision", "nodepool", "method"}),
 		moves: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: MetricConsolidationMoves, Help: "Consolidation moves Balanced NodePools weighed, by decision (taken, skipped), NodePool and method.",
 		}, []string{"decision", "nodepool", "method"}),
+		skipped: lru.New(skippedMemo),
 	}
 	for _, c := range []prometheus.Collector{m.decisions, m.eligible, m.allowed, m.evaluation, m.disrupted, m.received, m.score, m.moves, m.repaired} {
 		if err := reg.Register(c); err != nil {
