@@ -175,17 +175,30 @@ const (
 // disruption must not touch c. The NodePool's template carries its
 // annotations to the NodeClaim only, so do-not-disrupt is read on both
 // (the reference syncs them to the Node and reads it,
-// pkg/controllers/state/statenode.go).
+// pkg/controllers/state/statenode.go), and on the template itself, so
+// adding it to a live pool protects its nodes at once: the template
+// change drifts them, and this holds that drift too
+// (docs/disruption.md, "do-not-disrupt on nodes").
 func blocked(c Candidate) string {
 	switch {
 	case c.NodeClaim.DeletionTimestamp != nil || c.Node.DeletionTimestamp != nil:
 		return blockedDeleting
 	case !meta.IsStatusConditionTrue(c.NodeClaim.Status.Conditions, v1.ConditionTypeInitialized):
 		return blockedUninitialized
-	case c.Node.Annotations[v1.DoNotDisruptAnnotationKey] == "true":
-		return fmt.Sprintf("node %s has do-not-disrupt", c.Node.Name)
-	case c.NodeClaim.Annotations[v1.DoNotDisruptAnnotationKey] == "true":
-		return fmt.Sprintf("nodeclaim %s has do-not-disrupt", c.NodeClaim.Name)
+	}
+	for _, o := range []struct {
+		kind, name  string
+		annotations map[string]string
+	}{
+		{"node", c.Node.Name, c.Node.Annotations},
+		{"nodeclaim", c.NodeClaim.Name, c.NodeClaim.Annotations},
+		{"nodepool template of", c.NodePool.Name, c.NodePool.Spec.Template.ObjectMeta.Annotations},
+	} {
+		if dnd := state.NodeDoNotDisruptOf(o.annotations); dnd.Invalid != "" {
+			return fmt.Sprintf("%s %s has do-not-disrupt with an invalid value (%s), held as \"true\"", o.kind, o.name, dnd.Invalid)
+		} else if dnd.Active {
+			return fmt.Sprintf("%s %s has do-not-disrupt", o.kind, o.name)
+		}
 	}
 	return ""
 }
