@@ -145,12 +145,21 @@ func Candidates(in Input, now time.Time) []Candidate {
 	return out
 }
 
-// BlockedFor is what keeps method m off c: Blocked, but nothing when
+// BlockedFor is what keeps method m off c: Blocked, but for Repair only
+// the node's deletion or initialization, and nothing when
 // only a pod holds c, m is Eventual and c's NodeClaim has a
 // terminationGracePeriod. The drain then honours the pod until the grace
 // period ends, as in the reference (its "eventual" disruption class,
 // pkg/controllers/disruption/types.go; docs/disruption.md).
 func (c Candidate) BlockedFor(m Method) string {
+	if _, ok := m.(Repair); ok {
+		// A broken node goes whatever holds it but its own coming or
+		// going (docs/disruption.md, "Node repair").
+		if c.Blocked == blockedDeleting || c.Blocked == blockedUninitialized {
+			return c.Blocked
+		}
+		return ""
+	}
 	if _, ok := m.(Eventual); ok && c.Hold != nil && c.NodeClaim.Spec.TerminationGracePeriod != nil {
 		return ""
 	}
