@@ -35,11 +35,24 @@ type Input struct {
 	Unavailable cloudprovider.UnavailableHistory
 }
 
+// Policies are the solver's relaxation policies; the zero value is
+// Strict and Respect.
+type Policies struct {
+	MinValues  provisioning.MinValuesPolicy
+	Preference provisioning.PreferencePolicy
+}
+
 // NewInput is the disruption view of a snapshot's objects. Disruption
 // solves the snapshot once per candidate: unless the caller prepared it,
 // the input gets its own read-only provisioning.Prepared for those
 // solves to share.
-func NewInput(objs state.Objects, snapshot state.Snapshot) Input {
+//
+// Every simulation over the input solves with p, the controller's
+// --min-values-policy and --preference-policy, as scale-up does: a
+// replacement is found under the rules a new node would be launched by
+// (docs/controller.md).
+func NewInput(objs state.Objects, snapshot state.Snapshot, p Policies) Input {
+	snapshot.Input.Options.MinValuesPolicy, snapshot.Input.Options.PreferencePolicy = p.MinValues, p.Preference
 	if snapshot.Input.Prepared == nil {
 		snapshot.Input.Prepared = provisioning.Prepare(snapshot.Input)
 	}
