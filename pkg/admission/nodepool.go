@@ -33,8 +33,13 @@ type problem struct {
 
 var annotations = field.NewPath("metadata", "annotations")
 
-// annotationProblem is an annotation whose value Capstan does not know.
-func annotationProblem(reason string, e *disruption.AnnotationError) problem {
+// annotationProblem is an annotation whose value Capstan does not know:
+// the one err names (a *disruption.AnnotationError), else key.
+func annotationProblem(reason, key string, err error) problem {
+	var e *disruption.AnnotationError
+	if !errors.As(err, &e) {
+		e = &disruption.AnnotationError{Key: key, Problem: err.Error()}
+	}
 	return problem{reason: reason, err: field.Invalid(annotations.Key(e.Key), field.OmitValueType{}, e.Problem), text: e.Error()}
 }
 
@@ -47,33 +52,21 @@ func nodePoolProblems(np *v1.NodePool) []problem {
 	var out []problem
 	if tz, ok := np.Annotations[v1.BudgetTimeZoneAnnotationKey]; ok {
 		if err := budgets.ValidateTimeZone(tz); err != nil {
-			out = append(out, annotationProblem(ReasonInvalidBudgetTimeZone, &disruption.AnnotationError{Key: v1.BudgetTimeZoneAnnotationKey, Problem: err.Error()}))
+			out = append(out, annotationProblem(ReasonInvalidBudgetTimeZone, v1.BudgetTimeZoneAnnotationKey, err))
 		}
 	}
 	if _, err := disruption.ReturnPolicyOf(np); err != nil {
-		var bad *disruption.AnnotationError
-		if !errors.As(err, &bad) {
-			bad = &disruption.AnnotationError{Key: v1.ReturnToPreferredAnnotationKey, Problem: err.Error()}
-		}
-		out = append(out, annotationProblem(ReasonInvalidReturnToPreferred, bad))
+		out = append(out, annotationProblem(ReasonInvalidReturnToPreferred, v1.ReturnToPreferredAnnotationKey, err))
 	}
 	if _, err := disruption.ConsolidationThresholdOf(np); err != nil {
-		var bad *disruption.AnnotationError
-		if !errors.As(err, &bad) {
-			bad = &disruption.AnnotationError{Key: v1.ConsolidationThresholdAnnotationKey, Problem: err.Error()}
-		}
-		out = append(out, annotationProblem(ReasonInvalidConsolidationThreshold, bad))
+		out = append(out, annotationProblem(ReasonInvalidConsolidationThreshold, v1.ConsolidationThresholdAnnotationKey, err))
 	}
 	if v, ok := np.Annotations[v1.RebalanceAnnotationKey]; ok && v != v1.RebalanceReplace && v != v1.RebalanceEvent {
-		out = append(out, annotationProblem(ReasonInvalidRebalance, &disruption.AnnotationError{Key: v1.RebalanceAnnotationKey,
-			Problem: fmt.Sprintf("%q is not %q or %q", v, v1.RebalanceReplace, v1.RebalanceEvent)}))
+		out = append(out, annotationProblem(ReasonInvalidRebalance, v1.RebalanceAnnotationKey,
+			fmt.Errorf("%q is not %q or %q", v, v1.RebalanceReplace, v1.RebalanceEvent)))
 	}
 	if _, err := disruption.RepairLimitsOf(np); err != nil {
-		var bad *disruption.AnnotationError
-		if !errors.As(err, &bad) {
-			bad = &disruption.AnnotationError{Key: v1.RepairBudgetAnnotationKey, Problem: err.Error()}
-		}
-		out = append(out, annotationProblem(ReasonInvalidRepairBudget, bad))
+		out = append(out, annotationProblem(ReasonInvalidRepairBudget, v1.RepairBudgetAnnotationKey, err))
 	}
 	budgetsPath := field.NewPath("spec", "disruption", "budgets")
 	for i, b := range np.Spec.Disruption.Budgets {

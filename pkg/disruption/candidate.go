@@ -35,11 +35,24 @@ type Input struct {
 	Unavailable cloudprovider.UnavailableHistory
 }
 
+// Policies are the solver's relaxation policies; the zero value is
+// Strict and Respect.
+type Policies struct {
+	MinValues  provisioning.MinValuesPolicy
+	Preference provisioning.PreferencePolicy
+}
+
 // NewInput is the disruption view of a snapshot's objects. Disruption
 // solves the snapshot once per candidate: unless the caller prepared it,
 // the input gets its own read-only provisioning.Prepared for those
 // solves to share.
-func NewInput(objs state.Objects, snapshot state.Snapshot) Input {
+//
+// Every simulation over the input solves with p, the controller's
+// --min-values-policy and --preference-policy, as scale-up does: a
+// replacement is found under the rules a new node would be launched by
+// (docs/controller.md).
+func NewInput(objs state.Objects, snapshot state.Snapshot, p Policies) Input {
+	snapshot.Input.Options.MinValuesPolicy, snapshot.Input.Options.PreferencePolicy = p.MinValues, p.Preference
 	if snapshot.Input.Prepared == nil {
 		snapshot.Input.Prepared = provisioning.Prepare(snapshot.Input)
 	}
@@ -145,12 +158,21 @@ func Candidates(in Input, now time.Time) []Candidate {
 	return out
 }
 
-// BlockedFor is what keeps method m off c: Blocked, but nothing when
+// BlockedFor is what keeps method m off c: Blocked, but for Repair only
+// the node's deletion or initialization, and nothing when
 // only a pod holds c, m is Eventual and c's NodeClaim has a
 // terminationGracePeriod. The drain then honours the pod until the grace
 // period ends, as in the reference (its "eventual" disruption class,
 // pkg/controllers/disruption/types.go; docs/disruption.md).
 func (c Candidate) BlockedFor(m Method) string {
+	if _, ok := m.(Repair); ok {
+		// A broken node goes whatever holds it but its own coming or
+		// going (docs/disruption.md, "Node repair").
+		if c.Blocked == blockedDeleting || c.Blocked == blockedUninitialized {
+			return c.Blocked
+		}
+		return ""
+	}
 	if _, ok := m.(Eventual); ok && c.Hold != nil && c.NodeClaim.Spec.TerminationGracePeriod != nil {
 		return ""
 	}
@@ -175,17 +197,30 @@ const (
 // disruption must not touch c. The NodePool's template carries its
 // annotations to the NodeClaim only, so do-not-disrupt is read on both
 // (the reference syncs them to the Node and reads it,
-// pkg/controllers/state/statenode.go).
+// pkg/controllers/state/statenode.go), and on the template itself, so
+// adding it to a live pool protects its nodes at once: the template
+// change drifts them, and this holds that drift too
+// (docs/disruption.md, "do-not-disrupt on nodes").
 func blocked(c Candidate) string {
 	switch {
 	case c.NodeClaim.DeletionTimestamp != nil || c.Node.DeletionTimestamp != nil:
 		return blockedDeleting
 	case !meta.IsStatusConditionTrue(c.NodeClaim.Status.Conditions, v1.ConditionTypeInitialized):
 		return blockedUninitialized
-	case c.Node.Annotations[v1.DoNotDisruptAnnotationKey] == "true":
-		return fmt.Sprintf("node %s has do-not-disrupt", c.Node.Name)
-	case c.NodeClaim.Annotations[v1.DoNotDisruptAnnotationKey] == "true":
-		return fmt.Sprintf("nodeclaim %s has do-not-disrupt", c.NodeClaim.Name)
+	}
+	for _, o := range []struct {
+		kind, name  string
+		annotations map[string]string
+	}{
+		{"node", c.Node.Name, c.Node.Annotations},
+		{"nodeclaim", c.NodeClaim.Name, c.NodeClaim.Annotations},
+		{"nodepool template of", c.NodePool.Name, c.NodePool.Spec.Template.ObjectMeta.Annotations},
+	} {
+		if dnd := state.NodeDoNotDisruptOf(o.annotations); dnd.Invalid != "" {
+			return fmt.Sprintf("%s %s has do-not-disrupt with an invalid value (%s), held as \"true\"", o.kind, o.name, dnd.Invalid)
+		} else if dnd.Active {
+			return fmt.Sprintf("%s %s has do-not-disrupt", o.kind, o.name)
+		}
 	}
 	return ""
 }

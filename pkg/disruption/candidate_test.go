@@ -38,6 +38,18 @@ func TestCandidates(t *testing.T) {
 		{"do-not-disrupt on the NodeClaim", func(c *cluster) {
 			c.claim("a").Annotations = map[string]string{v1.DoNotDisruptAnnotationKey: "true"}
 		}, "nodeclaim nc-a has do-not-disrupt", 0},
+		{"an invalid do-not-disrupt on the node holds as true", func(c *cluster) {
+			c.nodeNamed("a").Annotations = map[string]string{v1.DoNotDisruptAnnotationKey: "yes"}
+		}, `node a has do-not-disrupt with an invalid value ("yes" is neither "true" nor a duration), held as "true"`, 0},
+		{"a duration on the NodeClaim holds as true", func(c *cluster) {
+			c.claim("a").Annotations = map[string]string{v1.DoNotDisruptAnnotationKey: "30m"}
+		}, `nodeclaim nc-a has do-not-disrupt with an invalid value (duration "30m" applies to pods only), held as "true"`, 0},
+		{"false on the node asks for nothing", func(c *cluster) {
+			c.nodeNamed("a").Annotations = map[string]string{v1.DoNotDisruptAnnotationKey: "false"}
+		}, "", 0},
+		{"do-not-disrupt in the NodePool's template", func(c *cluster) {
+			c.in.NodePools[0].Spec.Template.ObjectMeta.Annotations = map[string]string{v1.DoNotDisruptAnnotationKey: "true"}
+		}, "nodepool template of default has do-not-disrupt", 0},
 		{"do-not-disrupt for a duration not yet elapsed", func(c *cluster) {
 			c.pod("web", "a", doNotDisruptFor("30m", t0.Add(-10*time.Minute)))
 		}, "pod default/web has do-not-disrupt until 2026-03-10T12:20:00Z", 1},

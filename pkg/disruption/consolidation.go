@@ -161,7 +161,8 @@ func cheapest(r *provisioning.NodeClaim, n int) *provisioning.NodeClaim {
 	slices.SortStableFunc(its, func(a, b *cloudprovider.InstanceType) int {
 		return cmp.Or(cmp.Compare(price(a), price(b)), cmp.Compare(a.Name, b.Name))
 	})
-	its = its[:min(len(its), max(n, minValuesPrefix(r.Requirements, its)))]
+	met, _ := provisioning.MinValuesMet(r.Requirements, its)
+	its = its[:min(len(its), max(n, met))]
 	if len(its) == len(r.InstanceTypes) {
 		return r
 	}
@@ -172,36 +173,6 @@ func cheapest(r *provisioning.NodeClaim, n int) *provisioning.NodeClaim {
 	out := restrict(r, scheduling.NewRequirement(v1.LabelInstanceType, corev1.NodeSelectorOpIn, names...))
 	out.InstanceTypes = its
 	return out
-}
-
-// minValuesPrefix is how many of its, from the first, every minValues of
-// reqs needs to be met: 0 without minValues, all when they never are.
-func minValuesPrefix(reqs scheduling.Requirements, its []*cloudprovider.InstanceType) int {
-	if !reqs.HasMinValues() {
-		return 0
-	}
-	seen := map[string]map[string]bool{}
-	for i, it := range its {
-		met := true
-		for key, r := range reqs {
-			if r.MinValues() == 0 {
-				continue
-			}
-			if seen[key] == nil {
-				seen[key] = map[string]bool{}
-			}
-			for _, v := range it.Requirements.Get(key).Values() {
-				if r.Has(v) {
-					seen[key][v] = true
-				}
-			}
-			met = met && len(seen[key]) >= r.MinValues()
-		}
-		if met {
-			return i + 1
-		}
-	}
-	return len(its)
 }
 
 // Cheaper keeps only r's instance types every available offering of

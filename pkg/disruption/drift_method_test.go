@@ -131,6 +131,19 @@ func TestDrift(t *testing.T) {
 		}, nil, [][]string{}, []Verdict{
 			driftBlocked("a", "pod default/huge would not schedule without the node: *"),
 		}, 1},
+		// The template's annotations are in its hash (the reference's
+		// NodeClaimTemplate.ToNodeClaim keeps them), so adding
+		// do-not-disrupt to a live pool drifts its nodes: the annotation
+		// itself holds them.
+		{"do-not-disrupt added to the NodePool's template holds the drift it causes", func(c *cluster) {
+			c.pool().Spec.Template.ObjectMeta.Annotations = map[string]string{v1.DoNotDisruptAnnotationKey: "true"}
+			c.drift("a", t0)
+			c.pod("web", "a", requests("1"))
+			c.drift("b", t0)
+		}, nil, [][]string{}, []Verdict{
+			driftBlocked("a", "nodepool template of default has do-not-disrupt"),
+			driftBlocked("b", "nodepool template of default has do-not-disrupt"),
+		}, 2},
 		{"a do-not-disrupt pod blocks it", func(c *cluster) {
 			c.drift("a", t0)
 			c.pod("web", "a", doNotDisrupt)
@@ -309,6 +322,9 @@ func TestDriftCondition(t *testing.T) {
 		}, "", true, ""},
 		{"the cloud's reason when the NodePool does not drift", func(*v1.NodePool, *v1.NodeClaim) {}, "AMIDrift", true, "AMIDrift"},
 		{"the NodePool's reason before the cloud's", taint, "AMIDrift", true, DriftNodePool},
+		{"do-not-disrupt added to the template", func(np *v1.NodePool, _ *v1.NodeClaim) {
+			np.Spec.Template.ObjectMeta.Annotations = map[string]string{v1.DoNotDisruptAnnotationKey: "true"}
+		}, "", true, DriftNodePool},
 		{"behavioural fields: weight, limits, disruption", func(np *v1.NodePool, _ *v1.NodeClaim) {
 			np.Spec.Weight = ptr.To[int32](10)
 			np.Spec.Limits = v1.Limits{corev1.ResourceCPU: resource.MustParse("100")}

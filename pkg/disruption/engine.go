@@ -28,6 +28,10 @@ type Engine struct {
 	// found nothing; while the cluster still has that key, consolidation
 	// is not run again.
 	settled string
+	// settledWake is when that pass's verdicts change by time alone (a
+	// do-not-disrupt duration ending): the key changes then, and a caller
+	// that ticks only when woken (simulate) must still plan.
+	settledWake time.Time
 	// started is the first tick (Options.HistoryFromFirstTick).
 	started time.Time
 }
@@ -142,7 +146,9 @@ func (e *Engine) tick(in Input, replacements map[string]ReplacementStatus, now t
 	case d.Found:
 		e.settled = ""
 	case len(methods) == len(e.Options.Methods):
-		e.settled = key
+		e.settled, e.settledWake = key, d.WakeAt
+	default:
+		d.WakeAt = earliestAfter(now, d.WakeAt, e.settledWake)
 	}
 	t.Planned = &d
 	t.Verdicts = e.fresh(d.Verdicts, now)
@@ -158,6 +164,17 @@ func (e *Engine) tick(in Input, replacements map[string]ReplacementStatus, now t
 		}
 	}
 	return t, nil
+}
+
+// earliestAfter is the earliest of ts after now; zero when none is.
+func earliestAfter(now time.Time, ts ...time.Time) time.Time {
+	var at time.Time
+	for _, t := range ts {
+		if t.After(now) && (at.IsZero() || t.Before(at)) {
+			at = t
+		}
+	}
+	return at
 }
 
 // consolidates reports a Settling method, worth skipping while the

@@ -23,6 +23,8 @@ var t0 = time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
 // Ready node per name, each created at t0 with no pod events since.
 type cluster struct {
 	in Input
+	// objs are the objects snapshot built the Snapshot from.
+	objs state.Objects
 	// pending are unbound pods, seen only by the snapshot.
 	pending []*corev1.Pod
 }
@@ -179,6 +181,7 @@ func (c *cluster) snapshot(its ...*cloudprovider.InstanceType) {
 	for _, pdb := range c.in.PDBs {
 		objs.PDBs = append(objs.PDBs, *pdb)
 	}
+	c.objs = objs
 	c.in.Snapshot = state.Build(objs, map[string][]*cloudprovider.InstanceType{"default": its}, []string{corev1.DefaultSchedulerName})
 }
 

@@ -244,7 +244,7 @@ func (c *refCluster) input() disruption.Input {
 		}
 	}
 	snapshot := state.Build(objs, map[string][]*cloudprovider.InstanceType{c.pool.Name: c.its}, []string{corev1.DefaultSchedulerName})
-	return disruption.NewInput(objs, snapshot)
+	return disruption.NewInput(objs, snapshot, disruption.Policies{})
 }
 
 // apply carries out a command on the cluster: the candidates' pods go

@@ -182,7 +182,7 @@ func (r Repair) Compute(env Env) Outcome {
 	unhealth := map[string]Unhealth{}
 	due = slices.DeleteFunc(due, func(c Candidate) bool {
 		u, ok := UnhealthOf(c.Node, r.Policies)
-		if !ok || c.Blocked == blockedDeleting || c.Blocked == blockedUninitialized {
+		if !ok || c.BlockedFor(r) != "" {
 			return true
 		}
 		if env.Now.Before(u.Due) {

@@ -168,7 +168,7 @@ func (w *world) budget(b ...v1.Budget) { w.pool().Spec.Disruption.Budgets = b }
 
 func (w *world) input() *disruption.Input {
 	snapshot := state.Build(w.objs, map[string][]*cloudprovider.InstanceType{"web": w.its}, []string{corev1.DefaultSchedulerName})
-	in := disruption.NewInput(w.objs, snapshot)
+	in := disruption.NewInput(w.objs, snapshot, disruption.Policies{})
 	return &in
 }
 

@@ -65,3 +65,20 @@ func TestExplainNodeRepair(t *testing.T) {
 		})
 	}
 }
+
+// A node Repair will replace is not reported blocked by what holds only
+// voluntary methods: do-not-disrupt does not hold a broken node
+// (docs/disruption.md, "Node repair").
+func TestExplainNodeRepairIgnoresDoNotDisrupt(t *testing.T) {
+	w := newWorld("a", "b", "c", "d", "e")
+	w.nodeNamed("a").Annotations = map[string]string{v1.DoNotDisruptAnnotationKey: "true"}
+	w.unreachable("a", now.Add(-time.Hour))
+	got := explain.ForNode(explain.NodeInput{NodeClaim: w.claim("a"), Disruption: w.input(), Drift: true, NodeRepair: true,
+		RepairPolicies: cloudprovider.KubeletRepairPolicies(30 * time.Minute), Now: now})
+	if got.DisruptionStatus == explain.DisruptionBlocked {
+		t.Errorf("disruption %s: %q, want it not blocked", got.DisruptionStatus, got.Disruption)
+	}
+	if !strings.Contains(got.Repair, "due: the next planning round repairs it") {
+		t.Errorf("repair %q, want it due", got.Repair)
+	}
+}

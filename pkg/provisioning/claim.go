@@ -273,35 +273,57 @@ func capacityStats(options []*itData, reqs scheduling.Requirements, maxTypes int
 // minValuesShort are the keys whose minValues the options do not cover
 // with distinct label values, with the number of values they do cover.
 func minValuesShort(reqs scheduling.Requirements, options []*itData) map[string]int {
-	var short map[string]int
-	for key, r := range reqs {
-		min := r.MinValues()
-		if min == 0 {
-			continue
-		}
-		seen := map[string]struct{}{}
-		for _, it := range options {
-			if v := it.it.Requirements.Get(key); v.Len() == 1 {
-				seen[v.Any()] = struct{}{}
+	its := make([]*cloudprovider.InstanceType, len(options))
+	for i, o := range options {
+		its[i] = o.it
+	}
+	_, short := MinValuesMet(reqs, its)
+	return short
+}
+
+// MinValuesMet is how many of its, from the first, cover every minValues
+// of reqs with distinct label values: 0 without minValues, len(its) when
+// they never do. short are then the keys all of its fall short of, with
+// the number of values they cover; nil when none. The solver and
+// consolidation's truncation of a replacement's types count alike.
+func MinValuesMet(reqs scheduling.Requirements, its []*cloudprovider.InstanceType) (n int, short map[string]int) {
+	if !reqs.HasMinValues() {
+		return 0, nil
+	}
+	seen := map[string]map[string]struct{}{}
+	for i, it := range its {
+		met := true
+		for key, r := range reqs {
+			if r.MinValues() == 0 {
+				continue
+			}
+			if seen[key] == nil {
+				seen[key] = map[string]struct{}{}
+			}
+			if v := it.Requirements.Get(key); v.Len() == 1 {
+				seen[key][v.Any()] = struct{}{}
 			} else {
 				for _, val := range v.Values() {
 					if r.Has(val) {
-						seen[val] = struct{}{}
+						seen[key][val] = struct{}{}
 					}
 				}
 			}
-			if len(seen) >= min {
-				break
-			}
+			met = met && len(seen[key]) >= r.MinValues()
 		}
-		if len(seen) < min {
+		if met {
+			return i + 1, nil
+		}
+	}
+	for key, r := range reqs {
+		if min := r.MinValues(); min > 0 && len(seen[key]) < min {
 			if short == nil {
 				short = map[string]int{}
 			}
-			short[key] = len(seen)
+			short[key] = len(seen[key])
 		}
 	}
-	return short
+	return len(its), short
 }
 
 // toNodeClaim renders the planned claim, its options ordered and truncated.

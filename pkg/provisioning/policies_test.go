@@ -9,6 +9,7 @@ import (
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/provisioning"
+	"github.com/capstan-dev/capstan/pkg/scheduling"
 	"github.com/capstan-dev/capstan/pkg/test"
 )
 
@@ -121,5 +122,39 @@ func TestParsePolicies(t *testing.T) {
 	}
 	if _, err := provisioning.ParsePreferencePolicy("Prefer"); err == nil {
 		t.Error("ParsePreferencePolicy accepted Prefer")
+	}
+}
+
+// MinValuesMet counts distinct label values over the types in order, as
+// the solver and consolidation both read it.
+func TestMinValuesMet(t *testing.T) {
+	its := []*cloudprovider.InstanceType{
+		test.InstanceType(test.InstanceTypeOptions{Name: "a.1", CPU: 1, Memory: 2, Family: "a"}),
+		test.InstanceType(test.InstanceTypeOptions{Name: "a.2", CPU: 2, Memory: 4, Family: "a"}),
+		test.InstanceType(test.InstanceTypeOptions{Name: "b.1", CPU: 1, Memory: 2, Family: "b"}),
+		test.InstanceType(test.InstanceTypeOptions{Name: "c.1", CPU: 1, Memory: 2, Family: "c"}),
+	}
+	families := func(n int) scheduling.Requirements {
+		return scheduling.NewRequirements(scheduling.NewRequirementWithMinValues(v1.LabelInstanceFamily, corev1.NodeSelectorOpExists, &n))
+	}
+	cases := []struct {
+		name  string
+		reqs  scheduling.Requirements
+		n     int
+		short map[string]int
+	}{
+		{"no minValues", scheduling.NewRequirements(scheduling.NewRequirement(v1.LabelInstanceFamily, corev1.NodeSelectorOpExists)), 0, nil},
+		{"met by the first", families(1), 1, nil},
+		{"a family seen twice counts once", families(2), 3, nil},
+		{"met by all", families(3), 4, nil},
+		{"never met", families(4), 4, map[string]int{v1.LabelInstanceFamily: 3}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			n, short := provisioning.MinValuesMet(tc.reqs, its)
+			if n != tc.n || !cmp.Equal(short, tc.short) {
+				t.Errorf("MinValuesMet = %d, %v; want %d, %v", n, short, tc.n, tc.short)
+			}
+		})
 	}
 }

@@ -132,7 +132,7 @@ func (s *Simulator) disrupt(ctx context.Context) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		in = disruption.NewInput(objs, snapshot)
+		in = disruption.NewInput(objs, snapshot, disruption.Policies{MinValues: s.opts.MinValuesPolicy, Preference: s.opts.PreferencePolicy})
 		in.Pods = scaleup.PinFlavors(in.Pods, s.world.openModels(in.Pods))
 		in.Unavailable = s.unavailable.History()
 	}

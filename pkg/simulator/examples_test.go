@@ -1436,3 +1436,35 @@ func TestExampleOverlay(t *testing.T) {
 		})
 	}
 }
+
+// examples/do-not-disrupt-duration (README): the workers' "30m" holds
+// their m6i.xlarge until thirty minutes after they start (3s), though two
+// of the three leave at 5m; then it is replaced by an m6i.large.
+func TestExampleDoNotDisruptDuration(t *testing.T) {
+	root, err := test.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := manifests.Load([]string{filepath.Join(root, "examples", "do-not-disrupt-duration")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, set, func(o *simulator.Options) { o.Duration = time.Hour })
+	gone := nodesWhere(r, func(n simulator.Node) bool { return n.InstanceType == "m6i.xlarge" && !alive(n) })
+	if len(gone) != 1 {
+		t.Fatalf("%d m6i.xlarge deleted, want 1", len(gone))
+	}
+	if at := at(t, gone[0].DeletedAt); at < 30*time.Minute+3*time.Second || at > 35*time.Minute {
+		t.Errorf("m6i.xlarge deleted at %s, want after the hold ends at 30m03s", gone[0].DeletedAt)
+	}
+	if live := nodesWhere(r, func(n simulator.Node) bool { return n.InstanceType == "m6i.large" && alive(n) }); len(live) != 1 || running(r) != 1 {
+		t.Errorf("%d live m6i.large, %d pods running; want 1 and 1", len(live), running(r))
+	}
+	held := false
+	for _, e := range eventsOf(r, "Unconsolidatable") {
+		held = held || strings.Contains(e.Message, "has do-not-disrupt until 2026-01-01T00:30:03Z")
+	}
+	if !held {
+		t.Errorf("no Unconsolidatable event naming the hold until 00:30:03")
+	}
+}

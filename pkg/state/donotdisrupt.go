@@ -37,22 +37,46 @@ type DoNotDisrupt struct {
 // pod as for "true": a typo must not expose a workload its owner meant
 // to protect. "false" asks for nothing.
 func DoNotDisruptOf(p *corev1.Pod, now time.Time) DoNotDisrupt {
-	value, ok := p.Annotations[v1.DoNotDisruptAnnotationKey]
+	dnd, d := parseDoNotDisrupt(p.Annotations)
 	switch {
-	case !ok || value == "false":
-		return DoNotDisrupt{}
-	case value == "true":
-		return DoNotDisrupt{Active: true}
-	}
-	d, err := time.ParseDuration(value)
-	switch {
-	case err != nil:
-		return DoNotDisrupt{Active: true, Invalid: fmt.Sprintf("%q is neither \"true\" nor a duration", value)}
-	case d <= 0:
-		return DoNotDisrupt{Active: true, Invalid: fmt.Sprintf("duration %q must be positive", value)}
+	case d == 0:
+		return dnd
 	case p.Status.StartTime == nil:
 		return DoNotDisrupt{Active: true}
 	}
 	until := p.Status.StartTime.Add(d)
 	return DoNotDisrupt{Active: now.Before(until), Until: until}
+}
+
+// NodeDoNotDisruptOf reads karpenter.sh/do-not-disrupt in the annotations
+// of a Node, a NodeClaim or a NodePool's template with the pods' rules,
+// but a duration, which counts from a pod's start, means nothing there:
+// like any invalid value it protects as "true" does, and Invalid says so
+// (docs/disruption.md, "do-not-disrupt on nodes").
+func NodeDoNotDisruptOf(annotations map[string]string) DoNotDisrupt {
+	dnd, d := parseDoNotDisrupt(annotations)
+	if d != 0 {
+		return DoNotDisrupt{Active: true, Invalid: fmt.Sprintf("duration %q applies to pods only", annotations[v1.DoNotDisruptAnnotationKey])}
+	}
+	return dnd
+}
+
+// parseDoNotDisrupt is the value's meaning when it needs no start time,
+// else the positive duration it holds for.
+func parseDoNotDisrupt(annotations map[string]string) (DoNotDisrupt, time.Duration) {
+	value, ok := annotations[v1.DoNotDisruptAnnotationKey]
+	switch {
+	case !ok || value == "false":
+		return DoNotDisrupt{}, 0
+	case value == "true":
+		return DoNotDisrupt{Active: true}, 0
+	}
+	d, err := time.ParseDuration(value)
+	switch {
+	case err != nil:
+		return DoNotDisrupt{Active: true, Invalid: fmt.Sprintf("%q is neither \"true\" nor a duration", value)}, 0
+	case d <= 0:
+		return DoNotDisrupt{Active: true, Invalid: fmt.Sprintf("duration %q must be positive", value)}, 0
+	}
+	return DoNotDisrupt{}, d
 }

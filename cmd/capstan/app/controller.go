@@ -35,6 +35,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/controllers/provisioner"
 	"github.com/capstan-dev/capstan/pkg/controllers/staticpool"
 	"github.com/capstan-dev/capstan/pkg/controllers/termination"
+	"github.com/capstan-dev/capstan/pkg/disruption"
 	"github.com/capstan-dev/capstan/pkg/effects"
 	"github.com/capstan-dev/capstan/pkg/lifecycle"
 	"github.com/capstan-dev/capstan/pkg/providers"
@@ -203,6 +204,7 @@ func runController(ctx context.Context, opts Options) error {
 		PollInterval: opts.Disruption.PollInterval, ValidationDelay: opts.Disruption.ValidationDelay,
 		ReplacementTimeout: opts.Disruption.ReplacementTimeout, Gates: opts.Disruption.Gates(), Unavailable: unavailable,
 		RepairPolicies: cp.RepairPolicies(),
+		Policies:       disruption.Policies{MinValues: opts.MinValuesPolicy, Preference: opts.PreferencePolicy},
 	})
 	src, ok := cloudprovider.AsInterruptionSource(cp)
 	if !ok {

@@ -161,7 +161,7 @@ func computeOffline(ctx context.Context, opts ExplainOptions, path string, into 
 			return fmt.Errorf("getting nodepool %s, %w", parts[1], err)
 		}
 		snapshot := state.Build(objs, nil, opts.SchedulerNames)
-		dis := disruption.NewInput(objs, snapshot)
+		dis := disruption.NewInput(objs, snapshot, disruption.Policies{})
 		dis.Pods = scaleup.PinFlavors(dis.Pods, clusterstate.OpenModels(ctx, c, c.RESTMapper(), dis.Pods))
 		*out, err = explain.ForNodePool(explain.NodePoolInput{NodePool: np, Nodes: snapshot.Input.Nodes, NodeClaims: objs.NodeClaims, Disruption: &dis, Now: time.Now()})
 		return err
@@ -174,7 +174,7 @@ func computeOffline(ctx context.Context, opts ExplainOptions, path string, into 
 		if err != nil {
 			return err
 		}
-		dis := disruption.NewInput(objs, state.Build(objs, nil, opts.SchedulerNames))
+		dis := disruption.NewInput(objs, state.Build(objs, nil, opts.SchedulerNames), disruption.Policies{})
 		dis.Pods = scaleup.PinFlavors(dis.Pods, clusterstate.OpenModels(ctx, c, c.RESTMapper(), dis.Pods))
 		*out = explain.ForNode(explain.NodeInput{NodeClaim: nc, Disruption: &dis, Offline: true, Now: time.Now()})
 	}

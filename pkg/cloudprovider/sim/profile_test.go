@@ -504,6 +504,10 @@ func profileTestScenario(t *testing.T, name string, p *simv1alpha1.CloudProfile,
 		if !stops[simv1alpha1.EventKubeletStop] || !stops[simv1alpha1.EventInstanceStop] || len(p.Spec.RepairPolicies) == 0 {
 			t.Errorf("want counted KubeletStop and InstanceStop events and repairPolicies; events %v, %d policies", stops, len(p.Spec.RepairPolicies))
 		}
+	case "do-not-disrupt-duration":
+		if len(p.Spec.Events) != 1 || p.Spec.Events[0].Type != simv1alpha1.EventScale {
+			t.Errorf("want one Scale event, have %v", p.Spec.Events)
+		}
 	case "overlay":
 		// The overlay only changes the choice if m7g.large lists below
 		// m6i.large in the profile's region, and above the overlay's $0.05.

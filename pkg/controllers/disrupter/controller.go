@@ -44,6 +44,8 @@ type Options struct {
 	// long an offering has been available decides when a fallback node
 	// returns to it.
 	Unavailable *cloudprovider.UnavailableOfferings
+	// Policies are the solver's, as the provisioner's.
+	Policies disruption.Policies
 }
 
 // replacingPoll is how often a command waiting on its replacements looks
@@ -94,7 +96,7 @@ func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	if err != nil {
 		return reconcile.Result{}, fmt.Errorf("snapshotting the cluster, %w", err)
 	}
-	in := disruption.NewInput(objs, snapshot)
+	in := disruption.NewInput(objs, snapshot, c.opts.Policies)
 	// Running model-serving pods keep to their flavors.
 	in.Pods = scaleup.PinFlavors(in.Pods, c.cluster.OpenModels(ctx, in.Pods))
 	if c.opts.Unavailable != nil {
