@@ -1,14 +1,11 @@
 package simulator_test
 
 import (
-	"path/filepath"
 	"testing"
 	"time"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
-	"github.com/capstan-dev/capstan/pkg/manifests"
 	"github.com/capstan-dev/capstan/pkg/simulator"
-	"github.com/capstan-dev/capstan/pkg/test"
 )
 
 // A static NodePool scales in simulate only when the controller would
@@ -26,14 +23,7 @@ func TestStaticNodePoolScalesOnlyWhenReady(t *testing.T) {
 		{"a valid capstan.dev annotation: its replicas", map[string]string{v1.ReturnToPreferredAnnotationKey: v1.ReturnToPreferredDisabled}, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			root, err := test.ModuleRoot()
-			if err != nil {
-				t.Fatal(err)
-			}
-			set, err := manifests.Load([]string{filepath.Join(root, "examples", "static-nodepool")}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			set := loadExample(t, "static-nodepool")
 			for i := range set.NodePools {
 				if set.NodePools[i].Name == "base" {
 					set.NodePools[i].Annotations = tc.annotations
