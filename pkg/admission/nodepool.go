@@ -93,6 +93,27 @@ func NodePool(np *v1.NodePool) field.ErrorList {
 	return errs
 }
 
+// NodePoolReady is a NodePool's Ready condition, which the controller
+// sets and the static pool step waits for, and simulate works out the
+// same way: True when every dependency is True; otherwise False if any is
+// False, else Unknown, with the reason of the first such dependency and
+// its type and message as the message.
+func NodePoolReady(deps ...metav1.Condition) metav1.Condition {
+	for _, want := range []metav1.ConditionStatus{metav1.ConditionFalse, metav1.ConditionUnknown} {
+		for _, d := range deps {
+			if d.Status == want {
+				return metav1.Condition{
+					Type:    v1.ConditionTypeReady,
+					Status:  want,
+					Reason:  d.Reason,
+					Message: strings.TrimSuffix(d.Type+": "+d.Message, ": "),
+				}
+			}
+		}
+	}
+	return metav1.Condition{Type: v1.ConditionTypeReady, Status: metav1.ConditionTrue, Reason: v1.ConditionTypeReady}
+}
+
 // ValidationSucceeded is the NodePool's ValidationSucceeded condition:
 // False when NodePool finds a problem, with every problem in the message
 // and the reason of the first (time zone, return-to-preferred,

@@ -37,9 +37,7 @@ func UpdateConditions(nc *v1.NodeClaim, np *v1.NodePool, cloudReason string, gat
 		changed = meta.RemoveStatusCondition(&nc.Status.Conditions, v1.ConditionTypeDrifted)
 	}
 	at, ok := ConsolidatableAt(nc, np)
-	// A static NodePool's NodeClaims are never consolidatable, as the
-	// reference's nodeclaim disruption controller (docs/static.md).
-	ok = ok && !np.Static()
+	ok = ok && ConsolidationAllowed(np)
 	initialized := meta.IsStatusConditionTrue(nc.Status.Conditions, v1.ConditionTypeInitialized)
 	if ok && initialized && !now.Before(at) {
 		c := metav1.Condition{Type: v1.ConditionTypeConsolidatable, Status: metav1.ConditionTrue, Reason: v1.ConditionTypeConsolidatable,

@@ -54,7 +54,7 @@ type consolidation struct {
 func (c consolidation) eligible(m Method, env Env, out *Outcome) []Candidate {
 	var cands []Candidate
 	for _, cand := range env.Candidates {
-		if policy := cand.NodePool.Spec.Disruption.ConsolidationPolicy; cand.NodePool.Static() || policy != v1.ConsolidationPolicyWhenEmptyOrUnderutilized && policy != v1.ConsolidationPolicyBalanced ||
+		if policy := cand.NodePool.Spec.Disruption.ConsolidationPolicy; !ConsolidationAllowed(cand.NodePool) || policy != v1.ConsolidationPolicyWhenEmptyOrUnderutilized && policy != v1.ConsolidationPolicyBalanced ||
 			len(cand.Pods) == 0 || !Consolidatable(cand.NodeClaim, cand.NodePool, env.Now) || !out.admit(cand, m, EventUnconsolidatable, env) {
 			continue
 		}

@@ -27,9 +27,7 @@ func (e Emptiness) Compute(env Env) Outcome {
 	out := Outcome{Command: Command{Method: e.Name(), Reason: e.Reason()}}
 	taken := map[string]int{}
 	for _, c := range env.Candidates {
-		// A static NodePool keeps its replicas: never consolidated
-		// (docs/static.md).
-		if c.NodePool.Static() || !Empty(c, env.Now) || !out.admit(c, e, EventUnconsolidatable, env) {
+		if !ConsolidationAllowed(c.NodePool) || !Empty(c, env.Now) || !out.admit(c, e, EventUnconsolidatable, env) {
 			continue
 		}
 		if pool := c.NodePool.Name; taken[pool] < env.Allowed[pool] {

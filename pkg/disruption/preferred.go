@@ -110,14 +110,14 @@ func (m ReturnToPreferred) Compute(env Env) Outcome {
 }
 
 // returns runs return method m over the candidates that fellBack, where
-// their NodePool's policy has the method on: the first that has a
+// their NodePool may be consolidated and its policy has the method on: the first that has a
 // replacement is the command; the others waiting get verdicts.
 func returns(env Env, m Method, fellBack func(Candidate) bool, on func(ReturnPolicy) bool,
 	replacement func(Env, Candidate, ReturnPolicy, poolBackoff) (*provisioning.NodeClaim, string, time.Time)) Outcome {
 	out := Outcome{Command: Command{Method: m.Name(), Reason: m.Reason()}}
 	backoff := poolBackoffs(env.Candidates, fellBack)
 	for _, c := range env.Candidates {
-		if !fellBack(c) {
+		if !ConsolidationAllowed(c.NodePool) || !fellBack(c) {
 			continue
 		}
 		policy, err := ReturnPolicyOf(c.NodePool)

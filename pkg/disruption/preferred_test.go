@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
@@ -287,6 +288,10 @@ func TestReturnToPreferred(t *testing.T) {
 		}, eligible: 0},
 		{name: "an invalid policy: not considered (the NodePool's condition says why)", setup: func(c *cluster) {
 			poolAnnotate(c, v1.ReturnToPreferredAfterAnnotationKey, "soon")
+		}, eligible: 0},
+		// A static NodePool keeps its replicas (docs/static.md).
+		{name: "a static NodePool's fallback node stays", setup: func(c *cluster) {
+			c.pool().Spec.Replicas = ptr.To[int64](1)
 		}, eligible: 0},
 		{name: "Enabled explicitly", setup: func(c *cluster) {
 			poolAnnotate(c, v1.ReturnToPreferredAnnotationKey, v1.ReturnToPreferredEnabled)

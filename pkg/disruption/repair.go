@@ -11,6 +11,7 @@ import (
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/effects"
+	"github.com/capstan-dev/capstan/pkg/provisioning"
 )
 
 // DefaultRepairBudget bounds a NodePool's repairs when its
@@ -207,10 +208,32 @@ func (r Repair) Compute(env Env) Outcome {
 		out.Command.Candidates = append(out.Command.Candidates, c)
 		out.Command.Deleting = append(out.Command.Deleting, repaired(c, u, env.Now)...)
 	}
-	if len(out.Command.Candidates) > 0 {
-		// Pods that fit nowhere do not hold a broken node: they are not
-		// running anyway. The rest get their replacements first.
-		out.Command.Replacements = env.Simulate(out.Command.Candidates).Replacements
+	out.Command.Replacements = repairReplacements(out.Command.Candidates, env)
+	return out
+}
+
+// repairReplacements are what repaired candidates' replacements launch
+// first. A static NodePool's node is replaced one for one by a replica
+// from its template while the pool has room (env.StaticReplacements), as
+// drift replaces it: the solver never solves for static pools
+// (docs/static.md). Of the others, pods that fit nowhere do not hold a
+// broken node: they are not running anyway.
+func repairReplacements(candidates []Candidate, env Env) []*provisioning.NodeClaim {
+	var dynamic []Candidate
+	var out []*provisioning.NodeClaim
+	taken := map[string]int64{}
+	for _, c := range candidates {
+		if !c.NodePool.Static() {
+			dynamic = append(dynamic, c)
+			continue
+		}
+		if taken[c.NodePool.Name] < env.StaticReplacements[c.NodePool.Name] {
+			taken[c.NodePool.Name]++
+			out = append(out, provisioning.StaticNodeClaim(c.NodePool))
+		}
+	}
+	if len(dynamic) > 0 {
+		out = append(out, env.Simulate(dynamic).Replacements...)
 	}
 	return out
 }

@@ -8,7 +8,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
@@ -232,5 +234,62 @@ func TestWithRepair(t *testing.T) {
 	}
 	if diff := cmp.Diff(BudgetReasons(Methods(g)), BudgetReasons(got)); diff != "" {
 		t.Errorf("repair adds a budget reason (-want +got):\n%s", diff)
+	}
+}
+
+// A static NodePool's repaired node is replaced first by a replica from
+// its template, while the pool has room, as static drift replaces one
+// (docs/static.md); the solver never solves for static pools.
+func TestRepairStaticNodePool(t *testing.T) {
+	cases := []struct {
+		name         string
+		replicas     int64
+		nodesLimit   string
+		unhealthy    []string
+		want         []string
+		replacements []string // each replacement's NodePool
+	}{
+		{name: "a busy static node is replaced from the template", replicas: 5, unhealthy: []string{"a"},
+			want: []string{"a"}, replacements: []string{"default"}},
+		{name: "two static nodes, two replicas", replicas: 5, unhealthy: []string{"a", "b"},
+			want: []string{"a", "b"}, replacements: []string{"default", "default"}},
+		{name: "limits.nodes leaves room for one of two", replicas: 5, nodesLimit: "6", unhealthy: []string{"a", "b"},
+			want: []string{"a", "b"}, replacements: []string{"default"}},
+		{name: "no room: repaired, replaced by scale-up later", replicas: 5, nodesLimit: "5", unhealthy: []string{"a"},
+			want: []string{"a"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			now := t0.Add(3 * time.Hour)
+			c := newCluster("a", "b", "c", "d", "e")
+			for _, n := range []string{"a", "b", "c", "d", "e"} {
+				c.capacity(n, "4")
+				c.pod("web-"+n, n, requests("3"))
+			}
+			c.pool().Spec.Replicas = ptr.To(tc.replicas)
+			c.pool().Annotations = map[string]string{v1.RepairBudgetAnnotationKey: "50%", v1.RepairMaxUnhealthyAnnotationKey: "50%"}
+			if tc.nodesLimit != "" {
+				c.pool().Spec.Limits = v1.Limits{"nodes": resource.MustParse(tc.nodesLimit)}
+			}
+			for _, n := range tc.unhealthy {
+				c.notReady(n, corev1.ConditionUnknown, t0)
+			}
+			c.snapshot(m5...)
+			r := Repair{Policies: repairPolicies}
+			out := r.Compute(newEnv(c.in, Candidates(c.in, now), nil, now, r))
+			if diff := cmp.Diff(tc.want, names(out.Command.Candidates), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("repaired (-want +got):\n%s", diff)
+			}
+			var got []string
+			for _, rep := range out.Command.Replacements {
+				got = append(got, rep.NodePool)
+				if len(rep.Pods) > 0 {
+					t.Errorf("replacement %+v: want the template's claim, no pods", rep)
+				}
+			}
+			if diff := cmp.Diff(tc.replacements, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("replacements (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

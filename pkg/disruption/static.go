@@ -52,6 +52,14 @@ func (c StaticCounts) Room(np *v1.NodePool) int64 {
 	return max(0, limit.Value()-int64(len(c.Active))-c.Deleting-c.Pending)
 }
 
+// ConsolidationAllowed reports whether disruption may consolidate np's
+// nodes (Emptiness, consolidation, returns to preferred capacity): never
+// a static NodePool's, which keeps its replicas, as the reference's
+// emptiness.go and consolidation.go skip static candidates and its
+// nodeclaim disruption controller never marks them Consolidatable
+// (docs/static.md).
+func ConsolidationAllowed(np *v1.NodePool) bool { return !np.Static() }
+
 // staticReplacements is how many drifted nodes of each static NodePool
 // may be replaced now: none while the NodePool is above its replicas
 // (its scale-down comes first), else what limits.nodes leaves room for,

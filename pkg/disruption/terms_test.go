@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
@@ -97,6 +98,11 @@ func TestReturnToPreferredTerm(t *testing.T) {
 		{name: "off by default: an earlier flavor may cost more", setup: func(*cluster) {}, eligible: 0},
 		{name: "Disabled", setup: func(c *cluster) {
 			poolAnnotate(c, v1.ReturnToPreferredAnnotationKey, v1.ReturnToPreferredDisabled)
+		}, eligible: 0},
+		// A static NodePool keeps its replicas (docs/static.md).
+		{name: "Enabled on a static NodePool", setup: func(c *cluster) {
+			enabled(c)
+			c.pool().Spec.Replicas = ptr.To[int64](1)
 		}, eligible: 0},
 		{name: "Enabled: back to the first flavor, dearer as it is", setup: enabled,
 			want: []string{"a"}, replaced: onto("a100.2xlarge"), eligible: 1},

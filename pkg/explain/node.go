@@ -203,6 +203,7 @@ func explainDisruption(in NodeInput, out *Node) {
 	np := cand.NodePool
 	out.ConsolidateAfter = np.Spec.Disruption.ConsolidateAfter.String()
 	at, consolidates := disruption.ConsolidatableAt(cand.NodeClaim, np)
+	consolidates = consolidates && disruption.ConsolidationAllowed(np)
 	if consolidates {
 		out.ConsolidatableAt = &at
 	}
@@ -322,6 +323,8 @@ func describe(out *Node, c disruption.Candidate, now time.Time) string {
 		if len(parts) > 0 {
 			parts = append(parts, fmt.Sprintf("it runs %d pod%s", len(c.Pods), plural(len(c.Pods))))
 		}
+	case !disruption.ConsolidationAllowed(c.NodePool):
+		parts = append(parts, "empty, but a static NodePool keeps its replicas: never consolidated")
 	case at == nil:
 		parts = append(parts, "empty, but consolidateAfter: Never keeps empty nodes")
 	case now.Before(*at):

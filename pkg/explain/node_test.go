@@ -410,6 +410,14 @@ func TestExplainNodeDisruption(t *testing.T) {
 				Sentence: "empty, but consolidateAfter: Never keeps empty nodes"},
 		},
 		{
+			name: "empty, in a static NodePool",
+			setup: func(w *world) {
+				w.pool().Spec.Replicas = ptr.To[int64](1)
+			},
+			want: view{Status: "None", Candidate: true, Pods: ptr.To(0), ConsolidateAfter: "0s", Allowed: all(1),
+				Sentence: "empty, but a static NodePool keeps its replicas: never consolidated"},
+		},
+		{
 			name: "empty, the Empty budget is 0",
 			setup: func(w *world) {
 				w.budget(v1.Budget{Nodes: "0", Reasons: []v1.DisruptionReason{v1.DisruptionReasonEmpty}})

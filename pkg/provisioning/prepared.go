@@ -28,7 +28,7 @@ func Prepare(in Input) *Prepared {
 	memo := newTypesMemo(daemonData(in))
 	p := &Prepared{pools: make(map[*v1.NodePool]*poolData, len(in.NodePools)), nodes: make(map[*Node]*nodeData, len(in.Nodes))}
 	for _, np := range in.NodePools {
-		if np.Static() { // never solved for (newSolver)
+		if !solvedFor(np) {
 			continue
 		}
 		p.pools[np] = newPoolData(np, in.InstanceTypes[np.Name], memo)

@@ -1,5 +1,14 @@
 package provisioning
 
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/capstan-dev/capstan/pkg/scheduling"
+)
+
 // Reason says why a pod could not be placed. Each is documented for users
 // in docs/reasons.md; `capstan explain` and pod events show them.
 type Reason string
@@ -75,4 +84,25 @@ func (r Reason) specificity() int {
 		return 9
 	}
 	return -1
+}
+
+// describe is why no instance type takes requests, from what filtering
+// found.
+func describe(f filterResult, requests scheduling.Resources) string {
+	switch f.reason {
+	case ReasonAllOfferingsUnavailable:
+		return "instance types fit, but every offering the pod may use is unavailable"
+	case ReasonIncompatibleRequirements:
+		return "no instance type matches the pod's requirements (zone, architecture, capacity type, instance labels)"
+	}
+	if short := requests.Exceeded(f.largest); len(short) > 0 {
+		parts := make([]string, len(short))
+		for i, name := range short {
+			parts[i] = fmt.Sprintf("%s %s (the most any instance type has room for is %s)",
+				name, scheduling.FormatAmount(name, requests.Get(name)), scheduling.FormatAmount(name, f.largest.Get(name)))
+		}
+		return "no instance type has room for " + strings.Join(parts, ", ") + ", after the daemonsets it runs"
+	}
+	return fmt.Sprintf("no single instance type has room for cpu %s, memory %s and %d pods together, after the daemonsets it runs",
+		scheduling.FormatAmount(corev1.ResourceCPU, requests.CPU), scheduling.FormatAmount(corev1.ResourceMemory, requests.Memory), requests.Pods)
 }

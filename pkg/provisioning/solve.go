@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 
-	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/scheduling"
 )
 
@@ -113,10 +112,7 @@ func newSolver(in Input) *solver {
 	memo := newTypesMemo(daemons)
 	byName := map[string]*poolData{}
 	for _, np := range in.NodePools {
-		// A static NodePool launches its replicas, never for pods: pods
-		// may land on its nodes, but no claim is planned from it
-		// (docs/static.md).
-		if np.Static() {
+		if !solvedFor(np) {
 			continue
 		}
 		p := in.Prepared.pool(np, func() *poolData { return newPoolData(np, in.InstanceTypes[np.Name], memo) })
@@ -499,67 +495,4 @@ func (s *solver) claimFor(pool *poolData, p *podData, v *variant, mins []int32) 
 	c.slack, c.price = slackOf(c)
 	pool.consume(c.committed, 1)
 	return c, "", ""
-}
-
-// bookCapacity decides the claim's capacity type. A free slot in a
-// reservation beats everything: the claim is booked into the cheapest one
-// it fits. Otherwise it launches as spot or on-demand and must not fall
-// into a reservation it has not booked.
-func (s *solver) bookCapacity(c *claim, options []*itData) bool {
-	best, bestPrice := "", 0.0
-	for _, it := range options {
-		for _, o := range it.it.Offerings {
-			if o.ReservationID == "" || !o.CompatibleWith(c.reqs) || s.slots[o.ReservationID] <= 0 {
-				continue
-			}
-			if best == "" || o.Price < bestPrice {
-				best, bestPrice = o.ReservationID, o.Price
-			}
-		}
-	}
-	if best != "" {
-		c.reservation = best
-		s.slots[best]--
-		c.reqs = c.reqs.Intersection(scheduling.NewRequirements(
-			scheduling.NewRequirement(v1.CapacityTypeLabelKey, corev1.NodeSelectorOpIn, v1.CapacityTypeReserved),
-			scheduling.NewRequirement(v1.LabelCapacityReservationID, corev1.NodeSelectorOpIn, best),
-		))
-		s.pinned = filterInto(s.pinned, options, c.reqs, c.requests, best, s.slots).options
-		c.options, c.settled = s.interned(s.pinned), true
-		return true
-	}
-	withoutReserved := c.reqs.Intersection(scheduling.NewRequirements(
-		scheduling.NewRequirement(v1.CapacityTypeLabelKey, corev1.NodeSelectorOpNotIn, v1.CapacityTypeReserved),
-	))
-	s.pinned = filterInto(s.pinned, options, withoutReserved, c.requests, "", s.slots).options
-	if len(s.pinned) > 0 {
-		if reqs, ok := s.meetMinValues(withoutReserved, s.pinned); ok {
-			c.reqs, c.options, c.settled = reqs, s.interned(s.pinned), true
-			return true
-		}
-	}
-	if s.opts.ReservationMode == ReservationFallback {
-		c.options = s.interned(options)
-		return true
-	}
-	return false
-}
-
-func describe(f filterResult, requests scheduling.Resources) string {
-	switch f.reason {
-	case ReasonAllOfferingsUnavailable:
-		return "instance types fit, but every offering the pod may use is unavailable"
-	case ReasonIncompatibleRequirements:
-		return "no instance type matches the pod's requirements (zone, architecture, capacity type, instance labels)"
-	}
-	if short := requests.Exceeded(f.largest); len(short) > 0 {
-		parts := make([]string, len(short))
-		for i, name := range short {
-			parts[i] = fmt.Sprintf("%s %s (the most any instance type has room for is %s)",
-				name, scheduling.FormatAmount(name, requests.Get(name)), scheduling.FormatAmount(name, f.largest.Get(name)))
-		}
-		return "no instance type has room for " + strings.Join(parts, ", ") + ", after the daemonsets it runs"
-	}
-	return fmt.Sprintf("no single instance type has room for cpu %s, memory %s and %d pods together, after the daemonsets it runs",
-		scheduling.FormatAmount(corev1.ResourceCPU, requests.CPU), scheduling.FormatAmount(corev1.ResourceMemory, requests.Memory), requests.Pods)
 }

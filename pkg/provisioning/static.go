@@ -28,3 +28,8 @@ func StaticNodeClaim(np *v1.NodePool) *NodeClaim {
 		StartupTaints: np.Spec.Template.Spec.StartupTaints,
 	}
 }
+
+// solvedFor reports whether the solver plans claims from np: never from a
+// static NodePool, which launches its replicas, never for pods; pods may
+// land on its nodes all the same (docs/static.md).
+func solvedFor(np *v1.NodePool) bool { return !np.Static() }

@@ -68,7 +68,7 @@ type StaticDecision struct {
 //     replacement in flight is never taken for surplus. The NodeClaims
 //     not launched yet go first, then empty nodes (daemonset pods only,
 //     none with do-not-disrupt), then the rest, least disruptive first
-//     (disruption.Cost) with do-not-disrupt nodes last. Deleting drains
+//     (disruption.RescheduleCost) with do-not-disrupt nodes last. Deleting drains
 //     the node through termination, which honours PDBs and
 //     do-not-disrupt until the terminationGracePeriod, as the reference's.
 //

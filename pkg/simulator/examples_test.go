@@ -27,6 +27,12 @@ import (
 
 func simulate(t *testing.T, example string, mods ...func(*simulator.Options)) *simulator.Result {
 	t.Helper()
+	return run(t, loadExample(t, example), mods...)
+}
+
+// loadExample reads examples/<example>.
+func loadExample(t *testing.T, example string) *manifests.Set {
+	t.Helper()
 	root, err := test.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -35,7 +41,7 @@ func simulate(t *testing.T, example string, mods ...func(*simulator.Options)) *s
 	if err != nil {
 		t.Fatal(err)
 	}
-	return run(t, set, mods...)
+	return set
 }
 
 func run(t testing.TB, set *manifests.Set, mods ...func(*simulator.Options)) *simulator.Result {

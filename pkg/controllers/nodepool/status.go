@@ -105,7 +105,7 @@ func Step(in Input, now time.Time) Decision {
 	status.Nodes = ptr.To(int64(len(in.NodeClaims)))
 	validation := admission.ValidationSucceeded(np)
 	nodeClass := NodeClassReady(np.Spec.Template.Spec.NodeClassRef, in.Supported, in.NodeClass)
-	for _, c := range []metav1.Condition{validation, nodeClass, Ready(validation, nodeClass)} {
+	for _, c := range []metav1.Condition{validation, nodeClass, admission.NodePoolReady(validation, nodeClass)} {
 		c.ObservedGeneration = np.Generation
 		c.LastTransitionTime = metav1.NewTime(now)
 		meta.SetStatusCondition(&status.Conditions, c)
@@ -184,25 +184,6 @@ func NodeClassReady(ref *v1.NodeClassReference, supported []schema.GroupVersionK
 		cond.Status, cond.Reason = metav1.ConditionTrue, v1.ConditionTypeNodeClassReady
 	}
 	return cond
-}
-
-// Ready is True when every dependency is True; otherwise False if any is
-// False, else Unknown, with the reason of the first such dependency and
-// its type and message as the message.
-func Ready(deps ...metav1.Condition) metav1.Condition {
-	for _, want := range []metav1.ConditionStatus{metav1.ConditionFalse, metav1.ConditionUnknown} {
-		for _, d := range deps {
-			if d.Status == want {
-				return metav1.Condition{
-					Type:    v1.ConditionTypeReady,
-					Status:  want,
-					Reason:  d.Reason,
-					Message: strings.TrimSuffix(d.Type+": "+d.Message, ": "),
-				}
-			}
-		}
-	}
-	return metav1.Condition{Type: v1.ConditionTypeReady, Status: metav1.ConditionTrue, Reason: v1.ConditionTypeReady}
 }
 
 // References reports whether np's template references the NodeClass of

@@ -162,7 +162,7 @@ func TestReady(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, Ready(tc.deps...)); diff != "" {
+			if diff := cmp.Diff(tc.want, admission.NodePoolReady(tc.deps...)); diff != "" {
 				t.Errorf("Ready (-want +got):\n%s", diff)
 			}
 		})
