@@ -217,7 +217,7 @@ func scrape(g gomega.Gomega) string {
 	return strings.TrimSpace(string(body))
 }
 
-// No spot until 70 s in: the nodes fall back to on-demand; once spot
+// No spot until 110 s in: the nodes fall back to on-demand; once spot
 // has been available for the NodePool's return-to-preferred-after,
 // they return to spot one at a time (the budget), each replacement up
 // before its node drains, the PDB holding, failed attempts backing off.
