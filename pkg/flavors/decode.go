@@ -20,21 +20,22 @@ import (
 //
 // The flavor's resources come from `requests` (current llmaz) or `limits`
 // (the seed); when both are present `requests` wins and `limits` is not
-// read at all. Flavor names must be present, non-empty and unique;
+// read at all. Resource names must be qualified names and quantities
+// non-negative. Flavor names must be present, non-empty and unique;
 // nodeSelector keys and values must be valid label keys and values, since
 // a malformed selector would otherwise silently match no node. Every error
-// names the offending field.
+// names the offending field and is an *InvalidModelError.
 func FromUnstructured(u *unstructured.Unstructured) (*OpenModel, error) {
 	if u == nil {
-		return nil, errors.New("decoding openmodel: object is nil")
+		return nil, &InvalidModelError{errors.New("decoding openmodel: object is nil")}
 	}
 	name := u.GetName()
 	if u.GetAPIVersion() != Group+"/"+Version || u.GetKind() != OpenModelKind {
-		return nil, fmt.Errorf("decoding openmodel %s: apiVersion/kind is %q/%q, want %q/%q",
-			name, u.GetAPIVersion(), u.GetKind(), Group+"/"+Version, OpenModelKind)
+		return nil, &InvalidModelError{fmt.Errorf("decoding openmodel %s: apiVersion/kind is %q/%q, want %q/%q",
+			name, u.GetAPIVersion(), u.GetKind(), Group+"/"+Version, OpenModelKind)}
 	}
 	if name == "" {
-		return nil, errors.New("decoding openmodel: metadata.name is missing")
+		return nil, &InvalidModelError{errors.New("decoding openmodel: metadata.name is missing")}
 	}
 	d := decoder{model: name}
 	raw, err := d.flavorList(u.Object)
@@ -60,8 +61,9 @@ func FromUnstructured(u *unstructured.Unstructured) (*OpenModel, error) {
 // decoder carries the model name into every error message.
 type decoder struct{ model string }
 
+// errorf is an *InvalidModelError, so the model's pods report it as such.
 func (d decoder) errorf(format string, args ...any) error {
-	return fmt.Errorf("decoding openmodel %s: "+format, append([]any{d.model}, args...)...)
+	return &InvalidModelError{fmt.Errorf("decoding openmodel %s: "+format, append([]any{d.model}, args...)...)}
 }
 
 // flavorList walks spec.inferenceConfig.flavors by hand, rather than with
@@ -171,6 +173,9 @@ func (d decoder) resources(field string, v any) (corev1.ResourceList, error) {
 			return nil, d.errorf("%s[%q], %w", field, name, err)
 		}
 		out[corev1.ResourceName(name)] = q
+	}
+	if err := checkResources(out); err != nil {
+		return nil, d.errorf("%s, %w", field, err)
 	}
 	return out, nil
 }

@@ -146,6 +146,9 @@ func indexFlavors(model *OpenModel) (map[string]*Flavor, error) {
 		if _, dup := byName[f.Name]; dup {
 			return nil, fmt.Errorf("OpenModel %s defines flavor %q twice", model.Name, f.Name)
 		}
+		if err := checkResources(f.Requests); err != nil {
+			return nil, &InvalidModelError{fmt.Errorf("OpenModel %s flavor %q resources, %w", model.Name, f.Name, err)}
+		}
 		byName[f.Name] = f
 	}
 	return byName, nil

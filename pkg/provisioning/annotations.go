@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
@@ -23,24 +22,16 @@ const (
 	FallbackAnnotationKey = "capstan.dev/fallback"
 )
 
-// FlavorOf names the flavor a planned claim serves: the first of the
-// pod's ordered terms the claim's requirements satisfy. names are the
-// flavors of the pod's terms, in order.
-func FlavorOf(c *NodeClaim, pod *corev1.Pod, names []string) string {
-	aff := pod.Spec.Affinity
-	if len(names) == 0 || aff == nil || aff.NodeAffinity == nil || aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+// FlavorOf names the flavor of the pod's required term placed by, and
+// its rank among the pod's flavors: names are the flavors of the pod's
+// terms, in order (flavor-major, a flavor repeated once per term of the
+// pod's own). "" without flavors.
+func FlavorOf(names []string, term int) string {
+	if term < 0 || term >= len(names) || names[term] == "" {
 		return ""
 	}
-	terms := aff.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
-	for i, term := range terms {
-		if i >= len(names) {
-			break
-		}
-		if c.Requirements.Compatible(scheduling.NewNodeSelectorRequirements(term.MatchExpressions...), scheduling.WellKnownLabels()) == nil {
-			return fmt.Sprintf("%s (%d of %d)", names[i], i+1, len(slices.Compact(slices.Clone(names))))
-		}
-	}
-	return ""
+	flavors := slices.Compact(slices.Clone(names))
+	return fmt.Sprintf("%s (%d of %d)", names[term], slices.Index(flavors, names[term])+1, len(flavors))
 }
 
 // FallbackReason explains a claim the solver planned as on-demand though

@@ -17,18 +17,25 @@ import (
 )
 
 func TestFlavorOf(t *testing.T) {
-	pod := test.Pod("default", func(p *corev1.Pod) {
-		p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{
-			{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: v1.LabelInstanceGPUName, Operator: corev1.NodeSelectorOpIn, Values: []string{"a100"}}}},
-			{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: v1.LabelInstanceGPUName, Operator: corev1.NodeSelectorOpIn, Values: []string{"a10g"}}}},
-		}}}}
-	})
-	c := &NodeClaim{Requirements: scheduling.NewRequirements(scheduling.NewRequirement(v1.LabelInstanceGPUName, corev1.NodeSelectorOpIn, "a10g"))}
-	if got := FlavorOf(c, pod, []string{"a100", "a10g"}); got != "a10g (2 of 2)" {
-		t.Errorf("flavorOf = %q", got)
-	}
-	if got := FlavorOf(c, test.Pod("default"), nil); got != "" {
-		t.Errorf("a pod without flavors: %q", got)
+	for _, tc := range []struct {
+		name  string
+		names []string
+		term  int
+		want  string
+	}{
+		{"second flavor", []string{"a100", "a10g"}, 1, "a10g (2 of 2)"},
+		{"first flavor", []string{"a100", "a10g"}, 0, "a100 (1 of 2)"},
+		// Two terms of the pod's own per flavor: the rank counts flavors,
+		// not terms.
+		{"flavor-major terms", []string{"l4", "l4", "a100", "a100"}, 3, "a100 (2 of 2)"},
+		{"a pod without flavors", nil, 0, ""},
+		{"a model without flavors keeps the pod's terms", []string{"", ""}, 1, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := FlavorOf(tc.names, tc.term); got != tc.want {
+				t.Errorf("FlavorOf(%v, %d) = %q, want %q", tc.names, tc.term, got, tc.want)
+			}
+		})
 	}
 }
 

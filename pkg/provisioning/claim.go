@@ -346,14 +346,16 @@ func (c *claim) toNodeClaim(maxTypes int, slots map[string]int) *NodeClaim {
 	reqs := c.reqs.Clone()
 	reqs.Add(scheduling.NewRequirementWithMinValues(v1.LabelInstanceType, corev1.NodeSelectorOpIn, minValuesOf(c.reqs, v1.LabelInstanceType), names...))
 	pods := make([]*corev1.Pod, len(c.pods))
+	terms := make([]int, len(c.pods))
 	for i, p := range c.pods {
-		pods[i] = p.pod
+		pods[i], terms[i] = p.pod, p.term
 	}
 	return &NodeClaim{
 		NodePool:      c.pool.name,
 		Requirements:  reqs,
 		InstanceTypes: its,
 		Pods:          pods,
+		Terms:         terms,
 		Requests:      c.requests.ResourceList(),
 		ReservationID: c.reservation,
 		CapacityType:  plan.capacityType,

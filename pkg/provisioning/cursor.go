@@ -49,15 +49,17 @@ func uniform(p *podData) bool {
 	return true
 }
 
-// alike reports whether a node takes a and b alike: the same requests
-// (shape), host ports, tolerations and variants' requirements.
+// alike reports whether a node takes a and b alike: the same host
+// ports, tolerations, and variants' requirements and requests (shape).
+// A pod's own shape is not compared: once placed, it is its placing
+// variant's.
 func alike(a, b *podData) bool {
-	if a.shape != b.shape || !slices.Equal(a.hostPorts, b.hostPorts) || len(a.variants) != len(b.variants) ||
+	if !slices.Equal(a.hostPorts, b.hostPorts) || len(a.variants) != len(b.variants) ||
 		!reflect.DeepEqual(a.pod.Spec.Tolerations, b.pod.Spec.Tolerations) {
 		return false
 	}
 	for i := range a.variants {
-		if !reflect.DeepEqual(a.variants[i].reqs, b.variants[i].reqs) {
+		if a.variants[i].shape != b.variants[i].shape || !reflect.DeepEqual(a.variants[i].reqs, b.variants[i].reqs) {
 			return false
 		}
 	}

@@ -13,11 +13,18 @@ import (
 
 // podData is what the solver precomputes once per pod.
 type podData struct {
-	pod      *corev1.Pod
+	pod *corev1.Pod
+	// requests and shape are the variant's being tried, and once placed
+	// the variant's that placed it; before, the first variant's (or the
+	// pod's own without variants), by which pods are sorted.
 	requests scheduling.Resources
 	// shape numbers the pod's requests: pods with the same requests have
 	// the same shape (see numberShapes).
-	shape     int32
+	shape int32
+	// term is the index of the required term the pod was placed by.
+	term int
+	// byTerm: its variants' requests are its terms' (Input.TermRequests).
+	byTerm    bool
 	hostPorts []scheduling.HostPort
 	// variants are what to try, in order: for each required node-selector
 	// term (in listed order), the term with every preference, then with
@@ -36,11 +43,16 @@ type podData struct {
 	terms []scheduling.Requirements
 }
 
-// variant is one way to place a pod: node requirements and the topology
-// constraints that must hold.
+// variant is one way to place a pod: node requirements, the topology
+// constraints that must hold and what the pod requests this way.
 type variant struct {
 	reqs        scheduling.Requirements
 	constraints []*constraint
+	// term is the index of the required term the variant comes from.
+	term int
+	// requests are the term's (Input.TermRequests), shape their number.
+	requests scheduling.Resources
+	shape    int32
 }
 
 // podSpec is what a pod's spec alone decides, worked out for every pod
@@ -49,6 +61,8 @@ type podSpec struct {
 	requests  scheduling.Resources
 	hostPorts []scheduling.HostPort
 	terms     []scheduling.Requirements
+	// termRequests are the requests by term; nil: requests for each.
+	termRequests []scheduling.Resources
 }
 
 func specOf(pod *corev1.Pod) podSpec {
@@ -58,7 +72,7 @@ func specOf(pod *corev1.Pod) podSpec {
 // podSpecs are the pods' specs, on workers goroutines (0: GOMAXPROCS):
 // summing containers' requests is a good part of reading 100,000 pods,
 // and it depends on nothing else.
-func podSpecs(pods []*corev1.Pod, workers int) []podSpec {
+func podSpecs(pods []*corev1.Pod, termRequests map[*corev1.Pod][]scheduling.Resources, workers int) []podSpec {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -66,6 +80,9 @@ func podSpecs(pods []*corev1.Pod, workers int) []podSpec {
 	inChunks(len(pods), workers, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			out[i] = specOf(pods[i])
+			if tr := termRequests[pods[i]]; len(tr) > 0 && len(tr) == len(out[i].terms) {
+				out[i].termRequests = tr
+			}
 		}
 	})
 	return out
@@ -78,14 +95,19 @@ func newPodData(pod *corev1.Pod, spec podSpec, topo *topology, namespaces map[st
 	if err != nil {
 		return nil, err
 	}
-	return &podData{
+	p := &podData{
 		pod:       pod,
 		requests:  spec.requests,
 		hostPorts: spec.hostPorts,
-		variants:  variants(pod, spec.terms, volumeReqs, hard, soft, opts),
+		variants:  variants(pod, spec, volumeReqs, hard, soft, opts),
 		owned:     topo.addInverse(pod, namespaces),
 		terms:     spec.terms,
-	}, nil
+		byTerm:    spec.termRequests != nil,
+	}
+	if len(p.variants) > 0 {
+		p.requests = p.variants[0].requests
+	}
+	return p, nil
 }
 
 // requiredTerms are the pod's node-selector terms, each AND'd with its
@@ -180,7 +202,7 @@ func preferenceSubsets(prefs []preference) [][]preference {
 	return out
 }
 
-func variants(pod *corev1.Pod, terms []scheduling.Requirements, volumeReqs scheduling.Requirements, hard, soft []*constraint, opts Options) []variant {
+func variants(pod *corev1.Pod, spec podSpec, volumeReqs scheduling.Requirements, hard, soft []*constraint, opts Options) []variant {
 	prefs := preferences(pod, soft)
 	if opts.PreferencePolicy == PreferencePolicyIgnore {
 		prefs = nil
@@ -191,7 +213,11 @@ func variants(pod *corev1.Pod, terms []scheduling.Requirements, volumeReqs sched
 		subsets = subsets[:1]
 	}
 	var out []variant
-	for _, term := range terms {
+	for ti, term := range spec.terms {
+		requests := spec.requests
+		if spec.termRequests != nil {
+			requests = spec.termRequests[ti]
+		}
 		if len(volumeReqs) > 0 {
 			if term.Intersects(volumeReqs) != nil {
 				continue
@@ -199,7 +225,7 @@ func variants(pod *corev1.Pod, terms []scheduling.Requirements, volumeReqs sched
 			term = term.Intersection(volumeReqs)
 		}
 		for _, subset := range subsets {
-			v := variant{reqs: term, constraints: hard}
+			v := variant{reqs: term, constraints: hard, term: ti, requests: requests}
 			ok := true
 			for _, p := range subset {
 				if p.topo != nil {
@@ -232,23 +258,34 @@ func byResourcesDescending(a, b *podData) int {
 		cmp.Compare(len(b.owned), len(a.owned)))
 }
 
-// numberShapes gives pods with equal requests the same shape number.
+// numberShapes gives equal requests the same shape number: each pod's,
+// and each of its variants'.
 func numberShapes(pods []*podData) {
 	type key struct {
 		cpu, memory, storage, pods int64
 		extended                   string
 	}
 	shapes := map[key]int32{}
-	for _, p := range pods {
-		k := key{cpu: p.requests.CPU, memory: p.requests.Memory, storage: p.requests.Storage, pods: p.requests.Pods}
-		if len(p.requests.Extended) > 0 {
-			k.extended = fmt.Sprint(p.requests.Extended)
+	number := func(r scheduling.Resources) int32 {
+		k := key{cpu: r.CPU, memory: r.Memory, storage: r.Storage, pods: r.Pods}
+		if len(r.Extended) > 0 {
+			k.extended = fmt.Sprint(r.Extended)
 		}
 		n, ok := shapes[k]
 		if !ok {
 			n = int32(len(shapes))
 			shapes[k] = n
 		}
-		p.shape = n
+		return n
+	}
+	for _, p := range pods {
+		p.shape = number(p.requests)
+		for i := range p.variants {
+			if p.byTerm {
+				p.variants[i].shape = number(p.variants[i].requests)
+			} else {
+				p.variants[i].shape = p.shape
+			}
+		}
 	}
 }

@@ -62,7 +62,7 @@ type solver struct {
 func Solve(in Input) Result {
 	s := newSolver(in)
 	pods := make([]*podData, 0, len(in.Pods))
-	specs := podSpecs(in.Pods, in.Options.Workers)
+	specs := podSpecs(in.Pods, in.TermRequests, in.Options.Workers)
 	for i, p := range in.Pods {
 		volumeReqs, err := volumeRequirements(p, in.Volumes)
 		if err != nil {
@@ -190,6 +190,7 @@ func (s *solver) place(p *podData) {
 		s.avoid = avoid
 		for i := range p.variants {
 			v := &p.variants[i]
+			p.requests, p.shape, p.term = v.requests, v.shape, v.term
 			mins := s.topo.minCounts(p, v, s)
 			if !s.topo.possible(v, mins, s) {
 				s.impossible(p, v, failure)
@@ -241,7 +242,7 @@ func (s *solver) placeOnNode(p *podData, v *variant, mins []int32, cur *nodeCurs
 			n = s.own(i)
 			n.add(p)
 			s.topo.record(p, n.domain)
-			s.result.Nominations = append(s.result.Nominations, Nomination{Pod: p.pod, NodeName: n.node.Name})
+			s.result.Nominations = append(s.result.Nominations, Nomination{Pod: p.pod, NodeName: n.node.Name, Term: p.term})
 			return true
 		}
 	}

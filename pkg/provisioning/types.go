@@ -57,6 +57,12 @@ type Options struct {
 type Input struct {
 	// Pods to place.
 	Pods []*corev1.Pod
+	// TermRequests, by pod, are what the pod requests when placed by
+	// each of its required node-selector terms, in their order: an llmaz
+	// flavor sizes its own terms (docs/gpu-flavors.md). A pod not in it,
+	// or whose list does not have one entry per term, requests its own
+	// for every term.
+	TermRequests map[*corev1.Pod][]scheduling.Resources
 	// Nodes are existing nodes and in-flight NodeClaims, with the pods
 	// bound or nominated to them.
 	Nodes []*Node
@@ -137,6 +143,9 @@ type Result struct {
 type Nomination struct {
 	Pod      *corev1.Pod
 	NodeName string
+	// Term is the index of the pod's required node-selector term the
+	// placement satisfies (0 for a pod without any).
+	Term int
 }
 
 // NodeClaim is a node to launch.
@@ -149,6 +158,10 @@ type NodeClaim struct {
 	InstanceTypes []*cloudprovider.InstanceType
 	// Pods planned onto the node.
 	Pods []*corev1.Pod
+	// Terms are, for each of Pods, the index of its required
+	// node-selector term the placement satisfies (0 for a pod without
+	// any): with llmaz, the flavor that won.
+	Terms []int
 	// Requests sums the pods and the daemonsets the node will run.
 	Requests corev1.ResourceList
 	// ReservationID is set when the claim is booked into a reservation.

@@ -57,9 +57,10 @@ type FlavorFailure struct {
 // in opts, gathered before.
 func Decide(snapshot state.Snapshot, opts Options, name func(nodePool string) string) Decision {
 	var d Decision
-	var flavorNames map[*corev1.Pod][]string
+	var resolved resolvedFlavors
 	if opts.Models.Installed {
-		snapshot.Input.Pods, flavorNames, d.FlavorFailures = applyFlavors(snapshot.Input.Pods, opts.Models)
+		snapshot.Input.Pods, resolved, d.FlavorFailures = applyFlavors(snapshot.Input.Pods, opts.Models)
+		snapshot.Input.TermRequests = resolved.requests
 	}
 	d.Pending = len(snapshot.Input.Pods)
 	var mismatched []provisioning.Unplaced
@@ -77,8 +78,8 @@ func Decide(snapshot state.Snapshot, opts Options, name func(nodePool string) st
 	for _, c := range d.Result.NewNodeClaims {
 		np := snapshot.NodePools[c.NodePool]
 		nc := provisioning.NewNodeClaim(np, c, name(np.Name))
-		for _, pod := range c.Pods {
-			if f := provisioning.FlavorOf(c, pod, flavorNames[pod]); f != "" {
+		for i, pod := range c.Pods {
+			if f := provisioning.FlavorOf(resolved.names[pod], c.Terms[i]); f != "" {
 				nc.Annotations[provisioning.FlavorAnnotationKey] = f
 				break
 			}

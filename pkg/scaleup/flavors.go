@@ -4,17 +4,19 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/capstan-dev/capstan/pkg/flavors"
+	"github.com/capstan-dev/capstan/pkg/scheduling"
 )
 
 // applyFlavors rewrites each llmaz model-serving pod's required node
 // affinity into its flavors' ordered terms (seed 001), so the solver tries
-// the preferred GPU first. Pods whose flavors can't be resolved are left
+// the preferred GPU first, and sizes each term with its flavor's
+// resources (termRequests). Pods whose flavors can't be resolved are left
 // out and reported. The pods are the snapshot's own copies; the objects in
 // the API server are never changed.
-func applyFlavors(pods []*corev1.Pod, models flavors.Models) ([]*corev1.Pod, map[*corev1.Pod][]string, []FlavorFailure) {
+func applyFlavors(pods []*corev1.Pod, models flavors.Models) ([]*corev1.Pod, resolvedFlavors, []FlavorFailure) {
 	var kept []*corev1.Pod
 	var failures []FlavorFailure
-	names := map[*corev1.Pod][]string{}
+	out := resolvedFlavors{names: map[*corev1.Pod][]string{}, requests: map[*corev1.Pod][]scheduling.Resources{}}
 	for _, pod := range pods {
 		name, ok := flavors.ModelName(pod)
 		if !ok {
@@ -27,25 +29,72 @@ func applyFlavors(pods []*corev1.Pod, models flavors.Models) ([]*corev1.Pod, map
 			kept = append(kept, pod)
 			continue
 		case err != nil:
-			failures = append(failures, FlavorFailure{Pod: pod, Reason: "OpenModelNotFound", Err: err})
-			continue
-		}
-		terms, flavorNames, err := flavors.ResolveWithNames(pod, model)
-		if err != nil {
-			reason := "InvalidInferenceFlavors"
-			if flavors.IsUnknownFlavor(err) {
-				reason = flavors.ReasonUnknownInferenceFlavor
+			reason := ReasonOpenModelNotFound
+			if flavors.IsInvalidModel(err) {
+				reason = flavors.ReasonInvalidOpenModel
 			}
 			failures = append(failures, FlavorFailure{Pod: pod, Reason: reason, Err: err})
 			continue
 		}
+		terms, flavorNames, err := flavors.ResolveWithNames(pod, model)
+		if err != nil {
+			failures = append(failures, FlavorFailure{Pod: pod, Reason: resolveReason(err), Err: err})
+			continue
+		}
 		if len(terms) > 0 {
+			if requests := termRequests(pod, model, flavorNames); requests != nil {
+				out.requests[pod] = requests
+			}
 			setTerms(pod, terms)
-			names[pod] = flavorNames
+			out.names[pod] = flavorNames
 		}
 		kept = append(kept, pod)
 	}
-	return kept, names, failures
+	return kept, out, failures
+}
+
+// Reasons a model-serving pod is not provisioned for, beside
+// flavors.ReasonUnknownInferenceFlavor and flavors.ReasonInvalidOpenModel.
+const (
+	ReasonOpenModelNotFound       = "OpenModelNotFound"
+	ReasonInvalidInferenceFlavors = "InvalidInferenceFlavors"
+)
+
+// resolveReason is the pod event reason for a ResolveWithNames error.
+func resolveReason(err error) string {
+	switch {
+	case flavors.IsUnknownFlavor(err):
+		return flavors.ReasonUnknownInferenceFlavor
+	case flavors.IsInvalidModel(err):
+		return flavors.ReasonInvalidOpenModel
+	}
+	return ReasonInvalidInferenceFlavors
+}
+
+// resolvedFlavors are, by pod, the flavor of each of its terms and what
+// it requests by each (only pods some flavor of which names resources).
+type resolvedFlavors struct {
+	names    map[*corev1.Pod][]string
+	requests map[*corev1.Pod][]scheduling.Resources
+}
+
+// termRequests are what the pod requests by each term: as llmaz renders
+// it for the term's flavor (flavors.WithResources). nil when no flavor
+// names resources: the pod's own requests hold for every term.
+func termRequests(pod *corev1.Pod, model *flavors.OpenModel, names []string) []scheduling.Resources {
+	sized := false
+	for _, f := range model.Flavors {
+		sized = sized || len(f.Requests) > 0
+	}
+	if !sized {
+		return nil
+	}
+	out := make([]scheduling.Resources, len(names))
+	for i, name := range names {
+		f, _ := model.Flavor(name)
+		out[i] = scheduling.PodRequests(flavors.WithResources(pod, f))
+	}
+	return out
 }
 
 // setTerms makes terms pod's required node affinity.

@@ -33,7 +33,7 @@ func TestApplyFlavors(t *testing.T) {
 	}
 	plain := test.Pod("default")
 	pods := []*corev1.Pod{plain, serving("ordered", "llama", "t4,a10g"), serving("unknown", "llama", "h100"), serving("missing", "gpt", "")}
-	kept, names, failures := applyFlavors(pods, lookup(true))
+	kept, resolved, failures := applyFlavors(pods, lookup(true))
 	if len(kept) != 2 || kept[0] != plain || kept[1].Name != "ordered" {
 		t.Fatalf("kept %v", kept)
 	}
@@ -41,7 +41,7 @@ func TestApplyFlavors(t *testing.T) {
 	if len(terms) != 2 || terms[0].MatchExpressions[0].Values[0] != "t4" || terms[1].MatchExpressions[0].Values[0] != "a10g" {
 		t.Errorf("terms %v, want t4 then a10g", terms)
 	}
-	if got := names[kept[1]]; len(got) != 2 || got[0] != "t4" {
+	if got := resolved.names[kept[1]]; len(got) != 2 || got[0] != "t4" {
 		t.Errorf("flavor names %v", got)
 	}
 	reasons := map[string]string{}
