@@ -205,6 +205,8 @@ func TestFromUnstructuredErrors(t *testing.T) {
 			`spec.inferenceConfig.flavors[0].limits["memory"], is a boolean, want a quantity string or number`},
 		{"negative quantity", openModel("m", withFlavors(map[string]any{"name": "a", "requests": map[string]any{"cpu": "-1"}})),
 			`spec.inferenceConfig.flavors[0].requests["cpu"], quantity "-1" is negative`},
+		{"resource name invalid", openModel("m", withFlavors(map[string]any{"name": "a", "limits": map[string]any{"nvidia.com/gpu count": "1"}})),
+			`spec.inferenceConfig.flavors[0].limits, "nvidia.com/gpu count" is not a resource name`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := FromUnstructured(tc.u)
@@ -213,6 +215,9 @@ func TestFromUnstructuredErrors(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("FromUnstructured error = %q, want it to contain %q", err, tc.want)
+			}
+			if !IsInvalidModel(err) {
+				t.Errorf("IsInvalidModel(%q) = false", err)
 			}
 		})
 	}
