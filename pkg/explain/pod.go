@@ -55,6 +55,7 @@ func ForPod(in PodInput) Pod {
 		}
 	} else if p.Spec.NodeName == "" {
 		out.Next = next(scaleup.Decide(withPod(in.Snapshot, p, nil), in.Plan, claimName))
+		out.Flavors = flavorVerdicts(in)
 	}
 	for _, np := range in.Snapshot.Input.NodePools {
 		out.NodePools = append(out.NodePools, verdict(in, np))

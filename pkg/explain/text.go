@@ -24,6 +24,9 @@ func WritePod(w io.Writer, p Pod) error {
 	if p.Next != "" {
 		line(&b, "  next provisioning: %s", p.Next)
 	}
+	for _, f := range p.Flavors {
+		line(&b, "  %s", describeFlavor(f))
+	}
 	if p.LastEvent != "" {
 		line(&b, "  last reported: %s", p.LastEvent)
 	}

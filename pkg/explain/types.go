@@ -18,8 +18,12 @@ type Pod struct {
 	Considered    bool   `json:"considered"`
 	Consideration string `json:"consideration"`
 	// Next is what the next provisioning will do for the pod.
-	Next      string        `json:"next,omitempty"`
-	NodePools []PoolVerdict `json:"nodePools"`
+	Next string `json:"next,omitempty"`
+	// Flavors are, for an llmaz model-serving pod, each flavor in the
+	// order the provisioner tries them: what it needs and whether it fits
+	// or why it is skipped.
+	Flavors   []FlavorVerdict `json:"flavors,omitempty"`
+	NodePools []PoolVerdict   `json:"nodePools"`
 	// LastEvent is the latest reason Capstan recorded on the pod.
 	LastEvent string `json:"lastEvent,omitempty"`
 	// Unknown lists what this answer could not know.
