@@ -9,6 +9,7 @@ import (
 	v1 "github.com/capstan-dev/capstan/api/v1"
 
 	"github.com/capstan-dev/capstan/pkg/provisioning"
+	"github.com/capstan-dev/capstan/pkg/scheduling"
 	"github.com/capstan-dev/capstan/pkg/state"
 )
 
@@ -111,6 +112,9 @@ func inPlace(in Input) func(Candidate) Simulation {
 func simulate(snapshot state.Snapshot, cs []Candidate, pin func(*corev1.Pod)) Simulation {
 	gone := map[string]bool{}
 	var pods []*corev1.Pod
+	// The copies request by term what the pods they copy do (llmaz
+	// flavors, scaleup.PinFlavors).
+	var termRequests map[*corev1.Pod][]scheduling.Resources
 	for _, c := range cs {
 		gone[c.Node.Name] = true
 		for _, p := range c.Pods {
@@ -118,13 +122,19 @@ func simulate(snapshot state.Snapshot, cs []Candidate, pin func(*corev1.Pod)) Si
 			cp.Spec.NodeName = ""
 			pin(cp)
 			pods = append(pods, cp)
+			if tr, ok := snapshot.Input.TermRequests[p]; ok {
+				if termRequests == nil {
+					termRequests = map[*corev1.Pod][]scheduling.Resources{}
+				}
+				termRequests[cp] = tr
+			}
 		}
 	}
 	if len(pods) == 0 {
 		return Simulation{}
 	}
 	in := snapshot.Input
-	in.Pods = pods
+	in.Pods, in.TermRequests = pods, termRequests
 	in.Nodes = make([]*provisioning.Node, 0, len(snapshot.Input.Nodes))
 	for _, n := range snapshot.Input.Nodes {
 		if !gone[n.Name] {

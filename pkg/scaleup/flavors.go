@@ -79,8 +79,10 @@ type resolvedFlavors struct {
 }
 
 // termRequests are what the pod requests by each term: as llmaz renders
-// it for the term's flavor (flavors.WithResources). nil when no flavor
-// names resources: the pod's own requests hold for every term.
+// it for the term's flavor (flavors.WithResources), and never less than
+// the pod's own requests, which kube-scheduler binds it by: a node sized
+// below them would not take the pod (docs/gpu-flavors.md). nil when no
+// flavor names resources: the pod's own requests hold for every term.
 func termRequests(pod *corev1.Pod, model *flavors.OpenModel, names []string) []scheduling.Resources {
 	sized := false
 	for _, f := range model.Flavors {
@@ -89,10 +91,11 @@ func termRequests(pod *corev1.Pod, model *flavors.OpenModel, names []string) []s
 	if !sized {
 		return nil
 	}
+	own := scheduling.PodRequests(pod)
 	out := make([]scheduling.Resources, len(names))
 	for i, name := range names {
 		f, _ := model.Flavor(name)
-		out[i] = scheduling.PodRequests(flavors.WithResources(pod, f))
+		out[i] = scheduling.PodRequests(flavors.WithResources(pod, f)).Max(own)
 	}
 	return out
 }
@@ -111,13 +114,16 @@ func setTerms(pod *corev1.Pod, terms []corev1.NodeSelectorTerm) {
 // PinFlavors is pods with each running llmaz model-serving pod replaced
 // by a copy whose required node affinity is its flavors' ordered terms,
 // as the provisioner solved it: so disruption moves it only within its
-// flavors, and knows when it runs on a later one. A pod whose flavors do
-// not resolve (now) is kept as it is: the provisioner reports those.
-func PinFlavors(pods []*corev1.Pod, models flavors.Models) []*corev1.Pod {
+// flavors, and knows when it runs on a later one. The copies' requests by
+// term, as the provisioner sizes them (applyFlavors), come with them, for
+// the solve's provisioning.Input.TermRequests. A pod whose flavors do not
+// resolve (now) is kept as it is: the provisioner reports those.
+func PinFlavors(pods []*corev1.Pod, models flavors.Models) ([]*corev1.Pod, map[*corev1.Pod][]scheduling.Resources) {
 	if !models.Installed {
-		return pods
+		return pods, nil
 	}
 	out := make([]*corev1.Pod, len(pods))
+	var requests map[*corev1.Pod][]scheduling.Resources
 	for i, pod := range pods {
 		out[i] = pod
 		name, ok := flavors.ModelName(pod)
@@ -128,13 +134,19 @@ func PinFlavors(pods []*corev1.Pod, models flavors.Models) []*corev1.Pod {
 		if !installed || err != nil {
 			continue
 		}
-		terms, _, err := flavors.ResolveWithNames(pod, model)
+		terms, names, err := flavors.ResolveWithNames(pod, model)
 		if err != nil || len(terms) == 0 {
 			continue
 		}
 		cp := pod.DeepCopy()
+		if tr := termRequests(pod, model, names); tr != nil {
+			if requests == nil {
+				requests = map[*corev1.Pod][]scheduling.Resources{}
+			}
+			requests[cp] = tr
+		}
 		setTerms(cp, terms)
 		out[i] = cp
 	}
-	return out
+	return out, requests
 }

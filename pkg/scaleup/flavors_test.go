@@ -75,7 +75,7 @@ func TestPinFlavors(t *testing.T) {
 		})
 	}
 	plain, llama, gpt := test.Pod("default"), serving("llama", "llama"), serving("gpt", "gpt")
-	got := PinFlavors([]*corev1.Pod{plain, llama, gpt}, lookup)
+	got, _ := PinFlavors([]*corev1.Pod{plain, llama, gpt}, lookup)
 	if len(got) != 3 || got[0] != plain || got[2] != gpt {
 		t.Fatalf("pinned %v: the plain pod and the unresolved one must be kept as they are", got)
 	}
@@ -86,7 +86,7 @@ func TestPinFlavors(t *testing.T) {
 	if len(terms) != 2 || terms[0].MatchExpressions[0].Values[0] != "a10g" || terms[1].MatchExpressions[0].Values[0] != "t4" {
 		t.Errorf("terms %v, want a10g then t4", terms)
 	}
-	if out := PinFlavors([]*corev1.Pod{llama}, flavors.Models{}); out[0] != llama {
+	if out, _ := PinFlavors([]*corev1.Pod{llama}, flavors.Models{}); out[0] != llama {
 		t.Errorf("without llmaz the pods are not touched")
 	}
 }

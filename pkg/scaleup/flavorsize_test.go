@@ -2,6 +2,7 @@ package scaleup
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -36,6 +37,16 @@ func sizedModel() *flavors.OpenModel {
 		{Name: "a100", NodeSelector: map[string]string{v1.LabelInstanceGPUName: "a100"}, Requests: corev1.ResourceList{gpu: resource.MustParse("2")}},
 		{Name: "t4", NodeSelector: map[string]string{v1.LabelInstanceGPUName: "t4"}, Requests: corev1.ResourceList{gpu: resource.MustParse("1")}},
 	}}
+}
+
+// pods are serving pods, one per entry: the GPUs each asks.
+func pods(gpus ...string) []*corev1.Pod {
+	out := make([]*corev1.Pod, len(gpus))
+	for i, g := range gpus {
+		out[i] = servingPod(g)
+		out[i].Name = fmt.Sprintf("serving-%d", i)
+	}
+	return out
 }
 
 // servingPod serves llama from a model-runner container asking gpus
@@ -132,51 +143,68 @@ func TestDecideSizesFlavors(t *testing.T) {
 		name  string
 		types []*cloudprovider.InstanceType
 		nodes []*provisioning.Node
-		pod   *corev1.Pod
+		pods  []*corev1.Pod
 		model *flavors.OpenModel
 		err   error
-		want  decided
+		// gpuLimit is the NodePool's nvidia.com/gpu limit, if any.
+		gpuLimit string
+		want     decided
 	}{{
 		// The pod as written asks one GPU: the a100 flavor's two size it.
-		name: "the first flavor's 2 GPUs pick a 2-GPU node", types: all, pod: servingPod("1"), model: sizedModel(),
+		name: "the first flavor's 2 GPUs pick a 2-GPU node", types: all, pods: pods("1"), model: sizedModel(),
 		want: decided{Claims: []claimSummary{{Types: []string{"a100.x2"}, GPUs: "2", Flavor: "a100 (1 of 2)"}}},
 	}, {
-		// As llmaz renders the pod (the first flavor's two GPUs), falling
-		// back to t4 asks t4's one.
-		name: "falling back to the second flavor picks a 1-GPU node", types: t4s, pod: servingPod("2"), model: sizedModel(),
-		want: decided{Claims: []claimSummary{{Types: []string{"t4.x1", "t4.x2"}, GPUs: "1", Flavor: "t4 (2 of 2)"}}},
+		// The NodePool's 3 GPUs take one 2-GPU a100 node: the second pod
+		// falls back to t4, sized by t4's one GPU.
+		name: "2-GPU nodes for the first flavor, 1-GPU nodes falling back", types: all, pods: pods("1", "1"), model: sizedModel(), gpuLimit: "3",
+		want: decided{Claims: []claimSummary{
+			{Types: []string{"a100.x2"}, GPUs: "2", Flavor: "a100 (1 of 2)"},
+			{Types: []string{"t4.x1"}, GPUs: "1", Flavor: "t4 (2 of 2)"},
+		}},
 	}, {
-		name: "an existing 1-GPU a100 node is not used for the 2-GPU flavor", types: all, pod: servingPod("1"), model: sizedModel(),
+		name: "an existing 1-GPU a100 node is not used for the 2-GPU flavor", types: all, pods: pods("1"), model: sizedModel(),
 		nodes: []*provisioning.Node{gpuNode("a100", false)},
 		want:  decided{Claims: []claimSummary{{Types: []string{"a100.x2"}, GPUs: "2", Flavor: "a100 (1 of 2)"}}},
 	}, {
-		name: "an in-flight 1-GPU a100 NodeClaim is not used for the 2-GPU flavor", types: all, pod: servingPod("1"), model: sizedModel(),
+		name: "an in-flight 1-GPU a100 NodeClaim is not used for the 2-GPU flavor", types: all, pods: pods("1"), model: sizedModel(),
 		nodes: []*provisioning.Node{gpuNode("a100", true)},
 		want:  decided{Claims: []claimSummary{{Types: []string{"a100.x2"}, GPUs: "2", Flavor: "a100 (1 of 2)"}}},
 	}, {
 		// Nothing launches a100s: the existing 1-GPU t4 node fits the t4
 		// flavor before a new t4 node is launched.
-		name: "an existing 1-GPU t4 node takes the fallen-back pod", types: t4s, pod: servingPod("2"), model: sizedModel(),
+		name: "an existing 1-GPU t4 node takes the fallen-back pod", types: t4s, pods: pods("1"), model: sizedModel(),
 		nodes: []*provisioning.Node{gpuNode("t4", false)},
 		want:  decided{Nominations: []string{"t4-node"}},
 	}, {
-		// `limits` (the seed, llmaz since 2025) and `requests` (earlier
-		// llmaz) size alike; the container's request and limit are both
-		// replaced, its CPU kept.
-		name: "a flavor's limits size like its requests", types: all, pod: servingPod("1"), model: limitsModel,
-		want: decided{Claims: []claimSummary{{Types: []string{"a100.x2"}, GPUs: "2", Flavor: "a100 (1 of 2)"}}},
+		// As llmaz renders the pod (the first flavor's two GPUs): t4's one
+		// GPU does not shrink it, kube-scheduler would bind it by its two.
+		name: "a flavor never sizes below the pod's own requests", types: t4s, pods: pods("2"), model: sizedModel(),
+		want: decided{Claims: []claimSummary{{Types: []string{"t4.x2"}, GPUs: "2", Flavor: "t4 (2 of 2)"}}},
 	}, {
-		name: "an unparsable quantity is reported on the pod", types: all, pod: servingPod("1"), err: decodeErr,
+		// `limits` (the seed, llmaz since 2025) and `requests` (earlier
+		// llmaz) size alike.
+		name: "a flavor's limits size like its requests", types: all, pods: pods("1", "1"), model: limitsModel, gpuLimit: "3",
+		want: decided{Claims: []claimSummary{
+			{Types: []string{"a100.x2"}, GPUs: "2", Flavor: "a100 (1 of 2)"},
+			{Types: []string{"t4.x1"}, GPUs: "1", Flavor: "t4 (2 of 2)"},
+		}},
+	}, {
+		name: "an unparsable quantity is reported on the pod", types: all, pods: pods("1"), err: decodeErr,
 		want: decided{Failures: []string{`InvalidOpenModel: decoding openmodel llama: spec.inferenceConfig.flavors[0].limits["nvidia.com/gpu"], parsing quantity "two", quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'`}},
 	}, {
-		name: "a negative quantity is reported on the pod", types: all, pod: servingPod("1"), err: negativeErr,
+		name: "a negative quantity is reported on the pod", types: all, pods: pods("1"), err: negativeErr,
 		want: decided{Failures: []string{`InvalidOpenModel: decoding openmodel llama: spec.inferenceConfig.flavors[0].requests["nvidia.com/gpu"], quantity "-2" is negative`}},
 	}, {
-		name: "a hand-built model's negative quantity is reported, not ignored", types: all, pod: servingPod("1"), model: handBuilt,
-		want: decided{Failures: []string{`InvalidOpenModel: resolving inference flavors for pod default/serving, OpenModel llama flavor "t4" resources, nvidia.com/gpu quantity -1 is negative`}},
+		name: "a hand-built model's negative quantity is reported, not ignored", types: all, pods: pods("1"), model: handBuilt,
+		want: decided{Failures: []string{`InvalidOpenModel: resolving inference flavors for pod default/serving-0, OpenModel llama flavor "t4" resources, nvidia.com/gpu quantity -1 is negative`}},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			np := test.NodePool(func(np *v1.NodePool) { np.Name = "gpu" })
+			np := test.NodePool(func(np *v1.NodePool) {
+				np.Name = "gpu"
+				if tc.gpuLimit != "" {
+					np.Spec.Limits = v1.Limits{gpu: resource.MustParse(tc.gpuLimit)}
+				}
+			})
 			models := flavors.Models{Installed: true, ByName: map[string]*flavors.OpenModel{}, Errs: map[string]error{}}
 			if tc.model != nil {
 				models.ByName["llama"] = tc.model
@@ -184,7 +212,7 @@ func TestDecideSizesFlavors(t *testing.T) {
 				models.Errs["llama"] = tc.err
 			}
 			snapshot := state.Snapshot{NodePools: map[string]*v1.NodePool{"gpu": np}, Input: provisioning.Input{
-				Pods: []*corev1.Pod{tc.pod}, Nodes: tc.nodes, NodePools: []*v1.NodePool{np},
+				Pods: tc.pods, Nodes: tc.nodes, NodePools: []*v1.NodePool{np},
 				InstanceTypes: map[string][]*cloudprovider.InstanceType{"gpu": tc.types},
 			}}
 			d := Decide(snapshot, Options{MaxInstanceTypes: provisioning.DefaultMaxInstanceTypes, Models: models}, func(string) string { return "nc" })

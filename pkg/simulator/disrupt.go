@@ -133,7 +133,7 @@ func (s *Simulator) disrupt(ctx context.Context) (bool, error) {
 			return false, err
 		}
 		in = disruption.NewInput(objs, snapshot, disruption.Policies{MinValues: s.opts.MinValuesPolicy, Preference: s.opts.PreferencePolicy})
-		in.Pods = scaleup.PinFlavors(in.Pods, s.world.openModels(in.Pods))
+		in.Pods, in.Snapshot.Input.TermRequests = scaleup.PinFlavors(in.Pods, s.world.openModels(in.Pods))
 		in.Unavailable = s.unavailable.History()
 	}
 	version := s.world.version

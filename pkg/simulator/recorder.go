@@ -13,6 +13,7 @@ import (
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/disruption"
+	"github.com/capstan-dev/capstan/pkg/provisioning"
 )
 
 // notEvictedFor is how long pods stay bound to a node that stopped
@@ -118,6 +119,7 @@ func (r *recorder) launched(now time.Time, nc *v1.NodeClaim, price float64) {
 			InstanceType: nc.Labels[v1.LabelInstanceType], Zone: nc.Labels[v1.LabelZone],
 			CapacityType: nc.Labels[v1.CapacityTypeLabelKey], ReservationID: nc.Labels[v1.LabelCapacityReservationID],
 			PricePerHour: price, LaunchedAt: offset(r.start, now), Pods: []string{},
+			Flavor: nc.Annotations[provisioning.FlavorAnnotationKey],
 		},
 		providerID: nc.Status.ProviderID, launched: now,
 	}

@@ -74,6 +74,10 @@ type Node struct {
 	DeletionReason string `json:"deletionReason"`
 	// Pods ran on the node at the end, or when it was deleted.
 	Pods []string `json:"pods"`
+	// Flavor is the llmaz flavor the node was launched for and its rank
+	// ("t4 (2 of 2)", the NodeClaim's capstan.dev/flavor); absent for
+	// other nodes.
+	Flavor string `json:"flavor,omitempty"`
 }
 
 // Pod is a pod present at the end of the run.

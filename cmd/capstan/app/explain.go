@@ -162,7 +162,7 @@ func computeOffline(ctx context.Context, opts ExplainOptions, path string, into 
 		}
 		snapshot := state.Build(objs, nil, opts.SchedulerNames)
 		dis := disruption.NewInput(objs, snapshot, disruption.Policies{})
-		dis.Pods = scaleup.PinFlavors(dis.Pods, clusterstate.OpenModels(ctx, c, c.RESTMapper(), dis.Pods))
+		dis.Pods, dis.Snapshot.Input.TermRequests = scaleup.PinFlavors(dis.Pods, clusterstate.OpenModels(ctx, c, c.RESTMapper(), dis.Pods))
 		*out, err = explain.ForNodePool(explain.NodePoolInput{NodePool: np, Nodes: snapshot.Input.Nodes, NodeClaims: objs.NodeClaims, Disruption: &dis, Now: time.Now()})
 		return err
 	case *explain.Node:
@@ -175,7 +175,7 @@ func computeOffline(ctx context.Context, opts ExplainOptions, path string, into 
 			return err
 		}
 		dis := disruption.NewInput(objs, state.Build(objs, nil, opts.SchedulerNames), disruption.Policies{})
-		dis.Pods = scaleup.PinFlavors(dis.Pods, clusterstate.OpenModels(ctx, c, c.RESTMapper(), dis.Pods))
+		dis.Pods, dis.Snapshot.Input.TermRequests = scaleup.PinFlavors(dis.Pods, clusterstate.OpenModels(ctx, c, c.RESTMapper(), dis.Pods))
 		*out = explain.ForNode(explain.NodeInput{NodeClaim: nc, Disruption: &dis, Offline: true, Now: time.Now()})
 	}
 	return nil

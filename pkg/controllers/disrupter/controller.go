@@ -98,7 +98,7 @@ func (c *Controller) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	}
 	in := disruption.NewInput(objs, snapshot, c.opts.Policies)
 	// Running model-serving pods keep to their flavors.
-	in.Pods = scaleup.PinFlavors(in.Pods, c.cluster.OpenModels(ctx, in.Pods))
+	in.Pods, in.Snapshot.Input.TermRequests = scaleup.PinFlavors(in.Pods, c.cluster.OpenModels(ctx, in.Pods))
 	if c.opts.Unavailable != nil {
 		in.Unavailable = c.opts.Unavailable.History()
 	}

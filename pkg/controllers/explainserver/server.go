@@ -184,7 +184,7 @@ func (s *Server) nodePool(r *http.Request) (any, error) {
 	}
 	its, _ := s.cluster.KnownInstanceTypes(np.Name)
 	dis := disruption.NewInput(objs, snapshot, disruption.Policies{MinValues: s.opts.Plan.MinValuesPolicy, Preference: s.opts.Plan.PreferencePolicy})
-	dis.Pods = scaleup.PinFlavors(dis.Pods, s.cluster.OpenModels(ctx, dis.Pods))
+	dis.Pods, dis.Snapshot.Input.TermRequests = scaleup.PinFlavors(dis.Pods, s.cluster.OpenModels(ctx, dis.Pods))
 	return explain.ForNodePool(explain.NodePoolInput{NodePool: np, Nodes: snapshot.Input.Nodes, NodeClaims: claims.Items, InstanceTypes: its,
 		Disruption: &dis, Now: s.clock.Now()})
 }
@@ -202,7 +202,7 @@ func (s *Server) node(r *http.Request) (any, error) {
 		return nil, err
 	}
 	dis := disruption.NewInput(objs, snapshot, disruption.Policies{MinValues: s.opts.Plan.MinValuesPolicy, Preference: s.opts.Plan.PreferencePolicy})
-	dis.Pods = scaleup.PinFlavors(dis.Pods, s.cluster.OpenModels(ctx, dis.Pods))
+	dis.Pods, dis.Snapshot.Input.TermRequests = scaleup.PinFlavors(dis.Pods, s.cluster.OpenModels(ctx, dis.Pods))
 	if s.opts.Plan.Unavailable != nil {
 		dis.Unavailable = s.opts.Plan.Unavailable.History()
 	}
