@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
@@ -88,5 +89,21 @@ func TestPinFlavors(t *testing.T) {
 	}
 	if out, _ := PinFlavors([]*corev1.Pod{llama}, flavors.Models{}); out[0] != llama {
 		t.Errorf("without llmaz the pods are not touched")
+	}
+}
+
+// A pinned copy's terms are sized by their flavors, as the provisioner
+// sizes them, so consolidation moves it only where it would be launched.
+func TestPinFlavorsSizes(t *testing.T) {
+	pod := servingPod("1")
+	pod.Spec.NodeName = "node-1"
+	models := flavors.Models{Installed: true, ByName: map[string]*flavors.OpenModel{"llama": sizedModel()}}
+	pinned, requests := PinFlavors([]*corev1.Pod{pod}, models)
+	var gpus []int64
+	for _, r := range requests[pinned[0]] {
+		gpus = append(gpus, r.Get(gpu))
+	}
+	if diff := cmp.Diff([]int64{2, 1}, gpus); diff != "" {
+		t.Errorf("GPUs by term (-want +got):\n%s", diff)
 	}
 }

@@ -1065,6 +1065,34 @@ func TestExampleGPUFlavors(t *testing.T) {
 	}
 }
 
+// The model's t4g flavor needs two GPUs, its t4 flavor one; the
+// NodePool's 5 GPUs hold two 2-GPU t4g nodes (g5g.16xlarge or g5g.metal,
+// the only t4g types with two) and one 1-GPU t4 node (g4dn.xlarge, the
+// cheapest g4dn with one), a replica each, kept for the two hours:
+// consolidation sizes the pods by their flavors too.
+func TestExampleGPUFlavorSizes(t *testing.T) {
+	r := simulate(t, "gpu-flavor-sizes")
+	var got []string
+	for _, n := range r.Nodes {
+		if !alive(n) || len(n.Pods) != 1 || n.LaunchedAt != "1s" {
+			t.Errorf("node %+v: want it launched at 1s, there at the end with one replica", n)
+		}
+		typ := n.InstanceType
+		if typ == "g5g.metal" {
+			typ = "g5g.16xlarge"
+		}
+		got = append(got, typ+" "+n.Flavor)
+	}
+	slices.Sort(got)
+	want := []string{"g4dn.xlarge t4 (2 of 2)", "g5g.16xlarge t4g (1 of 2)", "g5g.16xlarge t4g (1 of 2)"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("nodes (-want +got):\n%s", diff)
+	}
+	if running(r) != 3 || r.Summary.PodsPending != 0 {
+		t.Errorf("want the 3 replicas running at the end")
+	}
+}
+
 func TestExampleGCPPreemptibleLifetime(t *testing.T) {
 	// The two nodes launched at 1s (the third was preempted at 1h) reach
 	// their 24-hour limit at 24h0m1s.
