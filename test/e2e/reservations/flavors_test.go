@@ -21,16 +21,21 @@ func gpuPool(t *testing.T, sizes ...string) (string, *v1.NodePool) {
 	return scenario(t, nil, in(v1.LabelInstanceType, sizes...))
 }
 
-// openModel creates an OpenModel with flavors t4g then t4 for np's
-// scenario.
+// openModel creates an OpenModel with flavors t4g then t4, one GPU each,
+// for np's scenario.
 func openModel(t *testing.T, np *v1.NodePool) string {
+	return createModel(t, np,
+		map[string]any{"name": "t4g", "requests": map[string]any{"nvidia.com/gpu": "1"}, "nodeSelector": map[string]any{v1.LabelInstanceGPUName: "t4g"}},
+		map[string]any{"name": "t4", "limits": map[string]any{"nvidia.com/gpu": "1"}, "nodeSelector": map[string]any{v1.LabelInstanceGPUName: "t4"}})
+}
+
+// createModel creates an OpenModel with the flavors given for np's
+// scenario.
+func createModel(t *testing.T, np *v1.NodePool, flavorList ...any) string {
 	name := test.RandomName("model")
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "llmaz.io/v1alpha1", "kind": "OpenModel", "metadata": map[string]any{"name": name},
-		"spec": map[string]any{"inferenceConfig": map[string]any{"flavors": []any{
-			map[string]any{"name": "t4g", "requests": map[string]any{"nvidia.com/gpu": "1"}, "nodeSelector": map[string]any{v1.LabelInstanceGPUName: "t4g"}},
-			map[string]any{"name": "t4", "requests": map[string]any{"nvidia.com/gpu": "1"}, "nodeSelector": map[string]any{v1.LabelInstanceGPUName: "t4"}},
-		}}},
+		"spec": map[string]any{"inferenceConfig": map[string]any{"flavors": flavorList}},
 	}}
 	create(t, np, u)
 	t.Cleanup(func() { _ = cluster.Client.Delete(context.Background(), u) })
@@ -55,6 +60,21 @@ func serving(model, annotation string) func(*corev1.Pod) {
 	}
 }
 
+// fitFlavor checks that every registered NodeClaim of np requests gpus
+// GPUs and its node has room for them: the flavor's resources sized it.
+func fitFlavor(g gomega.Gomega, np *v1.NodePool, gpus int64) {
+	for _, nc := range claimsOf(g, np) {
+		if nc.Status.NodeName == "" {
+			continue
+		}
+		want := *resource.NewQuantity(gpus, resource.DecimalSI)
+		requested := nc.Spec.Resources.Requests["nvidia.com/gpu"]
+		g.Expect(requested.Cmp(want)).To(gomega.Equal(0), "nodeclaim %s requests %s GPUs, want %s", nc.Name, requested.String(), want.String())
+		allocatable := nc.Status.Allocatable["nvidia.com/gpu"]
+		g.Expect(allocatable.Cmp(want)).To(gomega.BeNumerically(">=", 0), "node %s has %s GPUs, the flavor needs %s", nc.Status.NodeName, allocatable.String(), want.String())
+	}
+}
+
 func gpuOf(g gomega.Gomega, np *v1.NodePool) []string {
 	var out []string
 	for _, nc := range claimsOf(g, np) {
@@ -74,6 +94,28 @@ func TestFlavorsPreferredFirst(t *testing.T) {
 	g.Eventually(func(g gomega.Gomega) {
 		g.Expect(gpuOf(g, np)).To(gomega.Equal([]string{"t4g"}))
 		g.Expect(claimsOf(g, np)[0].Annotations["capstan.dev/flavor"]).To(gomega.Equal("t4g (1 of 2)"))
+		fitFlavor(g, np, 1)
+	}).WithTimeout(60 * time.Second).Should(gomega.Succeed())
+	checkParity(t, np)
+}
+
+// A flavor needing two GPUs sizes the node it launches: a 2-GPU t4g
+// (g5g.16xlarge), not the 1-GPU one the pod alone would fit
+// (docs/gpu-flavors.md, "Flavor resources").
+func TestFlavorResourcesSizeTheNode(t *testing.T) {
+	g := test.NewGomega(t)
+	ns, np := gpuPool(t, "g5g.xlarge", "g5g.16xlarge")
+	model := createModel(t, np,
+		map[string]any{"name": "t4g", "limits": map[string]any{"nvidia.com/gpu": int64(2)}, "nodeSelector": map[string]any{v1.LabelInstanceGPUName: "t4g"}})
+	create(t, np, gpuPod(ns, serving(model, "t4g")))
+	g.Eventually(func(g gomega.Gomega) {
+		claims := claimsOf(g, np)
+		g.Expect(claims).To(gomega.HaveLen(1))
+		g.Expect(claims[0].Labels[v1.LabelInstanceType]).To(gomega.Equal("g5g.16xlarge"))
+		g.Expect(claims[0].Annotations["capstan.dev/flavor"]).To(gomega.Equal("t4g (1 of 1)"))
+		g.Expect(claims[0].Status.NodeName).NotTo(gomega.BeEmpty())
+		fitFlavor(g, np, 2)
+		g.Expect(test.RunningPods(cluster.Client, ns)).To(gomega.HaveLen(1))
 	}).WithTimeout(60 * time.Second).Should(gomega.Succeed())
 	checkParity(t, np)
 }
@@ -86,6 +128,7 @@ func TestFlavorsFallBackWhenPreferredIsOut(t *testing.T) {
 	create(t, np, gpuPod(ns, serving(model, "t4g,t4")))
 	g.Eventually(func(g gomega.Gomega) {
 		g.Expect(gpuOf(g, np)).To(gomega.Equal([]string{"t4"}))
+		fitFlavor(g, np, 1)
 	}).WithTimeout(60 * time.Second).Should(gomega.Succeed())
 	checkParity(t, np)
 }
