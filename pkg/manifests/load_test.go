@@ -25,7 +25,7 @@ func TestExamplesLoad(t *testing.T) {
 	set.Skipped = slices.DeleteFunc(set.Skipped, func(s Skipped) bool {
 		return s.Kind == "EC2NodeClass" && strings.HasPrefix(filepath.ToSlash(s.Source), "../../examples/aws/")
 	})
-	if len(set.NodePools) < 10 || len(set.SimNodeClasses) < 8 || len(set.CloudProfiles) < 6 || len(set.Deployments) < 8 || len(set.OpenModels) != 1 {
+	if len(set.NodePools) < 10 || len(set.SimNodeClasses) < 8 || len(set.CloudProfiles) < 6 || len(set.Deployments) < 8 || len(set.OpenModels) != 2 {
 		t.Errorf("read %d NodePools, %d SimNodeClasses, %d CloudProfiles, %d Deployments, %d OpenModels; want every documented example",
 			len(set.NodePools), len(set.SimNodeClasses), len(set.CloudProfiles), len(set.Deployments), len(set.OpenModels))
 	}
