@@ -80,14 +80,16 @@ spec:
 	}
 }
 
-func TestFromUnstructured(t *testing.T) {
-	res := func(kv ...string) corev1.ResourceList {
-		out := corev1.ResourceList{}
-		for i := 0; i < len(kv); i += 2 {
-			out[corev1.ResourceName(kv[i])] = resource.MustParse(kv[i+1])
-		}
-		return out
+// res is a resource list from name, quantity pairs.
+func res(kv ...string) corev1.ResourceList {
+	out := corev1.ResourceList{}
+	for i := 0; i < len(kv); i += 2 {
+		out[corev1.ResourceName(kv[i])] = resource.MustParse(kv[i+1])
 	}
+	return out
+}
+
+func TestFromUnstructured(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		u    *unstructured.Unstructured

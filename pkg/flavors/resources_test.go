@@ -10,13 +10,7 @@ import (
 )
 
 func TestWithResources(t *testing.T) {
-	list := func(kv ...string) corev1.ResourceList {
-		out := corev1.ResourceList{}
-		for i := 0; i < len(kv); i += 2 {
-			out[corev1.ResourceName(kv[i])] = resource.MustParse(kv[i+1])
-		}
-		return out
-	}
+	list := res
 	container := func(name string, requests, limits corev1.ResourceList) corev1.Container {
 		return corev1.Container{Name: name, Resources: corev1.ResourceRequirements{Requests: requests, Limits: limits}}
 	}

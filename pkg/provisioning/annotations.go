@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/scheduling"
