@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/capstan-dev/capstan/pkg/scheduling"
 	"github.com/capstan-dev/capstan/pkg/test"
 )
 
@@ -172,6 +173,38 @@ func TestNominatedNodes(t *testing.T) {
 			c.snapshot(m5...)
 			if diff := cmp.Diff(tc.want, nominatedNodes(c.in.Snapshot)); diff != "" {
 				t.Errorf("nominated (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// A pod sized by term (an llmaz flavor's resources, scaleup.PinFlavors)
+// is placed with those requests: its replacement fits them, not the pod's
+// own.
+func TestSimulateSizesByTerm(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		sized bool
+		want  string
+	}{
+		{"the pod's own requests", false, "m5.2"},
+		{"its term's", true, "m5.4"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newCluster("a", "b")
+			c.capacity("a", "4")
+			c.capacity("b", "4")
+			c.pod("web", "a", requests("1"))
+			c.pod("fill-b", "b", requests("4"))
+			c.snapshot(m5...)
+			cs := Candidates(c.in, t0)
+			cs = slices.DeleteFunc(cs, func(cand Candidate) bool { return cand.Node.Name != "a" })
+			if tc.sized {
+				c.in.Snapshot.Input.TermRequests = map[*corev1.Pod][]scheduling.Resources{cs[0].Pods[0]: {{CPU: 3000, Memory: 64 << 20, Pods: 1}}}
+			}
+			sim := Simulate(c.in.Snapshot, cs)
+			if len(sim.Replacements) != 1 || sim.Replacements[0].InstanceTypes[0].Name != tc.want {
+				t.Fatalf("replacements %+v, want one whose cheapest type is %s", sim.Replacements, tc.want)
 			}
 		})
 	}
