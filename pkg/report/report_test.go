@@ -427,3 +427,22 @@ func TestScoresTable(t *testing.T) {
 		t.Errorf("scores table (-want +got):\n%s", diff)
 	}
 }
+
+// TestWarningsTable shows each of the result's warnings, escaped; a run
+// without one has no such table.
+func TestWarningsTable(t *testing.T) {
+	r := hostile()
+	r.Warnings = nil
+	if doc := parse(t, render(t, r, "run")); len(doc.find("table", "warnings")) != 0 {
+		t.Errorf("a run without warnings has a warnings table")
+	}
+	r.Warnings = []simulator.Warning{{
+		Object: "nodepool/<b>pool</b>", Source: "pool.yaml, document 2", Field: "metadata.annotations[capstan.dev/rebalance]",
+		Message: `pool.yaml, document 2 (NodePool <b>pool</b>): metadata.annotations[capstan.dev/rebalance]: Invalid value: "Replace"`,
+	}}
+	want := [][]string{{"nodepool/<b>pool</b>", "pool.yaml, document 2", "metadata.annotations[capstan.dev/rebalance]",
+		`pool.yaml, document 2 (NodePool <b>pool</b>): metadata.annotations[capstan.dev/rebalance]: Invalid value: "Replace"`}}
+	if diff := cmp.Diff(want, rows(t, parse(t, render(t, r, "run")), "warnings")); diff != "" {
+		t.Errorf("warnings table (-want +got):\n%s", diff)
+	}
+}
