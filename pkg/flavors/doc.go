@@ -17,4 +17,10 @@
 // term with no expressions matches every node; kube-scheduler reads the
 // same term as matching nothing. The pod's spec.nodeSelector is not folded
 // into the terms because the solver ANDs it into every term itself.
+//
+// A flavor's resources size its terms: WithResources is the pod as llmaz
+// renders it for that flavor (the model-runner container's requests and
+// limits replaced), from which the provisioner takes the term's requests
+// (docs/gpu-flavors.md, "Flavor resources"). An OpenModel whose resources
+// are not valid is an *InvalidModelError, reported on its pods.
 package flavors
