@@ -242,7 +242,7 @@ func (s *solver) placeOnNode(p *podData, v *variant, mins []int32, cur *nodeCurs
 			n = s.own(i)
 			n.add(p)
 			s.topo.record(p, n.domain)
-			s.result.Nominations = append(s.result.Nominations, Nomination{Pod: p.pod, NodeName: n.node.Name, Term: p.term})
+			s.result.Nominations = append(s.result.Nominations, Nomination{Pod: p.pod, NodeName: n.node.Name})
 			return true
 		}
 	}

@@ -143,9 +143,6 @@ type Result struct {
 type Nomination struct {
 	Pod      *corev1.Pod
 	NodeName string
-	// Term is the index of the pod's required node-selector term the
-	// placement satisfies (0 for a pod without any).
-	Term int
 }
 
 // NodeClaim is a node to launch.
