@@ -38,7 +38,9 @@ func TestTermRequests(t *testing.T) {
 		{"sized by term", true, []string{"a100-two", "t4-one"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			oneGPU := func(p *corev1.Pod) { p.Spec.Containers[0].Resources.Requests["nvidia.com/gpu"] = resource.MustParse("1") }
+			oneGPU := func(p *corev1.Pod) {
+				p.Spec.Containers[0].Resources.Requests["nvidia.com/gpu"] = resource.MustParse("1")
+			}
 			ps := pods(2, "1", "1Gi", oneGPU, requiredTerms(term(v1.LabelInstanceGPUName, "a100"), term(v1.LabelInstanceGPUName, "t4")))
 			in := provisioning.Input{Pods: ps, Nodes: []*provisioning.Node{
 				gpuNode("a100-one", "a100", "1"), gpuNode("a100-two", "a100", "2"), gpuNode("t4-one", "t4", "1"),
