@@ -47,9 +47,8 @@ const (
 	conditionAdmitted     = "Admitted"
 	conditionQuota        = "QuotaReserved"
 	conditionProvisioned  = "Provisioned"
-	conditionFailed       = "Failed"
 	checkStateReady       = "Ready"
-	checkStateRejected    = "Rejected"
+	checkStatePending     = "Pending"
 	scenarioTaintKey      = "scenario"
 	kueueManifestsPattern = "test/e2e/batch/testdata/kueue.yaml"
 )
@@ -173,13 +172,22 @@ func isTrue(g gomega.Gomega, obj *unstructured.Unstructured, typ string) bool {
 
 // checkState is the state of the Workload's admission check name.
 func checkState(g gomega.Gomega, wl *unstructured.Unstructured, name string) string {
+	return checkField(g, wl, name, "state")
+}
+
+// checkMessage is the message of the Workload's admission check name.
+func checkMessage(g gomega.Gomega, wl *unstructured.Unstructured, name string) string {
+	return checkField(g, wl, name, "message")
+}
+
+func checkField(g gomega.Gomega, wl *unstructured.Unstructured, name, field string) string {
 	checks, _, err := unstructured.NestedSlice(wl.Object, "status", "admissionChecks")
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	for _, c := range checks {
 		check := c.(map[string]any)
 		if check["name"] == name {
-			state, _ := check["state"].(string)
-			return state
+			value, _ := check[field].(string)
+			return value
 		}
 	}
 	return ""
