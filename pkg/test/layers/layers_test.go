@@ -30,7 +30,8 @@ var layers = [][]string{
 	{"pkg/disruption"},
 	// The provisioner's step and the NodeClaim steps; the admission checks
 	// the controller and simulate share.
-	{"pkg/scaleup", "pkg/lifecycle", "pkg/interruption", "pkg/admission"},
+	// ProvisioningRequests' steps (pkg/provreq) sit beside them.
+	{"pkg/scaleup", "pkg/lifecycle", "pkg/interruption", "pkg/admission", "pkg/provreq"},
 	{"pkg/explain", "pkg/clusterstate", "pkg/manifests"},
 	{"pkg/simulator"},
 	// The applier the controllers hand effects to, and the field indexes

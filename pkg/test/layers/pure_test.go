@@ -17,6 +17,7 @@ var pure = []string{
 	"pkg/cloudprovider", "pkg/cloudprovider/catalog", "pkg/cloudprovider/sim", "pkg/manifests", "pkg/simulator", "pkg/report",
 	"pkg/printable",
 	"pkg/readlimit",
+	"pkg/provreq",
 }
 
 // clients are the packages that reach the API server.
