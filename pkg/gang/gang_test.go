@@ -15,8 +15,12 @@ func TestKeyOf(t *testing.T) {
 		mod(p)
 		return p
 	}
-	workload := func(p *corev1.Pod) { p.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: ptr.To("train")} }
-	annotated := func(p *corev1.Pod) { p.Annotations = map[string]string{AtomicGroupAnnotationKey: "ProvisioningRequest/ml/req"} }
+	workload := func(p *corev1.Pod) {
+		p.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: ptr.To("train")}
+	}
+	annotated := func(p *corev1.Pod) {
+		p.Annotations = map[string]string{AtomicGroupAnnotationKey: "ProvisioningRequest/ml/req"}
+	}
 	labelled := func(p *corev1.Pod) { p.Labels = map[string]string{PodGroupLabelKey: "pg"} }
 	for _, tc := range []struct {
 		name string
