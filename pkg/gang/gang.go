@@ -71,3 +71,11 @@ func MinCount(key string, declared Declared, members int) int {
 	}
 	return members
 }
+
+// IsGang says whether the group key (a member's, gang.KeyOf) must be
+// placed all or nothing: every group but one its object declares
+// without a gang policy.
+func IsGang(key string, declared Declared) bool {
+	n, ok := declared[key]
+	return key != "" && (!ok || n != notAGang)
+}

@@ -25,7 +25,7 @@ func atomicGroups(in Input) map[string]*atomicGroup {
 	var groups map[string]*atomicGroup
 	pending := map[string]int{}
 	for _, p := range in.Pods {
-		if key := gang.KeyOf(p); key != "" {
+		if key := gang.KeyOf(p); gang.IsGang(key, in.AtomicGroups) {
 			if groups == nil {
 				groups = map[string]*atomicGroup{}
 			}

@@ -113,6 +113,17 @@ func TestSolveAtomicGroups(t *testing.T) {
 			}, Unplaced: map[string]provisioning.Reason{}}, unplaced(provisioning.ReasonNodePoolLimitExceeded, "p4", "p5")),
 		},
 		{
+			name: "a PodGroup without a gang policy is no gang: its pods are placed one by one",
+			in: provisioning.Input{
+				Pods: pods(6, "1", "1Gi", withGPU, workload("serve")), NodePools: pools, InstanceTypes: its,
+				AtomicGroups: gang.Declared{gang.WorkloadKey("default", "serve"): 0},
+			},
+			want: summary{
+				Claims:   []claimSummary{gpuClaim(""), gpuClaim(""), gpuClaim(""), gpuClaim("")},
+				Unplaced: unplaced(provisioning.ReasonNodePoolLimitExceeded, "p4", "p5"),
+			},
+		},
+		{
 			name: "two gangs where one fits: the other is left out and the first keeps its nodes",
 			in: provisioning.Input{
 				Pods:      append(named("a", pods(3, "1", "1Gi", withGPU, inGroup("ns/a"))), named("b", pods(3, "1", "1Gi", withGPU, inGroup("ns/b")))...),

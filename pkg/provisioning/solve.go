@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 
+	"github.com/capstan-dev/capstan/pkg/gang"
 	"github.com/capstan-dev/capstan/pkg/scheduling"
 )
 
@@ -81,6 +82,9 @@ func solve(in Input) Result {
 		if err != nil {
 			s.unplace(p, ReasonInvalidPod, err.Error())
 			continue
+		}
+		if !gang.IsGang(pd.group, in.AtomicGroups) {
+			pd.group = ""
 		}
 		pods = append(pods, pd)
 	}
