@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/capstan-dev/capstan/pkg/gang"
 	"github.com/capstan-dev/capstan/pkg/scheduling"
 )
 
@@ -34,6 +35,8 @@ type podData struct {
 	// terms are the pod's required node-affinity terms (with its
 	// nodeSelector): a spread's eligible domains are those any term allows.
 	terms []scheduling.Requirements
+	// group is the key of the pod's atomic group (gang.KeyOf), or "".
+	group string
 }
 
 // variant is one way to place a pod: node requirements and the topology
@@ -85,6 +88,7 @@ func newPodData(pod *corev1.Pod, spec podSpec, topo *topology, namespaces map[st
 		variants:  variants(pod, spec.terms, volumeReqs, hard, soft, opts),
 		owned:     topo.addInverse(pod, namespaces),
 		terms:     spec.terms,
+		group:     gang.KeyOf(pod),
 	}, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 
+	"github.com/capstan-dev/capstan/pkg/gang"
 	"github.com/capstan-dev/capstan/pkg/scheduling"
 )
 
@@ -60,6 +61,14 @@ type solver struct {
 // Pods are taken largest first (first-fit decreasing). It never modifies
 // the input.
 func Solve(in Input) Result {
+	if groups := atomicGroups(in); len(groups) > 0 {
+		return solveAtomic(in, groups)
+	}
+	return solve(in)
+}
+
+// solve is Solve without regard to atomic groups.
+func solve(in Input) Result {
 	s := newSolver(in)
 	pods := make([]*podData, 0, len(in.Pods))
 	specs := podSpecs(in.Pods, in.Options.Workers)
@@ -73,6 +82,9 @@ func Solve(in Input) Result {
 		if err != nil {
 			s.unplace(p, ReasonInvalidPod, err.Error())
 			continue
+		}
+		if !gang.IsGang(pd.group, in.AtomicGroups) {
+			pd.group = ""
 		}
 		pods = append(pods, pd)
 	}
@@ -324,6 +336,9 @@ func (s *solver) grow(p *podData, v *variant, mins []int32, thrifty bool) bool {
 // launched with it: taints tolerated, requirements compatible, host ports
 // free, topology allowed and some instance type fitting everything.
 func (s *solver) addToClaim(c *claim, p *podData, v *variant, mins []int32, thrifty bool) bool {
+	if p.group != c.group && p.group != "" && c.group != "" {
+		return false
+	}
 	requests := c.requests.Add(p.requests)
 	if !requests.Fits(c.maxAlloc) {
 		return false
@@ -386,6 +401,9 @@ func (s *solver) addToClaim(c *claim, p *podData, v *variant, mins []int32, thri
 	s.roomsIdx.set(c.index, &old, s.rooms[c.index])
 	c.pool.consume(c.committed, 0)
 	c.pods = append(c.pods, p)
+	if c.group == "" {
+		c.group = p.group
+	}
 	c.hostPorts = append(c.hostPorts, p.hostPorts...)
 	s.topo.record(p, c.domain)
 	c.count(p)
@@ -445,7 +463,7 @@ func (s *solver) claimFor(pool *poolData, p *podData, v *variant, mins []int32) 
 		return nil, reason, detail
 	}
 	merged := pool.reqs.Intersection(v.reqs)
-	c := &claim{pool: pool, hostname: fmt.Sprintf("nodeclaim-%d", len(s.claims))}
+	c := &claim{pool: pool, hostname: fmt.Sprintf("nodeclaim-%d", len(s.claims)), group: p.group}
 	pins, ok := s.topo.admitClaim(p, v, mins, c, merged, s)
 	if !ok {
 		return nil, ReasonTopologyUnsatisfiable, topologyUnsatisfiable

@@ -5,6 +5,7 @@ import (
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/gang"
 	"github.com/capstan-dev/capstan/pkg/scheduling"
 )
 
@@ -79,7 +80,11 @@ type Input struct {
 	// provider does not serve), by name, with why: a pod no other NodePool
 	// takes reports it rather than "no NodePool exists".
 	UnusableNodePools map[string]string
-	Options           Options
+	// AtomicGroups are the min counts of the atomic groups (gangs) group
+	// objects declare, by key (gang.Declared); a group not in it needs
+	// every member placed. Groups are read from the pods (gang.KeyOf).
+	AtomicGroups gang.Declared
+	Options      Options
 	// Prepared, when set, is the read-only data the solves of one
 	// snapshot share (see Prepare); nil prepares everything in each
 	// solve.
@@ -157,7 +162,10 @@ type NodeClaim struct {
 	// the first capacity type it allows with an available offering, in the
 	// order reserved, spot, on-demand (spot only within the on-demand
 	// price).
-	CapacityType  string
+	CapacityType string
+	// AtomicGroup is the key of the atomic group (gang) the claim is
+	// launched for, or "".
+	AtomicGroup   string
 	Labels        map[string]string
 	Taints        []corev1.Taint
 	StartupTaints []corev1.Taint

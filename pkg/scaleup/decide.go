@@ -88,6 +88,7 @@ func Decide(snapshot state.Snapshot, opts Options, name func(nodePool string) st
 		}
 		d.NodeClaims = append(d.NodeClaims, nc)
 	}
+	annotateGroups(d.NodeClaims, d.Result.NewNodeClaims)
 	return d
 }
 

@@ -15,9 +15,9 @@ import (
 // the first entry that matches it.
 var layers = [][]string{
 	{"api/...", "config/..."},
-	// Leaves: the requirements algebra, budget windows, llmaz flavors,
+	// Leaves: the requirements algebra, budget windows, llmaz flavors, gangs,
 	// escaping for the terminal, capped reads of files and streams.
-	{"pkg/scheduling", "pkg/budgets", "pkg/flavors", "pkg/version", "pkg/printable", "pkg/readlimit"},
+	{"pkg/scheduling", "pkg/budgets", "pkg/flavors", "pkg/gang", "pkg/version", "pkg/printable", "pkg/readlimit"},
 	// The cloud seam: the interface, offerings, errors.
 	{"pkg/cloudprovider"},
 	// The effect vocabulary the steps return; NodeOverlays applied to the
