@@ -14,7 +14,10 @@ import (
 
 // podData is what the solver precomputes once per pod.
 type podData struct {
-	pod      *corev1.Pod
+	pod *corev1.Pod
+	// tier orders the pod before any size: holding virtual pods, then
+	// real ones, then yielding virtual ones (Input.Holding, Input.Yielding).
+	tier     int8
 	requests scheduling.Resources
 	// shape numbers the pod's requests: pods with the same requests have
 	// the same shape (see numberShapes).
@@ -231,8 +234,9 @@ func variants(pod *corev1.Pod, terms []scheduling.Requirements, volumeReqs sched
 // required anti-affinity terms go first: each may need a node of its own,
 // and opened before the others of its size, its node is filled by them
 // rather than opened late around it alone. Ties keep the input order.
+// Before all of that comes the pod's tier (holding, real, yielding).
 func byResourcesDescending(a, b *podData) int {
-	return cmp.Or(cmp.Compare(weight(b.requests.CPU, b.requests.Memory), weight(a.requests.CPU, a.requests.Memory)),
+	return cmp.Or(cmp.Compare(a.tier, b.tier), cmp.Compare(weight(b.requests.CPU, b.requests.Memory), weight(a.requests.CPU, a.requests.Memory)),
 		cmp.Compare(len(b.owned), len(a.owned)))
 }
 

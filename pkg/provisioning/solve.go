@@ -58,7 +58,8 @@ type solver struct {
 // Solve places the input's pods: on existing nodes first, then in-flight
 // NodeClaims, then NodeClaims planned in this solve, then new ones, for
 // each of the pod's requirement variants in turn (see podData.variants).
-// Pods are taken largest first (first-fit decreasing). It never modifies
+// Pods are taken largest first (first-fit decreasing), holding virtual
+// pods before real ones and yielding ones after. It never modifies
 // the input.
 func Solve(in Input) Result {
 	if groups := atomicGroups(in); len(groups) > 0 {
@@ -70,9 +71,10 @@ func Solve(in Input) Result {
 // solve is Solve without regard to atomic groups.
 func solve(in Input) Result {
 	s := newSolver(in)
-	pods := make([]*podData, 0, len(in.Pods))
-	specs := podSpecs(in.Pods, in.Options.Workers)
-	for i, p := range in.Pods {
+	all := slices.Concat(in.Holding, in.Pods, in.Yielding)
+	pods := make([]*podData, 0, len(all))
+	specs := podSpecs(all, in.Options.Workers)
+	for i, p := range all {
 		volumeReqs, err := volumeRequirements(p, in.Volumes)
 		if err != nil {
 			s.unplace(p, ReasonVolumeNotFound, err.Error())
@@ -86,6 +88,7 @@ func solve(in Input) Result {
 		if !gang.IsGang(pd.group, in.AtomicGroups) {
 			pd.group = ""
 		}
+		pd.tier = tierOf(i, in)
 		pods = append(pods, pd)
 	}
 	s.countExisting(in.Namespaces)
@@ -99,6 +102,18 @@ func solve(in Input) Result {
 		s.result.NewNodeClaims = append(s.result.NewNodeClaims, c.toNodeClaim(s.opts.MaxInstanceTypes, s.slots))
 	}
 	return s.result
+}
+
+// tierOf is the tier of the i-th of Holding, Pods and Yielding
+// concatenated: 0, 1 and 2.
+func tierOf(i int, in Input) int8 {
+	switch {
+	case i < len(in.Holding):
+		return 0
+	case i < len(in.Holding)+len(in.Pods):
+		return 1
+	}
+	return 2
 }
 
 // daemonData are the daemonset pods a new node runs. Daemonsets only add

@@ -58,6 +58,12 @@ type Options struct {
 type Input struct {
 	// Pods to place.
 	Pods []*corev1.Pod
+	// Holding and Yielding are virtual pods (state.IsVirtual): they only
+	// hold capacity and are never bound. Holding ones are placed before
+	// Pods, so capacity booked for them is not given to others; Yielding
+	// ones after, so Pods start on the capacity they keep warm. Each group
+	// is placed largest first, as Pods are.
+	Holding, Yielding []*corev1.Pod
 	// Nodes are existing nodes and in-flight NodeClaims, with the pods
 	// bound or nominated to them.
 	Nodes []*Node

@@ -33,6 +33,11 @@ type Objects struct {
 	// NodeOverlays adjust the instance types the shell gathers
 	// (overlay.InstanceTypes); the snapshot reads only their result.
 	NodeOverlays []v1alpha1.NodeOverlay
+	// VirtualPods hold capacity without existing (IsVirtual): a
+	// CapacityBuffer's replicas, a ProvisioningRequest's pod sets. The
+	// shell sizes them with each kind's pure step (clusterstate.List);
+	// they are solved like pending pods, never bound.
+	VirtualPods []corev1.Pod
 }
 
 // Snapshot is the provisioner's view of the cluster at one moment.
@@ -46,7 +51,8 @@ type Snapshot struct {
 // existing nodes (with their NodeClaims' expected taints until they are
 // initialized, so the unregistered and startup taints don't send pods
 // elsewhere) and in-flight NodeClaims with the capacity they were sized
-// for. It is pure.
+// for. Virtual pods go to the solver's Holding or Yielding (Yields). It
+// is pure.
 func Build(objs Objects, instanceTypes map[string][]*cloudprovider.InstanceType, schedulerNames []string) Snapshot {
 	s := Snapshot{NodePools: map[string]*v1.NodePool{}}
 	in := &s.Input
@@ -69,6 +75,7 @@ func Build(objs Objects, instanceTypes map[string][]*cloudprovider.InstanceType,
 			in.Pods = append(in.Pods, p)
 		}
 	}
+	in.Holding, in.Yielding = splitVirtual(objs.VirtualPods)
 	claimsByProviderID := map[string]*v1.NodeClaim{}
 	for i := range objs.NodeClaims {
 		nc := &objs.NodeClaims[i]
