@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/capstan-dev/capstan/pkg/provreq"
 	"github.com/capstan-dev/capstan/pkg/state"
 )
 
@@ -18,5 +19,10 @@ import (
 // state.VirtualPodAnnotationKey.
 func VirtualPods(ctx context.Context, c client.Reader, objs state.Objects) ([]corev1.Pod, error) {
 	var out []corev1.Pod
+	requests, err := ProvisioningRequests(ctx, c, objs)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, provreq.VirtualPods(requests)...)
 	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	autoscalingv1 "k8s.io/autoscaler/cluster-autoscaler/apis/provisioningrequest/autoscaling.x-k8s.io/v1"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/gang"
 	"github.com/capstan-dev/capstan/pkg/state"
 )
 
@@ -57,19 +58,13 @@ func Requests(objs Objects) []Request {
 }
 
 // groupOf is the atomic group a NodeClaim was launched for.
-func groupOf(nc *v1.NodeClaim) string { return nc.Annotations[atomicGroupAnnotation] }
+func groupOf(nc *v1.NodeClaim) string { return nc.Annotations[gang.AtomicGroupAnnotationKey] }
 
 // sizeOf is how many NodeClaims the claim's group launch made, 0 unknown.
 func sizeOf(nc *v1.NodeClaim) int {
-	n, err := strconv.Atoi(nc.Annotations[atomicGroupSizeAnnotation])
+	n, err := strconv.Atoi(nc.Annotations[gang.AtomicGroupSizeAnnotationKey])
 	if err != nil {
 		return 0
 	}
 	return n
 }
-
-// TODO(merge): the gang part's exported constants replace these.
-const (
-	atomicGroupAnnotation     = "capstan.dev/atomic-group"
-	atomicGroupSizeAnnotation = "capstan.dev/atomic-group-size"
-)

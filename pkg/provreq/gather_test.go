@@ -1,6 +1,7 @@
 package provreq
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +12,8 @@ import (
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/effects"
+	"github.com/capstan-dev/capstan/pkg/gang"
+	"github.com/capstan-dev/capstan/pkg/state"
 )
 
 func TestRequestsPairsEachRequestWithItsObjects(t *testing.T) {
@@ -57,12 +60,15 @@ func TestPodsOfExpandsEveryPodSet(t *testing.T) {
 	}
 	var got []string
 	for _, p := range pods {
-		got = append(got, p.Namespace+"/"+p.Name+" "+string(p.UID)+" "+p.Annotations[autoscalingv1.ProvisioningRequestPodAnnotationKey]+" "+p.Annotations[autoscalingv1.ProvisioningClassPodAnnotationKey])
+		got = append(got, strings.Join([]string{p.Namespace + "/" + p.Name, string(p.UID), p.Annotations[state.VirtualPodAnnotationKey],
+			p.Annotations[gang.AtomicGroupAnnotationKey], p.Annotations[autoscalingv1.ProvisioningRequestPodAnnotationKey],
+			p.Annotations[autoscalingv1.ProvisioningClassPodAnnotationKey]}, " "))
 	}
+	const rest = " ProvisioningRequest/ns/job ProvisioningRequest/ns/job job " + atomic
 	want := []string{
-		"ns/job-0-0 provisioningrequest-u1-0-0 job " + atomic,
-		"ns/job-0-1 provisioningrequest-u1-0-1 job " + atomic,
-		"ns/job-1-0 provisioningrequest-u1-1-0 job " + atomic,
+		"ns/job-virtual-0 virtual/ProvisioningRequest/ns/job/0" + rest,
+		"ns/job-virtual-1 virtual/ProvisioningRequest/ns/job/1" + rest,
+		"ns/job-virtual-2 virtual/ProvisioningRequest/ns/job/2" + rest,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("pods (-want +got):\n%s", diff)

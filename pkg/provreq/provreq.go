@@ -6,10 +6,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	autoscalingv1 "k8s.io/autoscaler/cluster-autoscaler/apis/provisioningrequest/autoscaling.x-k8s.io/v1"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/gang"
+	"github.com/capstan-dev/capstan/pkg/state"
 )
 
 // The reasons and messages of the conditions Capstan sets. Those Cluster
@@ -83,10 +84,14 @@ func Served(class string) bool {
 	return class == autoscalingv1.ProvisioningClassCheckCapacity || class == autoscalingv1.ProvisioningClassBestEffortAtomicScaleUp
 }
 
+// Kind is the kind virtual pods name (state.VirtualPodFor): a
+// ProvisioningRequest's hold their capacity (state.Yields).
+const Kind = "ProvisioningRequest"
+
 // Key names a request as its atomic group and its virtual pods do:
 // ProvisioningRequest/<namespace>/<name>.
 func Key(pr *autoscalingv1.ProvisioningRequest) string {
-	return "ProvisioningRequest/" + pr.Namespace + "/" + pr.Name
+	return state.VirtualPodFor(Kind, pr.Namespace, pr.Name)
 }
 
 // Request is one ProvisioningRequest with what its step reads.
@@ -125,9 +130,12 @@ func deadline(pr *autoscalingv1.ProvisioningRequest, expiry time.Duration) time.
 	return pr.CreationTimestamp.Add(expiry)
 }
 
-// PodsOf expands a request's pod sets into pods, Count of each template,
-// named <request>-<set>-<index> in the request's namespace, annotated as
-// consuming it (as Cluster Autoscaler's provisioningrequest/pods does).
+// PodsOf expands a request's pod sets into its virtual pods, Count of
+// each template (state.NewVirtualPod, numbered across the sets),
+// annotated as consuming it (as Cluster Autoscaler's
+// provisioningrequest/pods does) and, for the atomic class, as one atomic
+// group (gang.AtomicGroupAnnotationKey, Key), so the provisioner's solve
+// places them all or none.
 func PodsOf(pr *autoscalingv1.ProvisioningRequest, templates map[string]*corev1.PodTemplate) ([]corev1.Pod, error) {
 	var pods []corev1.Pod
 	for i, set := range pr.Spec.PodSets {
@@ -135,26 +143,19 @@ func PodsOf(pr *autoscalingv1.ProvisioningRequest, templates map[string]*corev1.
 		if t == nil {
 			return nil, fmt.Errorf("pod set %d: PodTemplate %s/%s not found", i, pr.Namespace, set.PodTemplateRef.Name)
 		}
-		for j := range int(set.Count) {
-			p := corev1.Pod{ObjectMeta: *t.Template.ObjectMeta.DeepCopy(), Spec: *t.Template.Spec.DeepCopy()}
-			p.Name = fmt.Sprintf("%s-%d-%d", pr.Name, i, j)
-			p.GenerateName = ""
-			p.Namespace = pr.Namespace
-			p.UID = types.UID("provisioningrequest-" + string(pr.UID) + "-" + typesSuffix(i, j))
+		for range int(set.Count) {
+			p := state.NewVirtualPod(Kind, pr.Namespace, pr.Name, len(pods), t.Template)
 			p.CreationTimestamp = pr.CreationTimestamp
-			if p.Annotations == nil {
-				p.Annotations = map[string]string{}
-			}
 			p.Annotations[autoscalingv1.ProvisioningRequestPodAnnotationKey] = pr.Name
 			p.Annotations[autoscalingv1.ProvisioningClassPodAnnotationKey] = pr.Spec.ProvisioningClassName
-			p.Status.Phase = corev1.PodPending
+			if pr.Spec.ProvisioningClassName == autoscalingv1.ProvisioningClassBestEffortAtomicScaleUp {
+				p.Annotations[gang.AtomicGroupAnnotationKey] = Key(pr)
+			}
 			pods = append(pods, p)
 		}
 	}
 	return pods, nil
 }
-
-func typesSuffix(i, j int) string { return strconv.Itoa(i) + "-" + strconv.Itoa(j) }
 
 // count is how many pods the request asks for.
 func count(pr *autoscalingv1.ProvisioningRequest) int {

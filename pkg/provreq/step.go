@@ -2,11 +2,13 @@ package provreq
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	autoscalingv1 "k8s.io/autoscaler/cluster-autoscaler/apis/provisioningrequest/autoscaling.x-k8s.io/v1"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
@@ -124,7 +126,7 @@ func Decide(r Request, snapshot state.Snapshot, opts Options, now time.Time) Dec
 	if class == autoscalingv1.ProvisioningClassCheckCapacity {
 		s.check(pods, snapshot, opts.RetryInterval)
 	} else {
-		s.d.Virtual = unconsumed(pods, r.Consumers)
+		s.d.Virtual = held(r)
 		s.atomic(pods, r.Claims, snapshot)
 	}
 	if end := deadline(pr, opts.Expiry); s.d.RequeueAt.IsZero() || end.Before(s.d.RequeueAt) {
@@ -133,6 +135,46 @@ func Decide(r Request, snapshot state.Snapshot, opts Options, now time.Time) Dec
 		}
 	}
 	return s.d
+}
+
+// VirtualPods are the virtual pods every solve holds for the requests
+// (state.Objects.VirtualPods): an atomic request's pod sets until it is
+// Failed or its booking ended (BookingExpired), less one per pod
+// consuming it. They follow the conditions alone, as Cluster
+// Autoscaler's booking does (conditions.ShouldCapacityBeBooked), so every
+// shell sees the same set without a clock; Decide sets those conditions
+// when their time comes (RequeueAt).
+func VirtualPods(requests []Request) []corev1.Pod {
+	var out []corev1.Pod
+	for _, r := range requests {
+		out = append(out, held(r)...)
+	}
+	return out
+}
+
+// held is one request's virtual pods.
+func held(r Request) []corev1.Pod {
+	pr := r.Object
+	conds := pr.Status.Conditions
+	if pr.Spec.ProvisioningClassName != autoscalingv1.ProvisioningClassBestEffortAtomicScaleUp ||
+		meta.IsStatusConditionTrue(conds, autoscalingv1.Failed) || meta.IsStatusConditionTrue(conds, autoscalingv1.BookingExpired) {
+		return nil
+	}
+	pods, err := PodsOf(pr, r.Templates)
+	if err != nil {
+		return nil
+	}
+	return unconsumed(pods, r.Consumers)
+}
+
+func bound(pods []*corev1.Pod) int {
+	n := 0
+	for _, p := range pods {
+		if p.Spec.NodeName != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // step accumulates one request's decision.
@@ -189,7 +231,7 @@ func (s *step) notYet(reason, message string) {
 // check answers a check-capacity request: do its pods fit existing
 // capacity plus what the NodePools could launch? Nothing is launched.
 func (s *step) check(pods []corev1.Pod, snapshot state.Snapshot, retry time.Duration) {
-	res := solve(snapshot, pods)
+	res := solve(snapshot, s.pr, pods)
 	if len(res.Unplaced) == 0 {
 		s.provisioned(ReasonCapacityIsFound, MessageCapacityIsFound)
 		return
@@ -203,7 +245,7 @@ func (s *step) check(pods []corev1.Pod, snapshot state.Snapshot, retry time.Dura
 // registered"), or at once when its pods fit the nodes there are.
 func (s *step) atomic(pods []corev1.Pod, claims []*v1.NodeClaim, snapshot state.Snapshot) {
 	if len(claims) == 0 {
-		res := solve(snapshot, pods)
+		res := solve(snapshot, s.pr, pods)
 		switch {
 		case len(res.Unplaced) > 0:
 			s.notYet(ReasonCapacityIsNotFound, fmt.Sprintf(messageCapacityIsNotFoundFmt, unplacedMessage(res.Unplaced, len(pods))))
@@ -244,12 +286,7 @@ func (s *step) booked() {
 // are bound or the booking expires (Cluster Autoscaler's
 // processors/provreq/processor.go: bookCapacity and refresh).
 func (s *step) book(pods []corev1.Pod, consumers []*corev1.Pod, provisionedAt time.Time, booking time.Duration) {
-	bound := 0
-	for _, p := range consumers {
-		if p.Spec.NodeName != "" {
-			bound++
-		}
-	}
+	bound := bound(consumers)
 	if bound >= len(pods) {
 		s.d.Phase = PhaseBookingExpired
 		s.set(autoscalingv1.BookingExpired, metav1.ConditionTrue, ReasonBookingConsumed, MessageBookingConsumed)
@@ -265,7 +302,7 @@ func (s *step) book(pods []corev1.Pod, consumers []*corev1.Pod, provisionedAt ti
 	}
 	c := meta.FindStatusCondition(s.pr.Status.Conditions, autoscalingv1.Provisioned)
 	s.d.Phase, s.d.Reason, s.d.Message = PhaseBooked, c.Reason, c.Message
-	s.d.Virtual = unconsumed(pods, consumers)
+	s.d.Virtual = unconsumed(pods, consumers) // as held's
 	s.d.BookingLeft = end.Sub(s.now)
 	s.d.RequeueAt = end
 }
@@ -289,14 +326,34 @@ func groupSize(claims []*v1.NodeClaim) int {
 	return n
 }
 
-// solve places the request's pods on the snapshot's nodes and NodePools.
-func solve(snapshot state.Snapshot, pods []corev1.Pod) provisioning.Result {
+// solve places the request's pods on the snapshot's nodes and NodePools,
+// after the capacity other requests hold (their virtual pods, not its
+// own) and before what buffers keep warm, which yields to it. The result
+// is the request's pods' alone.
+func solve(snapshot state.Snapshot, pr *autoscalingv1.ProvisioningRequest, pods []corev1.Pod) provisioning.Result {
 	in := snapshot.Input
+	key := Key(pr)
+	in.Holding = slices.DeleteFunc(slices.Clone(in.Holding), func(p *corev1.Pod) bool { return p.Annotations[state.VirtualPodAnnotationKey] == key })
+	in.Yielding = nil
 	in.Pods = make([]*corev1.Pod, len(pods))
+	ours := map[types.UID]bool{}
 	for i := range pods {
 		in.Pods[i] = &pods[i]
+		ours[pods[i].UID] = true
 	}
-	return provisioning.Solve(in)
+	r := provisioning.Solve(in)
+	var out provisioning.Result
+	for _, u := range r.Unplaced {
+		if ours[u.Pod.UID] {
+			out.Unplaced = append(out.Unplaced, u)
+		}
+	}
+	for _, c := range r.NewNodeClaims {
+		if slices.ContainsFunc(c.Pods, func(p *corev1.Pod) bool { return ours[p.UID] }) {
+			out.NewNodeClaims = append(out.NewNodeClaims, c)
+		}
+	}
+	return out
 }
 
 // unplacedMessage says why the first pod left out could not be placed.

@@ -13,6 +13,7 @@ import (
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/gang"
 	"github.com/capstan-dev/capstan/pkg/state"
 	"github.com/capstan-dev/capstan/pkg/test"
 )
@@ -54,7 +55,7 @@ var accepted = cond(autoscalingv1.Accepted, metav1.ConditionTrue, ReasonAccepted
 
 func claim(name string, size string, conds ...metav1.Condition) *v1.NodeClaim {
 	nc := &v1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{
-		atomicGroupAnnotation: "ProvisioningRequest/ns/job", atomicGroupSizeAnnotation: size,
+		gang.AtomicGroupAnnotationKey: "ProvisioningRequest/ns/job", gang.AtomicGroupSizeAnnotationKey: size,
 	}}}
 	nc.Status.Conditions = conds
 	return nc
@@ -219,6 +220,9 @@ func TestDecide(t *testing.T) {
 				r.Templates["workers"] = template(tc.cpu)
 			}
 			d := Decide(r, snapshot(), Options{}, tc.now)
+			if held := VirtualPods([]Request{r}); len(d.Conditions) == 0 && len(held) != len(d.Virtual) {
+				t.Errorf("VirtualPods holds %d pods, Decide %d", len(held), len(d.Virtual))
+			}
 			var events []string
 			for _, e := range d.Events {
 				events = append(events, e.Reason)
