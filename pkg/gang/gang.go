@@ -19,6 +19,10 @@ const (
 	// together when one of them fails. A group launched again after a
 	// release is a new launch.
 	AtomicGroupLaunchAnnotationKey = "capstan.dev/atomic-group-launch"
+	// AtomicGroupLaunchedAnnotationKey on a NodeClaim is when every
+	// NodeClaim of its launch was Launched (RFC 3339): from then on the
+	// launch is complete and no longer released as a whole.
+	AtomicGroupLaunchedAnnotationKey = "capstan.dev/atomic-group-launched"
 	// PodGroupLabelKey is scheduler-plugins' coscheduling label: the
 	// name of the pod's PodGroup (scheduling.x-k8s.io/v1alpha1) in its
 	// namespace.

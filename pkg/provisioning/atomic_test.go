@@ -135,6 +135,22 @@ func TestSolveAtomicGroups(t *testing.T) {
 			},
 		},
 		{
+			name: "an in-flight NodeClaim launched for a gang takes only the gang's pods",
+			in: provisioning.Input{
+				Pods: []*corev1.Pod{pod("loose", "500m", "1Gi"), pod("a0", "500m", "1Gi", inGroup("ns/a")), pod("a1", "500m", "1Gi", inGroup("ns/a"))},
+				Nodes: []*provisioning.Node{{
+					Name: "gang-0", NodePool: "default", InFlight: true, AtomicGroup: "ns/a",
+					Labels:      map[string]string{v1.LabelZone: "zone-a"},
+					Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourceMemory: resource.MustParse("32Gi"), corev1.ResourcePods: resource.MustParse("110")},
+				}},
+				NodePools: []*v1.NodePool{nodePool("default")}, InstanceTypes: map[string][]*cloudprovider.InstanceType{"default": small()},
+			},
+			want: summary{
+				Claims:      []claimSummary{{NodePool: "default", Cheapest: "m.large", Options: 3, Pods: 1, CapacityTypes: "karpenter.sh/capacity-type NotIn [reserved]"}},
+				Nominations: map[string]string{"a0": "gang-0", "a1": "gang-0"},
+			},
+		},
+		{
 			name: "gangs do not share a NodeClaim",
 			in: provisioning.Input{
 				Pods:      append(named("a", pods(2, "500m", "1Gi", inGroup("ns/a"))), named("b", pods(2, "500m", "1Gi", inGroup("ns/b")))...),

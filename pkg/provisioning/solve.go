@@ -261,7 +261,7 @@ func (s *solver) placeOnNode(p *podData, v *variant, mins []int32, cur *nodeCurs
 		// Existing and in-flight nodes tolerate PreferNoSchedule at once:
 		// kube-scheduler binds there when nothing else is up, so launching
 		// an untainted node instead would only leave it empty.
-		if n.fits(p, v.reqs) && scheduling.Tolerates(p.pod.Spec.Tolerations, n.node.Taints) == nil && s.topo.admitNode(p, v, mins, n) {
+		if (n.node.AtomicGroup == "" || n.node.AtomicGroup == p.group) && n.fits(p, v.reqs) && scheduling.Tolerates(p.pod.Spec.Tolerations, n.node.Taints) == nil && s.topo.admitNode(p, v, mins, n) {
 			if cur != nil {
 				cur.from[vi] = i
 			}

@@ -131,6 +131,10 @@ type Node struct {
 	NodeClaim string
 	// InFlight is set for a NodeClaim that has not registered a node yet.
 	InFlight bool
+	// AtomicGroup, on an in-flight NodeClaim launched for a gang, is the
+	// gang's key: until it registers only the gang's pods are planned
+	// onto it, so its members find the capacity launched for them.
+	AtomicGroup string
 	// Deleting nodes take no new pods.
 	Deleting bool
 }
