@@ -26,7 +26,8 @@ var layers = [][]string{
 	{"pkg/cloudprovider/catalog", "pkg/provisioning/..."},
 	// The providers, and the snapshot the steps read.
 	{"pkg/cloudprovider/...", "pkg/state"},
-	{"pkg/drain"},
+	// The drain's rules; CapacityBuffers sized into virtual pods.
+	{"pkg/drain", "pkg/buffers"},
 	{"pkg/disruption"},
 	// The provisioner's step and the NodeClaim steps; the admission checks
 	// the controller and simulate share.
@@ -38,7 +39,7 @@ var layers = [][]string{
 	// they look objects up by.
 	{"pkg/controllers/apply", "pkg/controllers/index"},
 	// The shells: each controller is its own entry.
-	{"pkg/report", "pkg/controllers/clustermetrics", "pkg/controllers/disrupter",
+	{"pkg/report", "pkg/controllers/capacitybuffer", "pkg/controllers/clustermetrics", "pkg/controllers/disrupter",
 		"pkg/controllers/ec2nodeclass", "pkg/controllers/explainserver", "pkg/controllers/garbagecollection",
 		"pkg/controllers/nodeclaim", "pkg/controllers/nodeoverlay", "pkg/controllers/nodepool", "pkg/controllers/provisioner",
 		"pkg/controllers/simnodeclass", "pkg/controllers/staticpool", "pkg/controllers/termination"},
