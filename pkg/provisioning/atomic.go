@@ -2,6 +2,7 @@ package provisioning
 
 import (
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -24,7 +25,7 @@ type atomicGroup struct {
 func atomicGroups(in Input) map[string]*atomicGroup {
 	var groups map[string]*atomicGroup
 	pending := map[string]int{}
-	for _, p := range in.Pods {
+	for _, p := range slices.Concat(in.Holding, in.Pods, in.Yielding) {
 		if key := gang.KeyOf(p); gang.IsGang(key, in.AtomicGroups) {
 			if groups == nil {
 				groups = map[string]*atomicGroup{}
@@ -57,15 +58,10 @@ func atomicGroups(in Input) map[string]*atomicGroup {
 func solveAtomic(in Input, groups map[string]*atomicGroup) Result {
 	for {
 		sub := in
-		sub.Pods = make([]*corev1.Pod, 0, len(in.Pods))
-		for _, p := range in.Pods {
-			if g := groups[gang.KeyOf(p)]; g == nil || g.excluded == "" {
-				sub.Pods = append(sub.Pods, p)
-			}
-		}
+		sub.Holding, sub.Pods, sub.Yielding = included(in.Holding, groups), included(in.Pods, groups), included(in.Yielding, groups)
 		r := solve(sub)
 		if !excludeShort(r, groups) {
-			for _, p := range in.Pods {
+			for _, p := range slices.Concat(in.Holding, in.Pods, in.Yielding) {
 				if g := groups[gang.KeyOf(p)]; g != nil && g.excluded != "" {
 					r.Unplaced = append(r.Unplaced, Unplaced{Pod: p, Reason: ReasonIncompleteGang, Message: g.excluded})
 				}
@@ -73,6 +69,18 @@ func solveAtomic(in Input, groups map[string]*atomicGroup) Result {
 			return r
 		}
 	}
+}
+
+// included are the pods not in a group left out. Virtual pods (a
+// ProvisioningRequest's, Holding) form groups as real pods do.
+func included(pods []*corev1.Pod, groups map[string]*atomicGroup) []*corev1.Pod {
+	out := make([]*corev1.Pod, 0, len(pods))
+	for _, p := range pods {
+		if g := groups[gang.KeyOf(p)]; g == nil || g.excluded == "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // excludeShort leaves out every group the result places fewer than its
