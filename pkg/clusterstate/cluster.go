@@ -19,7 +19,8 @@ import (
 	"github.com/capstan-dev/capstan/pkg/state"
 )
 
-// List reads every object a snapshot is built from.
+// List reads every object a snapshot is built from, and the virtual
+// pods sized from them (VirtualPods).
 func List(ctx context.Context, c client.Reader) (state.Objects, error) {
 	pods, nodes, ncs, nps := &corev1.PodList{}, &corev1.NodeList{}, &v1.NodeClaimList{}, &v1.NodePoolList{}
 	dss, nss := &appsv1.DaemonSetList{}, &corev1.NamespaceList{}
@@ -30,11 +31,17 @@ func List(ctx context.Context, c client.Reader) (state.Objects, error) {
 			return state.Objects{}, fmt.Errorf("listing %T, %w", l, err)
 		}
 	}
-	return state.Objects{
+	objs := state.Objects{
 		Pods: pods.Items, Nodes: nodes.Items, NodeClaims: ncs.Items, NodePools: nps.Items, DaemonSets: dss.Items,
 		Namespaces: nss.Items, Claims: pvcs.Items, Volumes: pvs.Items, StorageClasses: scs.Items, PDBs: pdbs.Items,
 		NodeOverlays: overlays.Items,
-	}, nil
+	}
+	virtual, err := VirtualPods(ctx, c, objs)
+	if err != nil {
+		return state.Objects{}, err
+	}
+	objs.VirtualPods = virtual
+	return objs, nil
 }
 
 // Cluster builds snapshots from a (cache-backed) client and the cloud.

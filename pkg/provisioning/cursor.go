@@ -50,9 +50,10 @@ func uniform(p *podData) bool {
 }
 
 // alike reports whether a node takes a and b alike: the same requests
-// (shape), host ports, tolerations and variants' requirements.
+// (shape), atomic group, host ports, tolerations and variants'
+// requirements.
 func alike(a, b *podData) bool {
-	if a.shape != b.shape || !slices.Equal(a.hostPorts, b.hostPorts) || len(a.variants) != len(b.variants) ||
+	if a.shape != b.shape || a.group != b.group || !slices.Equal(a.hostPorts, b.hostPorts) || len(a.variants) != len(b.variants) ||
 		!reflect.DeepEqual(a.pod.Spec.Tolerations, b.pod.Spec.Tolerations) {
 		return false
 	}
