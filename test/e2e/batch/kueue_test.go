@@ -49,7 +49,6 @@ const (
 	conditionProvisioned  = "Provisioned"
 	checkStateReady       = "Ready"
 	checkStatePending     = "Pending"
-	scenarioTaintKey      = "scenario"
 	kueueManifestsPattern = "test/e2e/batch/testdata/kueue.yaml"
 )
 
@@ -87,11 +86,7 @@ func newScenario(t *testing.T, reqs ...v1.NodeSelectorRequirementWithMinValues) 
 	c := cluster.Client
 	ns := test.Namespace(t, c)
 	snc := test.SimNodeClass()
-	np := test.NodePool(func(np *v1.NodePool) {
-		np.Spec.Template.Spec.NodeClassRef.Name = snc.Name
-		np.Spec.Template.Spec.Taints = []corev1.Taint{{Key: scenarioTaintKey, Value: ns, Effect: corev1.TaintEffectNoSchedule}}
-		np.Spec.Template.Spec.Requirements = reqs
-	})
+	np := test.ScenarioNodePool(ns, snc, reqs...)
 	manifests, err := test.ReadManifests(kueueManifestsPattern)
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	for _, m := range manifests {
@@ -117,7 +112,7 @@ func (s *scenario) job(g gomega.Gomega) *batchv1.Job {
 	g.Expect(yaml.UnmarshalStrict(data, job)).To(gomega.Succeed())
 	job.Namespace = s.ns
 	spec := &job.Spec.Template.Spec
-	spec.Tolerations = append(spec.Tolerations, corev1.Toleration{Key: scenarioTaintKey, Operator: corev1.TolerationOpEqual, Value: s.ns, Effect: corev1.TaintEffectNoSchedule})
+	spec.Tolerations = append(spec.Tolerations, test.ScenarioToleration(s.ns))
 	spec.NodeSelector = map[string]string{v1.NodePoolLabelKey: s.np.Name}
 	return job
 }
