@@ -33,6 +33,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/controllers/nodeoverlay"
 	"github.com/capstan-dev/capstan/pkg/controllers/nodepool"
 	"github.com/capstan-dev/capstan/pkg/controllers/provisioner"
+	"github.com/capstan-dev/capstan/pkg/controllers/provisioningrequest"
 	"github.com/capstan-dev/capstan/pkg/controllers/staticpool"
 	"github.com/capstan-dev/capstan/pkg/controllers/termination"
 	"github.com/capstan-dev/capstan/pkg/disruption"
@@ -40,6 +41,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/lifecycle"
 	"github.com/capstan-dev/capstan/pkg/providers"
 	"github.com/capstan-dev/capstan/pkg/provisioning"
+	"github.com/capstan-dev/capstan/pkg/provreq"
 	"github.com/capstan-dev/capstan/pkg/scaleup"
 )
 
@@ -198,6 +200,9 @@ func runController(ctx context.Context, opts Options) error {
 		Counters: counters, Trigger: func(t effects.TriggerSolve) { prov.Trigger(t.Immediate) }, Clock: clk,
 		AfterCreate: opts.testHooks.afterCreate(),
 	})
+	if err := provisioningrequest.NewMetrics(ctrlmetrics.Registry, counters); err != nil {
+		return err
+	}
 	disrupt := disrupter.New(disrupter.Deps{
 		Reader: mgr.GetAPIReader(), Cluster: cluster, Applier: applier, Clock: clk, Metrics: metrics.disruption,
 	}, disrupter.Options{
@@ -223,6 +228,8 @@ func runController(ctx context.Context, opts Options) error {
 		termination.New(termination.Deps{
 			Client: mgr.GetClient(), Cloud: cp, Recorder: mgr.GetEventRecorder("capstan"), Clock: clk, Slack: metrics.slack,
 		}).Register(ctx, mgr),
+		provisioningrequest.New(provisioningrequest.Deps{Client: mgr.GetClient(), Cluster: cluster, Applier: applier, Clock: clk},
+			provreq.Options{}).Register(ctx, mgr),
 		staticpool.New(staticpool.Deps{
 			Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("capstan"), Clock: clk, Counters: counters,
 		}).Register(ctx, mgr),
