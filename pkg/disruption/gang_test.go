@@ -2,10 +2,10 @@ package disruption
 
 import (
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
+	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/gang"
 )
 
@@ -42,16 +42,31 @@ func TestGangsMoveOnlyWhole(t *testing.T) {
 	})
 }
 
-// Consolidation does not take a gang apart to save either.
+// Consolidation does not take a gang apart to save: the case
+// "delete: its pods fit the others' free capacity" with its pods a gang
+// across both nodes deletes neither; with the whole gang on b, a goes.
 func TestConsolidationKeepsAGangWhole(t *testing.T) {
-	c := newCluster("a", "b")
-	c.capacity("a", "4")
-	c.capacity("b", "4")
-	c.pod("w0", "a", inGang("ml/train"), requests("1"))
-	c.pod("w1", "b", inGang("ml/train"), requests("1"))
-	c.snapshot(m5...)
-	d := Plan(c.in, []Method{SingleNodeConsolidation{}, MultiNodeConsolidation{}}, t0.Add(time.Hour))
-	if d.Found {
-		t.Fatalf("consolidation disrupts %v, part of a gang", names(d.Command.Candidates))
+	od := v1.CapacityTypeOnDemand
+	held := func(node, pod string) Verdict {
+		return Verdict{NodeClaim: "nc-" + node, Node: node, Method: "SingleNodeConsolidation", Event: EventUnconsolidatable, Code: VerdictGang,
+			Message: "pod default/" + pod + " belongs to gang ml/train, which runs on 2 nodes; a gang is moved only as a whole"}
+	}
+	for _, tc := range []consolidationCase{
+		{name: "a gang across both nodes holds them", setup: func(c *cluster) {
+			c.launched("a", m5n(4), od, "")
+			c.launched("b", m5n(4), od, "")
+			c.pod("web-a", "a", requests("1"), inGang("ml/train"))
+			c.pod("web-b1", "b", requests("1"), inGang("ml/train"))
+			c.pod("web-b2", "b", requests("1"))
+		}, verdicts: []Verdict{held("a", "web-a"), held("b", "web-b1")}, eligible: 2},
+		{name: "a whole gang on one node does not", setup: func(c *cluster) {
+			c.launched("a", m5n(4), od, "")
+			c.launched("b", m5n(4), od, "")
+			c.pod("web-a", "a", requests("1"))
+			c.pod("web-b1", "b", requests("1"), inGang("ml/train"))
+			c.pod("web-b2", "b", requests("1"), inGang("ml/train"))
+		}, want: []string{"a"}, eligible: 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) { runConsolidation(t, SingleNodeConsolidation{}, tc) })
 	}
 }
