@@ -92,15 +92,24 @@ func Size(in Input) Sizing {
 	} else {
 		status.PodTemplateRef, status.PodTemplateGeneration = nil, nil
 	}
-	replicas := Replicas(cb, src)
-	status.Replicas = ptr.To(replicas)
+	status.Replicas = ptr.To(Replicas(cb, src))
 	ready(metav1.ConditionTrue, ReasonResolved, "pod template resolved successfully")
+	return Sizing{Status: status, Pods: VirtualPods(cb, status, src)}
+}
+
+// VirtualPods are the buffer's virtual pods for a status (Size's, or the
+// one the capacitybuffer controller wrote): status.replicas copies of the
+// source's template, none unless ReadyForProvisioning.
+func VirtualPods(cb *autoscalingv1beta1.CapacityBuffer, status autoscalingv1beta1.CapacityBufferStatus, src Source) []corev1.Pod {
+	if src.Template == nil || status.Replicas == nil || !meta.IsStatusConditionTrue(status.Conditions, autoscalingv1beta1.ConditionReadyForProvisioning) {
+		return nil
+	}
 	template := sanitized(*src.Template)
-	pods := make([]corev1.Pod, 0, replicas)
-	for i := range int(replicas) {
+	pods := make([]corev1.Pod, 0, *status.Replicas)
+	for i := range int(*status.Replicas) {
 		pods = append(pods, state.NewVirtualPod(state.KindCapacityBuffer, cb.Namespace, cb.Name, i, template))
 	}
-	return Sizing{Status: status, Pods: pods}
+	return pods
 }
 
 // Replicas is how many chunks a buffer keeps: the larger of replicas and
