@@ -100,6 +100,9 @@ type Candidate struct {
 	// Hold is the pod Blocked names, when a pod blocks and nothing about
 	// the node itself does.
 	Hold *Hold
+	// GangHeld: Blocked is gangHold's, a gang that runs on other nodes
+	// too.
+	GangHeld bool
 	// Price is what the node costs an hour (its offering's price), when
 	// Priced: the snapshot knows its offering.
 	Price  float64
@@ -139,6 +142,7 @@ func Candidates(in Input, now time.Time) []Candidate {
 		pods[p.Spec.NodeName] = append(pods[p.Spec.NodeName], p)
 	}
 	nominated := nominatedNodes(in.Snapshot)
+	gangs := gangNodes(in.Pods, in.Snapshot.Input.AtomicGroups)
 	var out []Candidate
 	for _, nc := range in.NodeClaims {
 		np, node := pools[nc.Labels[v1.NodePoolLabelKey]], nodes[nc.Status.NodeName]
@@ -158,6 +162,10 @@ func Candidates(in Input, now time.Time) []Candidate {
 		}
 		if c.Blocked == "" {
 			c.Hold, c.Blocked = hold(c, pods[node.Name], in.PDBs, now)
+		}
+		if c.Blocked == "" {
+			c.Blocked = gangHold(c, gangs)
+			c.GangHeld = c.Blocked != ""
 		}
 		out = append(out, c)
 	}

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
@@ -40,6 +41,10 @@ type Set struct {
 	PersistentVolumes      []corev1.PersistentVolume
 	StorageClasses         []storagev1.StorageClass
 	OpenModels             []*flavors.OpenModel
+	// PodGroups are gangs' group objects: the Workload API's PodGroups
+	// (scheduling.k8s.io v1beta1 or v1alpha3) and scheduler-plugins'
+	// (scheduling.x-k8s.io/v1alpha1), read as gang.Declare reads them.
+	PodGroups []unstructured.Unstructured
 	// Skipped are documents of kinds simulate does not model (listed to
 	// the user, not an error).
 	Skipped []Skipped

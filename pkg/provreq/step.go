@@ -49,7 +49,10 @@ type Decision struct {
 	// ProvisionedAfter, set when this step provisions the request, is the
 	// time since it was created.
 	ProvisionedAfter time.Duration
-	RequeueAt        time.Time
+	// Trigger asks the provisioner to solve now: the request's virtual
+	// pods need capacity launched.
+	Trigger   bool
+	RequeueAt time.Time
 }
 
 // Effects are the decision's changes: its conditions set on the request,
@@ -66,6 +69,9 @@ func (d Decision) Effects(pr *autoscalingv1.ProvisioningRequest) []effects.Effec
 	if d.ProvisionedAfter > 0 {
 		out = append(out, effects.Observe{Name: MetricProvisionedSeconds, Value: d.ProvisionedAfter.Seconds()})
 	}
+	if d.Trigger {
+		out = append(out, effects.TriggerSolve{Immediate: true})
+	}
 	if !d.RequeueAt.IsZero() {
 		out = append(out, effects.RequeueAt{At: d.RequeueAt})
 	}
@@ -75,7 +81,6 @@ func (d Decision) Effects(pr *autoscalingv1.ProvisioningRequest) []effects.Effec
 // Metric names the steps' effects record.
 const (
 	MetricProvisionedSeconds = "capstan_provisioningrequest_provisioned_seconds"
-	MetricDecisionsTotal     = "capstan_provisioningrequest_decisions_total"
 )
 
 // Decide steps one request at now. snapshot is the cluster as the
@@ -254,6 +259,7 @@ func (s *step) atomic(pods []corev1.Pod, claims []*v1.NodeClaim, snapshot state.
 			s.booked()
 		default:
 			s.notYet(ReasonNodeClaimsLaunching, fmt.Sprintf("Launching %d NodeClaims for %d pods, all or none", len(res.NewNodeClaims), len(pods)))
+			s.d.Trigger = true
 		}
 		return
 	}

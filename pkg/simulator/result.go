@@ -29,6 +29,9 @@ type Result struct {
 	// NodePools scored, taken or skipped, in order; absent when none
 	// did.
 	ConsolidationScores []ConsolidationScore `json:"consolidationScores,omitempty"`
+	// Gangs are the all-or-nothing groups among the pods at the end
+	// (docs/batch.md, "Gangs"), by key; absent when there are none.
+	Gangs []Gang `json:"gangs,omitempty"`
 }
 
 // Warning is a problem with an object that is kept nonetheless: a
@@ -174,6 +177,7 @@ func (s *Simulator) result() *Result {
 	if out.Events == nil {
 		out.Events = []Event{}
 	}
+	out.Gangs = s.gangs(out.Pods)
 	return out
 }
 

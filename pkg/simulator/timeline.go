@@ -10,6 +10,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
@@ -90,6 +91,10 @@ func (s *Simulator) apply(t manifests.TimedObject) string {
 	case *flavors.OpenModel:
 		_, replaced = w.models[o.Name]
 		w.models[o.Name] = o
+	case *unstructured.Unstructured:
+		w.podGroups, replaced = upsert(w.podGroups, *o.DeepCopy())
+		// A gang's min count changed: its pods are planned again.
+		s.batch.Trigger(s.clock.Now(), false)
 	default:
 		return fmt.Sprintf("not applied: simulate does not change %T mid-run (%s)", t.Object, t.Source)
 	}
@@ -149,6 +154,8 @@ func (s *Simulator) remove(t manifests.TimedObject) string {
 	case *flavors.OpenModel:
 		_, found = w.models[t.Name]
 		delete(w.models, t.Name)
+	case *unstructured.Unstructured:
+		w.podGroups, found = without(w.podGroups, t.Namespace, t.Name)
 	default:
 		return fmt.Sprintf("not deleted: simulate does not change %T mid-run (%s)", t.Object, t.Source)
 	}

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
@@ -36,6 +37,8 @@ type world struct {
 	claimsPVC   []corev1.PersistentVolumeClaim
 	volumes     []corev1.PersistentVolume
 	classes     []storagev1.StorageClass
+	// podGroups are gangs' group objects (gang.Declare).
+	podGroups []unstructured.Unstructured
 	workloads   []*workload
 	// pdbs are the PodDisruptionBudgets, their status computed when read
 	// (pdb.go).
@@ -91,7 +94,7 @@ func newWorld(set *manifests.Set) *world {
 		onNode: map[string][]*corev1.Pod{}, nodeByProviderID: map[string]string{}, podEvents: map[string]bool{}, podsChanged: map[string]bool{},
 		nodePools: slices.Clone(set.NodePools), overlays: slices.Clone(set.NodeOverlays), daemonSets: slices.Clone(set.DaemonSets),
 		claimsPVC: slices.Clone(set.PersistentVolumeClaims), volumes: slices.Clone(set.PersistentVolumes),
-		classes: slices.Clone(set.StorageClasses), pdbs: slices.Clone(set.PodDisruptionBudgets),
+		classes: slices.Clone(set.StorageClasses), pdbs: slices.Clone(set.PodDisruptionBudgets), podGroups: slices.Clone(set.PodGroups),
 		timeline: slices.Clone(set.Timed), llmaz: len(set.OpenModels) > 0 || hasTimed[*flavors.OpenModel](set.Timed),
 	}
 	for i := range set.SimNodeClasses {
@@ -257,7 +260,7 @@ func (w *world) nodeOf(nc *v1.NodeClaim) *corev1.Node {
 func (w *world) objects() state.Objects {
 	objs := state.Objects{
 		NodePools: w.nodePools, NodeOverlays: w.overlays, DaemonSets: w.daemonSets,
-		Claims: w.claimsPVC, Volumes: w.volumes, StorageClasses: w.classes,
+		Claims: w.claimsPVC, Volumes: w.volumes, StorageClasses: w.classes, PodGroups: w.podGroups,
 	}
 	// Sized up front: the pods are copied by value, and growing a slice
 	// of them over and over is most of a large run's copying.

@@ -152,7 +152,7 @@ func computeOffline(ctx context.Context, opts ExplainOptions, path string, into 
 	case *explain.Pod:
 		return offlinePod(ctx, c, opts, parts[1], parts[2], out)
 	case *explain.NodePool:
-		objs, err := clusterstate.List(ctx, c)
+		objs, err := clusterstate.List(ctx, c, clusterstate.Sources{CapacityBuffers: true})
 		if err != nil {
 			return err
 		}
@@ -170,7 +170,7 @@ func computeOffline(ctx context.Context, opts ExplainOptions, path string, into 
 		if err != nil {
 			return fmt.Errorf("finding the nodeclaim of %s, %w", parts[1], err)
 		}
-		objs, err := clusterstate.List(ctx, c)
+		objs, err := clusterstate.List(ctx, c, clusterstate.Sources{CapacityBuffers: true})
 		if err != nil {
 			return err
 		}
@@ -186,7 +186,7 @@ func offlinePod(ctx context.Context, c client.Client, opts ExplainOptions, names
 	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, p); err != nil {
 		return fmt.Errorf("getting pod %s/%s, %w", namespace, name, err)
 	}
-	objs, err := clusterstate.List(ctx, c)
+	objs, err := clusterstate.List(ctx, c, clusterstate.Sources{CapacityBuffers: true})
 	if err != nil {
 		return err
 	}

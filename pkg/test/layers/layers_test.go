@@ -42,6 +42,7 @@ var layers = [][]string{
 	{"pkg/report", "pkg/controllers/capacitybuffer", "pkg/controllers/clustermetrics", "pkg/controllers/disrupter",
 		"pkg/controllers/ec2nodeclass", "pkg/controllers/explainserver", "pkg/controllers/garbagecollection",
 		"pkg/controllers/nodeclaim", "pkg/controllers/nodeoverlay", "pkg/controllers/nodepool", "pkg/controllers/provisioner",
+		"pkg/controllers/provisioningrequest",
 		"pkg/controllers/simnodeclass", "pkg/controllers/staticpool", "pkg/controllers/termination"},
 	// The filter in front of explain's server.
 	{"pkg/controllers/apiauth"},
