@@ -10,6 +10,7 @@ import (
 
 	"github.com/capstan-dev/capstan/pkg/effects"
 	"github.com/capstan-dev/capstan/pkg/provreq"
+	"github.com/capstan-dev/capstan/pkg/state"
 )
 
 // ProvisioningRequest is one request at the end of a run.
@@ -47,9 +48,17 @@ func (s *Simulator) provisioningRequests(ctx context.Context) (bool, error) {
 		}
 	}
 	objs := s.world.objects()
-	snapshot, err := s.snapshotOf(ctx, objs)
-	if err != nil {
-		return false, err
+	// Only a pending request is solved (provreq.Decide): the snapshot
+	// is built when one is.
+	var snapshot state.Snapshot
+	if slices.ContainsFunc(s.world.provreqs, func(pr autoscalingv1.ProvisioningRequest) bool {
+		phase, _ := provreq.PhaseOf(&pr)
+		return phase == provreq.PhasePending
+	}) {
+		var err error
+		if snapshot, err = s.snapshotOf(ctx, objs); err != nil {
+			return false, err
+		}
 	}
 	changed := false
 	for _, r := range s.world.provisioningRequests(objs) {
