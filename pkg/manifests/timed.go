@@ -275,6 +275,8 @@ func (s *Set) objects() []any {
 		out = append(out, m)
 	}
 	out = pointers(out, s.PodGroups)
+	out = pointers(out, s.ProvisioningRequests)
+	out = pointers(out, s.PodTemplates)
 	return out
 }
 
@@ -305,4 +307,6 @@ func (s *Set) merge(from *Set) {
 	s.StorageClasses = append(s.StorageClasses, from.StorageClasses...)
 	s.OpenModels = append(s.OpenModels, from.OpenModels...)
 	s.PodGroups = append(s.PodGroups, from.PodGroups...)
+	s.ProvisioningRequests = append(s.ProvisioningRequests, from.ProvisioningRequests...)
+	s.PodTemplates = append(s.PodTemplates, from.PodTemplates...)
 }

@@ -5,6 +5,9 @@ import (
 	"strconv"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	corev1 "k8s.io/api/core/v1"
 	autoscalingv1 "k8s.io/autoscaler/cluster-autoscaler/apis/provisioningrequest/autoscaling.x-k8s.io/v1"
 
@@ -164,4 +167,31 @@ func count(pr *autoscalingv1.ProvisioningRequest) int {
 		n += int(s.Count)
 	}
 	return n
+}
+
+// PhaseOf reads where a request stands from its conditions alone, with
+// the condition that says so: for reports and explain, which show the
+// request as stored.
+func PhaseOf(pr *autoscalingv1.ProvisioningRequest) (Phase, *metav1.Condition) {
+	conds := pr.Status.Conditions
+	class := pr.Spec.ProvisioningClassName
+	if !Served(class) {
+		return PhaseIgnored, nil
+	}
+	for _, t := range []struct {
+		typ   string
+		phase Phase
+	}{{autoscalingv1.Failed, PhaseFailed}, {autoscalingv1.BookingExpired, PhaseBookingExpired}} {
+		if c := meta.FindStatusCondition(conds, t.typ); c != nil && c.Status == metav1.ConditionTrue {
+			return t.phase, c
+		}
+	}
+	c := meta.FindStatusCondition(conds, autoscalingv1.Provisioned)
+	switch {
+	case c == nil || c.Status != metav1.ConditionTrue:
+		return PhasePending, c
+	case class == autoscalingv1.ProvisioningClassBestEffortAtomicScaleUp:
+		return PhaseBooked, c
+	}
+	return PhaseProvisioned, c
 }

@@ -32,6 +32,10 @@ type Result struct {
 	// Gangs are the all-or-nothing groups among the pods at the end
 	// (docs/batch.md, "Gangs"), by key; absent when there are none.
 	Gangs []Gang `json:"gangs,omitempty"`
+	// ProvisioningRequests are the ProvisioningRequests at the end and
+	// when each was provisioned or refused (docs/batch.md,
+	// "ProvisioningRequest"); absent when there are none.
+	ProvisioningRequests []ProvisioningRequest `json:"provisioningRequests,omitempty"`
 }
 
 // Warning is a problem with an object that is kept nonetheless: a
@@ -178,6 +182,7 @@ func (s *Simulator) result() *Result {
 		out.Events = []Event{}
 	}
 	out.Gangs = s.gangs(out.Pods)
+	out.ProvisioningRequests = s.provisioningRequestsReport()
 	return out
 }
 

@@ -257,7 +257,7 @@ func (s *Simulator) round(ctx context.Context) (bool, error) {
 	changed := s.timed()
 	changed = s.scale() || changed
 	steps := []func(context.Context) (bool, error){
-		s.collect, s.interrupt, s.drainBlocks, s.expire, s.workloads, s.register, s.daemonSets, s.bind, s.provision, s.static, s.launch, s.release, s.stampPodEvents, s.disrupt, s.terminate,
+		s.collect, s.interrupt, s.drainBlocks, s.expire, s.workloads, s.register, s.daemonSets, s.bind, s.provisioningRequests, s.provision, s.static, s.launch, s.release, s.stampPodEvents, s.disrupt, s.terminate,
 	}
 	for _, step := range steps {
 		c, err := step(ctx)

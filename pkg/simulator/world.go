@@ -7,6 +7,10 @@ import (
 	"maps"
 	"slices"
 
+	autoscalingv1 "k8s.io/autoscaler/cluster-autoscaler/apis/provisioningrequest/autoscaling.x-k8s.io/v1"
+
+	"github.com/capstan-dev/capstan/pkg/provreq"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -39,7 +43,11 @@ type world struct {
 	classes     []storagev1.StorageClass
 	// podGroups are gangs' group objects (gang.Declare).
 	podGroups []unstructured.Unstructured
-	workloads   []*workload
+	// provreqs are the ProvisioningRequests, their conditions as the
+	// steps set them, and podTemplates the templates they name.
+	provreqs     []autoscalingv1.ProvisioningRequest
+	podTemplates []corev1.PodTemplate
+	workloads    []*workload
 	// pdbs are the PodDisruptionBudgets, their status computed when read
 	// (pdb.go).
 	pdbs []policyv1.PodDisruptionBudget
@@ -95,6 +103,7 @@ func newWorld(set *manifests.Set) *world {
 		nodePools: slices.Clone(set.NodePools), overlays: slices.Clone(set.NodeOverlays), daemonSets: slices.Clone(set.DaemonSets),
 		claimsPVC: slices.Clone(set.PersistentVolumeClaims), volumes: slices.Clone(set.PersistentVolumes),
 		classes: slices.Clone(set.StorageClasses), pdbs: slices.Clone(set.PodDisruptionBudgets), podGroups: slices.Clone(set.PodGroups),
+		provreqs: slices.Clone(set.ProvisioningRequests), podTemplates: slices.Clone(set.PodTemplates),
 		timeline: slices.Clone(set.Timed), llmaz: len(set.OpenModels) > 0 || hasTimed[*flavors.OpenModel](set.Timed),
 	}
 	for i := range set.SimNodeClasses {
@@ -280,5 +289,12 @@ func (w *world) objects() state.Objects {
 		objs.Namespaces = append(objs.Namespaces, w.namespaces[name])
 	}
 	objs.PDBs = w.pdbsWithStatus()
+	objs.VirtualPods = append(objs.VirtualPods, provreq.VirtualPods(w.provisioningRequests(objs))...)
 	return objs
+}
+
+// provisioningRequests pairs the requests with what their steps read,
+// as clusterstate.ProvisioningRequests does from the API.
+func (w *world) provisioningRequests(objs state.Objects) []provreq.Request {
+	return provreq.Requests(provreq.Objects{Requests: w.provreqs, Templates: w.podTemplates, Pods: objs.Pods, NodeClaims: objs.NodeClaims})
 }
