@@ -34,6 +34,8 @@ tools: ## Build the control-plane binaries and dev tools (skips what exists).
 generate: tools ## Regenerate CRDs, deepcopy and RBAC.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
 	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd
+	# ProvisioningRequest's CRD as sig-autoscaling publishes it, from the module Capstan builds against.
+	install -m 644 "$$(go list -m -f '{{.Dir}}' k8s.io/autoscaler/cluster-autoscaler/apis)/config/crd/autoscaling.x-k8s.io_provisioningrequests.yaml" config/crd/
 	go run ./hack/crdpatch config/crd
 	$(CONTROLLER_GEN) rbac:roleName=capstan paths="./cmd/...;./pkg/providers/..." output:rbac:artifacts:config=config/rbac
 	$(CONTROLLER_GEN) rbac:roleName=capstan-sim-kubelet paths=./pkg/cloudprovider/sim/... output:rbac:stdout > config/rbac/sim-kubelet.yaml

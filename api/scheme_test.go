@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	autoscalingv1 "k8s.io/autoscaler/cluster-autoscaler/apis/provisioningrequest/autoscaling.x-k8s.io/v1"
 
 	awsv1 "github.com/capstan-dev/capstan/api/aws/v1"
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
@@ -42,6 +43,9 @@ func TestNewCoreSchemeKnowsNoProviderKind(t *testing.T) {
 	}
 	if !s.Recognizes(v1.SchemeGroupVersion.WithKind("NodePool")) || !s.Recognizes(corev1.SchemeGroupVersion.WithKind("Pod")) {
 		t.Errorf("core scheme misses NodePool or core types")
+	}
+	if !s.Recognizes(autoscalingv1.SchemeGroupVersion.WithKind("ProvisioningRequest")) {
+		t.Errorf("core scheme misses ProvisioningRequest")
 	}
 	for _, gvk := range []schema.GroupVersionKind{simv1alpha1.SchemeGroupVersion.WithKind("SimNodeClass"), awsv1.SchemeGroupVersion.WithKind("EC2NodeClass")} {
 		if s.Recognizes(gvk) {

@@ -56,6 +56,27 @@ if [ ! -d "$kwok_dir/stage" ]; then
 	mv "$kwok_dir/stage.tmp" "$kwok_dir/stage"
 fi
 
+# Kueue's manager, which test/e2e/batch runs, from its own module
+# (hack/kueue): Kueue pins Kubernetes libraries other than Capstan's. With
+# it, from the module cache, what the harness (pkg/test/kueue.go) installs:
+# Kueue's CRDs with the kustomization naming those its conversion webhook
+# serves, its webhook configurations, and the ProvisioningRequest CRD of
+# the autoscaler API module Kueue is built with.
+kueue_mod="$root/hack/kueue"
+KUEUE_VERSION=$(cd "$kueue_mod" && go list -m -f '{{.Version}}' sigs.k8s.io/kueue)
+kueue_dir="$bin/kueue-$KUEUE_VERSION"
+if [ ! -x "$kueue_dir/kueue" ]; then
+	echo "building kueue ($KUEUE_VERSION)"
+	rm -rf "$kueue_dir.tmp"
+	mkdir -p "$kueue_dir.tmp"
+	(cd "$kueue_mod" && CGO_ENABLED=0 go build -trimpath -ldflags "-X sigs.k8s.io/kueue/pkg/version.GitVersion=$KUEUE_VERSION" -o "$kueue_dir.tmp/kueue" sigs.k8s.io/kueue/cmd/kueue)
+	src=$(cd "$kueue_mod" && go list -m -f '{{.Dir}}' sigs.k8s.io/kueue)
+	apis=$(cd "$kueue_mod" && go list -m -f '{{.Dir}}' k8s.io/autoscaler/cluster-autoscaler/apis)
+	(cd "$src/config/components" && find crd webhook -name '*.yaml' -exec install -D -m 0644 {} "$kueue_dir.tmp/{}" \;)
+	install -D -m 0644 "$apis/config/crd/autoscaling.x-k8s.io_provisioningrequests.yaml" "$kueue_dir.tmp/provisioningrequest/autoscaling.x-k8s.io_provisioningrequests.yaml"
+	mv "$kueue_dir.tmp" "$kueue_dir"
+fi
+
 install "$bin/controller-gen-$CONTROLLER_GEN_VERSION" controller-gen "sigs.k8s.io/controller-tools/cmd/controller-gen@$CONTROLLER_GEN_VERSION"
 install "$bin/golangci-lint-$GOLANGCI_LINT_VERSION" golangci-lint "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$GOLANGCI_LINT_VERSION"
 # The chart's checks (hack/verify-chart.sh) and install e2e (test/e2e/helm).
@@ -98,6 +119,7 @@ fi
 # Stable names for the Makefile, tests and people.
 ln -sfn "k8s-$K8S_VERSION" "$bin/k8s"
 ln -sfn "kwok-$KWOK_VERSION" "$bin/kwok"
+ln -sfn "kueue-$KUEUE_VERSION" "$bin/kueue"
 ln -sfn "controller-gen-$CONTROLLER_GEN_VERSION/controller-gen" "$bin/controller-gen"
 ln -sfn "golangci-lint-$GOLANGCI_LINT_VERSION/golangci-lint" "$bin/golangci-lint"
 ln -sfn "helm-$HELM_VERSION/helm" "$bin/helm"

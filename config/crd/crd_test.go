@@ -17,7 +17,7 @@ func TestCRDs(t *testing.T) {
 	for _, c := range crds {
 		names = append(names, c.Name)
 	}
-	want := []string{"ec2nodeclasses.karpenter.k8s.aws", "nodeclaims.karpenter.sh", "nodeoverlays.karpenter.sh", "nodepools.karpenter.sh", "simnodeclasses.sim.capstan.dev"}
+	want := []string{"capacitybuffers.autoscaling.x-k8s.io", "provisioningrequests.autoscaling.x-k8s.io", "ec2nodeclasses.karpenter.k8s.aws", "nodeclaims.karpenter.sh", "nodeoverlays.karpenter.sh", "nodepools.karpenter.sh", "simnodeclasses.sim.capstan.dev"}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("embedded CRDs (-want +got):\n%s", diff)
 	}

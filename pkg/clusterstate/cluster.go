@@ -19,8 +19,9 @@ import (
 	"github.com/capstan-dev/capstan/pkg/state"
 )
 
-// List reads every object a snapshot is built from.
-func List(ctx context.Context, c client.Reader) (state.Objects, error) {
+// List reads every object a snapshot is built from, and the virtual
+// pods sized from them (VirtualPods).
+func List(ctx context.Context, c client.Reader, src Sources) (state.Objects, error) {
 	pods, nodes, ncs, nps := &corev1.PodList{}, &corev1.NodeList{}, &v1.NodeClaimList{}, &v1.NodePoolList{}
 	dss, nss := &appsv1.DaemonSetList{}, &corev1.NamespaceList{}
 	pvcs, pvs, scs := &corev1.PersistentVolumeClaimList{}, &corev1.PersistentVolumeList{}, &storagev1.StorageClassList{}
@@ -30,11 +31,17 @@ func List(ctx context.Context, c client.Reader) (state.Objects, error) {
 			return state.Objects{}, fmt.Errorf("listing %T, %w", l, err)
 		}
 	}
-	return state.Objects{
+	objs := state.Objects{
 		Pods: pods.Items, Nodes: nodes.Items, NodeClaims: ncs.Items, NodePools: nps.Items, DaemonSets: dss.Items,
 		Namespaces: nss.Items, Claims: pvcs.Items, Volumes: pvs.Items, StorageClasses: scs.Items, PDBs: pdbs.Items,
 		NodeOverlays: overlays.Items,
-	}, nil
+	}
+	virtual, err := VirtualPods(ctx, c, src, objs)
+	if err != nil {
+		return state.Objects{}, err
+	}
+	objs.VirtualPods = virtual
+	return objs, nil
 }
 
 // Cluster builds snapshots from a (cache-backed) client and the cloud.
@@ -42,6 +49,8 @@ type Cluster struct {
 	Client         client.Reader
 	Cloud          cloudprovider.CloudProvider
 	SchedulerNames []string
+	// Sources are the virtual pods' kinds to gather (VirtualPods).
+	Sources Sources
 	// Mapper tells whether llmaz's OpenModel API is served (OpenModels);
 	// nil: it is not.
 	Mapper meta.RESTMapper
@@ -69,7 +78,7 @@ func (c *Cluster) Snapshot(ctx context.Context) (state.Snapshot, error) {
 // types are the cloud's with the NodeOverlays applied (overlay.InstanceTypes),
 // so the provisioner, disruption and explain all see the same prices.
 func (c *Cluster) SnapshotWithObjects(ctx context.Context) (state.Objects, state.Snapshot, error) {
-	objs, err := List(ctx, c.Client)
+	objs, err := List(ctx, c.Client, c.Sources)
 	if err != nil {
 		return state.Objects{}, state.Snapshot{}, err
 	}
@@ -98,7 +107,7 @@ func (c *Cluster) ReadOnlySnapshot(ctx context.Context) (state.Snapshot, error) 
 // built from (explain's disruption answers need both views of one
 // moment); like it, it never asks the cloud.
 func (c *Cluster) ReadOnlySnapshotWithObjects(ctx context.Context) (state.Objects, state.Snapshot, error) {
-	objs, err := List(ctx, c.Client)
+	objs, err := List(ctx, c.Client, c.Sources)
 	if err != nil {
 		return state.Objects{}, state.Snapshot{}, err
 	}

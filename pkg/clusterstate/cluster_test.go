@@ -58,7 +58,7 @@ func TestListReadsPDBs(t *testing.T) {
 	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "web-pdb", Namespace: ns},
 		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(1)), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}
 	g.Expect(env.Client.Create(ctx, pdb)).To(gomega.Succeed())
-	objs, err := clusterstate.List(ctx, env.Client)
+	objs, err := clusterstate.List(ctx, env.Client, clusterstate.Sources{})
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	found := false
 	for _, p := range objs.PDBs {

@@ -26,6 +26,10 @@ type Input struct {
 	// Pods are the pods bound to nodes.
 	Pods []*corev1.Pod
 	PDBs []*policyv1.PodDisruptionBudget
+	// Virtual are the virtual pods that fit existing or in-flight
+	// capacity now, each with Spec.NodeName the node it fits (NewInput,
+	// placeVirtual); they move with their node as its pods do.
+	Virtual []*corev1.Pod
 	// Snapshot is the scheduling view of the same objects (instance types
 	// included): where pods could go without a candidate, and where the
 	// pending ones are headed.
@@ -53,10 +57,13 @@ type Policies struct {
 // (docs/controller.md).
 func NewInput(objs state.Objects, snapshot state.Snapshot, p Policies) Input {
 	snapshot.Input.Options.MinValuesPolicy, snapshot.Input.Options.PreferencePolicy = p.MinValues, p.Preference
+	var virtual []*corev1.Pod
+	snapshot.Input.Nodes, virtual = placeVirtual(snapshot.Input)
+	snapshot.Input.Holding, snapshot.Input.Yielding = nil, nil
 	if snapshot.Input.Prepared == nil {
 		snapshot.Input.Prepared = provisioning.Prepare(snapshot.Input)
 	}
-	in := Input{Snapshot: snapshot}
+	in := Input{Snapshot: snapshot, Virtual: virtual}
 	for i := range objs.NodePools {
 		if objs.NodePools[i].DeletionTimestamp == nil {
 			in.NodePools = append(in.NodePools, &objs.NodePools[i])
@@ -93,6 +100,9 @@ type Candidate struct {
 	// Hold is the pod Blocked names, when a pod blocks and nothing about
 	// the node itself does.
 	Hold *Hold
+	// GangHeld: Blocked is gangHold's, a gang that runs on other nodes
+	// too.
+	GangHeld bool
 	// Price is what the node costs an hour (its offering's price), when
 	// Priced: the snapshot knows its offering.
 	Price  float64
@@ -128,10 +138,11 @@ func Candidates(in Input, now time.Time) []Candidate {
 		nodes[n.Name] = n
 	}
 	pods := map[string][]*corev1.Pod{}
-	for _, p := range in.Pods {
+	for _, p := range slices.Concat(in.Pods, in.Virtual) {
 		pods[p.Spec.NodeName] = append(pods[p.Spec.NodeName], p)
 	}
 	nominated := nominatedNodes(in.Snapshot)
+	gangs := gangNodes(in.Pods, in.Snapshot.Input.AtomicGroups)
 	var out []Candidate
 	for _, nc := range in.NodeClaims {
 		np, node := pools[nc.Labels[v1.NodePoolLabelKey]], nodes[nc.Status.NodeName]
@@ -151,6 +162,10 @@ func Candidates(in Input, now time.Time) []Candidate {
 		}
 		if c.Blocked == "" {
 			c.Hold, c.Blocked = hold(c, pods[node.Name], in.PDBs, now)
+		}
+		if c.Blocked == "" {
+			c.Blocked = gangHold(c, gangs)
+			c.GangHeld = c.Blocked != ""
 		}
 		out = append(out, c)
 	}
@@ -232,7 +247,8 @@ func blocked(c Candidate) string {
 func hold(c Candidate, all []*corev1.Pod, pdbs []*policyv1.PodDisruptionBudget, now time.Time) (*Hold, string) {
 	var h *Hold
 	for _, p := range all {
-		if state.IsTerminal(p) {
+		// A virtual pod is never evicted: nothing of it can hold a node.
+		if state.IsTerminal(p) || state.IsVirtual(p) {
 			continue
 		}
 		d := state.DoNotDisruptOf(p, now)
@@ -254,6 +270,9 @@ func hold(c Candidate, all []*corev1.Pod, pdbs []*policyv1.PodDisruptionBudget, 
 		return h, msg
 	}
 	for _, p := range c.Pods {
+		if state.IsVirtual(p) {
+			continue
+		}
 		if pdb := refusing(p, pdbs); pdb != nil {
 			return &Hold{Pod: p}, fmt.Sprintf("pdb %s/%s prevents pod evictions", pdb.Namespace, pdb.Name)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/provisioning"
 	"github.com/capstan-dev/capstan/pkg/scheduling"
+	"github.com/capstan-dev/capstan/pkg/state"
 )
 
 // Consolidation limits.
@@ -250,6 +251,10 @@ func RescheduleCost(c Candidate) float64 {
 // pkg/utils/disruption/disruption.go). An unparsable deletion cost counts
 // as none.
 func EvictionCost(p *corev1.Pod) float64 {
+	// A virtual pod is not evicted, only placed again: moving it is free.
+	if state.IsVirtual(p) {
+		return 0
+	}
 	cost := 1.0
 	if s, ok := p.Annotations[corev1.PodDeletionCost]; ok {
 		if n, err := strconv.ParseFloat(s, 64); err == nil {

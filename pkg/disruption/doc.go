@@ -10,7 +10,9 @@
 // to its world. The forceful methods' decisions live here too: when a
 // NodeClaim expires (ExpiresAt), how it is marked (MarkForceful), and
 // which capacity blocks' nodes to drain before the cloud reclaims them
-// (CapacityBlockDrains). Under consolidationPolicy Balanced, consolidation
+// (CapacityBlockDrains). Virtual pods that fit now move with their node
+// as its pods do (placeVirtual), so no command takes the capacity they
+// hold. Under consolidationPolicy Balanced, consolidation
 // scores each move by its savings against its disruption and takes it
 // only above the NodePool's threshold (balanced.go).
 package disruption

@@ -39,6 +39,9 @@ const (
 	// VerdictReturnWaits: a return to preferred capacity waits (the
 	// preferred offering is unavailable, not settled, or not cheaper).
 	VerdictReturnWaits VerdictCode = "ReturnWaits"
+	// VerdictGang: a pod on the node belongs to a gang that runs on other
+	// nodes too; a gang is moved only as a whole.
+	VerdictGang VerdictCode = "Gang"
 )
 
 // NeedsInstanceTypes reports whether a verdict of this code weighs the
@@ -84,7 +87,11 @@ func (out *Outcome) admit(c Candidate, m Method, event string, env Env) bool {
 	switch blocked := c.BlockedFor(m); {
 	case blocked != "":
 		if reportable(c) {
-			v := verdict(c, m, event, VerdictBlocked, blocked)
+			code := VerdictBlocked
+			if c.GangHeld {
+				code = VerdictGang
+			}
+			v := verdict(c, m, event, code, blocked)
 			if h := c.Hold; h != nil && h.Invalid != "" {
 				v.InvalidDoNotDisrupt = &InvalidDoNotDisrupt{Namespace: h.Pod.Namespace, Name: h.Pod.Name, Message: h.Invalid}
 			}

@@ -24,9 +24,12 @@ const (
 	KindNode      Kind = "Node"
 	KindPod       Kind = "Pod"
 	KindNodePool  Kind = "NodePool"
+	// KindProvisioningRequest is sig-autoscaling's ProvisioningRequest
+	// (docs/batch.md).
+	KindProvisioningRequest Kind = "ProvisioningRequest"
 )
 
-// Ref names an object; Namespace only for pods.
+// Ref names an object; Namespace only for namespaced kinds.
 type Ref struct {
 	Kind      Kind
 	Namespace string

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 
+	autoscalingv1 "k8s.io/autoscaler/cluster-autoscaler/apis/provisioningrequest/autoscaling.x-k8s.io/v1"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -100,6 +102,8 @@ func Conditions(o any) (*[]metav1.Condition, error) {
 	case *v1.NodeClaim:
 		return &o.Status.Conditions, nil
 	case *v1.NodePool:
+		return &o.Status.Conditions, nil
+	case *autoscalingv1.ProvisioningRequest:
 		return &o.Status.Conditions, nil
 	}
 	return nil, fmt.Errorf("%T has no conditions an effect sets", o)

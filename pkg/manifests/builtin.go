@@ -100,6 +100,11 @@ func builtinKinds() map[schema.GroupVersionKind]builtinKind {
 			func(s *Set) *[]appsv1.DaemonSet { return &s.DaemonSets }, admission.DaemonSet),
 		batchv1.SchemeGroupVersion.WithKind("Job"): builtin(true, subdomain,
 			func(s *Set) *[]batchv1.Job { return &s.Jobs }, admission.Job),
+		// A PodTemplate's pods are a ProvisioningRequest's pod sets.
+		corev1.SchemeGroupVersion.WithKind("PodTemplate"): builtin(true, subdomain,
+			func(s *Set) *[]corev1.PodTemplate { return &s.PodTemplates }, func(t *corev1.PodTemplate) field.ErrorList {
+				return admission.PodSpec(&t.Template.Spec, field.NewPath("template", "spec"))
+			}),
 		policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget"): builtin(true, subdomain,
 			func(s *Set) *[]policyv1.PodDisruptionBudget { return &s.PodDisruptionBudgets }, admission.PodDisruptionBudget),
 		storagev1.SchemeGroupVersion.WithKind("StorageClass"): builtin(false, subdomain,

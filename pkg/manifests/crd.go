@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	autoscalingv1 "k8s.io/autoscaler/cluster-autoscaler/apis/provisioningrequest/autoscaling.x-k8s.io/v1"
+
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
@@ -50,6 +52,9 @@ func customKinds(crds []*apiextensionsv1.CustomResourceDefinition) (map[schema.G
 		v1.SchemeGroupVersion.WithKind("NodePool"):              typed(func(s *Set) *[]v1.NodePool { return &s.NodePools }),
 		simv1alpha1.SchemeGroupVersion.WithKind("SimNodeClass"): typed(func(s *Set) *[]simv1alpha1.SimNodeClass { return &s.SimNodeClasses }),
 		v1alpha1.SchemeGroupVersion.WithKind("NodeOverlay"):     typed(func(s *Set) *[]v1alpha1.NodeOverlay { return &s.NodeOverlays }),
+		autoscalingv1.SchemeGroupVersion.WithKind("ProvisioningRequest"): typed(func(s *Set) *[]autoscalingv1.ProvisioningRequest {
+			return &s.ProvisioningRequests
+		}),
 	}
 	versions, err := newCRDVersions(crds, func(gvk schema.GroupVersionKind) bool { _, ok := adds[gvk]; return ok })
 	if err != nil {

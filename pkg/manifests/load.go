@@ -20,6 +20,7 @@ import (
 	"github.com/capstan-dev/capstan/config/crd"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider/sim"
 	"github.com/capstan-dev/capstan/pkg/flavors"
+	"github.com/capstan-dev/capstan/pkg/gang"
 	"github.com/capstan-dev/capstan/pkg/printable"
 	"github.com/capstan-dev/capstan/pkg/readlimit"
 )
@@ -30,9 +31,9 @@ import (
 type Loader struct {
 	custom   map[schema.GroupVersionKind]customKind
 	builtins map[schema.GroupVersionKind]builtinKind
-	// versions maps each kind read to the apiVersion it is read at, so a
-	// known kind at another version is an error rather than skipped.
-	versions map[schema.GroupKind]string
+	// versions maps each kind read to the apiVersions it is read at, so
+	// a known kind at another version is an error rather than skipped.
+	versions map[schema.GroupKind][]string
 }
 
 // NewLoader builds the validators of Capstan's embedded CRDs.
@@ -45,8 +46,8 @@ func NewLoader() (*Loader, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Loader{custom: custom, builtins: builtinKinds(), versions: map[schema.GroupKind]string{}}
-	gvks := []schema.GroupVersionKind{profileGVK(), flavors.OpenModelGVK}
+	l := &Loader{custom: custom, builtins: builtinKinds(), versions: map[schema.GroupKind][]string{}}
+	gvks := []schema.GroupVersionKind{profileGVK(), flavors.OpenModelGVK, gang.WorkloadPodGroupV1beta1, gang.WorkloadPodGroupV1alpha3, gang.PluginPodGroup}
 	for gvk := range l.custom {
 		gvks = append(gvks, gvk)
 	}
@@ -54,7 +55,7 @@ func NewLoader() (*Loader, error) {
 		gvks = append(gvks, gvk)
 	}
 	for _, gvk := range gvks {
-		l.versions[gvk.GroupKind()] = gvk.GroupVersion().String()
+		l.versions[gvk.GroupKind()] = append(l.versions[gvk.GroupKind()], gvk.GroupVersion().String())
 	}
 	return l, nil
 }
@@ -216,8 +217,8 @@ func (l *Loader) readObject(src string, obj map[string]any, set *Set) []error {
 		set.Skipped = append(set.Skipped, Skipped{Source: src, APIVersion: u.GetAPIVersion(), Kind: gvk.Kind, Name: u.GetName()})
 		return nil
 	}
-	if want != gvk.GroupVersion().String() {
-		return fail(field.NotSupported(field.NewPath("apiVersion"), u.GetAPIVersion(), []string{want}))
+	if !slices.Contains(want, gvk.GroupVersion().String()) {
+		return fail(field.NotSupported(field.NewPath("apiVersion"), u.GetAPIVersion(), want))
 	}
 	key := l.identify(u)
 	// A copy of an object is an error, unless the timing annotations make
@@ -257,6 +258,8 @@ func (l *Loader) identify(u *unstructured.Unstructured) objectKey {
 		scope(u, c.version.namespaced)
 	case isBuiltin:
 		scope(u, b.namespaced)
+	case isPodGroup(gvk):
+		scope(u, true)
 	default:
 		return key
 	}
@@ -300,6 +303,11 @@ func (l *Loader) readKnown(src string, u *unstructured.Unstructured, set *Set) [
 			return fail(err)
 		}
 		set.OpenModels = append(set.OpenModels, m)
+	case gang.WorkloadPodGroupV1beta1, gang.WorkloadPodGroupV1alpha3, gang.PluginPodGroup:
+		if _, errs := gang.Declare([]unstructured.Unstructured{*u}); len(errs) > 0 {
+			return fail(errs...)
+		}
+		set.PodGroups = append(set.PodGroups, *u.DeepCopy())
 	}
 	return nil
 }
@@ -334,4 +342,9 @@ func scope(u *unstructured.Unstructured, namespaced bool) {
 	case u.GetNamespace() == "":
 		u.SetNamespace("default")
 	}
+}
+
+// isPodGroup: a gang's group object (namespaced).
+func isPodGroup(gvk schema.GroupVersionKind) bool {
+	return gvk == gang.WorkloadPodGroupV1beta1 || gvk == gang.WorkloadPodGroupV1alpha3 || gvk == gang.PluginPodGroup
 }

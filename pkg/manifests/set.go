@@ -3,11 +3,14 @@ package manifests
 import (
 	"strings"
 
+	autoscalingv1 "k8s.io/autoscaler/cluster-autoscaler/apis/provisioningrequest/autoscaling.x-k8s.io/v1"
+
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
@@ -40,6 +43,14 @@ type Set struct {
 	PersistentVolumes      []corev1.PersistentVolume
 	StorageClasses         []storagev1.StorageClass
 	OpenModels             []*flavors.OpenModel
+	// PodGroups are gangs' group objects: the Workload API's PodGroups
+	// (scheduling.k8s.io v1beta1 or v1alpha3) and scheduler-plugins'
+	// (scheduling.x-k8s.io/v1alpha1), read as gang.Declare reads them.
+	PodGroups []unstructured.Unstructured
+	// ProvisioningRequests (autoscaling.x-k8s.io/v1) and the PodTemplates
+	// their pod sets name (docs/batch.md, "ProvisioningRequest").
+	ProvisioningRequests []autoscalingv1.ProvisioningRequest
+	PodTemplates         []corev1.PodTemplate
 	// Skipped are documents of kinds simulate does not model (listed to
 	// the user, not an error).
 	Skipped []Skipped

@@ -274,6 +274,9 @@ func (s *Set) objects() []any {
 	for _, m := range s.OpenModels {
 		out = append(out, m)
 	}
+	out = pointers(out, s.PodGroups)
+	out = pointers(out, s.ProvisioningRequests)
+	out = pointers(out, s.PodTemplates)
 	return out
 }
 
@@ -303,4 +306,7 @@ func (s *Set) merge(from *Set) {
 	s.PersistentVolumes = append(s.PersistentVolumes, from.PersistentVolumes...)
 	s.StorageClasses = append(s.StorageClasses, from.StorageClasses...)
 	s.OpenModels = append(s.OpenModels, from.OpenModels...)
+	s.PodGroups = append(s.PodGroups, from.PodGroups...)
+	s.ProvisioningRequests = append(s.ProvisioningRequests, from.ProvisioningRequests...)
+	s.PodTemplates = append(s.PodTemplates, from.PodTemplates...)
 }

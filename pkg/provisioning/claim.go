@@ -46,6 +46,10 @@ type claim struct {
 	// hostCounts are the claim's own counts in hostname counters (see
 	// counted).
 	hostCounts []hostCount
+	// group is the atomic group the claim is launched for (its first
+	// member's key), or "": a claim serves at most one group, so
+	// releasing one group's launch never takes another's node.
+	group string
 }
 
 // domain is the claim's topology domain for key: its hostname, or the one
@@ -360,6 +364,7 @@ func (c *claim) toNodeClaim(maxTypes int, slots map[string]int) *NodeClaim {
 		ReservationID: c.reservation,
 		CapacityType:  plan.capacityType,
 		Labels:        claimLabels(c.pool.labels, c.reqs),
+		AtomicGroup:   c.group,
 		Taints:        c.pool.np.Spec.Template.Spec.Taints,
 		StartupTaints: c.pool.np.Spec.Template.Spec.StartupTaints,
 	}

@@ -50,11 +50,12 @@ func uniform(p *podData) bool {
 }
 
 // alike reports whether a node takes a and b alike: the same host
-// ports, tolerations, and variants' requirements and requests (shape).
+// ports, atomic group, tolerations, and variants' requirements and
+// requests (shape).
 // A pod's own shape is not compared: once placed, it is its placing
 // variant's.
 func alike(a, b *podData) bool {
-	if !slices.Equal(a.hostPorts, b.hostPorts) || len(a.variants) != len(b.variants) ||
+	if a.group != b.group || !slices.Equal(a.hostPorts, b.hostPorts) || len(a.variants) != len(b.variants) ||
 		!reflect.DeepEqual(a.pod.Spec.Tolerations, b.pod.Spec.Tolerations) {
 		return false
 	}

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/capstan-dev/capstan/pkg/gang"
 	"github.com/capstan-dev/capstan/pkg/scheduling"
 )
 
@@ -17,6 +18,9 @@ type podData struct {
 	// requests and shape are the variant's being tried, and once placed
 	// the variant's that placed it; before, the first variant's (or the
 	// pod's own without variants), by which pods are sorted.
+	// tier orders the pod before any size: holding virtual pods, then
+	// real ones, then yielding virtual ones (Input.Holding, Input.Yielding).
+	tier     int8
 	requests scheduling.Resources
 	// shape numbers the pod's requests: pods with the same requests have
 	// the same shape (see numberShapes).
@@ -41,6 +45,8 @@ type podData struct {
 	// terms are the pod's required node-affinity terms (with its
 	// nodeSelector): a spread's eligible domains are those any term allows.
 	terms []scheduling.Requirements
+	// group is the key of the pod's atomic group (gang.KeyOf), or "".
+	group string
 }
 
 // variant is one way to place a pod: node requirements, the topology
@@ -103,6 +109,7 @@ func newPodData(pod *corev1.Pod, spec podSpec, topo *topology, namespaces map[st
 		owned:     topo.addInverse(pod, namespaces),
 		terms:     spec.terms,
 		byTerm:    spec.termRequests != nil,
+		group:     gang.KeyOf(pod),
 	}
 	if len(p.variants) > 0 {
 		p.requests = p.variants[0].requests
@@ -253,8 +260,9 @@ func variants(pod *corev1.Pod, spec podSpec, volumeReqs scheduling.Requirements,
 // required anti-affinity terms go first: each may need a node of its own,
 // and opened before the others of its size, its node is filled by them
 // rather than opened late around it alone. Ties keep the input order.
+// Before all of that comes the pod's tier (holding, real, yielding).
 func byResourcesDescending(a, b *podData) int {
-	return cmp.Or(cmp.Compare(weight(b.requests.CPU, b.requests.Memory), weight(a.requests.CPU, a.requests.Memory)),
+	return cmp.Or(cmp.Compare(a.tier, b.tier), cmp.Compare(weight(b.requests.CPU, b.requests.Memory), weight(a.requests.CPU, a.requests.Memory)),
 		cmp.Compare(len(b.owned), len(a.owned)))
 }
 

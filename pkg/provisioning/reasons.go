@@ -55,6 +55,10 @@ const (
 	// node registered without fitting it (a label, taint or host port the
 	// plan did not expect); Capstan does not launch for it again.
 	ReasonNominatedNodeMismatch Reason = "NominatedNodeMismatch"
+	// IncompleteGang: the pod belongs to an atomic group (a gang) of
+	// which fewer than its min count can be placed, so none is: the
+	// message names the group and why a member could not be placed.
+	ReasonIncompleteGang Reason = "IncompleteGang"
 )
 
 // specificity orders reasons for choosing the one to report.
@@ -64,7 +68,7 @@ func (r Reason) specificity() int {
 		return 0
 	case ReasonNodeClassNotReady:
 		return 1
-	case ReasonInvalidPod, ReasonVolumeNotFound, ReasonNominatedNodeMismatch:
+	case ReasonInvalidPod, ReasonVolumeNotFound, ReasonNominatedNodeMismatch, ReasonIncompleteGang:
 		return 10
 	case ReasonTaintNotTolerated:
 		return 2

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 
+	"github.com/capstan-dev/capstan/pkg/gang"
 	"github.com/capstan-dev/capstan/pkg/scheduling"
 )
 
@@ -57,13 +58,23 @@ type solver struct {
 // Solve places the input's pods: on existing nodes first, then in-flight
 // NodeClaims, then NodeClaims planned in this solve, then new ones, for
 // each of the pod's requirement variants in turn (see podData.variants).
-// Pods are taken largest first (first-fit decreasing). It never modifies
+// Pods are taken largest first (first-fit decreasing), holding virtual
+// pods before real ones and yielding ones after. It never modifies
 // the input.
 func Solve(in Input) Result {
+	if groups := atomicGroups(in); len(groups) > 0 {
+		return solveAtomic(in, groups)
+	}
+	return solve(in)
+}
+
+// solve is Solve without regard to atomic groups.
+func solve(in Input) Result {
 	s := newSolver(in)
-	pods := make([]*podData, 0, len(in.Pods))
-	specs := podSpecs(in.Pods, in.TermRequests, in.Options.Workers)
-	for i, p := range in.Pods {
+	all := slices.Concat(in.Holding, in.Pods, in.Yielding)
+	pods := make([]*podData, 0, len(all))
+	specs := podSpecs(all, in.TermRequests, in.Options.Workers)
+	for i, p := range all {
 		volumeReqs, err := volumeRequirements(p, in.Volumes)
 		if err != nil {
 			s.unplace(p, ReasonVolumeNotFound, err.Error())
@@ -74,6 +85,10 @@ func Solve(in Input) Result {
 			s.unplace(p, ReasonInvalidPod, err.Error())
 			continue
 		}
+		if !gang.IsGang(pd.group, in.AtomicGroups) {
+			pd.group = ""
+		}
+		pd.tier = tierOf(i, in)
 		pods = append(pods, pd)
 	}
 	s.countExisting(in.Namespaces)
@@ -87,6 +102,18 @@ func Solve(in Input) Result {
 		s.result.NewNodeClaims = append(s.result.NewNodeClaims, c.toNodeClaim(s.opts.MaxInstanceTypes, s.slots))
 	}
 	return s.result
+}
+
+// tierOf is the tier of the i-th of Holding, Pods and Yielding
+// concatenated: 0, 1 and 2.
+func tierOf(i int, in Input) int8 {
+	switch {
+	case i < len(in.Holding):
+		return 0
+	case i < len(in.Holding)+len(in.Pods):
+		return 1
+	}
+	return 2
 }
 
 // daemonData are the daemonset pods a new node runs. Daemonsets only add
@@ -235,7 +262,7 @@ func (s *solver) placeOnNode(p *podData, v *variant, mins []int32, cur *nodeCurs
 		// Existing and in-flight nodes tolerate PreferNoSchedule at once:
 		// kube-scheduler binds there when nothing else is up, so launching
 		// an untainted node instead would only leave it empty.
-		if n.fits(p, v.reqs) && scheduling.Tolerates(p.pod.Spec.Tolerations, n.node.Taints) == nil && s.topo.admitNode(p, v, mins, n) {
+		if (n.node.AtomicGroup == "" || n.node.AtomicGroup == p.group) && n.fits(p, v.reqs) && scheduling.Tolerates(p.pod.Spec.Tolerations, n.node.Taints) == nil && s.topo.admitNode(p, v, mins, n) {
 			if cur != nil {
 				cur.from[vi] = i
 			}
@@ -325,6 +352,9 @@ func (s *solver) grow(p *podData, v *variant, mins []int32, thrifty bool) bool {
 // launched with it: taints tolerated, requirements compatible, host ports
 // free, topology allowed and some instance type fitting everything.
 func (s *solver) addToClaim(c *claim, p *podData, v *variant, mins []int32, thrifty bool) bool {
+	if p.group != c.group && p.group != "" && c.group != "" {
+		return false
+	}
 	requests := c.requests.Add(p.requests)
 	if !requests.Fits(c.maxAlloc) {
 		return false
@@ -387,6 +417,9 @@ func (s *solver) addToClaim(c *claim, p *podData, v *variant, mins []int32, thri
 	s.roomsIdx.set(c.index, &old, s.rooms[c.index])
 	c.pool.consume(c.committed, 0)
 	c.pods = append(c.pods, p)
+	if c.group == "" {
+		c.group = p.group
+	}
 	c.hostPorts = append(c.hostPorts, p.hostPorts...)
 	s.topo.record(p, c.domain)
 	c.count(p)
@@ -446,7 +479,7 @@ func (s *solver) claimFor(pool *poolData, p *podData, v *variant, mins []int32) 
 		return nil, reason, detail
 	}
 	merged := pool.reqs.Intersection(v.reqs)
-	c := &claim{pool: pool, hostname: fmt.Sprintf("nodeclaim-%d", len(s.claims))}
+	c := &claim{pool: pool, hostname: fmt.Sprintf("nodeclaim-%d", len(s.claims)), group: p.group}
 	pins, ok := s.topo.admitClaim(p, v, mins, c, merged, s)
 	if !ok {
 		return nil, ReasonTopologyUnsatisfiable, topologyUnsatisfiable

@@ -29,12 +29,13 @@ type claimSummary struct {
 	Pods          int
 	CapacityTypes string
 	Reservation   string
+	AtomicGroup   string
 }
 
 func summarize(r provisioning.Result) summary {
 	s := summary{Nominations: map[string]string{}, Unplaced: map[string]provisioning.Reason{}}
 	for _, c := range r.NewNodeClaims {
-		cs := claimSummary{NodePool: c.NodePool, Options: len(c.InstanceTypes), Pods: len(c.Pods), Reservation: c.ReservationID}
+		cs := claimSummary{NodePool: c.NodePool, Options: len(c.InstanceTypes), Pods: len(c.Pods), Reservation: c.ReservationID, AtomicGroup: c.AtomicGroup}
 		if len(c.InstanceTypes) > 0 {
 			cs.Cheapest = c.InstanceTypes[0].Name
 		}

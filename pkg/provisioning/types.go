@@ -5,6 +5,7 @@ import (
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/gang"
 	"github.com/capstan-dev/capstan/pkg/scheduling"
 )
 
@@ -63,6 +64,12 @@ type Input struct {
 	// or whose list does not have one entry per term, requests its own
 	// for every term.
 	TermRequests map[*corev1.Pod][]scheduling.Resources
+	// Holding and Yielding are virtual pods (state.IsVirtual): they only
+	// hold capacity and are never bound. Holding ones are placed before
+	// Pods, so capacity booked for them is not given to others; Yielding
+	// ones after, so Pods start on the capacity they keep warm. Each group
+	// is placed largest first, as Pods are.
+	Holding, Yielding []*corev1.Pod
 	// Nodes are existing nodes and in-flight NodeClaims, with the pods
 	// bound or nominated to them.
 	Nodes []*Node
@@ -85,7 +92,11 @@ type Input struct {
 	// provider does not serve), by name, with why: a pod no other NodePool
 	// takes reports it rather than "no NodePool exists".
 	UnusableNodePools map[string]string
-	Options           Options
+	// AtomicGroups are the min counts of the atomic groups (gangs) group
+	// objects declare, by key (gang.Declared); a group not in it needs
+	// every member placed. Groups are read from the pods (gang.KeyOf).
+	AtomicGroups gang.Declared
+	Options      Options
 	// Prepared, when set, is the read-only data the solves of one
 	// snapshot share (see Prepare); nil prepares everything in each
 	// solve.
@@ -126,6 +137,10 @@ type Node struct {
 	NodeClaim string
 	// InFlight is set for a NodeClaim that has not registered a node yet.
 	InFlight bool
+	// AtomicGroup, on an in-flight NodeClaim launched for a gang, is the
+	// gang's key: until it registers only the gang's pods are planned
+	// onto it, so its members find the capacity launched for them.
+	AtomicGroup string
 	// Deleting nodes take no new pods.
 	Deleting bool
 }
@@ -167,7 +182,10 @@ type NodeClaim struct {
 	// the first capacity type it allows with an available offering, in the
 	// order reserved, spot, on-demand (spot only within the on-demand
 	// price).
-	CapacityType  string
+	CapacityType string
+	// AtomicGroup is the key of the atomic group (gang) the claim is
+	// launched for, or "".
+	AtomicGroup   string
 	Labels        map[string]string
 	Taints        []corev1.Taint
 	StartupTaints []corev1.Taint

@@ -446,3 +446,24 @@ func TestWarningsTable(t *testing.T) {
 		t.Errorf("warnings table (-want +got):\n%s", diff)
 	}
 }
+
+// TestRequestsTable shows each ProvisioningRequest with when it was
+// provisioned or refused; a run without one has no such table.
+func TestRequestsTable(t *testing.T) {
+	r := hostile()
+	if doc := parse(t, render(t, r, "run")); len(doc.find("table", "requests")) != 0 {
+		t.Errorf("a run without ProvisioningRequests has a requests table")
+	}
+	r.ProvisioningRequests = []simulator.ProvisioningRequest{
+		{Name: "default/train", Class: "best-effort-atomic-scale-up.autoscaling.x-k8s.io", Phase: "Booked", Reason: "CapacityIsProvisioned",
+			Message: "Capacity is provisioned: 2 NodeClaims registered", AppliedAt: "1m0s", ProvisionedAt: "1m20s", NodeClaims: []string{"a", "b"}},
+		{Name: "default/<i>late</i>", Class: "check-capacity.autoscaling.x-k8s.io", Phase: "Failed", Reason: "Expired", AppliedAt: "0s", RefusedAt: "1m0s"},
+	}
+	want := [][]string{
+		{"default/train", "best-effort-atomic-scale-up.autoscaling.x-k8s.io", "1m0s", "1m20s", "", "Booked", "CapacityIsProvisioned", "a, b", "Capacity is provisioned: 2 NodeClaims registered"},
+		{"default/<i>late</i>", "check-capacity.autoscaling.x-k8s.io", "0s", "", "1m0s", "Failed", "Expired", "", ""},
+	}
+	if diff := cmp.Diff(want, rows(t, parse(t, render(t, r, "run")), "requests")); diff != "" {
+		t.Errorf("requests table (-want +got):\n%s", diff)
+	}
+}

@@ -57,9 +57,12 @@ func (b *Batch) Next(w Window, now time.Time) (time.Time, bool) {
 // (unplaced, planned onto NodeClaims it created or nominated to capacity
 // not up yet, or without their llmaz flavors) are solved again a
 // Window.Max later even if nothing changes, so a NodeClaim deleted before
-// its node registered (expired, say) has its pods planned again.
+// its node registered (expired, say) has its pods planned again. Virtual
+// pods are solved again too: a real pod bound onto the capacity a
+// buffer kept warm raises no event the provisioner watches, and the
+// buffer is refilled by the next solve.
 func (b *Batch) Solved(d Decision, w Window, now time.Time) {
-	if len(d.Result.Unplaced) > 0 || len(d.Result.NewNodeClaims) > 0 || len(d.Result.Nominations) > 0 || len(d.FlavorFailures) > 0 {
+	if len(d.Result.Unplaced) > 0 || len(d.Result.NewNodeClaims) > 0 || len(d.Result.Nominations) > 0 || len(d.FlavorFailures) > 0 || d.Virtual.Count > 0 {
 		b.recheck = now.Add(w.Max)
 	}
 }

@@ -34,15 +34,31 @@ type Options struct {
 // NodeClaims to create for it. The controller applies it to the API
 // server; `capstan simulate` applies it to its in-memory world.
 type Decision struct {
-	// Pending counts the pods solved for, flavors resolved.
+	// Pending counts the pods solved for, flavors resolved; virtual pods
+	// are not among them.
 	Pending int
-	Result  provisioning.Result
+	// Result is the solve's, but for virtual pods: NewNodeClaims' Pods
+	// may include them (they size the claims), Nominations and Unplaced
+	// never do.
+	Result provisioning.Result
+	// Virtual is where the virtual pods went: nominated to existing or
+	// in-flight capacity, or unplaced, never to be bound or told; those
+	// planned onto new NodeClaims are in Result.NewNodeClaims.
+	Virtual VirtualResult
 	// NodeClaims are the objects to create, one per Result.NewNodeClaims
 	// entry, in the same order.
 	NodeClaims []*v1.NodeClaim
 	// FlavorFailures are model-serving pods left out: their flavors could
 	// not be resolved.
 	FlavorFailures []FlavorFailure
+}
+
+// VirtualResult is where a decision placed the virtual pods.
+type VirtualResult struct {
+	// Count is how many virtual pods were solved for.
+	Count       int
+	Nominations []provisioning.Nomination
+	Unplaced    []provisioning.Unplaced
 }
 
 // FlavorFailure is a model-serving pod that can't be provisioned for.
@@ -68,12 +84,15 @@ func Decide(snapshot state.Snapshot, opts Options, name func(nodePool string) st
 		snapshot.Input.Pods, mismatched = opts.Nominations.mismatched(snapshot.Input.Pods, snapshot.Input.Nodes)
 		defer func() { opts.Nominations.record(d, inFlightNames(snapshot.Input.Nodes), mismatched) }()
 	}
-	if d.Pending == 0 {
+	d.Virtual.Count = len(snapshot.Input.Holding) + len(snapshot.Input.Yielding)
+	if d.Pending == 0 && d.Virtual.Count == 0 {
 		return d
 	}
 	snapshot.Input.Options.MaxInstanceTypes = opts.MaxInstanceTypes
 	snapshot.Input.Options.MinValuesPolicy, snapshot.Input.Options.PreferencePolicy = opts.MinValuesPolicy, opts.PreferencePolicy
 	d.Result = provisioning.Solve(snapshot.Input)
+	d.Result.Nominations, d.Virtual.Nominations = splitNominations(d.Result.Nominations)
+	d.Result.Unplaced, d.Virtual.Unplaced = splitUnplaced(d.Result.Unplaced)
 	d.Result.Unplaced = append(d.Result.Unplaced, mismatched...)
 	for _, c := range d.Result.NewNodeClaims {
 		np := snapshot.NodePools[c.NodePool]
@@ -89,6 +108,7 @@ func Decide(snapshot state.Snapshot, opts Options, name func(nodePool string) st
 		}
 		d.NodeClaims = append(d.NodeClaims, nc)
 	}
+	annotateGroups(d.NodeClaims, d.Result.NewNodeClaims)
 	return d
 }
 
@@ -100,4 +120,29 @@ func inFlightNames(nodes []*provisioning.Node) map[string]bool {
 		}
 	}
 	return out
+}
+
+// splitNominations sets the virtual pods' nominations apart: they are
+// never told to a pod or remembered (state.IsVirtual).
+func splitNominations(all []provisioning.Nomination) (real, virtual []provisioning.Nomination) {
+	for _, n := range all {
+		if state.IsVirtual(n.Pod) {
+			virtual = append(virtual, n)
+		} else {
+			real = append(real, n)
+		}
+	}
+	return real, virtual
+}
+
+// splitUnplaced sets the virtual pods' failures apart, as splitNominations.
+func splitUnplaced(all []provisioning.Unplaced) (real, virtual []provisioning.Unplaced) {
+	for _, u := range all {
+		if state.IsVirtual(u.Pod) {
+			virtual = append(virtual, u)
+		} else {
+			real = append(real, u)
+		}
+	}
+	return real, virtual
 }

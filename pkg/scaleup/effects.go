@@ -7,6 +7,7 @@ import (
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/effects"
+	"github.com/capstan-dev/capstan/pkg/state"
 )
 
 // MetricNodeClaimsCreated counts the NodeClaims the provisioner created,
@@ -18,7 +19,8 @@ const EventNominated = "Nominated"
 
 // Effects are what applying the decision takes: the NodeClaims created
 // (each counted), and an event on every pod saying where it should
-// schedule or why it can't be provisioned for.
+// schedule or why it can't be provisioned for; virtual pods exist
+// nowhere to be told.
 func (d Decision) Effects() []effects.Effect {
 	var out []effects.Effect
 	for _, f := range d.FlavorFailures {
@@ -33,6 +35,9 @@ func (d Decision) Effects() []effects.Effect {
 		out = append(out, effects.CreateNodeClaim{NodeClaim: nc}, effects.Metric{Name: MetricNodeClaimsCreated, Labels: []string{c.NodePool, capacityType}, Value: 1})
 		related := effects.NodeClaimRef(nc.Name)
 		for _, pod := range c.Pods {
+			if state.IsVirtual(pod) {
+				continue
+			}
 			out = append(out, podEvent(pod, corev1.EventTypeNormal, EventNominated, fmt.Sprintf("pod should schedule on nodeclaim %s", nc.Name), &related))
 		}
 	}

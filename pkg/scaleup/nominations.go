@@ -8,6 +8,7 @@ import (
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/provisioning"
+	"github.com/capstan-dev/capstan/pkg/state"
 )
 
 // Nominations remembers, for each pending pod, the NodeClaim the last
@@ -65,7 +66,9 @@ func (n *Nominations) record(d Decision, inFlight map[string]bool, mismatched []
 	}
 	for i, c := range d.Result.NewNodeClaims {
 		for _, p := range c.Pods {
-			next[keyOf(p)] = d.NodeClaims[i].Name
+			if !state.IsVirtual(p) {
+				next[keyOf(p)] = d.NodeClaims[i].Name
+			}
 		}
 	}
 	for _, nom := range d.Result.Nominations {

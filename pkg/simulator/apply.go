@@ -165,6 +165,12 @@ func (s *Simulator) object(ref effects.Ref) metav1.Object {
 		if np := s.world.nodePool(ref.Name); np != nil {
 			return np
 		}
+	case effects.KindProvisioningRequest:
+		for i := range s.world.provreqs {
+			if pr := &s.world.provreqs[i]; pr.Namespace == ref.Namespace && pr.Name == ref.Name {
+				return pr
+			}
+		}
 	}
 	return nil
 }
@@ -224,6 +230,8 @@ func objectName(ref effects.Ref) string {
 		return "pod/" + name
 	case effects.KindNodePool:
 		return "nodepool/" + name
+	case effects.KindProvisioningRequest:
+		return "provisioningrequest/" + name
 	}
 	return name
 }

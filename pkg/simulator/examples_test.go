@@ -1502,3 +1502,39 @@ func TestExampleDoNotDisruptDuration(t *testing.T) {
 		t.Errorf("no Unconsolidatable event naming the hold until 00:30:03")
 	}
 }
+
+// examples/provisioning-request (its README): check fits what the
+// NodePool can launch and launches nothing; train's three NodeClaims are
+// launched together at 1m and it is Provisioned when they register (the
+// profile's 20s launch latency), then consumed by its pods at 2m;
+// too-big's four workers exceed the NodePool's 12-vCPU limit and nothing
+// is launched for them.
+func TestExampleProvisioningRequest(t *testing.T) {
+	r := simulate(t, "provisioning-request")
+	got := map[string]simulator.ProvisioningRequest{}
+	for _, pr := range r.ProvisioningRequests {
+		got[pr.Name] = pr
+	}
+	type outcome struct{ Phase, Reason, ProvisionedAt, RefusedAt string }
+	want := map[string]outcome{
+		"default/check":   {Phase: "Provisioned", Reason: "CapacityIsFound", ProvisionedAt: "0s"},
+		"default/train":   {Phase: "BookingExpired", Reason: "CapacityBookingConsumed", ProvisionedAt: "1m20s"},
+		"default/too-big": {Phase: "Pending", Reason: "CapacityIsNotFound"},
+	}
+	gotOutcomes := map[string]outcome{}
+	for name, pr := range got {
+		gotOutcomes[name] = outcome{pr.Phase, pr.Reason, pr.ProvisionedAt, pr.RefusedAt}
+	}
+	if diff := cmp.Diff(want, gotOutcomes); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+	if n := len(got["default/train"].NodeClaims); n != 3 || r.Summary.NodesLaunched != 3 {
+		t.Errorf("train has %d NodeClaims, %d nodes launched; want 3 and 3 (none for check or too-big)", n, r.Summary.NodesLaunched)
+	}
+	if len(got["default/too-big"].NodeClaims) != 0 {
+		t.Errorf("too-big has NodeClaims %v, want none", got["default/too-big"].NodeClaims)
+	}
+	if running(r) != 3 {
+		t.Errorf("%d pods running, want train's 3", running(r))
+	}
+}

@@ -29,6 +29,13 @@ type Result struct {
 	// NodePools scored, taken or skipped, in order; absent when none
 	// did.
 	ConsolidationScores []ConsolidationScore `json:"consolidationScores,omitempty"`
+	// Gangs are the all-or-nothing groups among the pods at the end
+	// (docs/batch.md, "Gangs"), by key; absent when there are none.
+	Gangs []Gang `json:"gangs,omitempty"`
+	// ProvisioningRequests are the ProvisioningRequests at the end and
+	// when each was provisioned or refused (docs/batch.md,
+	// "ProvisioningRequest"); absent when there are none.
+	ProvisioningRequests []ProvisioningRequest `json:"provisioningRequests,omitempty"`
 }
 
 // Warning is a problem with an object that is kept nonetheless: a
@@ -178,6 +185,8 @@ func (s *Simulator) result() *Result {
 	if out.Events == nil {
 		out.Events = []Event{}
 	}
+	out.Gangs = s.gangs(out.Pods)
+	out.ProvisioningRequests = s.provisioningRequestsReport()
 	return out
 }
 

@@ -30,13 +30,15 @@ type Options struct {
 	Duration time.Duration
 	Seed     uint64
 	// Window, UnavailableTTL, RegistrationTTL, LaunchTimeout,
-	// MaxInstanceTypes, MinValuesPolicy, PreferencePolicy and
+	// AtomicGroupLaunchTimeout, MaxInstanceTypes, MinValuesPolicy, PreferencePolicy and
 	// SchedulerNames mean what the controller's flags of the same names do.
 	Window           scaleup.Window
 	UnavailableTTL   time.Duration
 	RegistrationTTL  time.Duration
 	LaunchTimeout    time.Duration
-	MaxInstanceTypes int
+	// AtomicGroupLaunchTimeout bounds a gang's launch (lifecycle.ReleaseGroups).
+	AtomicGroupLaunchTimeout time.Duration
+	MaxInstanceTypes         int
 	MinValuesPolicy  provisioning.MinValuesPolicy
 	PreferencePolicy provisioning.PreferencePolicy
 	SchedulerNames   []string
@@ -49,7 +51,7 @@ func DefaultOptions() Options {
 		Duration: 2 * time.Hour, Seed: 1,
 		Window:         scaleup.Window{Idle: scaleup.DefaultBatchIdle, Max: scaleup.DefaultBatchMax},
 		UnavailableTTL: cloudprovider.DefaultUnavailableOfferingsTTL, RegistrationTTL: lifecycle.DefaultRegistrationTTL,
-		LaunchTimeout:    lifecycle.DefaultLaunchTimeout,
+		LaunchTimeout: lifecycle.DefaultLaunchTimeout, AtomicGroupLaunchTimeout: lifecycle.DefaultAtomicGroupLaunchTimeout,
 		MaxInstanceTypes: provisioning.DefaultMaxInstanceTypes, SchedulerNames: []string{corev1.DefaultSchedulerName},
 		MinValuesPolicy: provisioning.MinValuesPolicyStrict, PreferencePolicy: provisioning.PreferencePolicyRespect,
 		Disruption: DisruptionOptions{
@@ -104,6 +106,9 @@ type Simulator struct {
 	attempts *lifecycle.Attempts
 	// requeues are when steps asked to run again (effects.RequeueAt).
 	requeues []time.Time
+	// gangReleases count, by gang, the NodeClaims its failed launches
+	// released (the report's gangs).
+	gangReleases map[string]int
 	// blockWake is when the next capacity block drain is due.
 	blockWake time.Time
 	// warnings are the manifests' (manifests.Set.Warnings), reported.
@@ -252,7 +257,7 @@ func (s *Simulator) round(ctx context.Context) (bool, error) {
 	changed := s.timed()
 	changed = s.scale() || changed
 	steps := []func(context.Context) (bool, error){
-		s.collect, s.interrupt, s.drainBlocks, s.expire, s.workloads, s.register, s.daemonSets, s.bind, s.provision, s.static, s.launch, s.stampPodEvents, s.disrupt, s.terminate,
+		s.collect, s.interrupt, s.drainBlocks, s.expire, s.workloads, s.register, s.daemonSets, s.bind, s.provisioningRequests, s.provision, s.static, s.launch, s.release, s.stampPodEvents, s.disrupt, s.terminate,
 	}
 	for _, step := range steps {
 		c, err := step(ctx)

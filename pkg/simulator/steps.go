@@ -3,6 +3,7 @@ package simulator
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,6 +12,8 @@ import (
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/effects"
+	"github.com/capstan-dev/capstan/pkg/gang"
 	"github.com/capstan-dev/capstan/pkg/lifecycle"
 	"github.com/capstan-dev/capstan/pkg/overlay"
 	"github.com/capstan-dev/capstan/pkg/scaleup"
@@ -308,4 +311,40 @@ func (s *Simulator) lifecycleDeadlines() []time.Time {
 		}
 	}
 	return out
+}
+
+// release is the gang release controller's step (lifecycle.ReleaseGroups)
+// applied to the world: right after launches, as the controller reacts
+// to a launch failing before the launch's other nodes take pods.
+func (s *Simulator) release(ctx context.Context) (bool, error) {
+	var claims []*v1.NodeClaim
+	var pods []*corev1.Pod
+	for _, nc := range s.world.sortedClaims() {
+		if nc.Annotations[gang.AtomicGroupLaunchAnnotationKey] == "" {
+			continue
+		}
+		claims = append(claims, nc)
+		if nc.Status.NodeName != "" {
+			pods = append(pods, s.world.podsOn(nc.Status.NodeName)...)
+		}
+	}
+	if len(claims) == 0 {
+		return false, nil
+	}
+	effs := lifecycle.ReleaseGroups(claims, lifecycle.NodesRunningPods(pods), s.clock.Now(), s.opts.AtomicGroupLaunchTimeout)
+	for _, e := range effs {
+		if d, ok := e.(effects.DeleteNodeClaim); ok {
+			if s.gangReleases == nil {
+				s.gangReleases = map[string]int{}
+			}
+			s.gangReleases[s.world.claims[d.Name].Annotations[gang.AtomicGroupAnnotationKey]]++
+		}
+	}
+	if err := s.applyEffects(ctx, effs); err != nil {
+		return false, err
+	}
+	return slices.ContainsFunc(effs, func(e effects.Effect) bool {
+		_, ok := e.(effects.RequeueAt)
+		return !ok
+	}), nil
 }

@@ -19,7 +19,7 @@ import (
 // Pods' reasons and launches are summarized in tables instead.
 func isKeyEvent(kind string) bool {
 	switch kind {
-	case "InsufficientCapacity", "LaunchFailed", "LaunchTimeout", "SpotServiceLinkedRoleCreationFailed", "RegistrationTimeout", "Scaled", "NodeDeleted", "InstanceStopped", "Applied", "Deleted",
+	case "InsufficientCapacity", "LaunchFailed", "LaunchTimeout", "SpotServiceLinkedRoleCreationFailed", "RegistrationTimeout", "AtomicGroupReleased", "Scaled", "NodeDeleted", "InstanceStopped", "Applied", "Deleted",
 		"DisruptionLaunching", "DisruptionTerminating", "DisruptionBlocked", "CapacityReservationEnded":
 		return true
 	}

@@ -3,6 +3,8 @@ package simulator
 import (
 	"fmt"
 
+	autoscalingv1 "k8s.io/autoscaler/cluster-autoscaler/apis/provisioningrequest/autoscaling.x-k8s.io/v1"
+
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -10,6 +12,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
@@ -90,6 +93,16 @@ func (s *Simulator) apply(t manifests.TimedObject) string {
 	case *flavors.OpenModel:
 		_, replaced = w.models[o.Name]
 		w.models[o.Name] = o
+	case *autoscalingv1.ProvisioningRequest:
+		pr := o.DeepCopy()
+		pr.CreationTimestamp = metav1.NewTime(s.clock.Now())
+		w.provreqs, replaced = upsert(w.provreqs, *pr)
+	case *corev1.PodTemplate:
+		w.podTemplates, replaced = upsert(w.podTemplates, *o.DeepCopy())
+	case *unstructured.Unstructured:
+		w.podGroups, replaced = upsert(w.podGroups, *o.DeepCopy())
+		// A gang's min count changed: its pods are planned again.
+		s.batch.Trigger(s.clock.Now(), false)
 	default:
 		return fmt.Sprintf("not applied: simulate does not change %T mid-run (%s)", t.Object, t.Source)
 	}
@@ -149,6 +162,12 @@ func (s *Simulator) remove(t manifests.TimedObject) string {
 	case *flavors.OpenModel:
 		_, found = w.models[t.Name]
 		delete(w.models, t.Name)
+	case *autoscalingv1.ProvisioningRequest:
+		w.provreqs, found = without(w.provreqs, t.Namespace, t.Name)
+	case *corev1.PodTemplate:
+		w.podTemplates, found = without(w.podTemplates, t.Namespace, t.Name)
+	case *unstructured.Unstructured:
+		w.podGroups, found = without(w.podGroups, t.Namespace, t.Name)
 	default:
 		return fmt.Sprintf("not deleted: simulate does not change %T mid-run (%s)", t.Object, t.Source)
 	}

@@ -7,10 +7,15 @@ import (
 	"maps"
 	"slices"
 
+	autoscalingv1 "k8s.io/autoscaler/cluster-autoscaler/apis/provisioningrequest/autoscaling.x-k8s.io/v1"
+
+	"github.com/capstan-dev/capstan/pkg/provreq"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
@@ -36,7 +41,13 @@ type world struct {
 	claimsPVC   []corev1.PersistentVolumeClaim
 	volumes     []corev1.PersistentVolume
 	classes     []storagev1.StorageClass
-	workloads   []*workload
+	// podGroups are gangs' group objects (gang.Declare).
+	podGroups []unstructured.Unstructured
+	// provreqs are the ProvisioningRequests, their conditions as the
+	// steps set them, and podTemplates the templates they name.
+	provreqs     []autoscalingv1.ProvisioningRequest
+	podTemplates []corev1.PodTemplate
+	workloads    []*workload
 	// pdbs are the PodDisruptionBudgets, their status computed when read
 	// (pdb.go).
 	pdbs []policyv1.PodDisruptionBudget
@@ -91,7 +102,8 @@ func newWorld(set *manifests.Set) *world {
 		onNode: map[string][]*corev1.Pod{}, nodeByProviderID: map[string]string{}, podEvents: map[string]bool{}, podsChanged: map[string]bool{},
 		nodePools: slices.Clone(set.NodePools), overlays: slices.Clone(set.NodeOverlays), daemonSets: slices.Clone(set.DaemonSets),
 		claimsPVC: slices.Clone(set.PersistentVolumeClaims), volumes: slices.Clone(set.PersistentVolumes),
-		classes: slices.Clone(set.StorageClasses), pdbs: slices.Clone(set.PodDisruptionBudgets),
+		classes: slices.Clone(set.StorageClasses), pdbs: slices.Clone(set.PodDisruptionBudgets), podGroups: slices.Clone(set.PodGroups),
+		provreqs: slices.Clone(set.ProvisioningRequests), podTemplates: slices.Clone(set.PodTemplates),
 		timeline: slices.Clone(set.Timed), llmaz: len(set.OpenModels) > 0 || hasTimed[*flavors.OpenModel](set.Timed),
 	}
 	for i := range set.SimNodeClasses {
@@ -257,7 +269,7 @@ func (w *world) nodeOf(nc *v1.NodeClaim) *corev1.Node {
 func (w *world) objects() state.Objects {
 	objs := state.Objects{
 		NodePools: w.nodePools, NodeOverlays: w.overlays, DaemonSets: w.daemonSets,
-		Claims: w.claimsPVC, Volumes: w.volumes, StorageClasses: w.classes,
+		Claims: w.claimsPVC, Volumes: w.volumes, StorageClasses: w.classes, PodGroups: w.podGroups,
 	}
 	// Sized up front: the pods are copied by value, and growing a slice
 	// of them over and over is most of a large run's copying.
@@ -277,5 +289,12 @@ func (w *world) objects() state.Objects {
 		objs.Namespaces = append(objs.Namespaces, w.namespaces[name])
 	}
 	objs.PDBs = w.pdbsWithStatus()
+	objs.VirtualPods = append(objs.VirtualPods, provreq.VirtualPods(w.provisioningRequests(objs))...)
 	return objs
+}
+
+// provisioningRequests pairs the requests with what their steps read,
+// as clusterstate.ProvisioningRequests does from the API.
+func (w *world) provisioningRequests(objs state.Objects) []provreq.Request {
+	return provreq.Requests(provreq.Objects{Requests: w.provreqs, Templates: w.podTemplates, Pods: objs.Pods, NodeClaims: objs.NodeClaims})
 }

@@ -9,10 +9,12 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/api/v1alpha1"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
+	"github.com/capstan-dev/capstan/pkg/gang"
 	"github.com/capstan-dev/capstan/pkg/provisioning"
 	"github.com/capstan-dev/capstan/pkg/scheduling"
 )
@@ -33,6 +35,15 @@ type Objects struct {
 	// NodeOverlays adjust the instance types the shell gathers
 	// (overlay.InstanceTypes); the snapshot reads only their result.
 	NodeOverlays []v1alpha1.NodeOverlay
+	// VirtualPods hold capacity without existing (IsVirtual): a
+	// CapacityBuffer's replicas, a ProvisioningRequest's pod sets. The
+	// shell sizes them with each kind's pure step (clusterstate.List);
+	// they are solved like pending pods, never bound.
+	VirtualPods []corev1.Pod
+	// PodGroups are the group objects gangs' min counts are read from
+	// (gang.Declare): the Workload API's PodGroups where the API server
+	// serves them, scheduler-plugins' where its CRD is installed.
+	PodGroups []unstructured.Unstructured
 }
 
 // Snapshot is the provisioner's view of the cluster at one moment.
@@ -40,17 +51,22 @@ type Snapshot struct {
 	Input provisioning.Input
 	// NodePools by name, for building NodeClaims from the result.
 	NodePools map[string]*v1.NodePool
+	// PodGroupErrors are the group objects whose min count could not be
+	// read (their members count all of them); the shell reports them.
+	PodGroupErrors []error
 }
 
 // Build turns objects into a solver input: the pending pods Capstan serves,
 // existing nodes (with their NodeClaims' expected taints until they are
 // initialized, so the unregistered and startup taints don't send pods
 // elsewhere) and in-flight NodeClaims with the capacity they were sized
-// for. It is pure.
+// for. Virtual pods go to the solver's Holding or Yielding (Yields). It
+// is pure.
 func Build(objs Objects, instanceTypes map[string][]*cloudprovider.InstanceType, schedulerNames []string) Snapshot {
 	s := Snapshot{NodePools: map[string]*v1.NodePool{}}
 	in := &s.Input
 	in.InstanceTypes = withBookedSlots(instanceTypes, objs.NodeClaims)
+	in.AtomicGroups, s.PodGroupErrors = gang.Declare(objs.PodGroups)
 	for i := range objs.NodePools {
 		np := &objs.NodePools[i]
 		if np.DeletionTimestamp != nil {
@@ -69,6 +85,7 @@ func Build(objs Objects, instanceTypes map[string][]*cloudprovider.InstanceType,
 			in.Pods = append(in.Pods, p)
 		}
 	}
+	in.Holding, in.Yielding = splitVirtual(objs.VirtualPods)
 	claimsByProviderID := map[string]*v1.NodeClaim{}
 	for i := range objs.NodeClaims {
 		nc := &objs.NodeClaims[i]
@@ -262,6 +279,7 @@ func InFlightNode(nc *v1.NodeClaim) *provisioning.Node {
 	return &provisioning.Node{
 		Name: nc.Name, NodePool: nc.Labels[v1.NodePoolLabelKey], Labels: labels, Taints: nc.Spec.Taints,
 		Allocatable: allocatable, Capacity: capacity, InFlight: true, Deleting: nc.DeletionTimestamp != nil,
+		AtomicGroup: nc.Annotations[gang.AtomicGroupAnnotationKey],
 	}
 }
 

@@ -175,7 +175,7 @@ profiles:
 		if comp.healthPort == 0 {
 			continue
 		}
-		if err := waitHealthy(ctx, c.procs[i], comp.healthPort); err != nil {
+		if err := waitHealthy(ctx, c.procs[i], fmt.Sprintf("https://127.0.0.1:%d/healthz", comp.healthPort)); err != nil {
 			return err
 		}
 	}
@@ -268,14 +268,13 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// waitHealthy polls a component's /healthz until it answers ok, the
-// process exits, or a minute passes.
-func waitHealthy(ctx context.Context, p *process, port int) error {
+// waitHealthy polls a component's health url (/healthz, /readyz) until it
+// answers ok, the process exits, or a minute passes.
+func waitHealthy(ctx context.Context, p *process, url string) error {
 	client := &http.Client{
 		Timeout:   time.Second,
 		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, //nolint:gosec // loopback health check of a self-signed test component
 	}
-	url := fmt.Sprintf("https://127.0.0.1:%d/healthz", port)
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	for {

@@ -27,12 +27,14 @@ import (
 	"github.com/capstan-dev/capstan/pkg/controllers/apply"
 	"github.com/capstan-dev/capstan/pkg/controllers/disrupter"
 	"github.com/capstan-dev/capstan/pkg/controllers/explainserver"
+	"github.com/capstan-dev/capstan/pkg/controllers/gangrelease"
 	"github.com/capstan-dev/capstan/pkg/controllers/garbagecollection"
 	"github.com/capstan-dev/capstan/pkg/controllers/index"
 	"github.com/capstan-dev/capstan/pkg/controllers/nodeclaim"
 	"github.com/capstan-dev/capstan/pkg/controllers/nodeoverlay"
 	"github.com/capstan-dev/capstan/pkg/controllers/nodepool"
 	"github.com/capstan-dev/capstan/pkg/controllers/provisioner"
+	"github.com/capstan-dev/capstan/pkg/controllers/provisioningrequest"
 	"github.com/capstan-dev/capstan/pkg/controllers/staticpool"
 	"github.com/capstan-dev/capstan/pkg/controllers/termination"
 	"github.com/capstan-dev/capstan/pkg/disruption"
@@ -40,6 +42,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/lifecycle"
 	"github.com/capstan-dev/capstan/pkg/providers"
 	"github.com/capstan-dev/capstan/pkg/provisioning"
+	"github.com/capstan-dev/capstan/pkg/provreq"
 	"github.com/capstan-dev/capstan/pkg/scaleup"
 )
 
@@ -55,6 +58,9 @@ type Options struct {
 	UnavailableTTL  time.Duration
 	RegistrationTTL time.Duration
 	LaunchTimeout   time.Duration
+	// AtomicGroupLaunchTimeout is how long a gang's launch may take to
+	// have every NodeClaim Launched before it is released.
+	AtomicGroupLaunchTimeout time.Duration
 	// NodeClaimWorkers bound the NodeClaims reconciled (launched) at once.
 	NodeClaimWorkers int
 	SchedulerNames   []string
@@ -112,6 +118,7 @@ func (o *Options) bindFlags(cmd *cobra.Command) {
 	f.DurationVar(&o.UnavailableTTL, "unavailable-offerings-ttl", cloudprovider.DefaultUnavailableOfferingsTTL, "how long an offering that ran out of capacity is not tried")
 	f.DurationVar(&o.RegistrationTTL, "registration-ttl", lifecycle.DefaultRegistrationTTL, "delete a NodeClaim whose node has not registered this long after launch")
 	f.DurationVar(&o.LaunchTimeout, "launch-timeout", lifecycle.DefaultLaunchTimeout, "delete a NodeClaim not launched this long after its first failed launch, so its pods are planned again")
+	f.DurationVar(&o.AtomicGroupLaunchTimeout, "atomic-group-launch-timeout", lifecycle.DefaultAtomicGroupLaunchTimeout, "release every NodeClaim of a gang's launch that runs no pod when not all are launched this long after the first was created (docs/batch.md)")
 	f.IntVar(&o.NodeClaimWorkers, "nodeclaim-max-concurrent-reconciles", nodeclaim.DefaultMaxConcurrentReconciles, "NodeClaims the lifecycle controller reconciles, and so launches, at once")
 	f.StringSliceVar(&o.SchedulerNames, "scheduler-names", []string{corev1.DefaultSchedulerName}, "provision for pending pods of these schedulers")
 	f.IntVar(&o.MaxInstanceTypes, "max-instance-types", provisioning.DefaultMaxInstanceTypes, "instance-type options per NodeClaim")
@@ -198,6 +205,9 @@ func runController(ctx context.Context, opts Options) error {
 		Counters: counters, Trigger: func(t effects.TriggerSolve) { prov.Trigger(t.Immediate) }, Clock: clk,
 		AfterCreate: opts.testHooks.afterCreate(),
 	})
+	if err := provisioningrequest.NewMetrics(ctrlmetrics.Registry, counters); err != nil {
+		return err
+	}
 	disrupt := disrupter.New(disrupter.Deps{
 		Reader: mgr.GetAPIReader(), Cluster: cluster, Applier: applier, Clock: clk, Metrics: metrics.disruption,
 	}, disrupter.Options{
@@ -223,12 +233,16 @@ func runController(ctx context.Context, opts Options) error {
 		termination.New(termination.Deps{
 			Client: mgr.GetClient(), Cloud: cp, Recorder: mgr.GetEventRecorder("capstan"), Clock: clk, Slack: metrics.slack,
 		}).Register(ctx, mgr),
+		provisioningrequest.New(provisioningrequest.Deps{Client: mgr.GetClient(), Cluster: cluster, Applier: applier, Clock: clk},
+			provreq.Options{}).Register(ctx, mgr),
 		staticpool.New(staticpool.Deps{
 			Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("capstan"), Clock: clk, Counters: counters,
 		}).Register(ctx, mgr),
 		nodepool.New(nodepool.Deps{Client: mgr.GetClient(), Clock: clk, Recorder: mgr.GetEventRecorder("capstan")},
 			nodepool.Options{NodeClasses: cp.GetSupportedNodeClasses()}).Register(ctx, mgr),
 		nodeoverlay.New(nodeoverlay.Deps{Client: mgr.GetClient(), Cloud: cp, Clock: clk}).Register(ctx, mgr),
+		gangrelease.New(gangrelease.Deps{Client: mgr.GetClient(), Applier: applier, Clock: clk},
+			gangrelease.Options{LaunchTimeout: opts.AtomicGroupLaunchTimeout}).Register(ctx, mgr),
 		garbagecollection.New(garbagecollection.Deps{Client: mgr.GetClient(), Cloud: cp, Applier: applier, Clock: clk},
 			garbagecollection.Options{Interval: opts.GCInterval, Grace: opts.GCGrace}).Register(ctx, mgr),
 		started.Register(ctx, mgr),

@@ -42,8 +42,8 @@ type ExplainOptions struct {
 func newExplainCommand() *cobra.Command {
 	opts := ExplainOptions{}
 	cmd := &cobra.Command{
-		Use:   "explain pod NAMESPACE/NAME | nodepool NAME | node NAME",
-		Short: "Say why: why a pod is pending, what a NodePool has and costs, why a node is what it is",
+		Use:   "explain pod NAMESPACE/NAME | nodepool NAME | node NAME | provisioningrequest NAMESPACE/NAME",
+		Short: "Say why: why a pod is pending, what a NodePool has and costs, why a node is what it is, where a ProvisioningRequest stands",
 		Long: `explain asks the running controller (--controller-address, its metrics
 address) for its live view: the instance types, offerings and
 unavailable-offerings cache only it holds: over https with the
@@ -80,6 +80,8 @@ func runExplain(ctx context.Context, w io.Writer, opts ExplainOptions, kind, nam
 		answer = &explain.Pod{}
 	case "nodepool":
 		answer = &explain.NodePool{}
+	case "provisioningrequest":
+		answer = &explain.ProvisioningRequest{}
 	default:
 		answer = &explain.Node{}
 	}
@@ -107,6 +109,8 @@ func runExplain(ctx context.Context, w io.Writer, opts ExplainOptions, kind, nam
 		return explain.WritePod(w, *a)
 	case *explain.NodePool:
 		return explain.WriteNodePool(w, *a)
+	case *explain.ProvisioningRequest:
+		return explain.WriteProvisioningRequest(w, *a)
 	default:
 		return explain.WriteNode(w, *answer.(*explain.Node))
 	}
@@ -116,16 +120,16 @@ func runExplain(ctx context.Context, w io.Writer, opts ExplainOptions, kind, nam
 // modes answer, and the object.
 func newQuestion(kind, name, namespace string) (question, error) {
 	switch kind {
-	case "pod":
-		ns, podName, found := strings.Cut(name, "/")
+	case "pod", "provisioningrequest":
+		ns, objName, found := strings.Cut(name, "/")
 		if !found {
-			ns, podName = namespace, name
+			ns, objName = namespace, name
 		}
-		return question{path: explainserver.Path + "pod/" + url.PathEscape(ns) + "/" + url.PathEscape(podName), kind: kind, name: ns + "/" + podName}, nil
+		return question{path: explainserver.Path + kind + "/" + url.PathEscape(ns) + "/" + url.PathEscape(objName), kind: kind, name: ns + "/" + objName}, nil
 	case "nodepool", "node":
 		return question{path: explainserver.Path + kind + "/" + url.PathEscape(name), kind: kind, name: name}, nil
 	}
-	return question{}, fmt.Errorf("cannot explain %q: want pod, nodepool or node", kind)
+	return question{}, fmt.Errorf("cannot explain %q: want pod, nodepool, node or provisioningrequest", kind)
 }
 
 // computeOffline answers from the API alone.
@@ -152,7 +156,7 @@ func computeOffline(ctx context.Context, opts ExplainOptions, path string, into 
 	case *explain.Pod:
 		return offlinePod(ctx, c, opts, parts[1], parts[2], out)
 	case *explain.NodePool:
-		objs, err := clusterstate.List(ctx, c)
+		objs, err := clusterstate.List(ctx, c, clusterstate.Sources{CapacityBuffers: true})
 		if err != nil {
 			return err
 		}
@@ -165,12 +169,22 @@ func computeOffline(ctx context.Context, opts ExplainOptions, path string, into 
 		dis.Pods, dis.Snapshot.Input.TermRequests = scaleup.PinFlavors(dis.Pods, clusterstate.OpenModels(ctx, c, c.RESTMapper(), dis.Pods))
 		*out, err = explain.ForNodePool(explain.NodePoolInput{NodePool: np, Nodes: snapshot.Input.Nodes, NodeClaims: objs.NodeClaims, Disruption: &dis, Now: time.Now()})
 		return err
+	case *explain.ProvisioningRequest:
+		objs, err := clusterstate.List(ctx, c, clusterstate.Sources{CapacityBuffers: true})
+		if err != nil {
+			return err
+		}
+		req, err := explainserver.FindProvisioningRequest(ctx, c, objs, parts[1], parts[2])
+		if err != nil {
+			return fmt.Errorf("getting provisioningrequest %s/%s, %w", parts[1], parts[2], err)
+		}
+		*out = explain.ForProvisioningRequest(req, state.Build(objs, nil, opts.SchedulerNames), time.Now())
 	case *explain.Node:
 		nc, err := explainserver.FindNodeClaim(ctx, c, parts[1])
 		if err != nil {
 			return fmt.Errorf("finding the nodeclaim of %s, %w", parts[1], err)
 		}
-		objs, err := clusterstate.List(ctx, c)
+		objs, err := clusterstate.List(ctx, c, clusterstate.Sources{CapacityBuffers: true})
 		if err != nil {
 			return err
 		}
@@ -186,7 +200,7 @@ func offlinePod(ctx context.Context, c client.Client, opts ExplainOptions, names
 	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, p); err != nil {
 		return fmt.Errorf("getting pod %s/%s, %w", namespace, name, err)
 	}
-	objs, err := clusterstate.List(ctx, c)
+	objs, err := clusterstate.List(ctx, c, clusterstate.Sources{CapacityBuffers: true})
 	if err != nil {
 		return err
 	}

@@ -32,6 +32,16 @@ package app
 // +kubebuilder:rbac:groups=llmaz.io,resources=openmodels,verbs=get;list;watch
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch
 //
+// CapacityBuffers (the CapacityBuffer gate) are read and their status
+// patched; a buffer's chunk is a PodTemplate's or a workload's pod
+// template, and its percentage reads the workload's scale subresource.
+//
+// +kubebuilder:rbac:groups=autoscaling.x-k8s.io,resources=capacitybuffers,verbs=get;list;watch
+// +kubebuilder:rbac:groups=autoscaling.x-k8s.io,resources=capacitybuffers/status,verbs=patch
+// +kubebuilder:rbac:groups="",resources=podtemplates,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets;replicasets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps,resources=deployments/scale;statefulsets/scale;replicasets/scale,verbs=get
+//
 // With --metrics-secure, each request to metrics and explain is checked by
 // the API server: its bearer token by a TokenReview, what it asks by a
 // SubjectAccessReview (pkg/controllers/apiauth).

@@ -58,6 +58,7 @@ manifests, else the embedded default cloud.`,
 	f.DurationVar(&opts.Simulator.UnavailableTTL, "unavailable-offerings-ttl", opts.Simulator.UnavailableTTL, "as for capstan controller")
 	f.DurationVar(&opts.Simulator.RegistrationTTL, "registration-ttl", opts.Simulator.RegistrationTTL, "as for capstan controller")
 	f.DurationVar(&opts.Simulator.LaunchTimeout, "launch-timeout", opts.Simulator.LaunchTimeout, "as for capstan controller")
+	f.DurationVar(&opts.Simulator.AtomicGroupLaunchTimeout, "atomic-group-launch-timeout", opts.Simulator.AtomicGroupLaunchTimeout, "as for capstan controller")
 	f.IntVar(&opts.Simulator.MaxInstanceTypes, "max-instance-types", opts.Simulator.MaxInstanceTypes, "as for capstan controller")
 	bindPolicyFlags(f, &opts.Simulator.MinValuesPolicy, &opts.Simulator.PreferencePolicy, opts.Simulator.MinValuesPolicy, opts.Simulator.PreferencePolicy, "as for capstan controller: ")
 	f.StringSliceVar(&opts.Simulator.SchedulerNames, "scheduler-names", opts.Simulator.SchedulerNames, "as for capstan controller")

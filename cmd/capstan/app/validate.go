@@ -56,6 +56,7 @@ func (o Options) Validate() error {
 		positive("--unavailable-offerings-ttl", o.UnavailableTTL),
 		atLeast("--registration-ttl", o.RegistrationTTL, MinRegistrationTTL),
 		positive("--launch-timeout", o.LaunchTimeout),
+		positive("--atomic-group-launch-timeout", o.AtomicGroupLaunchTimeout),
 		atLeast("--gc-interval", o.GCInterval, MinGCInterval),
 		positive("--gc-grace", o.GCGrace),
 		validateMaxInstanceTypes(o.MaxInstanceTypes),

@@ -52,6 +52,7 @@ func TestControllerOptionsValidate(t *testing.T) {
 		{name: "sim ignores the aws flags", args: []string{"--vm-memory-overhead-percent=7"}, mod: func(*Options) {}},
 		{name: "zero registration ttl", mod: func(o *Options) { o.RegistrationTTL = 0 }, want: []string{"--registration-ttl must be positive"}},
 		{name: "zero launch timeout", mod: func(o *Options) { o.LaunchTimeout = 0 }, want: []string{"--launch-timeout must be positive"}},
+		{name: "zero atomic group launch timeout", mod: func(o *Options) { o.AtomicGroupLaunchTimeout = 0 }, want: []string{"--atomic-group-launch-timeout must be positive"}},
 		{name: "negative gc interval", mod: func(o *Options) { o.GCInterval = -time.Second }, want: []string{"--gc-interval must be positive, got -1s"}},
 		{name: "zero gc grace", mod: func(o *Options) { o.GCGrace = 0 }, want: []string{"--gc-grace"}},
 		{name: "zero idle", mod: func(o *Options) { o.BatchIdle = 0 }, want: []string{"--batch-idle-duration must be positive"}},

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	autoscalingv1 "k8s.io/autoscaler/cluster-autoscaler/apis/provisioningrequest/autoscaling.x-k8s.io/v1"
+
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -311,6 +313,8 @@ func newObject(ref effects.Ref) (client.Object, error) {
 		o = &corev1.Pod{}
 	case effects.KindNodePool:
 		o = &v1.NodePool{}
+	case effects.KindProvisioningRequest:
+		o = &autoscalingv1.ProvisioningRequest{}
 	default:
 		return nil, errors.New("no object of kind " + string(ref.Kind))
 	}

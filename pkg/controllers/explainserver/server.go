@@ -9,6 +9,10 @@ import (
 	"sync"
 	"time"
 
+	autoscalingv1 "k8s.io/autoscaler/cluster-autoscaler/apis/provisioningrequest/autoscaling.x-k8s.io/v1"
+
+	"github.com/capstan-dev/capstan/pkg/provreq"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/clock"
@@ -101,6 +105,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET "+Path+"pod/{namespace}/{name}", s.answer(s.pod))
 	mux.HandleFunc("GET "+Path+"nodepool/{name}", s.answer(s.nodePool))
 	mux.HandleFunc("GET "+Path+"node/{name}", s.answer(s.node))
+	mux.HandleFunc("GET "+Path+"provisioningrequest/{namespace}/{name}", s.answer(s.provisioningRequest))
 	return mux
 }
 
@@ -208,6 +213,36 @@ func (s *Server) node(r *http.Request) (any, error) {
 	}
 	return explain.ForNode(explain.NodeInput{NodeClaim: nc, Disruption: &dis, Drift: s.opts.Drift, SpotToSpot: s.opts.SpotToSpot,
 		NodeRepair: s.opts.NodeRepair, RepairPolicies: s.opts.RepairPolicies, Now: s.clock.Now()}), nil
+}
+
+// provisioningRequest answers with the provisioningrequest controller's
+// step over the read-only snapshot.
+func (s *Server) provisioningRequest(r *http.Request) (any, error) {
+	ctx := r.Context()
+	objs, snapshot, err := s.snapshotNow(ctx)
+	if err != nil {
+		return nil, err
+	}
+	req, err := FindProvisioningRequest(ctx, s.client, objs, r.PathValue("namespace"), r.PathValue("name"))
+	if err != nil {
+		return nil, err
+	}
+	return explain.ForProvisioningRequest(req, snapshot, s.clock.Now()), nil
+}
+
+// FindProvisioningRequest reads one request and pairs it with objs' pods
+// and NodeClaims and its namespace's PodTemplates (provreq.Requests).
+func FindProvisioningRequest(ctx context.Context, c client.Reader, objs state.Objects, namespace, name string) (provreq.Request, error) {
+	pr := &autoscalingv1.ProvisioningRequest{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, pr); err != nil {
+		return provreq.Request{}, err
+	}
+	templates := &corev1.PodTemplateList{}
+	if err := c.List(ctx, templates, client.InNamespace(namespace)); err != nil {
+		return provreq.Request{}, fmt.Errorf("listing podtemplates of provisioningrequest %s/%s, %w", namespace, name, err)
+	}
+	return provreq.Requests(provreq.Objects{Requests: []autoscalingv1.ProvisioningRequest{*pr}, Templates: templates.Items,
+		Pods: objs.Pods, NodeClaims: objs.NodeClaims})[0], nil
 }
 
 // FindNodeClaim finds a NodeClaim by its name or its Node's.

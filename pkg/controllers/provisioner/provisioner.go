@@ -226,13 +226,14 @@ func (p *Provisioner) provision(ctx context.Context) (scaleup.Decision, error) {
 	d := scaleup.Decide(snapshot, opts, func(np string) string { return np + "-" + rand.String(5) })
 	p.metrics.pendingPods.Set(float64(d.Pending))
 	p.metrics.unplacedPods.Reset()
-	if d.Pending > 0 {
+	if d.Pending > 0 || d.Virtual.Count > 0 {
 		p.metrics.schedulingDuration.Observe(p.clock.Since(start).Seconds())
 		for _, u := range d.Result.Unplaced {
 			p.metrics.unplacedPods.WithLabelValues(string(u.Reason)).Inc()
 		}
-		log.FromContext(ctx).Info("solved", "pods", d.Pending, "nodeclaims", len(d.Result.NewNodeClaims),
-			"nominations", len(d.Result.Nominations), "unplaced", len(d.Result.Unplaced), "duration", p.clock.Since(start).String())
+		log.FromContext(ctx).Info("solved", "pods", d.Pending, "virtualPods", d.Virtual.Count, "nodeclaims", len(d.Result.NewNodeClaims),
+			"nominations", len(d.Result.Nominations), "unplaced", len(d.Result.Unplaced), "virtualUnplaced", len(d.Virtual.Unplaced),
+			"duration", p.clock.Since(start).String())
 	}
 	if _, err := p.applier.Apply(ctx, d.Effects()); err != nil {
 		return d, err

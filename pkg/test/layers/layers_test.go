@@ -15,9 +15,9 @@ import (
 // the first entry that matches it.
 var layers = [][]string{
 	{"api/...", "config/..."},
-	// Leaves: the requirements algebra, budget windows, llmaz flavors,
+	// Leaves: the requirements algebra, budget windows, llmaz flavors, gangs,
 	// escaping for the terminal, capped reads of files and streams.
-	{"pkg/scheduling", "pkg/budgets", "pkg/flavors", "pkg/version", "pkg/printable", "pkg/readlimit"},
+	{"pkg/scheduling", "pkg/budgets", "pkg/flavors", "pkg/gang", "pkg/version", "pkg/printable", "pkg/readlimit"},
 	// The cloud seam: the interface, offerings, errors.
 	{"pkg/cloudprovider"},
 	// The effect vocabulary the steps return; NodeOverlays applied to the
@@ -26,20 +26,23 @@ var layers = [][]string{
 	{"pkg/cloudprovider/catalog", "pkg/provisioning/..."},
 	// The providers, and the snapshot the steps read.
 	{"pkg/cloudprovider/...", "pkg/state"},
-	{"pkg/drain"},
+	// The drain's rules; CapacityBuffers sized into virtual pods.
+	{"pkg/drain", "pkg/buffers"},
 	{"pkg/disruption"},
 	// The provisioner's step and the NodeClaim steps; the admission checks
 	// the controller and simulate share.
-	{"pkg/scaleup", "pkg/lifecycle", "pkg/interruption", "pkg/admission"},
+	// ProvisioningRequests' steps (pkg/provreq) sit beside them.
+	{"pkg/scaleup", "pkg/lifecycle", "pkg/interruption", "pkg/admission", "pkg/provreq"},
 	{"pkg/explain", "pkg/clusterstate", "pkg/manifests"},
 	{"pkg/simulator"},
 	// The applier the controllers hand effects to, and the field indexes
 	// they look objects up by.
 	{"pkg/controllers/apply", "pkg/controllers/index"},
 	// The shells: each controller is its own entry.
-	{"pkg/report", "pkg/controllers/clustermetrics", "pkg/controllers/disrupter",
+	{"pkg/report", "pkg/controllers/capacitybuffer", "pkg/controllers/clustermetrics", "pkg/controllers/disrupter",
 		"pkg/controllers/ec2nodeclass", "pkg/controllers/explainserver", "pkg/controllers/garbagecollection",
 		"pkg/controllers/nodeclaim", "pkg/controllers/nodeoverlay", "pkg/controllers/nodepool", "pkg/controllers/provisioner",
+		"pkg/controllers/provisioningrequest",
 		"pkg/controllers/simnodeclass", "pkg/controllers/staticpool", "pkg/controllers/termination"},
 	// The filter in front of explain's server.
 	{"pkg/controllers/apiauth"},

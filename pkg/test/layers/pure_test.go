@@ -12,11 +12,12 @@ import (
 // Kubernetes client. The simulated cloud's in-memory part is one; its
 // API-server seams (sim/simapi) are the controller's.
 var pure = []string{
-	"pkg/scheduling", "pkg/provisioning/...", "pkg/scaleup", "pkg/lifecycle", "pkg/drain", "pkg/budgets",
-	"pkg/disruption", "pkg/explain", "pkg/flavors", "pkg/state", "pkg/effects", "pkg/overlay", "pkg/interruption",
+	"pkg/scheduling", "pkg/provisioning/...", "pkg/scaleup", "pkg/lifecycle", "pkg/drain", "pkg/buffers", "pkg/budgets",
+	"pkg/disruption", "pkg/explain", "pkg/flavors", "pkg/gang", "pkg/state", "pkg/effects", "pkg/overlay", "pkg/interruption",
 	"pkg/cloudprovider", "pkg/cloudprovider/catalog", "pkg/cloudprovider/sim", "pkg/manifests", "pkg/simulator", "pkg/report",
 	"pkg/printable",
 	"pkg/readlimit",
+	"pkg/provreq",
 }
 
 // clients are the packages that reach the API server.

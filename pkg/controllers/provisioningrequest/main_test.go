@@ -1,0 +1,16 @@
+package provisioningrequest
+
+import (
+	"os"
+	"testing"
+
+	"github.com/capstan-dev/capstan/pkg/test"
+)
+
+// env is the real kube-apiserver, with the ProvisioningRequest CRD
+// config/crd holds, the package's tests share.
+var env *test.Environment
+
+func TestMain(m *testing.M) {
+	os.Exit(test.MainWithEnvironment(m, func(e *test.Environment) { env = e }))
+}
