@@ -89,6 +89,11 @@ func builtinKinds() map[schema.GroupVersionKind]builtinKind {
 			func(s *Set) *[]corev1.PersistentVolumeClaim { return &s.PersistentVolumeClaims }, admitPersistentVolumeClaim),
 		corev1.SchemeGroupVersion.WithKind("PersistentVolume"): builtin(false, subdomain,
 			func(s *Set) *[]corev1.PersistentVolume { return &s.PersistentVolumes }, admitPersistentVolume),
+		corev1.SchemeGroupVersion.WithKind("PodTemplate"): builtin(true, subdomain,
+			func(s *Set) *[]corev1.PodTemplate { return &s.PodTemplates }, func(pt *corev1.PodTemplate) field.ErrorList {
+				DefaultRequests(&pt.Template.Spec)
+				return admission.PodSpec(&pt.Template.Spec, field.NewPath("template", "spec"))
+			}),
 		appsv1.SchemeGroupVersion.WithKind("Deployment"): builtin(true, subdomain,
 			func(s *Set) *[]appsv1.Deployment { return &s.Deployments }, admission.Deployment),
 		appsv1.SchemeGroupVersion.WithKind("ReplicaSet"): builtin(true, subdomain,

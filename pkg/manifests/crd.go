@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 
+	autoscalingv1beta1 "github.com/capstan-dev/capstan/api/autoscaling/v1beta1"
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/api/v1alpha1"
@@ -50,6 +51,9 @@ func customKinds(crds []*apiextensionsv1.CustomResourceDefinition) (map[schema.G
 		v1.SchemeGroupVersion.WithKind("NodePool"):              typed(func(s *Set) *[]v1.NodePool { return &s.NodePools }),
 		simv1alpha1.SchemeGroupVersion.WithKind("SimNodeClass"): typed(func(s *Set) *[]simv1alpha1.SimNodeClass { return &s.SimNodeClasses }),
 		v1alpha1.SchemeGroupVersion.WithKind("NodeOverlay"):     typed(func(s *Set) *[]v1alpha1.NodeOverlay { return &s.NodeOverlays }),
+		autoscalingv1beta1.SchemeGroupVersion.WithKind("CapacityBuffer"): typed(func(s *Set) *[]autoscalingv1beta1.CapacityBuffer {
+			return &s.CapacityBuffers
+		}),
 	}
 	versions, err := newCRDVersions(crds, func(gvk schema.GroupVersionKind) bool { _, ok := adds[gvk]; return ok })
 	if err != nil {

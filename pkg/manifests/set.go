@@ -10,6 +10,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	autoscalingv1beta1 "github.com/capstan-dev/capstan/api/autoscaling/v1beta1"
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/api/v1alpha1"
@@ -26,6 +27,8 @@ import (
 type Set struct {
 	NodePools              []v1.NodePool
 	NodeOverlays           []v1alpha1.NodeOverlay
+	CapacityBuffers        []autoscalingv1beta1.CapacityBuffer
+	PodTemplates           []corev1.PodTemplate
 	SimNodeClasses         []simv1alpha1.SimNodeClass
 	CloudProfiles          []Profile
 	Namespaces             []corev1.Namespace

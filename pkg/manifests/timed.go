@@ -258,6 +258,8 @@ func (s *Set) objects() []any {
 	var out []any
 	out = pointers(out, s.NodePools)
 	out = pointers(out, s.NodeOverlays)
+	out = pointers(out, s.CapacityBuffers)
+	out = pointers(out, s.PodTemplates)
 	out = pointers(out, s.SimNodeClasses)
 	out = pointers(out, s.CloudProfiles)
 	out = pointers(out, s.Namespaces)
@@ -289,6 +291,8 @@ func pointers[T any](out []any, list []T) []any {
 func (s *Set) merge(from *Set) {
 	s.NodePools = append(s.NodePools, from.NodePools...)
 	s.NodeOverlays = append(s.NodeOverlays, from.NodeOverlays...)
+	s.CapacityBuffers = append(s.CapacityBuffers, from.CapacityBuffers...)
+	s.PodTemplates = append(s.PodTemplates, from.PodTemplates...)
 	s.SimNodeClasses = append(s.SimNodeClasses, from.SimNodeClasses...)
 	s.CloudProfiles = append(s.CloudProfiles, from.CloudProfiles...)
 	s.Namespaces = append(s.Namespaces, from.Namespaces...)

@@ -29,6 +29,9 @@ type Result struct {
 	// NodePools scored, taken or skipped, in order; absent when none
 	// did.
 	ConsolidationScores []ConsolidationScore `json:"consolidationScores,omitempty"`
+	// CapacityBuffers are what each CapacityBuffer holds at the end and
+	// its cost per hour; absent when there are none (or the gate is off).
+	CapacityBuffers []BufferCost `json:"capacityBuffers,omitempty"`
 }
 
 // Warning is a problem with an object that is kept nonetheless: a
@@ -174,6 +177,7 @@ func (s *Simulator) result() *Result {
 	if out.Events == nil {
 		out.Events = []Event{}
 	}
+	out.CapacityBuffers = s.bufferCosts(state.Build(s.world.objects(), nil, s.opts.SchedulerNames).Input, out.Nodes)
 	return out
 }
 

@@ -41,6 +41,9 @@ type Options struct {
 	PreferencePolicy provisioning.PreferencePolicy
 	SchedulerNames   []string
 	Disruption       DisruptionOptions
+	// CapacityBuffers is the CapacityBuffer feature gate: buffers are
+	// kept, as the controller keeps them, only when it is on.
+	CapacityBuffers bool
 }
 
 // DefaultOptions are the controller's defaults and two hours.
@@ -162,6 +165,7 @@ func New(set *manifests.Set, profile *simv1alpha1.CloudProfile, types []catalog.
 		attempts: lifecycle.NewAttempts(), terminations: map[string]drain.Progress{},
 		warnings: warningsOf(set.Warnings),
 	}
+	s.world.capacityBuffers = opts.CapacityBuffers
 	s.rec = newRecorder(origin)
 	s.disrupter = newDisrupter(opts.Disruption, s.claimName, sim.RepairPoliciesOf(profile))
 	s.interruptions = &interruption.Handler{Options: interruption.Options{PreemptibleMargin: opts.Disruption.PreemptibleMargin}}

@@ -12,6 +12,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	storagev1 "k8s.io/api/storage/v1"
 
+	autoscalingv1beta1 "github.com/capstan-dev/capstan/api/autoscaling/v1beta1"
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/api/v1alpha1"
@@ -37,6 +38,12 @@ type world struct {
 	volumes     []corev1.PersistentVolume
 	classes     []storagev1.StorageClass
 	workloads   []*workload
+	// buffers and podTemplates are the CapacityBuffers and the
+	// PodTemplates they may name (buffers.go).
+	buffers      []autoscalingv1beta1.CapacityBuffer
+	podTemplates []corev1.PodTemplate
+	// capacityBuffers is the CapacityBuffer gate.
+	capacityBuffers bool
 	// pdbs are the PodDisruptionBudgets, their status computed when read
 	// (pdb.go).
 	pdbs []policyv1.PodDisruptionBudget
@@ -92,6 +99,7 @@ func newWorld(set *manifests.Set) *world {
 		nodePools: slices.Clone(set.NodePools), overlays: slices.Clone(set.NodeOverlays), daemonSets: slices.Clone(set.DaemonSets),
 		claimsPVC: slices.Clone(set.PersistentVolumeClaims), volumes: slices.Clone(set.PersistentVolumes),
 		classes: slices.Clone(set.StorageClasses), pdbs: slices.Clone(set.PodDisruptionBudgets),
+		buffers: slices.Clone(set.CapacityBuffers), podTemplates: slices.Clone(set.PodTemplates),
 		timeline: slices.Clone(set.Timed), llmaz: len(set.OpenModels) > 0 || hasTimed[*flavors.OpenModel](set.Timed),
 	}
 	for i := range set.SimNodeClasses {
@@ -277,5 +285,6 @@ func (w *world) objects() state.Objects {
 		objs.Namespaces = append(objs.Namespaces, w.namespaces[name])
 	}
 	objs.PDBs = w.pdbsWithStatus()
+	objs.VirtualPods = w.bufferPods()
 	return objs
 }
