@@ -28,13 +28,15 @@ type page struct {
 	Pending []simulator.Pod
 	Events  []simulator.Event
 	Scores  []simulator.ConsolidationScore
+	Buffers []simulator.BufferCost
 }
 
 // WriteHTML writes one self-contained HTML file (no network at view
 // time: no external CSS/JS/fonts/images) with r's summary, step charts
 // of nodes by capacity type, cost per hour and pending pods over virtual
 // time, and tables of the nodes, pending pods, events and, when Balanced
-// NodePools scored moves, their scores.
+// NodePools scored moves, their scores, and, when CapacityBuffers were
+// kept, what each holds and costs.
 func WriteHTML(w io.Writer, r *simulator.Result, title string) error {
 	// pct shows a fraction as a percentage (the scores' fractions).
 	pct := func(f float64) float64 { return f * 100 }
@@ -42,7 +44,7 @@ func WriteHTML(w io.Writer, r *simulator.Result, title string) error {
 	if err != nil {
 		return fmt.Errorf("parsing the report template, %w", err)
 	}
-	p := page{Title: title, Summary: r.Summary, Samples: len(r.Samples), Charts: charts(r.Samples), Nodes: r.Nodes, Events: r.Events, Scores: r.ConsolidationScores}
+	p := page{Title: title, Summary: r.Summary, Samples: len(r.Samples), Charts: charts(r.Samples), Nodes: r.Nodes, Events: r.Events, Scores: r.ConsolidationScores, Buffers: r.CapacityBuffers}
 	for _, pod := range r.Pods {
 		if pod.Node == "" {
 			p.Pending = append(p.Pending, pod)
