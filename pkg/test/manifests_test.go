@@ -109,6 +109,7 @@ func TestReadManifestsFromModuleRoot(t *testing.T) {
 		got = append(got, m.Path+" "+m.Object.GetName())
 	}
 	want := []string{
+		"config/crd/autoscaling.x-k8s.io_capacitybuffers.yaml capacitybuffers.autoscaling.x-k8s.io",
 		"config/crd/karpenter.k8s.aws_ec2nodeclasses.yaml ec2nodeclasses.karpenter.k8s.aws",
 		"config/crd/karpenter.sh_nodeclaims.yaml nodeclaims.karpenter.sh",
 		"config/crd/karpenter.sh_nodeoverlays.yaml nodeoverlays.karpenter.sh",
