@@ -1476,7 +1476,7 @@ func TestExampleDoNotDisruptDuration(t *testing.T) {
 }
 
 // examples/capacity-buffer (README): with the CapacityBuffer gate on, the
-// buffer's one chunk holds a third m6i.large from the start; web's third
+// buffer's one chunk holds a third m6i.large from the start; shop's third
 // replica (10m) starts on it without a launch, and a fourth node is
 // launched to refill the buffer, which holds it at the end for part of
 // its $0.096 (1.5 of its 2 vCPU, less what the node reserves). Off, the
@@ -1488,7 +1488,7 @@ func TestExampleCapacityBuffer(t *testing.T) {
 	t.Run("gate on", func(t *testing.T) {
 		r := run(t, set, func(o *simulator.Options) { o.Duration = 20 * time.Minute; o.CapacityBuffers = true })
 		if early := nodesWhere(r, launchedBefore); len(early) != 3 {
-			t.Errorf("%d nodes launched before 10m, want 3 (two for web, one for the buffer)", len(early))
+			t.Errorf("%d nodes launched before 10m, want 3 (two for shop, one for the buffer)", len(early))
 		}
 		late := nodesWhere(r, func(n simulator.Node) bool { return !launchedBefore(n) })
 		if len(late) != 1 || len(late[0].Pods) != 0 || !alive(late[0]) {
@@ -1496,17 +1496,17 @@ func TestExampleCapacityBuffer(t *testing.T) {
 		}
 		for _, n := range nodesWhere(r, launchedBefore) {
 			if len(n.Pods) != 1 || !alive(n) {
-				t.Errorf("node %s runs %v, want one web pod each: the third started on the warm node", n.Name, n.Pods)
+				t.Errorf("node %s runs %v, want one shop pod each: the third started on the warm node", n.Name, n.Pods)
 			}
 		}
 		if r.Summary.PodsPending != 0 {
 			t.Errorf("%d pods pending, want none", r.Summary.PodsPending)
 		}
 		if len(r.CapacityBuffers) != 1 {
-			t.Fatalf("capacityBuffers %+v, want web-headroom", r.CapacityBuffers)
+			t.Fatalf("capacityBuffers %+v, want shop-headroom", r.CapacityBuffers)
 		}
 		b := r.CapacityBuffers[0]
-		if b.Name != "default/web-headroom" || b.Replicas != 1 || b.Placed != 1 || b.Nodes[late[0].Name] != 1 {
+		if b.Name != "default/shop-headroom" || b.Replicas != 1 || b.Placed != 1 || b.Nodes[late[0].Name] != 1 {
 			t.Errorf("buffer %+v, want one chunk placed on %s", b, late[0].Name)
 		}
 		if b.CostPerHour < 0.096*1.5/2 || b.CostPerHour >= 0.096 {
