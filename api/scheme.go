@@ -10,8 +10,8 @@ import (
 	autoscalingv1 "k8s.io/autoscaler/cluster-autoscaler/apis/provisioningrequest/autoscaling.x-k8s.io/v1"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
-	awsv1 "github.com/capstan-dev/capstan/api/aws/v1"
 	autoscalingv1beta1 "github.com/capstan-dev/capstan/api/autoscaling/v1beta1"
+	awsv1 "github.com/capstan-dev/capstan/api/aws/v1"
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/api/v1alpha1"

@@ -14,6 +14,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/disruption"
 	"github.com/capstan-dev/capstan/pkg/provisioning"
+	"github.com/capstan-dev/capstan/pkg/state"
 )
 
 // NodeInput is what explaining a node reads.
@@ -70,6 +71,7 @@ func ForNode(in NodeInput) Node {
 	default:
 		out.Lifecycle = "Ready"
 	}
+	out.Holds = holds(in, out.Node)
 	explainDisruption(in, &out)
 	out.Return = returnStatus(in, out)
 	out.Repair = repairStatus(in, out)
@@ -444,4 +446,26 @@ func scoreOf(d disruption.Decision, name string) *disruption.MoveScore {
 		}
 	}
 	return nil
+}
+
+// holds counts the virtual pods disruption places on the node, by the
+// object they hold capacity for.
+func holds(in NodeInput, node string) []Held {
+	if in.Disruption == nil || node == "" {
+		return nil
+	}
+	var out []Held
+	for _, p := range in.Disruption.Virtual {
+		if p.Spec.NodeName != node {
+			continue
+		}
+		owner := p.Annotations[state.VirtualPodAnnotationKey]
+		if i := slices.IndexFunc(out, func(h Held) bool { return h.For == owner }); i >= 0 {
+			out[i].Pods++
+		} else {
+			out = append(out, Held{For: owner, Pods: 1})
+		}
+	}
+	slices.SortFunc(out, func(a, b Held) int { return strings.Compare(a.For, b.For) })
+	return out
 }

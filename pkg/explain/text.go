@@ -121,6 +121,9 @@ func WriteNode(w io.Writer, n Node) error {
 	if n.Fallback != "" {
 		line(&b, "  fallback: %s", n.Fallback)
 	}
+	for _, h := range n.Holds {
+		line(&b, "  holds capacity for: %s (%d virtual pods)", h.For, h.Pods)
+	}
 	if n.Flavor != "" {
 		line(&b, "  flavor: %s", n.Flavor)
 	}

@@ -30,6 +30,13 @@ type Pod struct {
 	Unknown []string `json:"unknown,omitempty"`
 }
 
+// Held is capacity a node keeps for an object's virtual pods.
+type Held struct {
+	// For is "<Kind>/<namespace>/<name>".
+	For  string `json:"for"`
+	Pods int    `json:"pods"`
+}
+
 // PoolVerdict is one NodePool's answer for a pod.
 type PoolVerdict struct {
 	NodePool   string `json:"nodePool"`
@@ -102,6 +109,11 @@ type Node struct {
 	Preferred string `json:"preferred,omitempty"`
 	Fallback  string `json:"fallback,omitempty"`
 	Flavor    string `json:"flavor,omitempty"`
+	// Holds is the capacity the node keeps for virtual pods (a
+	// CapacityBuffer's, a ProvisioningRequest's), by the object they hold
+	// it for: where disruption places them now, which it keeps
+	// (docs/batch.md, "Capacity buffers").
+	Holds []Held `json:"holds,omitempty"`
 	// Return says, for a node that fell back from a reservation or spot
 	// to on-demand, or whose pods run on a later one of their ordered
 	// terms (llmaz flavors), whether and when it returns (its NodePool's

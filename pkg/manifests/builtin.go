@@ -89,6 +89,11 @@ func builtinKinds() map[schema.GroupVersionKind]builtinKind {
 			func(s *Set) *[]corev1.PersistentVolumeClaim { return &s.PersistentVolumeClaims }, admitPersistentVolumeClaim),
 		corev1.SchemeGroupVersion.WithKind("PersistentVolume"): builtin(false, subdomain,
 			func(s *Set) *[]corev1.PersistentVolume { return &s.PersistentVolumes }, admitPersistentVolume),
+		corev1.SchemeGroupVersion.WithKind("PodTemplate"): builtin(true, subdomain,
+			func(s *Set) *[]corev1.PodTemplate { return &s.PodTemplates }, func(pt *corev1.PodTemplate) field.ErrorList {
+				DefaultRequests(&pt.Template.Spec)
+				return admission.PodSpec(&pt.Template.Spec, field.NewPath("template", "spec"))
+			}),
 		appsv1.SchemeGroupVersion.WithKind("Deployment"): builtin(true, subdomain,
 			func(s *Set) *[]appsv1.Deployment { return &s.Deployments }, admission.Deployment),
 		appsv1.SchemeGroupVersion.WithKind("ReplicaSet"): builtin(true, subdomain,
@@ -100,11 +105,6 @@ func builtinKinds() map[schema.GroupVersionKind]builtinKind {
 			func(s *Set) *[]appsv1.DaemonSet { return &s.DaemonSets }, admission.DaemonSet),
 		batchv1.SchemeGroupVersion.WithKind("Job"): builtin(true, subdomain,
 			func(s *Set) *[]batchv1.Job { return &s.Jobs }, admission.Job),
-		// A PodTemplate's pods are a ProvisioningRequest's pod sets.
-		corev1.SchemeGroupVersion.WithKind("PodTemplate"): builtin(true, subdomain,
-			func(s *Set) *[]corev1.PodTemplate { return &s.PodTemplates }, func(t *corev1.PodTemplate) field.ErrorList {
-				return admission.PodSpec(&t.Template.Spec, field.NewPath("template", "spec"))
-			}),
 		policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget"): builtin(true, subdomain,
 			func(s *Set) *[]policyv1.PodDisruptionBudget { return &s.PodDisruptionBudgets }, admission.PodDisruptionBudget),
 		storagev1.SchemeGroupVersion.WithKind("StorageClass"): builtin(false, subdomain,

@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 
+	autoscalingv1beta1 "github.com/capstan-dev/capstan/api/autoscaling/v1beta1"
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/api/v1alpha1"
@@ -54,6 +55,9 @@ func customKinds(crds []*apiextensionsv1.CustomResourceDefinition) (map[schema.G
 		v1alpha1.SchemeGroupVersion.WithKind("NodeOverlay"):     typed(func(s *Set) *[]v1alpha1.NodeOverlay { return &s.NodeOverlays }),
 		autoscalingv1.SchemeGroupVersion.WithKind("ProvisioningRequest"): typed(func(s *Set) *[]autoscalingv1.ProvisioningRequest {
 			return &s.ProvisioningRequests
+		}),
+		autoscalingv1beta1.SchemeGroupVersion.WithKind("CapacityBuffer"): typed(func(s *Set) *[]autoscalingv1beta1.CapacityBuffer {
+			return &s.CapacityBuffers
 		}),
 	}
 	versions, err := newCRDVersions(crds, func(gvk schema.GroupVersionKind) bool { _, ok := adds[gvk]; return ok })

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	autoscalingv1beta1 "github.com/capstan-dev/capstan/api/autoscaling/v1beta1"
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/api/v1alpha1"
@@ -27,8 +28,12 @@ import (
 // its limits, and namespaced built-in kinds that name no namespace into
 // "default".
 type Set struct {
-	NodePools              []v1.NodePool
-	NodeOverlays           []v1alpha1.NodeOverlay
+	NodePools       []v1.NodePool
+	NodeOverlays    []v1alpha1.NodeOverlay
+	CapacityBuffers []autoscalingv1beta1.CapacityBuffer
+	// PodTemplates are the templates CapacityBuffers and
+	// ProvisioningRequests name.
+	PodTemplates           []corev1.PodTemplate
 	SimNodeClasses         []simv1alpha1.SimNodeClass
 	CloudProfiles          []Profile
 	Namespaces             []corev1.Namespace
@@ -47,10 +52,9 @@ type Set struct {
 	// (scheduling.k8s.io v1beta1 or v1alpha3) and scheduler-plugins'
 	// (scheduling.x-k8s.io/v1alpha1), read as gang.Declare reads them.
 	PodGroups []unstructured.Unstructured
-	// ProvisioningRequests (autoscaling.x-k8s.io/v1) and the PodTemplates
-	// their pod sets name (docs/batch.md, "ProvisioningRequest").
+	// ProvisioningRequests (autoscaling.x-k8s.io/v1), whose pod sets name
+	// PodTemplates (docs/batch.md, "ProvisioningRequest").
 	ProvisioningRequests []autoscalingv1.ProvisioningRequest
-	PodTemplates         []corev1.PodTemplate
 	// Skipped are documents of kinds simulate does not model (listed to
 	// the user, not an error).
 	Skipped []Skipped

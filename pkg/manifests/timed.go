@@ -258,6 +258,8 @@ func (s *Set) objects() []any {
 	var out []any
 	out = pointers(out, s.NodePools)
 	out = pointers(out, s.NodeOverlays)
+	out = pointers(out, s.CapacityBuffers)
+	out = pointers(out, s.PodTemplates)
 	out = pointers(out, s.SimNodeClasses)
 	out = pointers(out, s.CloudProfiles)
 	out = pointers(out, s.Namespaces)
@@ -276,7 +278,6 @@ func (s *Set) objects() []any {
 	}
 	out = pointers(out, s.PodGroups)
 	out = pointers(out, s.ProvisioningRequests)
-	out = pointers(out, s.PodTemplates)
 	return out
 }
 
@@ -292,6 +293,8 @@ func pointers[T any](out []any, list []T) []any {
 func (s *Set) merge(from *Set) {
 	s.NodePools = append(s.NodePools, from.NodePools...)
 	s.NodeOverlays = append(s.NodeOverlays, from.NodeOverlays...)
+	s.CapacityBuffers = append(s.CapacityBuffers, from.CapacityBuffers...)
+	s.PodTemplates = append(s.PodTemplates, from.PodTemplates...)
 	s.SimNodeClasses = append(s.SimNodeClasses, from.SimNodeClasses...)
 	s.CloudProfiles = append(s.CloudProfiles, from.CloudProfiles...)
 	s.Namespaces = append(s.Namespaces, from.Namespaces...)
@@ -308,5 +311,4 @@ func (s *Set) merge(from *Set) {
 	s.OpenModels = append(s.OpenModels, from.OpenModels...)
 	s.PodGroups = append(s.PodGroups, from.PodGroups...)
 	s.ProvisioningRequests = append(s.ProvisioningRequests, from.ProvisioningRequests...)
-	s.PodTemplates = append(s.PodTemplates, from.PodTemplates...)
 }

@@ -32,15 +32,18 @@ type page struct {
 	Warnings []simulator.Warning
 	// Requests are the ProvisioningRequests (docs/batch.md).
 	Requests []simulator.ProvisioningRequest
+	// Buffers are what each CapacityBuffer holds and costs (docs/batch.md).
+	Buffers []simulator.BufferCost
 }
 
 // WriteHTML writes one self-contained HTML file (no network at view
 // time: no external CSS/JS/fonts/images) with r's summary, step charts
 // of nodes by capacity type, cost per hour and pending pods over virtual
 // time, and tables of the nodes, pending pods, events and, when Balanced
-// NodePools scored moves, their scores, and the ProvisioningRequests, if
-// any, with when each was provisioned or refused; the result's warnings,
-// if any, come first.
+// NodePools scored moves, their scores, the ProvisioningRequests, if any,
+// with when each was provisioned or refused, and, when CapacityBuffers
+// were kept, what each holds and costs; the result's warnings, if any,
+// come first.
 func WriteHTML(w io.Writer, r *simulator.Result, title string) error {
 	// pct shows a fraction as a percentage (the scores' fractions).
 	pct := func(f float64) float64 { return f * 100 }
@@ -49,7 +52,7 @@ func WriteHTML(w io.Writer, r *simulator.Result, title string) error {
 		return fmt.Errorf("parsing the report template, %w", err)
 	}
 	p := page{Title: title, Summary: r.Summary, Samples: len(r.Samples), Charts: charts(r.Samples), Nodes: r.Nodes, Events: r.Events, Scores: r.ConsolidationScores,
-		Warnings: r.Warnings, Requests: r.ProvisioningRequests}
+		Warnings: r.Warnings, Requests: r.ProvisioningRequests, Buffers: r.CapacityBuffers}
 	for _, pod := range r.Pods {
 		if pod.Node == "" {
 			p.Pending = append(p.Pending, pod)

@@ -467,3 +467,17 @@ func TestRequestsTable(t *testing.T) {
 		t.Errorf("requests table (-want +got):\n%s", diff)
 	}
 }
+
+// TestBuffersTable shows each CapacityBuffer's size, where it is held and
+// its cost per hour; a run without one has no such table.
+func TestBuffersTable(t *testing.T) {
+	r := hostile()
+	if doc := parse(t, render(t, r, "run")); len(doc.find("table", "buffers")) != 0 {
+		t.Errorf("a run without buffers has a buffers table")
+	}
+	r.CapacityBuffers = []simulator.BufferCost{{Name: "default/<i>warm</i>", Replicas: 2, Placed: 1, Nodes: map[string]int{"node-a": 1}, CostPerHour: 0.0746}}
+	want := [][]string{{"default/<i>warm</i>", "2", "1", "node-a (1)", "0.0746"}}
+	if diff := cmp.Diff(want, rows(t, parse(t, render(t, r, "run")), "buffers")); diff != "" {
+		t.Errorf("buffers table (-want +got):\n%s", diff)
+	}
+}

@@ -91,8 +91,8 @@ func Decide(snapshot state.Snapshot, opts Options, name func(nodePool string) st
 	snapshot.Input.Options.MaxInstanceTypes = opts.MaxInstanceTypes
 	snapshot.Input.Options.MinValuesPolicy, snapshot.Input.Options.PreferencePolicy = opts.MinValuesPolicy, opts.PreferencePolicy
 	d.Result = provisioning.Solve(snapshot.Input)
-	d.Result.Nominations, d.Virtual.Nominations = splitNominations(d.Result.Nominations)
-	d.Result.Unplaced, d.Virtual.Unplaced = splitUnplaced(d.Result.Unplaced)
+	d.Result.Nominations, d.Virtual.Nominations = splitVirtual(d.Result.Nominations, func(n provisioning.Nomination) *corev1.Pod { return n.Pod })
+	d.Result.Unplaced, d.Virtual.Unplaced = splitVirtual(d.Result.Unplaced, func(u provisioning.Unplaced) *corev1.Pod { return u.Pod })
 	d.Result.Unplaced = append(d.Result.Unplaced, mismatched...)
 	for _, c := range d.Result.NewNodeClaims {
 		np := snapshot.NodePools[c.NodePool]
@@ -122,26 +122,14 @@ func inFlightNames(nodes []*provisioning.Node) map[string]bool {
 	return out
 }
 
-// splitNominations sets the virtual pods' nominations apart: they are
-// never told to a pod or remembered (state.IsVirtual).
-func splitNominations(all []provisioning.Nomination) (real, virtual []provisioning.Nomination) {
-	for _, n := range all {
-		if state.IsVirtual(n.Pod) {
-			virtual = append(virtual, n)
+// splitVirtual sets the virtual pods' entries (nominations, failures)
+// apart: they are never told to a pod or remembered (state.IsVirtual).
+func splitVirtual[T any](all []T, pod func(T) *corev1.Pod) (real, virtual []T) {
+	for _, e := range all {
+		if state.IsVirtual(pod(e)) {
+			virtual = append(virtual, e)
 		} else {
-			real = append(real, n)
-		}
-	}
-	return real, virtual
-}
-
-// splitUnplaced sets the virtual pods' failures apart, as splitNominations.
-func splitUnplaced(all []provisioning.Unplaced) (real, virtual []provisioning.Unplaced) {
-	for _, u := range all {
-		if state.IsVirtual(u.Pod) {
-			virtual = append(virtual, u)
-		} else {
-			real = append(real, u)
+			real = append(real, e)
 		}
 	}
 	return real, virtual

@@ -1538,3 +1538,52 @@ func TestExampleProvisioningRequest(t *testing.T) {
 		t.Errorf("%d pods running, want train's 3", running(r))
 	}
 }
+
+// examples/capacity-buffer (README): with the CapacityBuffer gate on, the
+// buffer's one chunk holds a third m6i.large from the start; shop's third
+// replica (10m) starts on it without a launch, and a fourth node is
+// launched to refill the buffer, which holds it at the end for part of
+// its $0.096 (1.5 of its 2 vCPU, less what the node reserves). Off, the
+// buffer is ignored.
+func TestExampleCapacityBuffer(t *testing.T) {
+	set := loadExample(t, "capacity-buffer")
+	tenMinutes := at(t, "10m")
+	launchedBefore := func(n simulator.Node) bool { return at(t, n.LaunchedAt) < tenMinutes }
+	t.Run("gate on", func(t *testing.T) {
+		r := run(t, set, func(o *simulator.Options) { o.Duration = 20 * time.Minute; o.CapacityBuffers = true })
+		if early := nodesWhere(r, launchedBefore); len(early) != 3 {
+			t.Errorf("%d nodes launched before 10m, want 3 (two for shop, one for the buffer)", len(early))
+		}
+		late := nodesWhere(r, func(n simulator.Node) bool { return !launchedBefore(n) })
+		if len(late) != 1 || len(late[0].Pods) != 0 || !alive(late[0]) {
+			t.Fatalf("nodes launched after 10m %+v, want one empty node: the refilled buffer", late)
+		}
+		for _, n := range nodesWhere(r, launchedBefore) {
+			if len(n.Pods) != 1 || !alive(n) {
+				t.Errorf("node %s runs %v, want one shop pod each: the third started on the warm node", n.Name, n.Pods)
+			}
+		}
+		if r.Summary.PodsPending != 0 {
+			t.Errorf("%d pods pending, want none", r.Summary.PodsPending)
+		}
+		if len(r.CapacityBuffers) != 1 {
+			t.Fatalf("capacityBuffers %+v, want shop-headroom", r.CapacityBuffers)
+		}
+		b := r.CapacityBuffers[0]
+		if b.Name != "default/shop-headroom" || b.Replicas != 1 || b.Placed != 1 || b.Nodes[late[0].Name] != 1 {
+			t.Errorf("buffer %+v, want one chunk placed on %s", b, late[0].Name)
+		}
+		if b.CostPerHour < 0.096*1.5/2 || b.CostPerHour >= 0.096 {
+			t.Errorf("buffer costs %.4f an hour, want 1.5 vCPU's share of a $0.096 m6i.large: at least %.4f, less than the node", b.CostPerHour, 0.096*1.5/2)
+		}
+	})
+	t.Run("gate off", func(t *testing.T) {
+		r := run(t, set, func(o *simulator.Options) { o.Duration = 20 * time.Minute })
+		if early := nodesWhere(r, launchedBefore); len(early) != 2 || len(r.Nodes) != 3 {
+			t.Errorf("%d nodes before 10m of %d, want 2 and a third launched for the new pod", len(early), len(r.Nodes))
+		}
+		if r.CapacityBuffers != nil {
+			t.Errorf("capacityBuffers %+v with the gate off", r.CapacityBuffers)
+		}
+	})
+}

@@ -36,6 +36,9 @@ type Result struct {
 	// when each was provisioned or refused (docs/batch.md,
 	// "ProvisioningRequest"); absent when there are none.
 	ProvisioningRequests []ProvisioningRequest `json:"provisioningRequests,omitempty"`
+	// CapacityBuffers are what each CapacityBuffer holds at the end and
+	// its cost per hour; absent when there are none (or the gate is off).
+	CapacityBuffers []BufferCost `json:"capacityBuffers,omitempty"`
 }
 
 // Warning is a problem with an object that is kept nonetheless: a
@@ -187,6 +190,7 @@ func (s *Simulator) result() *Result {
 	}
 	out.Gangs = s.gangs(out.Pods)
 	out.ProvisioningRequests = s.provisioningRequestsReport()
+	out.CapacityBuffers = s.bufferCosts(state.Build(s.world.objects(), nil, s.opts.SchedulerNames).Input, out.Nodes)
 	return out
 }
 

@@ -32,17 +32,20 @@ type Options struct {
 	// Window, UnavailableTTL, RegistrationTTL, LaunchTimeout,
 	// AtomicGroupLaunchTimeout, MaxInstanceTypes, MinValuesPolicy, PreferencePolicy and
 	// SchedulerNames mean what the controller's flags of the same names do.
-	Window           scaleup.Window
-	UnavailableTTL   time.Duration
-	RegistrationTTL  time.Duration
-	LaunchTimeout    time.Duration
+	Window          scaleup.Window
+	UnavailableTTL  time.Duration
+	RegistrationTTL time.Duration
+	LaunchTimeout   time.Duration
 	// AtomicGroupLaunchTimeout bounds a gang's launch (lifecycle.ReleaseGroups).
 	AtomicGroupLaunchTimeout time.Duration
 	MaxInstanceTypes         int
-	MinValuesPolicy  provisioning.MinValuesPolicy
-	PreferencePolicy provisioning.PreferencePolicy
-	SchedulerNames   []string
-	Disruption       DisruptionOptions
+	MinValuesPolicy          provisioning.MinValuesPolicy
+	PreferencePolicy         provisioning.PreferencePolicy
+	SchedulerNames           []string
+	Disruption               DisruptionOptions
+	// CapacityBuffers is the CapacityBuffer feature gate: buffers are
+	// kept, as the controller keeps them, only when it is on.
+	CapacityBuffers bool
 }
 
 // DefaultOptions are the controller's defaults and two hours.
@@ -167,6 +170,7 @@ func New(set *manifests.Set, profile *simv1alpha1.CloudProfile, types []catalog.
 		attempts: lifecycle.NewAttempts(), terminations: map[string]drain.Progress{},
 		warnings: warningsOf(set.Warnings),
 	}
+	s.world.capacityBuffers = opts.CapacityBuffers
 	s.rec = newRecorder(origin)
 	s.disrupter = newDisrupter(opts.Disruption, s.claimName, sim.RepairPoliciesOf(profile))
 	s.interruptions = &interruption.Handler{Options: interruption.Options{PreemptibleMargin: opts.Disruption.PreemptibleMargin}}

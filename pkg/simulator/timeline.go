@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	autoscalingv1beta1 "github.com/capstan-dev/capstan/api/autoscaling/v1beta1"
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/api/v1alpha1"
@@ -38,7 +39,7 @@ func (s *Simulator) timed() bool {
 		} else {
 			s.rec.event(now, "Applied", t.Ref(), s.apply(t))
 		}
-		if t.Kind == "NodePool" || t.Kind == "NodeOverlay" {
+		if t.Kind == "NodePool" || t.Kind == "NodeOverlay" || t.Kind == "CapacityBuffer" || t.Kind == "PodTemplate" {
 			s.batch.Trigger(now, false)
 		}
 		s.world.changed()
@@ -58,6 +59,10 @@ func (s *Simulator) apply(t manifests.TimedObject) string {
 		w.nodePools, replaced = upsert(w.nodePools, *o.DeepCopy())
 	case *v1alpha1.NodeOverlay:
 		w.overlays, replaced = upsert(w.overlays, *o.DeepCopy())
+	case *autoscalingv1beta1.CapacityBuffer:
+		w.buffers, replaced = upsert(w.buffers, *o.DeepCopy())
+	case *corev1.PodTemplate:
+		w.podTemplates, replaced = upsert(w.podTemplates, *o.DeepCopy())
 	case *simv1alpha1.SimNodeClass:
 		_, replaced = w.nodeClasses[o.Name]
 		w.nodeClasses[o.Name] = o.DeepCopy()
@@ -97,8 +102,6 @@ func (s *Simulator) apply(t manifests.TimedObject) string {
 		pr := o.DeepCopy()
 		pr.CreationTimestamp = metav1.NewTime(s.clock.Now())
 		w.provreqs, replaced = upsert(w.provreqs, *pr)
-	case *corev1.PodTemplate:
-		w.podTemplates, replaced = upsert(w.podTemplates, *o.DeepCopy())
 	case *unstructured.Unstructured:
 		w.podGroups, replaced = upsert(w.podGroups, *o.DeepCopy())
 		// A gang's min count changed: its pods are planned again.
@@ -136,6 +139,10 @@ func (s *Simulator) remove(t manifests.TimedObject) string {
 		}
 	case *v1alpha1.NodeOverlay:
 		w.overlays, found = without(w.overlays, t.Namespace, t.Name)
+	case *autoscalingv1beta1.CapacityBuffer:
+		w.buffers, found = without(w.buffers, t.Namespace, t.Name)
+	case *corev1.PodTemplate:
+		w.podTemplates, found = without(w.podTemplates, t.Namespace, t.Name)
 	case *simv1alpha1.SimNodeClass:
 		_, found = w.nodeClasses[t.Name]
 		delete(w.nodeClasses, t.Name)
@@ -164,8 +171,6 @@ func (s *Simulator) remove(t manifests.TimedObject) string {
 		delete(w.models, t.Name)
 	case *autoscalingv1.ProvisioningRequest:
 		w.provreqs, found = without(w.provreqs, t.Namespace, t.Name)
-	case *corev1.PodTemplate:
-		w.podTemplates, found = without(w.podTemplates, t.Namespace, t.Name)
 	case *unstructured.Unstructured:
 		w.podGroups, found = without(w.podGroups, t.Namespace, t.Name)
 	default:

@@ -17,6 +17,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	autoscalingv1beta1 "github.com/capstan-dev/capstan/api/autoscaling/v1beta1"
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/api/v1alpha1"
@@ -44,10 +45,14 @@ type world struct {
 	// podGroups are gangs' group objects (gang.Declare).
 	podGroups []unstructured.Unstructured
 	// provreqs are the ProvisioningRequests, their conditions as the
-	// steps set them, and podTemplates the templates they name.
+	// steps set them; buffers the CapacityBuffers; podTemplates the
+	// PodTemplates either may name.
 	provreqs     []autoscalingv1.ProvisioningRequest
+	buffers      []autoscalingv1beta1.CapacityBuffer
 	podTemplates []corev1.PodTemplate
 	workloads    []*workload
+	// capacityBuffers is the CapacityBuffer gate.
+	capacityBuffers bool
 	// pdbs are the PodDisruptionBudgets, their status computed when read
 	// (pdb.go).
 	pdbs []policyv1.PodDisruptionBudget
@@ -103,7 +108,7 @@ func newWorld(set *manifests.Set) *world {
 		nodePools: slices.Clone(set.NodePools), overlays: slices.Clone(set.NodeOverlays), daemonSets: slices.Clone(set.DaemonSets),
 		claimsPVC: slices.Clone(set.PersistentVolumeClaims), volumes: slices.Clone(set.PersistentVolumes),
 		classes: slices.Clone(set.StorageClasses), pdbs: slices.Clone(set.PodDisruptionBudgets), podGroups: slices.Clone(set.PodGroups),
-		provreqs: slices.Clone(set.ProvisioningRequests), podTemplates: slices.Clone(set.PodTemplates),
+		provreqs: slices.Clone(set.ProvisioningRequests), buffers: slices.Clone(set.CapacityBuffers), podTemplates: slices.Clone(set.PodTemplates),
 		timeline: slices.Clone(set.Timed), llmaz: len(set.OpenModels) > 0 || hasTimed[*flavors.OpenModel](set.Timed),
 	}
 	for i := range set.SimNodeClasses {
@@ -289,6 +294,7 @@ func (w *world) objects() state.Objects {
 		objs.Namespaces = append(objs.Namespaces, w.namespaces[name])
 	}
 	objs.PDBs = w.pdbsWithStatus()
+	objs.VirtualPods = w.bufferPods()
 	objs.VirtualPods = append(objs.VirtualPods, provreq.VirtualPods(w.provisioningRequests(objs))...)
 	return objs
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -21,10 +22,12 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/capstan-dev/capstan/api"
+	"github.com/capstan-dev/capstan/pkg/buffers"
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/clusterstate"
 	"github.com/capstan-dev/capstan/pkg/controllers/apiauth"
 	"github.com/capstan-dev/capstan/pkg/controllers/apply"
+	"github.com/capstan-dev/capstan/pkg/controllers/capacitybuffer"
 	"github.com/capstan-dev/capstan/pkg/controllers/disrupter"
 	"github.com/capstan-dev/capstan/pkg/controllers/explainserver"
 	"github.com/capstan-dev/capstan/pkg/controllers/gangrelease"
@@ -181,9 +184,16 @@ func runController(ctx context.Context, opts Options) error {
 		return err
 	}
 	cp := metrics.cloud
-	cluster := &clusterstate.Cluster{Client: mgr.GetClient(), Cloud: cp, SchedulerNames: opts.SchedulerNames, Mapper: mgr.GetRESTMapper(), LaunchPrices: launchPrices}
-	prov := provisioner.New(provisioner.Deps{
-		Client: mgr.GetClient(), Cluster: cluster, Recorder: mgr.GetEventRecorder("capstan"), Clock: clk, Metrics: metrics.provisioner,
+	cluster := &clusterstate.Cluster{Client: mgr.GetClient(), Cloud: cp, SchedulerNames: opts.SchedulerNames, Mapper: mgr.GetRESTMapper(), LaunchPrices: launchPrices,
+		Sources: clusterstate.Sources{CapacityBuffers: opts.Disruption.CapacityBuffers()}}
+	var prov *provisioner.Provisioner
+	bufferCtl := capacitybuffer.New(capacitybuffer.Deps{Client: mgr.GetClient(), Clock: clk, Trigger: func() { prov.Trigger(false) }})
+	var placed func(map[types.NamespacedName]buffers.Placement)
+	if opts.Disruption.CapacityBuffers() {
+		placed = bufferCtl.Placed
+	}
+	prov = provisioner.New(provisioner.Deps{
+		Client: mgr.GetClient(), Cluster: cluster, Recorder: mgr.GetEventRecorder("capstan"), Clock: clk, Metrics: metrics.provisioner, Placed: placed,
 	}, provisioner.Options{
 		Window: scaleup.Window{Idle: opts.BatchIdle, Max: opts.BatchMax}, SchedulerNames: opts.SchedulerNames,
 		Plan: scaleup.Options{MaxInstanceTypes: opts.MaxInstanceTypes, Unavailable: unavailable,
@@ -254,6 +264,7 @@ func runController(ctx context.Context, opts Options) error {
 		disrupter.NewExpiration(disrupter.ExpirationDeps{Client: mgr.GetClient(), Applier: applier, Clock: clk}).Register(ctx, mgr),
 		interrupt.Register(ctx, mgr),
 		registerCapacityBlocks(ctx, mgr, cp, applier, clk),
+		registerIf(ctx, mgr, opts.Disruption.CapacityBuffers(), bufferCtl.Register),
 	); err != nil {
 		return fmt.Errorf("registering controllers, %w", err)
 	}
@@ -261,6 +272,14 @@ func runController(ctx context.Context, opts Options) error {
 		return fmt.Errorf("running manager, %w", err)
 	}
 	return nil
+}
+
+// registerIf registers a controller behind a feature gate when it is on.
+func registerIf(ctx context.Context, mgr manager.Manager, on bool, register func(context.Context, manager.Manager) error) error {
+	if !on {
+		return nil
+	}
+	return register(ctx, mgr)
 }
 
 // registerCapacityBlocks adds the capacity-block controller when the

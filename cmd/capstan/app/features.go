@@ -20,7 +20,15 @@ const (
 	FeatureDrift                   featuregate.Feature = "Drift"
 	FeatureSpotToSpotConsolidation featuregate.Feature = "SpotToSpotConsolidation"
 	FeatureNodeRepair              featuregate.Feature = "NodeRepair"
+	// FeatureCapacityBuffer serves CapacityBuffers; off by default, as in
+	// the reference's v1.14.1 (docs/batch.md, "Capacity buffers").
+	FeatureCapacityBuffer featuregate.Feature = "CapacityBuffer"
 )
+
+// DefaultCapacityBuffer is the CapacityBuffer gate's default: a buffer
+// launches nodes no pod asked for, so it is opted into, as in the
+// reference's v1.14.1 (pkg/operator/options/options.go).
+const DefaultCapacityBuffer = false
 
 // DisruptionFlags are the disruption settings `capstan controller` and
 // `capstan simulate` share.
@@ -44,6 +52,7 @@ func newDisruptionFlags(f *pflag.FlagSet) *DisruptionFlags {
 		FeatureDrift:                   {Default: disruption.DefaultGates().Drift, PreRelease: featuregate.Beta},
 		FeatureSpotToSpotConsolidation: {Default: disruption.DefaultGates().SpotToSpotConsolidation, PreRelease: featuregate.Alpha},
 		FeatureNodeRepair:              {Default: disruption.DefaultGates().NodeRepair, PreRelease: featuregate.Alpha},
+		FeatureCapacityBuffer:          {Default: DefaultCapacityBuffer, PreRelease: featuregate.Beta},
 	}); err != nil {
 		d.declared = fmt.Errorf("declaring feature gates, %w", err)
 	}
@@ -60,6 +69,9 @@ func (d *DisruptionFlags) simulator() simulator.DisruptionOptions {
 	return simulator.DisruptionOptions{Gates: d.Gates(), PollInterval: d.PollInterval, ValidationDelay: d.ValidationDelay, ReplacementTimeout: d.ReplacementTimeout,
 		PreemptibleMargin: d.PreemptibleMargin}
 }
+
+// CapacityBuffers reports the CapacityBuffer feature gate.
+func (d *DisruptionFlags) CapacityBuffers() bool { return d.Features.Enabled(FeatureCapacityBuffer) }
 
 // Drift reports the Drift feature gate.
 func (d *DisruptionFlags) Drift() bool { return d.Features.Enabled(FeatureDrift) }

@@ -72,6 +72,7 @@ func runSimulate(cmd *cobra.Command, opts SimulateOptions) error {
 		return fmt.Errorf("invalid flags: %w", err)
 	}
 	opts.Simulator.Disruption = opts.Disruption.simulator()
+	opts.Simulator.CapacityBuffers = opts.Disruption.CapacityBuffers()
 	set, err := manifests.Load(opts.Files, cmd.InOrStdin())
 	if err != nil {
 		return err

@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
+	"github.com/capstan-dev/capstan/pkg/buffers"
 	"github.com/capstan-dev/capstan/pkg/clusterstate"
 	"github.com/capstan-dev/capstan/pkg/controllers/apply"
 	"github.com/capstan-dev/capstan/pkg/provisioning"
@@ -48,6 +49,7 @@ func singleton() reconcile.Request {
 // Provisioner batches pending pods and launches NodeClaims for them.
 type Provisioner struct {
 	metrics *Metrics
+	placed  func(map[types.NamespacedName]buffers.Placement)
 	applier *apply.Applier
 	client  client.Client
 	cluster *clusterstate.Cluster
@@ -85,6 +87,10 @@ type Deps struct {
 	// Metrics are the provisioner's (NewMetrics); nil records them where
 	// nobody reads them.
 	Metrics *Metrics
+	// Placed, when set, is told after each decision where it put every
+	// CapacityBuffer's virtual pods (the capacitybuffer controller's
+	// Provisioning condition).
+	Placed func(map[types.NamespacedName]buffers.Placement)
 }
 
 // New builds a provisioner.
@@ -95,7 +101,7 @@ func New(deps Deps, opts Options) *Provisioner {
 	counters := apply.NewCounters()
 	deps.Metrics.Counters(counters)
 	applier := apply.New(apply.Deps{Client: deps.Client, Recorder: deps.Recorder, Clock: deps.Clock, Counters: counters})
-	return &Provisioner{client: deps.Client, applier: applier, cluster: deps.Cluster, clock: deps.Clock, metrics: deps.Metrics, opts: opts,
+	return &Provisioner{client: deps.Client, applier: applier, cluster: deps.Cluster, clock: deps.Clock, metrics: deps.Metrics, placed: deps.Placed, opts: opts,
 		failed: map[string]time.Time{}, created: map[string]*v1.NodeClaim{}, trigger: make(chan event.GenericEvent, 1)}
 }
 
@@ -237,6 +243,9 @@ func (p *Provisioner) provision(ctx context.Context) (scaleup.Decision, error) {
 	}
 	if _, err := p.applier.Apply(ctx, d.Effects()); err != nil {
 		return d, err
+	}
+	if p.placed != nil {
+		p.placed(buffers.Placements(d.Virtual.Nominations, d.Result.NewNodeClaims, d.Virtual.Unplaced))
 	}
 	// The NodeClaims created count as in-flight capacity until the cache
 	// shows them. (After an error none are: the retry comes a batch

@@ -20,11 +20,12 @@ func TestMain(m *testing.M) {
 		func(c *test.Cluster, metrics string) { cluster, metricsURL = c, metrics }))
 }
 
-// controllerArgs start capstan: the suite's cloud, quick batches, and
-// the second scheduler's pods provisioned for too. The parity checks run
-// simulate with the same.
+// controllerArgs start capstan: the suite's cloud, quick batches, the
+// second scheduler's pods provisioned for too, and CapacityBuffers
+// served (a scenario without a buffer sees no difference). The parity
+// checks run simulate with the same.
 func controllerArgs() []string {
 	profile, _ := filepath.Abs("testdata/cloud-profile.yaml")
 	return []string{"--cloud-profile=" + profile, "--batch-idle-duration=500ms", "--batch-max-duration=2s",
-		"--scheduler-names=default-scheduler," + test.SecondSchedulerName}
+		"--scheduler-names=default-scheduler," + test.SecondSchedulerName, "--feature-gates=CapacityBuffer=true"}
 }
