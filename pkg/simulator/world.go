@@ -39,7 +39,7 @@ type world struct {
 	classes     []storagev1.StorageClass
 	// podGroups are gangs' group objects (gang.Declare).
 	podGroups []unstructured.Unstructured
-	workloads   []*workload
+	workloads []*workload
 	// pdbs are the PodDisruptionBudgets, their status computed when read
 	// (pdb.go).
 	pdbs []policyv1.PodDisruptionBudget
