@@ -69,5 +69,5 @@ func TestGangOfSixOnFourSpotFallsBackWhole(t *testing.T) {
 		}
 		g.Expect(kept).To(gomega.Equal(6))
 		g.Expect(test.RunningPods(c, ns)).To(gomega.HaveLen(6))
-	}).WithTimeout(60 * time.Second).Should(gomega.Succeed())
+	}).WithTimeout(90 * time.Second).Should(gomega.Succeed())
 }
