@@ -195,3 +195,14 @@ func PhaseOf(pr *autoscalingv1.ProvisioningRequest) (Phase, *metav1.Condition) {
 	}
 	return PhaseProvisioned, c
 }
+
+// Status is a request as reports and explain show it: its name
+// (namespace/name), class and phase, with the condition's reason and
+// message.
+type Status struct {
+	Name    string `json:"name"`
+	Class   string `json:"class"`
+	Phase   Phase  `json:"phase"`
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+}

@@ -47,7 +47,7 @@ func TestServerExplainsAProvisioningRequest(t *testing.T) {
 
 	var got explain.ProvisioningRequest
 	g.Expect(get(g, srv, explainserver.Path+"provisioningrequest/"+ns+"/job", &got)).To(gomega.Equal(http.StatusOK))
-	g.Expect(got.Phase).To(gomega.Equal(string(provreq.PhasePending)))
+	g.Expect(got.Phase).To(gomega.Equal(provreq.PhasePending))
 	g.Expect(got.Pods).To(gomega.Equal(2))
 	g.Expect(got.VirtualPods).To(gomega.Equal(2))
 	g.Expect(got.NodeClaims).To(gomega.BeEmpty())
