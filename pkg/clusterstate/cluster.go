@@ -51,8 +51,8 @@ type Cluster struct {
 	SchedulerNames []string
 	// Sources are the virtual pods' kinds to gather (VirtualPods).
 	Sources Sources
-	// Mapper tells whether llmaz's OpenModel API is served (OpenModels);
-	// nil: it is not.
+	// Mapper tells whether llmaz's OpenModel API (OpenModels) and the
+	// PodGroup APIs (PodGroups) are served; nil: none is.
 	Mapper meta.RESTMapper
 	// LaunchPrices get the prices of every Snapshot's instance types, for
 	// the cloud to launch by; nil: none are kept.
@@ -78,7 +78,7 @@ func (c *Cluster) Snapshot(ctx context.Context) (state.Snapshot, error) {
 // types are the cloud's with the NodeOverlays applied (overlay.InstanceTypes),
 // so the provisioner, disruption and explain all see the same prices.
 func (c *Cluster) SnapshotWithObjects(ctx context.Context) (state.Objects, state.Snapshot, error) {
-	objs, err := List(ctx, c.Client, c.Sources)
+	objs, err := c.list(ctx)
 	if err != nil {
 		return state.Objects{}, state.Snapshot{}, err
 	}
@@ -107,7 +107,7 @@ func (c *Cluster) ReadOnlySnapshot(ctx context.Context) (state.Snapshot, error) 
 // built from (explain's disruption answers need both views of one
 // moment); like it, it never asks the cloud.
 func (c *Cluster) ReadOnlySnapshotWithObjects(ctx context.Context) (state.Objects, state.Snapshot, error) {
-	objs, err := List(ctx, c.Client, c.Sources)
+	objs, err := c.list(ctx)
 	if err != nil {
 		return state.Objects{}, state.Snapshot{}, err
 	}

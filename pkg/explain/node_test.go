@@ -18,6 +18,7 @@ import (
 	"github.com/capstan-dev/capstan/pkg/cloudprovider"
 	"github.com/capstan-dev/capstan/pkg/disruption"
 	"github.com/capstan-dev/capstan/pkg/explain"
+	"github.com/capstan-dev/capstan/pkg/gang"
 	"github.com/capstan-dev/capstan/pkg/provisioning"
 	"github.com/capstan-dev/capstan/pkg/state"
 	"github.com/capstan-dev/capstan/pkg/test"
@@ -290,6 +291,16 @@ func TestExplainNodeDisruption(t *testing.T) {
 			},
 			want: candidate(1, view{Status: "Blocked", BlockedBy: "pdb default/web prevents pod evictions",
 				Sentence: "disruption is blocked: pdb default/web prevents pod evictions"}),
+		},
+		{
+			name: "part of a gang that runs on another node too",
+			setup: func(w *world) {
+				inGang := func(p *corev1.Pod) { p.Annotations = map[string]string{gang.AtomicGroupAnnotationKey: "ml/train"} }
+				w.pod("w0", "a", inGang)
+				w.pod("w1", "elsewhere", inGang)
+			},
+			want: candidate(1, view{Status: "Blocked", BlockedBy: "pod default/w0 belongs to gang ml/train, which runs on 2 nodes; a gang is moved only as a whole",
+				Sentence: "disruption is blocked: pod default/w0 belongs to gang ml/train, which runs on 2 nodes; a gang is moved only as a whole"}),
 		},
 		{
 			name:  "node with do-not-disrupt",

@@ -23,5 +23,16 @@
 // (Declared); a group whose object is not known counts every member it
 // has. See docs/batch.md, "Gangs".
 //
+// The solver (pkg/provisioning, through scaleup.Decide) places a gang's
+// pods only if at least its min count can be (members bound or
+// nominated count); otherwise each is unplaced with IncompleteGang and
+// nothing is held for it. Every NodeClaim launched for a gang carries
+// AtomicGroupAnnotationKey (the key), AtomicGroupSizeAnnotationKey (how
+// many NodeClaims the launch made) and AtomicGroupLaunchAnnotationKey
+// (the launch's name); the release (lifecycle.ReleaseGroups) lets a
+// launch go when one of them fails (LaunchFailure), is gone, or not all
+// are Launched in time, and marks a complete launch with
+// AtomicGroupLaunchedAnnotationKey.
+//
 // The package is pure: it takes pods and objects as values.
 package gang

@@ -10,7 +10,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/capstan-dev/capstan/api/v1"
 	"github.com/capstan-dev/capstan/pkg/effects"
@@ -114,11 +113,8 @@ func releaseLaunch(name string, claims []*v1.NodeClaim, running map[string]bool,
 // it would next fail for want of time.
 func failed(claims []*v1.NodeClaim, size int, now time.Time, timeout time.Duration) (string, time.Time) {
 	for _, nc := range claims {
-		if nc.DeletionTimestamp != nil {
-			return fmt.Sprintf("NodeClaim %s was deleted", nc.Name), time.Time{}
-		}
-		if c := meta.FindStatusCondition(nc.Status.Conditions, v1.ConditionTypeLaunched); c != nil && c.Status == metav1.ConditionFalse {
-			return fmt.Sprintf("NodeClaim %s failed to launch (%s: %s)", nc.Name, c.Reason, c.Message), time.Time{}
+		if why := gang.LaunchFailure(nc); why != "" {
+			return why, time.Time{}
 		}
 	}
 	created := claims[0].CreationTimestamp.Time

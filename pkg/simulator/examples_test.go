@@ -1510,3 +1510,47 @@ func TestExampleProvisioningRequest(t *testing.T) {
 		t.Errorf("%d pods running, want train's 3", running(r))
 	}
 }
+
+// The gang example (docs/simulate.md): the gang of 6 keeps no spot node
+// when only 4 spot nodes can be had, and runs on on-demand; the gang of
+// 3 its NodePool's limits cannot hold gets no node and pends.
+func TestExampleGang(t *testing.T) {
+	r := simulate(t, "gang", func(o *simulator.Options) { o.Duration = 20 * time.Minute })
+	if len(eventsOf(r, "InsufficientCapacity")) == 0 {
+		t.Error("no InsufficientCapacity: the cloud has 4 spot c5.2xlarge for 6 NodeClaims")
+	}
+	if len(eventsOf(r, "AtomicGroupReleased")) < 4 {
+		t.Errorf("%d NodeClaims released, want at least the 4 spot ones launched", len(eventsOf(r, "AtomicGroupReleased")))
+	}
+	onDemand := 0
+	for _, n := range r.Nodes {
+		switch {
+		case n.NodePool == "eval":
+			t.Errorf("node %s launched for the eval gang, which its limits cannot hold whole", n.Name)
+		case alive(n) && n.CapacityType == v1.CapacityTypeSpot:
+			t.Errorf("spot node %s kept: a gang that cannot all have spot keeps none", n.Name)
+		case alive(n):
+			onDemand++
+		}
+	}
+	if onDemand != 6 {
+		t.Errorf("%d on-demand nodes at the end, want 6, one per worker", onDemand)
+	}
+	want := []simulator.Gang{
+		{Key: "scheduling.k8s.io/PodGroup/default/train", MinCount: 6, Members: 6, Running: 6, Outcome: simulator.GangRunning},
+		{Key: "scheduling.x-k8s.io/PodGroup/default/eval", MinCount: 3, Members: 3, Outcome: simulator.GangPending},
+	}
+	got := slices.Clone(r.Gangs)
+	for i := range got {
+		if got[i].Outcome == simulator.GangPending && !strings.HasPrefix(got[i].PendingReason, "IncompleteGang: ") {
+			t.Errorf("gang %s pends with %q, want IncompleteGang", got[i].Key, got[i].PendingReason)
+		}
+		got[i].PendingReason, got[i].Released = "", 0
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("gangs (-want +got):\n%s", diff)
+	}
+	if r.Gangs[0].Released < 4 {
+		t.Errorf("train released %d NodeClaims, want at least 4", r.Gangs[0].Released)
+	}
+}

@@ -32,17 +32,17 @@ type Options struct {
 	// Window, UnavailableTTL, RegistrationTTL, LaunchTimeout,
 	// AtomicGroupLaunchTimeout, MaxInstanceTypes, MinValuesPolicy, PreferencePolicy and
 	// SchedulerNames mean what the controller's flags of the same names do.
-	Window           scaleup.Window
-	UnavailableTTL   time.Duration
-	RegistrationTTL  time.Duration
-	LaunchTimeout    time.Duration
+	Window          scaleup.Window
+	UnavailableTTL  time.Duration
+	RegistrationTTL time.Duration
+	LaunchTimeout   time.Duration
 	// AtomicGroupLaunchTimeout bounds a gang's launch (lifecycle.ReleaseGroups).
 	AtomicGroupLaunchTimeout time.Duration
 	MaxInstanceTypes         int
-	MinValuesPolicy  provisioning.MinValuesPolicy
-	PreferencePolicy provisioning.PreferencePolicy
-	SchedulerNames   []string
-	Disruption       DisruptionOptions
+	MinValuesPolicy          provisioning.MinValuesPolicy
+	PreferencePolicy         provisioning.PreferencePolicy
+	SchedulerNames           []string
+	Disruption               DisruptionOptions
 }
 
 // DefaultOptions are the controller's defaults and two hours.

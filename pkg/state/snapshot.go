@@ -109,10 +109,18 @@ func Build(objs Objects, instanceTypes map[string][]*cloudprovider.InstanceType,
 			in.Pods = append(in.Pods, reschedulable(node.Pods)...)
 		}
 	}
+	claims := make([]*v1.NodeClaim, len(objs.NodeClaims))
 	for i := range objs.NodeClaims {
-		nc := &objs.NodeClaims[i]
+		claims[i] = &objs.NodeClaims[i]
+	}
+	// A gang's launch that failed is about to be released: its NodeClaims
+	// take no pods meanwhile, as if deleting (docs/batch.md, "Gangs").
+	failed := gang.FailedLaunches(claims)
+	for _, nc := range claims {
 		if !registered[nc.Name] {
-			in.Nodes = append(in.Nodes, InFlightNode(nc))
+			node := InFlightNode(nc)
+			node.Deleting = node.Deleting || failed[nc.Annotations[gang.AtomicGroupLaunchAnnotationKey]]
+			in.Nodes = append(in.Nodes, node)
 		}
 	}
 	for i := range objs.DaemonSets {

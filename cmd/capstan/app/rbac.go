@@ -30,6 +30,7 @@ package app
 // +kubebuilder:rbac:groups=karpenter.sh,resources=nodeoverlays,verbs=get;list;watch
 // +kubebuilder:rbac:groups=karpenter.sh,resources=nodeoverlays/status,verbs=patch
 // +kubebuilder:rbac:groups=llmaz.io,resources=openmodels,verbs=get;list;watch
+// +kubebuilder:rbac:groups=scheduling.k8s.io;scheduling.x-k8s.io,resources=podgroups,verbs=get;list;watch
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch
 //
 // CapacityBuffers (the CapacityBuffer gate) are read and their status

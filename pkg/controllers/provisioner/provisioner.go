@@ -218,6 +218,9 @@ func (p *Provisioner) provision(ctx context.Context) (scaleup.Decision, error) {
 	if err != nil {
 		return scaleup.Decision{}, fmt.Errorf("snapshotting the cluster, %w", err)
 	}
+	for _, err := range snapshot.PodGroupErrors {
+		log.FromContext(ctx).Error(err, "reading a gang's min count; its members count all of them")
+	}
 	snapshot.Input.Nodes = p.withCreated(p.withoutFailed(snapshot.Input.Nodes))
 	start := p.clock.Now()
 	opts := p.opts.Plan

@@ -40,7 +40,7 @@ var layers = [][]string{
 	{"pkg/controllers/apply", "pkg/controllers/index"},
 	// The shells: each controller is its own entry.
 	{"pkg/report", "pkg/controllers/capacitybuffer", "pkg/controllers/clustermetrics", "pkg/controllers/disrupter",
-		"pkg/controllers/ec2nodeclass", "pkg/controllers/explainserver", "pkg/controllers/garbagecollection",
+		"pkg/controllers/ec2nodeclass", "pkg/controllers/explainserver", "pkg/controllers/gangrelease", "pkg/controllers/garbagecollection",
 		"pkg/controllers/nodeclaim", "pkg/controllers/nodeoverlay", "pkg/controllers/nodepool", "pkg/controllers/provisioner",
 		"pkg/controllers/provisioningrequest",
 		"pkg/controllers/simnodeclass", "pkg/controllers/staticpool", "pkg/controllers/termination"},

@@ -33,14 +33,7 @@ func fallsBack(t *testing.T, instanceType, wantCode string, nodeClass func(*simv
 	c := cluster.Client
 	ns := test.Namespace(t, c)
 	snc := test.SimNodeClass(nodeClass)
-	np := test.NodePool(func(np *v1.NodePool) {
-		np.Spec.Template.Spec.NodeClassRef.Name = snc.Name
-		np.Spec.Template.Spec.Taints = []corev1.Taint{{Key: "scenario", Value: ns, Effect: corev1.TaintEffectNoSchedule}}
-		np.Spec.Template.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{
-			{Key: v1.LabelInstanceType, Operator: corev1.NodeSelectorOpIn, Values: []string{instanceType}},
-			{Key: v1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{v1.CapacityTypeSpot, v1.CapacityTypeOnDemand}},
-		}
-	})
+	np := pinnedPool(ns, snc, instanceType)
 	script := parity.ForCluster(t, filepath.Join(cluster.Root, "sim-state.json"), controllerArgs(), np.Name)
 	for _, o := range []client.Object{snc, np} {
 		g.Expect(c.Create(ctx, o)).To(gomega.Succeed())
@@ -97,4 +90,17 @@ func TestSpotShortageFallsBackImmediately(t *testing.T) {
 
 func TestSpotMaxPriceTooLowFallsBackImmediately(t *testing.T) {
 	fallsBack(t, "m5.large", "SpotMaxPriceTooLow", func(nc *simv1alpha1.SimNodeClass) { nc.Spec.SpotMaxPrice = ptr.To("0.001") })
+}
+
+// pinnedPool is a NodePool of snc pinned to one instance type, allowing
+// spot and on-demand, its nodes tainted for the scenario's namespace ns.
+func pinnedPool(ns string, snc *simv1alpha1.SimNodeClass, instanceType string) *v1.NodePool {
+	return test.NodePool(func(np *v1.NodePool) {
+		np.Spec.Template.Spec.NodeClassRef.Name = snc.Name
+		np.Spec.Template.Spec.Taints = []corev1.Taint{{Key: "scenario", Value: ns, Effect: corev1.TaintEffectNoSchedule}}
+		np.Spec.Template.Spec.Requirements = []v1.NodeSelectorRequirementWithMinValues{
+			{Key: v1.LabelInstanceType, Operator: corev1.NodeSelectorOpIn, Values: []string{instanceType}},
+			{Key: v1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{v1.CapacityTypeSpot, v1.CapacityTypeOnDemand}},
+		}
+	})
 }
