@@ -15,14 +15,10 @@ import (
 // ProvisioningRequest says where a ProvisioningRequest stands and why
 // (docs/batch.md, "ProvisioningRequest").
 type ProvisioningRequest struct {
-	Name  string `json:"name"`
-	Class string `json:"class"`
-	// Phase and its Reason and Message are what the provisioningrequest
-	// controller's step decides now (provreq.Decide), which its
-	// conditions show once applied.
-	Phase   string `json:"phase"`
-	Reason  string `json:"reason,omitempty"`
-	Message string `json:"message,omitempty"`
+	// Status's phase, reason and message are what the
+	// provisioningrequest controller's step decides now (provreq.Decide),
+	// which its conditions show once applied.
+	provreq.Status
 	// Pods counts the pods it asks for; Consumers those consuming it and
 	// Bound those of them on a node; VirtualPods the capacity still held
 	// for it in every solve.
@@ -49,8 +45,8 @@ func ForProvisioningRequest(r provreq.Request, snapshot state.Snapshot, now time
 	pr := r.Object
 	d := provreq.Decide(r, snapshot, provreq.Options{}, now)
 	out := ProvisioningRequest{
-		Name: pr.Namespace + "/" + pr.Name, Class: pr.Spec.ProvisioningClassName, Phase: string(d.Phase),
-		Reason: d.Reason, Message: d.Message, Consumers: len(r.Consumers), VirtualPods: len(d.Virtual),
+		Status:    provreq.Status{Name: pr.Namespace + "/" + pr.Name, Class: pr.Spec.ProvisioningClassName, Phase: d.Phase, Reason: d.Reason, Message: d.Message},
+		Consumers: len(r.Consumers), VirtualPods: len(d.Virtual),
 	}
 	for _, s := range pr.Spec.PodSets {
 		out.Pods += int(s.Count)
@@ -75,7 +71,7 @@ func ForProvisioningRequest(r provreq.Request, snapshot state.Snapshot, now time
 func WriteProvisioningRequest(w io.Writer, r ProvisioningRequest) error {
 	var b strings.Builder
 	line(&b, "ProvisioningRequest %s (%s)", r.Name, r.Class)
-	if r.Phase == string(provreq.PhaseIgnored) {
+	if r.Phase == provreq.PhaseIgnored {
 		line(&b, "  ignored: Capstan does not serve this class")
 	} else {
 		line(&b, "  %s: %s: %s", r.Phase, r.Reason, r.Message)

@@ -32,8 +32,8 @@ func TestForProvisioningRequestBooked(t *testing.T) {
 	nc.Status.Conditions = []metav1.Condition{{Type: v1.ConditionTypeLaunched, Status: metav1.ConditionTrue}, {Type: v1.ConditionTypeRegistered, Status: metav1.ConditionTrue}}
 	got := ForProvisioningRequest(provreq.Request{Object: pr, Templates: map[string]*corev1.PodTemplate{"w": tmpl}, Consumers: []*corev1.Pod{bound}, Claims: []*v1.NodeClaim{nc}},
 		state.Snapshot{}, t0.Add(5*time.Minute))
-	want := ProvisioningRequest{Name: "ns/job", Class: autoscalingv1.ProvisioningClassBestEffortAtomicScaleUp, Phase: "Booked",
-		Reason: provreq.ReasonCapacityIsProvisioned, Message: "Capacity is provisioned: 1 NodeClaims registered",
+	want := ProvisioningRequest{Status: provreq.Status{Name: "ns/job", Class: autoscalingv1.ProvisioningClassBestEffortAtomicScaleUp, Phase: "Booked",
+		Reason: provreq.ReasonCapacityIsProvisioned, Message: "Capacity is provisioned: 1 NodeClaims registered"},
 		Pods: 2, Consumers: 1, Bound: 1, VirtualPods: 1, NodeClaims: []RequestClaim{{Name: "a", Launched: true, Registered: true}}, BookingLeft: "5m0s"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("explanation (-want +got):\n%s", diff)

@@ -160,15 +160,6 @@ func PodsOf(pr *autoscalingv1.ProvisioningRequest, templates map[string]*corev1.
 	return pods, nil
 }
 
-// count is how many pods the request asks for.
-func count(pr *autoscalingv1.ProvisioningRequest) int {
-	n := 0
-	for _, s := range pr.Spec.PodSets {
-		n += int(s.Count)
-	}
-	return n
-}
-
 // PhaseOf reads where a request stands from its conditions alone, with
 // the condition that says so: for reports and explain, which show the
 // request as stored.
@@ -194,4 +185,15 @@ func PhaseOf(pr *autoscalingv1.ProvisioningRequest) (Phase, *metav1.Condition) {
 		return PhaseBooked, c
 	}
 	return PhaseProvisioned, c
+}
+
+// Status is a request as reports and explain show it: its name
+// (namespace/name), class and phase, with the condition's reason and
+// message.
+type Status struct {
+	Name    string `json:"name"`
+	Class   string `json:"class"`
+	Phase   Phase  `json:"phase"`
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
 }

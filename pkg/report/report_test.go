@@ -16,6 +16,7 @@ import (
 
 	"github.com/capstan-dev/capstan/pkg/disruption"
 	"github.com/capstan-dev/capstan/pkg/manifests"
+	"github.com/capstan-dev/capstan/pkg/provreq"
 	"github.com/capstan-dev/capstan/pkg/report"
 	"github.com/capstan-dev/capstan/pkg/simulator"
 	"github.com/capstan-dev/capstan/pkg/test"
@@ -455,9 +456,9 @@ func TestRequestsTable(t *testing.T) {
 		t.Errorf("a run without ProvisioningRequests has a requests table")
 	}
 	r.ProvisioningRequests = []simulator.ProvisioningRequest{
-		{Name: "default/train", Class: "best-effort-atomic-scale-up.autoscaling.x-k8s.io", Phase: "Booked", Reason: "CapacityIsProvisioned",
-			Message: "Capacity is provisioned: 2 NodeClaims registered", AppliedAt: "1m0s", ProvisionedAt: "1m20s", NodeClaims: []string{"a", "b"}},
-		{Name: "default/<i>late</i>", Class: "check-capacity.autoscaling.x-k8s.io", Phase: "Failed", Reason: "Expired", AppliedAt: "0s", RefusedAt: "1m0s"},
+		{Status: provreq.Status{Name: "default/train", Class: "best-effort-atomic-scale-up.autoscaling.x-k8s.io", Phase: "Booked", Reason: "CapacityIsProvisioned",
+			Message: "Capacity is provisioned: 2 NodeClaims registered"}, AppliedAt: "1m0s", ProvisionedAt: "1m20s", NodeClaims: []string{"a", "b"}},
+		{Status: provreq.Status{Name: "default/<i>late</i>", Class: "check-capacity.autoscaling.x-k8s.io", Phase: "Failed", Reason: "Expired"}, AppliedAt: "0s", RefusedAt: "1m0s"},
 	}
 	want := [][]string{
 		{"default/train", "best-effort-atomic-scale-up.autoscaling.x-k8s.io", "1m0s", "1m20s", "", "Booked", "CapacityIsProvisioned", "a, b", "Capacity is provisioned: 2 NodeClaims registered"},

@@ -1523,7 +1523,7 @@ func TestExampleProvisioningRequest(t *testing.T) {
 	}
 	gotOutcomes := map[string]outcome{}
 	for name, pr := range got {
-		gotOutcomes[name] = outcome{pr.Phase, pr.Reason, pr.ProvisionedAt, pr.RefusedAt}
+		gotOutcomes[name] = outcome{string(pr.Phase), pr.Reason, pr.ProvisionedAt, pr.RefusedAt}
 	}
 	if diff := cmp.Diff(want, gotOutcomes); diff != "" {
 		t.Errorf("requests (-want +got):\n%s", diff)

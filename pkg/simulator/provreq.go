@@ -15,15 +15,10 @@ import (
 
 // ProvisioningRequest is one request at the end of a run.
 type ProvisioningRequest struct {
-	// Name is "namespace/name"; Class its provisioningClassName.
-	Name  string `json:"name"`
-	Class string `json:"class"`
-	// Phase is provreq's: Ignored (a class Capstan does not serve),
-	// Pending, Provisioned, Booked, BookingExpired or Failed.
-	Phase string `json:"phase"`
-	// Reason and Message are the condition that decided the phase.
-	Reason  string `json:"reason,omitempty"`
-	Message string `json:"message,omitempty"`
+	// Status's phase is provreq's: Ignored (a class Capstan does not
+	// serve), Pending, Provisioned, Booked, BookingExpired or Failed,
+	// with the reason and message of the condition that says so.
+	provreq.Status
 	// AppliedAt is when the request appeared; ProvisionedAt when it
 	// became Provisioned and ProvisionedAfter how long after it appeared;
 	// RefusedAt when it Failed. Offsets from the start, like events'.
@@ -85,7 +80,7 @@ func (s *Simulator) provisioningRequestsReport() []ProvisioningRequest {
 		pr := r.Object
 		phase, c := provreq.PhaseOf(pr)
 		rep := ProvisioningRequest{
-			Name: pr.Namespace + "/" + pr.Name, Class: pr.Spec.ProvisioningClassName, Phase: string(phase),
+			Status:    provreq.Status{Name: pr.Namespace + "/" + pr.Name, Class: pr.Spec.ProvisioningClassName, Phase: phase},
 			AppliedAt: offset(s.start, pr.CreationTimestamp.Time),
 		}
 		if c != nil {
