@@ -73,7 +73,7 @@ if [ ! -x "$kueue_dir/kueue" ]; then
 	src=$(cd "$kueue_mod" && go list -m -f '{{.Dir}}' sigs.k8s.io/kueue)
 	apis=$(cd "$kueue_mod" && go list -m -f '{{.Dir}}' k8s.io/autoscaler/cluster-autoscaler/apis)
 	(cd "$src/config/components" && find crd webhook -name '*.yaml' -exec install -D -m 0644 {} "$kueue_dir.tmp/{}" \;)
-	install -D -m 0644 "$apis/config/crd/autoscaling.x-k8s.io_provisioningrequests.yaml" "$kueue_dir.tmp/provisioningrequest/autoscaling.x-k8s.io_provisioningrequests.yaml"
+	command install -D -m 0644 "$apis/config/crd/autoscaling.x-k8s.io_provisioningrequests.yaml" "$kueue_dir.tmp/provisioningrequest/autoscaling.x-k8s.io_provisioningrequests.yaml"
 	mv "$kueue_dir.tmp" "$kueue_dir"
 fi
 
