@@ -88,7 +88,10 @@ func TestEveryCELRuleIsExercised(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range crds {
-		if c.Spec.Group != autoscalingv1beta1.Group {
+		// The group's other CRD, ProvisioningRequest's, is sig-autoscaling's
+		// as published; its rules are exercised in
+		// pkg/controllers/provisioningrequest.
+		if c.Spec.Group != autoscalingv1beta1.Group || c.Spec.Names.Kind != "CapacityBuffer" {
 			continue
 		}
 		for _, rule := range test.CELRules(c) {

@@ -362,19 +362,23 @@ func TestExamples(t *testing.T) {
 			})
 			var deployments []*appsv1.Deployment
 			var models int
-			profileTestManifests(t, filepath.Join(dir, "workload.yaml"), func(kind string) any {
-				switch kind {
-				case "Deployment":
-					deployments = append(deployments, &appsv1.Deployment{})
-					return deployments[len(deployments)-1]
-				case "OpenModel": // llmaz's; its CRD is not Capstan's to check
-					models++
-					return &map[string]any{}
-				case "PodDisruptionBudget":
-					return &policyv1.PodDisruptionBudget{}
-				}
-				return nil
-			})
+			// An example of other workloads (gangs' pods, ProvisioningRequests)
+			// keeps them in files of their own.
+			if _, err := os.Stat(filepath.Join(dir, "workload.yaml")); err == nil {
+				profileTestManifests(t, filepath.Join(dir, "workload.yaml"), func(kind string) any {
+					switch kind {
+					case "Deployment":
+						deployments = append(deployments, &appsv1.Deployment{})
+						return deployments[len(deployments)-1]
+					case "OpenModel": // llmaz's; its CRD is not Capstan's to check
+						models++
+						return &map[string]any{}
+					case "PodDisruptionBudget":
+						return &policyv1.PodDisruptionBudget{}
+					}
+					return nil
+				})
+			}
 			var objects []metav1.Object
 			classNames := map[string]*simv1alpha1.SimNodeClass{}
 			for _, c := range classes {
@@ -534,6 +538,27 @@ func profileTestScenario(t *testing.T, name string, p *simv1alpha1.CloudProfile,
 		replicas := profileTestScales(p)
 		if len(replicas) != 2 || replicas[0] <= replicas[1] {
 			t.Errorf("Scale events to %v replicas, want a scale-up then a scale-down", replicas)
+		}
+	case "capacity-buffer":
+		// The buffer keeps a node warm for shop's third replica.
+		if replicas := profileTestScales(p); len(replicas) != 1 || replicas[0] != 3 {
+			t.Errorf("Scale events to %v replicas, want one to 3", replicas)
+		}
+	case "gang":
+		// Fewer spot nodes than the gang of 6 needs, so its launch fails
+		// part way and is released.
+		want := simv1alpha1.CapacityPool{InstanceType: "c5.2xlarge", Zone: "us-west-2a", CapacityType: v1.CapacityTypeSpot, Count: 4}
+		if !slices.Contains(p.Spec.Capacity, want) {
+			t.Errorf("capacity %v, want %v", p.Spec.Capacity, want)
+		}
+	case "gpu-flavor-sizes":
+		if models != 1 {
+			t.Errorf("workload.yaml holds %d OpenModels, want 1", models)
+		}
+	case "provisioning-request":
+		// train is Provisioned when its nodes register, 20 s after launch.
+		if p.Spec.LaunchLatency.Duration != 20*time.Second {
+			t.Errorf("launchLatency %s, want 20s", p.Spec.LaunchLatency.Duration)
 		}
 	default:
 		t.Errorf("example %s has no scenario check here", name)
