@@ -80,7 +80,8 @@ func UnderConsolidateAfter(in Input, now time.Time) map[string]bool {
 // snapshot's nodes without the candidates: the same solver provisioning
 // uses, so replacements are what the provisioner would launch. Pending
 // pods are left to the provisioner: counting them here would launch
-// their capacity twice.
+// their capacity twice; so are the snapshot's virtual pods, whatever
+// snapshot it is given.
 func Simulate(snapshot state.Snapshot, cs []Candidate) Simulation {
 	return simulate(snapshot, cs, func(*corev1.Pod) {})
 }
@@ -135,6 +136,11 @@ func simulate(snapshot state.Snapshot, cs []Candidate, pin func(*corev1.Pod)) Si
 	}
 	in := snapshot.Input
 	in.Pods, in.TermRequests = pods, termRequests
+	// Only the candidates' pods move. The snapshot's virtual pods are not
+	// theirs: those that fit now are on their nodes already (placeVirtual)
+	// and move as a candidate's pods, those that fit nowhere hold nothing
+	// and block no command (docs/batch.md, "Capacity buffers").
+	in.Holding, in.Yielding = nil, nil
 	in.Nodes = make([]*provisioning.Node, 0, len(snapshot.Input.Nodes))
 	for _, n := range snapshot.Input.Nodes {
 		if !gone[n.Name] {
@@ -152,8 +158,11 @@ func nominatedNodes(snapshot state.Snapshot) map[string]bool {
 	if len(snapshot.Input.Pods) == 0 {
 		return nil
 	}
+	// Only real pending pods nominate a node (see simulate).
+	in := snapshot.Input
+	in.Holding, in.Yielding = nil, nil
 	out := map[string]bool{}
-	for _, n := range provisioning.Solve(snapshot.Input).Nominations {
+	for _, n := range provisioning.Solve(in).Nominations {
 		out[n.NodeName] = true
 	}
 	return out

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
+	autoscalingv1 "k8s.io/autoscaler/cluster-autoscaler/apis/provisioningrequest/autoscaling.x-k8s.io/v1"
 	"k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -62,10 +63,20 @@ func startParity(t *testing.T, c client.Client, tc parityCase) ([]*v1.NodeClaim,
 			t.Fatal(err)
 		}
 	}
-	if len(tc.pods) > 0 {
+	for _, o := range slices.Concat(namespacesOf(tc.pods), namespacesOf(tc.requests)) {
 		ns := &corev1.Namespace{}
-		ns.Name = tc.pods[0].Namespace
+		ns.Name = o
 		if err := client.IgnoreAlreadyExists(c.Create(ctx, ns)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, want := range tc.requests {
+		pr := want.DeepCopy()
+		if err := c.Create(ctx, pr); err != nil {
+			t.Fatal(err)
+		}
+		pr.Status = want.Status
+		if err := c.Status().Update(ctx, pr); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -189,6 +200,14 @@ func applyToAPI(t *testing.T, c client.Client, side *apiSide, tc parityCase, cla
 		}
 		out.Pools[np.Name] = poolOutcomeOf(got)
 	}
+	out.Requests = map[string][]string{}
+	for _, pr := range tc.requests {
+		got := &autoscalingv1.ProvisioningRequest{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(pr), got); err != nil {
+			t.Fatal(err)
+		}
+		out.Requests[pr.Name] = requestOutcomeOf(got)
+	}
 	for _, p := range tc.pods {
 		got := &corev1.Pod{}
 		if err := c.Get(ctx, client.ObjectKeyFromObject(p), got); err == nil && got.DeletionTimestamp == nil {
@@ -238,6 +257,9 @@ func applyToWorld(t *testing.T, s *Simulator, tc parityCase, claims []*v1.NodeCl
 	for _, np := range tc.pools {
 		s.world.nodePools = append(s.world.nodePools, *np.DeepCopy())
 	}
+	for _, pr := range tc.requests {
+		s.world.provreqs = append(s.world.provreqs, *pr.DeepCopy())
+	}
 	if err := s.applyEffects(context.Background(), effs); err != nil && !errors.As(err, new(*effects.RefusedEvictions)) {
 		t.Fatal(err)
 	}
@@ -271,12 +293,35 @@ func applyToWorld(t *testing.T, s *Simulator, tc parityCase, claims []*v1.NodeCl
 	for _, np := range tc.pools {
 		out.Pools[np.Name] = poolOutcomeOf(s.world.nodePool(np.Name))
 	}
+	out.Requests = map[string][]string{}
+	for i := range s.world.provreqs {
+		out.Requests[s.world.provreqs[i].Name] = requestOutcomeOf(&s.world.provreqs[i])
+	}
 	for _, p := range s.world.sortedPods() {
 		out.Pods = append(out.Pods, podKey(p))
 	}
 	for _, e := range s.rec.events {
 		out.Events = append(out.Events, e.Kind+": "+e.Message)
 	}
+	return out
+}
+
+// namespacesOf are the namespaces of the first of objs, if any: a case's
+// objects of a kind share one.
+func namespacesOf[T client.Object](objs []T) []string {
+	if len(objs) == 0 {
+		return nil
+	}
+	return []string{objs[0].GetNamespace()}
+}
+
+// requestOutcomeOf are a ProvisioningRequest's conditions, as compared.
+func requestOutcomeOf(pr *autoscalingv1.ProvisioningRequest) []string {
+	var out []string
+	for _, c := range pr.Status.Conditions {
+		out = append(out, strings.Join([]string{c.Type, string(c.Status), c.Reason, c.Message, c.LastTransitionTime.UTC().String()}, " "))
+	}
+	slices.Sort(out)
 	return out
 }
 

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	autoscalingv1 "k8s.io/autoscaler/cluster-autoscaler/apis/provisioningrequest/autoscaling.x-k8s.io/v1"
 	"k8s.io/utils/ptr"
 
 	simv1alpha1 "github.com/capstan-dev/capstan/api/sim/v1alpha1"
@@ -22,8 +23,10 @@ import (
 	"github.com/capstan-dev/capstan/pkg/effects"
 	"github.com/capstan-dev/capstan/pkg/lifecycle"
 	"github.com/capstan-dev/capstan/pkg/provisioning"
+	"github.com/capstan-dev/capstan/pkg/provreq"
 	"github.com/capstan-dev/capstan/pkg/scaleup"
 	"github.com/capstan-dev/capstan/pkg/scheduling"
+	"github.com/capstan-dev/capstan/pkg/state"
 	"github.com/capstan-dev/capstan/pkg/test"
 )
 
@@ -40,6 +43,8 @@ type parityCase struct {
 	nodes   []*corev1.Node
 	pods    []*corev1.Pod
 	pools   []*v1.NodePool
+	// requests are ProvisioningRequests, created with their status.
+	requests []*autoscalingv1.ProvisioningRequest
 	// effects are built from the claims and nodes as started.
 	effects func(claims []*v1.NodeClaim, nodes []*corev1.Node) []effects.Effect
 }
@@ -56,6 +61,8 @@ type outcome struct {
 	// Instances are the provider ids the cloud still runs.
 	Instances []string
 	Pools     map[string]poolOutcome
+	// Requests are the ProvisioningRequests' conditions, by name.
+	Requests map[string][]string
 	// Trigger is the solve asked for: "", "batched" or "immediate".
 	Trigger string
 }
@@ -146,6 +153,9 @@ func TestAppliersAgree(t *testing.T) {
 		np.Name = test.RandomName("pool")
 		np.Spec.Template.Spec.NodeClassRef = &v1.NodeClassReference{Group: simv1alpha1.Group, Kind: "SimNodeClass", Name: "missing"}
 	})
+	request := &autoscalingv1.ProvisioningRequest{ObjectMeta: metav1.ObjectMeta{Namespace: "parity", Name: "train", CreationTimestamp: metav1.NewTime(parityStart.Add(-time.Hour))},
+		Spec: autoscalingv1.ProvisioningRequestSpec{ProvisioningClassName: autoscalingv1.ProvisioningClassBestEffortAtomicScaleUp,
+			PodSets: []autoscalingv1.PodSet{{PodTemplateRef: autoscalingv1.Reference{Name: "worker"}, Count: 2}}}}
 	for _, tc := range []parityCase{
 		{name: "launch records the instance", claims: []*v1.NodeClaim{claim()}, effects: step},
 		{name: "a refused launch is kept to retry", claims: []*v1.NodeClaim{claim()},
@@ -298,6 +308,12 @@ func TestAppliersAgree(t *testing.T) {
 					},
 					NodeClaims: []*v1.NodeClaim{nc},
 				}.Effects()
+			}},
+		{name: "a provisioning request's conditions and event", requests: []*autoscalingv1.ProvisioningRequest{request},
+			effects: func([]*v1.NodeClaim, []*corev1.Node) []effects.Effect {
+				// Its PodTemplate missing past the grace: Accepted, then
+				// Failed with an event.
+				return provreq.Decide(provreq.Request{Object: request}, state.Snapshot{}, provreq.Options{}, parityStart).Effects(request)
 			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
