@@ -111,7 +111,7 @@ func TestChartInstallsAndItsRBACSuffices(t *testing.T) {
 		kinds[u.GetKind()]++
 	}
 	g.Expect(kinds).To(gomega.Equal(map[string]int{
-		"CustomResourceDefinition": 5, "ServiceAccount": 1, "ClusterRole": 2, "ClusterRoleBinding": 2, "Role": 1, "RoleBinding": 1,
+		"CustomResourceDefinition": 7, "ServiceAccount": 1, "ClusterRole": 2, "ClusterRoleBinding": 2, "Role": 1, "RoleBinding": 1,
 		"ConfigMap": 2, "Deployment": 1, "PodDisruptionBudget": 1, "Service": 1,
 	}), "the chart renders these kinds and no other RBAC")
 	for _, want := range roles.ClusterRoles {
